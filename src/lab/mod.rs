@@ -1,0 +1,1 @@
+//! `iolab lab`: build each candidate layout, run the workloads on it, degrade, rebuild, tear down.

@@ -1,0 +1,33 @@
+//! iolab: a storage lab in one binary.
+//!
+//! Data flows one way, one module per stage:
+//! `spec` (what to run) -> `layout`/`lab` (what to run it on) -> `engine` + `runner` (doing the IO)
+//! -> `sample` (what one trial measured) -> `stats` (what many trials say) -> `store` (kept with
+//! the exact setup) -> `report` (what people read). `system` and `target` describe the machine and
+//! the thing under test; `disks` and `plan` are commands of their own built on the same stages.
+//! A module imports only from the stages before it.
+
+pub mod units;
+
+pub mod spec;
+pub mod system;
+pub mod target;
+
+pub mod engine;
+pub mod runner;
+pub mod sample;
+
+pub mod stats;
+pub mod store;
+
+pub mod report;
+
+pub mod disks;
+pub mod lab;
+pub mod layout;
+pub mod plan;
+
+pub mod progress;
+pub mod signals;
+
+pub mod cli;

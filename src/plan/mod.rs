@@ -1,0 +1,1 @@
+//! `iolab plan`: capacity, predicted performance and the risk of losing data, as pure functions.

@@ -1,0 +1,1 @@
+//! Progress with an ETA on a terminal; silent when piped.

@@ -1,0 +1,1 @@
+//! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the store.

@@ -1,0 +1,1 @@
+//! Runners: turn a validated workload into IOs on an engine and a trial sample.

@@ -1,0 +1,395 @@
+//! What one trial of one workload measured: the contract between the runners (which fill it)
+//! and statistics, the store and reports (which only read it).
+//!
+//! Everything here is plain data with serde, so a trial can be written to JSON or SQLite and
+//! read back bit for bit; rates are derived from counts and the measured window, never stored
+//! twice.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// A latency histogram in nanoseconds, with 3 significant figures (relative error < 0.1%).
+///
+/// Kept as a newtype so the serialized form (HDR V2 + deflate, base64 in JSON) is defined once.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram(pub Histogram<u64>);
+
+/// The highest latency a histogram can hold without saturating: one hour.
+pub const MAX_TRACKED_LATENCY_NS: u64 = 3_600_000_000_000;
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram covering 1 ns .. 1 h.
+    pub fn new() -> Self {
+        // The bounds are constants known to be valid, so this cannot fail.
+        let h = Histogram::new_with_bounds(1, MAX_TRACKED_LATENCY_NS, 3)
+            .expect("constant histogram bounds are valid");
+        LatencyHistogram(h)
+    }
+
+    /// Records one latency; values beyond an hour are clamped rather than lost.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.0.saturating_record(ns.max(1));
+    }
+
+    /// Number of values recorded.
+    pub fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds another histogram's counts (threads and trials merge this way).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        // Both histograms share the same bounds, so adding cannot fail; saturate instead of panic.
+        let _ = self.0.add(&other.0);
+    }
+
+    /// The value at a percentile (0..=100) in ns.
+    pub fn percentile(&self, p: f64) -> u64 {
+        self.0.value_at_quantile(p / 100.0)
+    }
+
+    /// The summary every report shows.
+    pub fn summary(&self) -> LatencySummary {
+        let h = &self.0;
+        LatencySummary {
+            count: h.len(),
+            min_ns: if h.is_empty() { 0 } else { h.min() },
+            mean_ns: h.mean(),
+            p50_ns: self.percentile(50.0),
+            p90_ns: self.percentile(90.0),
+            p99_ns: self.percentile(99.0),
+            p99_9_ns: self.percentile(99.9),
+            p99_99_ns: self.percentile(99.99),
+            max_ns: h.max(),
+        }
+    }
+
+    /// Serializes to the HDR V2 compressed format.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        use hdrhistogram::serialization::Serializer as _;
+        let mut ser = hdrhistogram::serialization::V2DeflateSerializer::new();
+        // Serializing into a Vec only fails on internal encoding errors; an empty blob reads
+        // back as an empty histogram, which is the honest fallback.
+        if ser.serialize(&self.0, &mut out).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// Reads the HDR V2 format back; an empty or unreadable blob gives an error.
+    pub fn from_bytes(b: &[u8]) -> Result<Self, String> {
+        let mut de = hdrhistogram::serialization::Deserializer::new();
+        de.deserialize(&mut std::io::Cursor::new(b))
+            .map(LatencyHistogram)
+            .map_err(|e| format!("bad latency histogram: {e:?}"))
+    }
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use base64::Engine as _;
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(self.to_bytes()))
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use base64::Engine as _;
+        let s = String::deserialize(d)?;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(s.as_bytes())
+            .map_err(serde::de::Error::custom)?;
+        LatencyHistogram::from_bytes(&b).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Latency percentiles in nanoseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    /// Number of operations measured.
+    pub count: u64,
+    /// Fastest operation, ns.
+    pub min_ns: u64,
+    /// Arithmetic mean, ns.
+    pub mean_ns: f64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 90th percentile, ns.
+    pub p90_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile, ns.
+    pub p99_99_ns: u64,
+    /// Slowest operation, ns.
+    pub max_ns: u64,
+}
+
+/// One kind of operation within a trial: reads, writes, syncs, or a small-file phase.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpSample {
+    /// `read`, `write`, `sync`, or a small-file phase such as `create`, `stat`, `read_file`,
+    /// `delete`, `rand_create`, `rand_stat`, `rand_delete`, or `cached_read`.
+    pub op: String,
+    /// Operations completed in the measured window.
+    pub count: u64,
+    /// Bytes moved by those operations (0 for metadata operations).
+    pub bytes: u64,
+    /// Length of the window the rate is computed over, ns.
+    pub elapsed_ns: u64,
+    /// Per-operation latency.
+    pub latency: LatencyHistogram,
+}
+
+impl OpSample {
+    /// An empty sample for an operation kind.
+    pub fn new(op: &str) -> Self {
+        OpSample {
+            op: op.to_string(),
+            count: 0,
+            bytes: 0,
+            elapsed_ns: 0,
+            latency: LatencyHistogram::new(),
+        }
+    }
+
+    /// Operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        if self.elapsed_ns == 0 {
+            0.0
+        } else {
+            self.count as f64 * 1e9 / self.elapsed_ns as f64
+        }
+    }
+
+    /// Throughput in MB/s (10^6 bytes per second, as dd and fio's "MB/s" mean it).
+    pub fn mb_per_sec(&self) -> f64 {
+        if self.elapsed_ns == 0 {
+            0.0
+        } else {
+            self.bytes as f64 * 1e3 / self.elapsed_ns as f64
+        }
+    }
+}
+
+/// Throughput in one second of a trial, so a cliff (an SSD's cache filling) is visible.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SeriesPoint {
+    /// Seconds since the measured window began (this point covers [t, t+1)).
+    pub t: u32,
+    /// Bytes completed in that second.
+    pub bytes: u64,
+    /// Operations completed in that second.
+    pub ops: u64,
+}
+
+/// The IO accounting that must balance: everything submitted completed, nothing silently lost.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct IoAccounting {
+    /// IOs handed to the engine, including ramp and layout.
+    pub submitted: u64,
+    /// IOs the engine reported back (success or error).
+    pub completed: u64,
+    /// IOs that moved fewer bytes than asked (each is also reported as a note).
+    pub short: u64,
+    /// IOs that failed with an errno.
+    pub errors: u64,
+    /// Fsync/fdatasync calls issued.
+    pub syncs: u64,
+}
+
+/// Everything one trial of one workload measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrialSample {
+    /// Name of the workload this trial ran.
+    pub workload: String,
+    /// Trial number, from 1.
+    pub trial: u32,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Length of the measured window (ramp excluded), ns.
+    pub elapsed_ns: u64,
+    /// One entry per kind of operation.
+    pub ops: Vec<OpSample>,
+    /// Throughput per second of the measured window.
+    pub series: Vec<SeriesPoint>,
+    /// The balance of submitted and completed IOs.
+    pub accounting: IoAccounting,
+    /// User CPU time of the whole process during the trial, ns.
+    pub cpu_user_ns: u64,
+    /// System CPU time of the whole process during the trial, ns.
+    pub cpu_sys_ns: u64,
+    /// Things the reader must know (fell back to buffered IO, working set fits in RAM, ...).
+    pub notes: Vec<String>,
+}
+
+impl TrialSample {
+    /// The sample for one operation kind, if the trial had it.
+    pub fn op(&self, name: &str) -> Option<&OpSample> {
+        self.ops.iter().find(|o| o.op == name)
+    }
+
+    /// The measured window as a Duration.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_nanos(self.elapsed_ns)
+    }
+
+    /// Total bytes across data operations.
+    pub fn total_bytes(&self) -> u64 {
+        self.ops.iter().map(|o| o.bytes).sum()
+    }
+
+    /// CPU time per completed operation (user+sys), ns; how much the tool itself costs.
+    pub fn cpu_ns_per_op(&self) -> f64 {
+        let n: u64 = self
+            .ops
+            .iter()
+            .filter(|o| o.op != "sync")
+            .map(|o| o.count)
+            .sum();
+        if n == 0 {
+            0.0
+        } else {
+            (self.cpu_user_ns + self.cpu_sys_ns) as f64 / n as f64
+        }
+    }
+
+    /// The flat list of named figures statistics and comparisons work on.
+    ///
+    /// Names are `<op>.<figure>`: `read.iops`, `read.mbps`, `write.lat_p99_us`, `create.ops`...
+    pub fn metrics(&self) -> Vec<Metric> {
+        let mut out = Vec::new();
+        for o in &self.ops {
+            let is_data = o.bytes > 0 || matches!(o.op.as_str(), "read" | "write");
+            if is_data {
+                out.push(Metric::new(
+                    format!("{}.iops", o.op),
+                    o.ops_per_sec(),
+                    Unit::Iops,
+                ));
+                out.push(Metric::new(
+                    format!("{}.mbps", o.op),
+                    o.mb_per_sec(),
+                    Unit::MBps,
+                ));
+            } else {
+                out.push(Metric::new(
+                    format!("{}.ops", o.op),
+                    o.ops_per_sec(),
+                    Unit::OpsPerSec,
+                ));
+            }
+            if !o.latency.is_empty() {
+                let s = o.latency.summary();
+                out.push(Metric::new(
+                    format!("{}.lat_p50_us", o.op),
+                    s.p50_ns as f64 / 1e3,
+                    Unit::Micros,
+                ));
+                out.push(Metric::new(
+                    format!("{}.lat_p99_us", o.op),
+                    s.p99_ns as f64 / 1e3,
+                    Unit::Micros,
+                ));
+                out.push(Metric::new(
+                    format!("{}.lat_mean_us", o.op),
+                    s.mean_ns / 1e3,
+                    Unit::Micros,
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Units of a metric, so tables and charts know whether higher is better.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// IO operations per second.
+    Iops,
+    /// 10^6 bytes per second.
+    MBps,
+    /// Metadata operations per second.
+    OpsPerSec,
+    /// Microseconds (latency: lower is better).
+    Micros,
+}
+
+impl Unit {
+    /// Whether a larger value means a better result.
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Unit::Micros)
+    }
+    /// The label shown next to a value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Iops => "IOPS",
+            Unit::MBps => "MB/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Micros => "us",
+        }
+    }
+}
+
+/// One named figure of one trial.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Metric {
+    /// `<op>.<figure>`, e.g. `read.iops`.
+    pub name: String,
+    /// The value in `unit`.
+    pub value: f64,
+    /// What the value counts.
+    pub unit: Unit,
+}
+
+impl Metric {
+    /// Builds a metric.
+    pub fn new(name: String, value: f64, unit: Unit) -> Self {
+        Metric { name, value, unit }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_round_trips_through_bytes_and_json() {
+        let mut h = LatencyHistogram::new();
+        for v in [1_000u64, 2_000, 3_000, 1_000_000] {
+            h.record(v);
+        }
+        let back = LatencyHistogram::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(back.len(), 4);
+        assert_eq!(back.summary(), h.summary());
+        let j = serde_json::to_string(&h).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.percentile(100.0), h.percentile(100.0));
+    }
+
+    #[test]
+    fn rates_come_from_counts_and_window() {
+        let mut o = OpSample::new("read");
+        o.count = 1000;
+        o.bytes = 4096 * 1000;
+        o.elapsed_ns = 500_000_000;
+        assert!((o.ops_per_sec() - 2000.0).abs() < 1e-9);
+        assert!((o.mb_per_sec() - 8.192).abs() < 1e-9);
+    }
+}

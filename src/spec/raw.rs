@@ -1,0 +1,525 @@
+//! The unvalidated form of a workload: every field optional, as it comes from a spec file or
+//! from command-line flags. `validate` is the one place that decides what is allowed.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::SpecError;
+use super::workload::*;
+use crate::units;
+
+/// A size written as a number of bytes or as a human string (`4k`, `1MiB`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeValue {
+    /// Plain bytes.
+    Bytes(u64),
+    /// A string with a unit.
+    Text(String),
+}
+
+impl SizeValue {
+    fn bytes(&self, key: &str) -> Result<u64, SpecError> {
+        match self {
+            SizeValue::Bytes(b) => Ok(*b),
+            SizeValue::Text(s) => {
+                units::parse_bytes(s).map_err(|e| SpecError::field(key, e.to_string()))
+            }
+        }
+    }
+}
+
+/// A duration written as seconds or as a human string (`30s`, `2m`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TimeValue {
+    /// Seconds.
+    Secs(f64),
+    /// A string with a unit.
+    Text(String),
+}
+
+impl TimeValue {
+    fn duration(&self, key: &str) -> Result<Duration, SpecError> {
+        match self {
+            TimeValue::Secs(s) if s.is_finite() && *s >= 0.0 && *s < 1e12 => {
+                Ok(Duration::from_secs_f64(*s))
+            }
+            TimeValue::Secs(_) => Err(SpecError::field(
+                key,
+                "must be a non-negative number of seconds",
+            )),
+            TimeValue::Text(s) => {
+                units::parse_duration(s).map_err(|e| SpecError::field(key, e.to_string()))
+            }
+        }
+    }
+}
+
+/// One workload as written: every field optional, unknown fields refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    /// Name in tables (default: derived from the parameters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `read|write|randread|randwrite|randrw|smallfile|cached-read`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Block size per IO.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs: Option<SizeValue>,
+    /// Queue depth per thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qd: Option<u32>,
+    /// Worker threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Working set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeValue>,
+    /// Run time (ramp excluded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeValue>,
+    /// Total bytes to move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<SizeValue>,
+    /// Warm-up time not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<TimeValue>,
+    /// O_DIRECT (default true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+    /// Reads in a randrw mix, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_pct: Option<u32>,
+    /// Flush after every N writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync_every: Option<u32>,
+    /// Flush once at the end, timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync_at_end: Option<bool>,
+    /// `fdatasync` or `fsync`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<String>,
+    /// `random` or `zero`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// Seed for offsets, sizes and content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `io_uring`, `psync` or `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Drop the page cache before the workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop_caches: Option<bool>,
+    /// Small files: number of files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    /// Small files: number of directories.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<u32>,
+    /// Small files: smallest file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_file_size: Option<SizeValue>,
+    /// Small files: largest file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_file_size: Option<SizeValue>,
+    /// Small files: fsync each file (bonnie++ -b).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<bool>,
+}
+
+/// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
+pub const MAX_QUEUE_DEPTH: u32 = 32768;
+/// Largest thread count accepted.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest block size accepted (bigger IOs are split by the kernel anyway).
+pub const MAX_BLOCK_SIZE: u64 = 256 << 20;
+
+impl RawWorkload {
+    /// Fills unset fields from `base` (flags over a profile, a workload over spec defaults).
+    pub fn or(mut self, base: &RawWorkload) -> RawWorkload {
+        macro_rules! fill {
+            ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = base.$f.clone(); } )* };
+        }
+        fill!(
+            name,
+            pattern,
+            bs,
+            qd,
+            threads,
+            size,
+            time,
+            io_size,
+            ramp,
+            direct,
+            read_pct,
+            fsync_every,
+            fsync_at_end,
+            sync,
+            data,
+            seed,
+            engine,
+            drop_caches,
+            files,
+            dirs,
+            min_file_size,
+            max_file_size,
+            fsync
+        );
+        self
+    }
+
+    /// Checks every field and builds the workload; the error names the field.
+    pub fn validate(&self) -> Result<Workload, SpecError> {
+        let pattern = self.pattern.as_deref().unwrap_or("randread");
+        let kind = match pattern.to_ascii_lowercase().as_str() {
+            "smallfile" | "smallfiles" | "small-file" => {
+                WorkloadKind::SmallFiles(self.small_files()?)
+            }
+            "cached-read" | "cachedread" | "cached_read" => {
+                WorkloadKind::CachedRead(self.cached_read()?)
+            }
+            _ => WorkloadKind::Io(self.io(pattern)?),
+        };
+        let name = match &self.name {
+            Some(n) if n.trim().is_empty() => {
+                return Err(SpecError::field("name", "must not be empty"));
+            }
+            Some(n) => n.clone(),
+            None => default_name(&kind),
+        };
+        Ok(Workload {
+            name,
+            drop_caches: self.drop_caches.unwrap_or(false),
+            kind,
+        })
+    }
+
+    fn io(&self, pattern: &str) -> Result<IoWorkload, SpecError> {
+        let d = IoWorkload::default();
+        let pattern = Pattern::parse(pattern).ok_or_else(|| {
+            SpecError::field(
+                "pattern",
+                format!("unknown pattern '{pattern}' (use read, write, randread, randwrite, randrw, smallfile or cached-read)"),
+            )
+        })?;
+        let block_size = opt_size(&self.bs, "bs")?.unwrap_or(d.block_size);
+        if block_size == 0 {
+            return Err(SpecError::field(
+                "bs",
+                "block size must be at least 1 byte (e.g. 4k)",
+            ));
+        }
+        if block_size > MAX_BLOCK_SIZE {
+            return Err(SpecError::field("bs", "block size must be at most 256MiB"));
+        }
+        let queue_depth = self.qd.unwrap_or(d.queue_depth);
+        if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
+            return Err(SpecError::field(
+                "qd",
+                format!("queue depth must be between 1 and {MAX_QUEUE_DEPTH}"),
+            ));
+        }
+        let threads = self.threads(d.threads)?;
+        let size = opt_size(&self.size, "size")?;
+        if let Some(s) = size {
+            if s < block_size {
+                return Err(SpecError::field(
+                    "size",
+                    format!(
+                        "working set ({s} bytes) is smaller than one block ({block_size} bytes); raise size or lower bs"
+                    ),
+                ));
+            }
+        }
+        let runtime = opt_time(&self.time, "time")?;
+        if runtime == Some(Duration::ZERO) {
+            return Err(SpecError::field("time", "run time must be more than 0"));
+        }
+        let total_bytes = opt_size(&self.io_size, "io_size")?;
+        if total_bytes == Some(0) {
+            return Err(SpecError::field("io_size", "must be more than 0"));
+        }
+        let ramp = opt_time(&self.ramp, "ramp")?.unwrap_or(Duration::ZERO);
+        let read_pct = self.read_pct.unwrap_or(u32::from(d.read_pct));
+        if read_pct > 100 {
+            return Err(SpecError::field("read_pct", "must be between 0 and 100"));
+        }
+        let sync_kind = match self.sync.as_deref() {
+            None => d.sync_kind,
+            Some("fdatasync") => SyncKind::Fdatasync,
+            Some("fsync") => SyncKind::Fsync,
+            Some(o) => {
+                return Err(SpecError::field(
+                    "sync",
+                    format!("unknown sync call '{o}' (use fdatasync or fsync)"),
+                ));
+            }
+        };
+        let data = match self.data.as_deref() {
+            None => d.data,
+            Some("random") => DataKind::Random,
+            Some("zero") | Some("zeros") => DataKind::Zero,
+            Some(o) => {
+                return Err(SpecError::field(
+                    "data",
+                    format!("unknown data '{o}' (use random or zero)"),
+                ));
+            }
+        };
+        let engine = match self.engine.as_deref() {
+            None => d.engine,
+            Some(e) => EngineKind::parse(e).ok_or_else(|| {
+                SpecError::field(
+                    "engine",
+                    format!("unknown engine '{e}' (use io_uring, psync or null)"),
+                )
+            })?,
+        };
+        let fsync_every = self.fsync_every.unwrap_or(0);
+        let fsync_at_end = self.fsync_at_end.unwrap_or(false);
+        if (fsync_every > 0 || fsync_at_end) && !pattern.writes() {
+            return Err(SpecError::field(
+                if fsync_every > 0 {
+                    "fsync_every"
+                } else {
+                    "fsync_at_end"
+                },
+                format!(
+                    "a {} workload writes nothing to flush; use a write pattern or drop the flag",
+                    pattern.name()
+                ),
+            ));
+        }
+        Ok(IoWorkload {
+            pattern,
+            block_size,
+            queue_depth,
+            threads,
+            size,
+            runtime,
+            total_bytes,
+            ramp,
+            direct: self.direct.unwrap_or(true),
+            read_pct: read_pct as u8,
+            fsync_every,
+            fsync_at_end,
+            sync_kind,
+            data,
+            seed: self.seed.unwrap_or(d.seed),
+            engine,
+        })
+    }
+
+    fn threads(&self, default: u32) -> Result<u32, SpecError> {
+        let t = self.threads.unwrap_or(default);
+        if t == 0 || t > MAX_THREADS {
+            return Err(SpecError::field(
+                "threads",
+                format!("must be between 1 and {MAX_THREADS}"),
+            ));
+        }
+        Ok(t)
+    }
+
+    fn small_files(&self) -> Result<SmallFileWorkload, SpecError> {
+        let files = self.files.unwrap_or(1024);
+        if files == 0 {
+            return Err(SpecError::field("files", "must be at least 1"));
+        }
+        let dirs = self.dirs.unwrap_or(16);
+        if dirs == 0 {
+            return Err(SpecError::field("dirs", "must be at least 1"));
+        }
+        let threads = self.threads(1)?;
+        if dirs < threads {
+            return Err(SpecError::field(
+                "dirs",
+                format!(
+                    "each thread owns its own directories: dirs ({dirs}) must be at least threads ({threads})"
+                ),
+            ));
+        }
+        let min_size = opt_size(&self.min_file_size, "min_file_size")?.unwrap_or(500);
+        let max_size = opt_size(&self.max_file_size, "max_file_size")?.unwrap_or(25000);
+        if min_size > max_size {
+            return Err(SpecError::field(
+                "min_file_size",
+                format!("min_file_size ({min_size}) is larger than max_file_size ({max_size})"),
+            ));
+        }
+        if max_size > 1 << 30 {
+            return Err(SpecError::field(
+                "max_file_size",
+                "small files must be at most 1GiB each",
+            ));
+        }
+        Ok(SmallFileWorkload {
+            files,
+            dirs,
+            min_size,
+            max_size,
+            fsync: self.fsync.unwrap_or(false),
+            threads,
+            seed: self.seed.unwrap_or(IoWorkload::default().seed),
+        })
+    }
+
+    fn cached_read(&self) -> Result<CachedReadWorkload, SpecError> {
+        let block_size = opt_size(&self.bs, "bs")?.unwrap_or(2 << 20);
+        if block_size == 0 || block_size > MAX_BLOCK_SIZE {
+            return Err(SpecError::field(
+                "bs",
+                "block size must be between 1 byte and 256MiB",
+            ));
+        }
+        let runtime = opt_time(&self.time, "time")?.unwrap_or(Duration::from_secs(2));
+        if runtime.is_zero() {
+            return Err(SpecError::field("time", "run time must be more than 0"));
+        }
+        Ok(CachedReadWorkload {
+            block_size,
+            runtime,
+        })
+    }
+
+    /// The raw form of a validated workload: what `iolab profiles --show` prints.
+    pub fn from_workload(w: &Workload) -> RawWorkload {
+        let text = |b: u64| Some(SizeValue::Text(units::format_bytes(b)));
+        let dur = |d: Duration| Some(TimeValue::Text(crate::units::HumanDuration(d).to_string()));
+        let mut r = RawWorkload {
+            name: Some(w.name.clone()),
+            drop_caches: w.drop_caches.then_some(true),
+            ..Default::default()
+        };
+        match &w.kind {
+            WorkloadKind::Io(io) => {
+                let d = IoWorkload::default();
+                r.pattern = Some(io.pattern.name().to_string());
+                r.bs = text(io.block_size);
+                r.qd = Some(io.queue_depth);
+                r.threads = Some(io.threads);
+                r.size = io.size.and_then(text);
+                r.time = io.runtime.and_then(dur);
+                r.io_size = io.total_bytes.and_then(text);
+                r.ramp = (!io.ramp.is_zero()).then(|| dur(io.ramp)).flatten();
+                r.direct = (!io.direct).then_some(false);
+                r.read_pct = (io.pattern == Pattern::RandRw).then_some(u32::from(io.read_pct));
+                r.fsync_every = (io.fsync_every > 0).then_some(io.fsync_every);
+                r.fsync_at_end = io.fsync_at_end.then_some(true);
+                r.sync = (io.fsync_every > 0 || io.fsync_at_end).then(|| match io.sync_kind {
+                    SyncKind::Fdatasync => "fdatasync".to_string(),
+                    SyncKind::Fsync => "fsync".to_string(),
+                });
+                r.data = (io.data == DataKind::Zero).then(|| "zero".to_string());
+                r.seed = (io.seed != d.seed).then_some(io.seed);
+                r.engine = (io.engine != d.engine).then(|| io.engine.name().to_string());
+            }
+            WorkloadKind::SmallFiles(s) => {
+                r.pattern = Some("smallfile".into());
+                r.files = Some(s.files);
+                r.dirs = Some(s.dirs);
+                r.min_file_size = Some(SizeValue::Bytes(s.min_size));
+                r.max_file_size = Some(SizeValue::Bytes(s.max_size));
+                r.fsync = Some(s.fsync);
+                r.threads = Some(s.threads);
+            }
+            WorkloadKind::CachedRead(c) => {
+                r.pattern = Some("cached-read".into());
+                r.bs = text(c.block_size);
+                r.time = dur(c.runtime);
+            }
+        }
+        r
+    }
+}
+
+fn opt_size(v: &Option<SizeValue>, key: &str) -> Result<Option<u64>, SpecError> {
+    v.as_ref().map(|v| v.bytes(key)).transpose()
+}
+
+fn opt_time(v: &Option<TimeValue>, key: &str) -> Result<Option<Duration>, SpecError> {
+    v.as_ref().map(|v| v.duration(key)).transpose()
+}
+
+fn default_name(kind: &WorkloadKind) -> String {
+    match kind {
+        WorkloadKind::Io(w) => {
+            let mut n = format!(
+                "{}-{}-qd{}",
+                w.pattern.name(),
+                units::format_bytes(w.block_size).to_lowercase(),
+                w.queue_depth
+            );
+            if w.threads > 1 {
+                n.push_str(&format!("-t{}", w.threads));
+            }
+            if w.fsync_every > 0 {
+                n.push_str("-sync");
+            }
+            n
+        }
+        WorkloadKind::SmallFiles(s) => format!("smallfile-{}", s.files),
+        WorkloadKind::CachedRead(_) => "cached-read".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pattern: &str) -> RawWorkload {
+        RawWorkload {
+            pattern: Some(pattern.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn defaults_give_a_4k_randread() {
+        let w = RawWorkload::default().validate().unwrap();
+        let io = w.io().unwrap();
+        assert_eq!(io.pattern, Pattern::RandRead);
+        assert_eq!(io.block_size, 4096);
+        assert!(io.direct);
+        assert_eq!(w.name, "randread-4kib-qd1");
+    }
+
+    #[test]
+    fn impossible_values_name_their_field() {
+        let mut r = raw("randread");
+        r.qd = Some(0);
+        assert_eq!(r.validate().unwrap_err().key, "qd");
+        let mut r = raw("randread");
+        r.bs = Some(SizeValue::Bytes(0));
+        assert_eq!(r.validate().unwrap_err().key, "bs");
+        let mut r = raw("randread");
+        r.size = Some(SizeValue::Text("1k".into()));
+        r.bs = Some(SizeValue::Text("4k".into()));
+        assert_eq!(r.validate().unwrap_err().key, "size");
+        assert_eq!(raw("sideways").validate().unwrap_err().key, "pattern");
+        let mut r = raw("smallfile");
+        r.min_file_size = Some(SizeValue::Bytes(10));
+        r.max_file_size = Some(SizeValue::Bytes(5));
+        assert_eq!(r.validate().unwrap_err().key, "min_file_size");
+        let mut r = raw("read");
+        r.fsync_every = Some(1);
+        assert_eq!(r.validate().unwrap_err().key, "fsync_every");
+    }
+
+    #[test]
+    fn round_trip_through_raw() {
+        let mut r = raw("randrw");
+        r.bs = Some(SizeValue::Text("8k".into()));
+        r.qd = Some(32);
+        r.read_pct = Some(70);
+        r.time = Some(TimeValue::Text("10s".into()));
+        let w = r.validate().unwrap();
+        let back = RawWorkload::from_workload(&w).validate().unwrap();
+        assert_eq!(w, back);
+    }
+}

@@ -1,0 +1,1 @@
+//! What many trials say together: medians, spread, confidence intervals, cliffs and ratios.

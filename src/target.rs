@@ -1,0 +1,359 @@
+//! The thing under test: a directory (a test file is made in it), a regular file, or a block
+//! device. Resolving a target is where the safety rules live: a device is only written with
+//! `--destroy` naming it, and never when it or a partition of it is mounted or holds `/`.
+
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::system::{self, BlockDevice, MountInfo};
+
+/// Why a target cannot be used. Each message is one line naming the target and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The path does not exist.
+    #[error("target {0} does not exist; give an existing directory, file or block device")]
+    NotFound(PathBuf),
+    /// The path exists but this user may not use it.
+    #[error("no permission to use {0}; run as a user who can read and write it (or as root)")]
+    PermissionDenied(PathBuf),
+    /// A character device, socket, fifo...
+    #[error("{0} is not a directory, regular file or block device")]
+    Unsupported(PathBuf),
+    /// Writes to a device not named by `--destroy`.
+    #[error(
+        "refusing to write to block device {0}: it may hold data; pass --destroy {0} to allow writes"
+    )]
+    NeedsDestroy(PathBuf),
+    /// `--destroy` names another device than the target.
+    #[error("--destroy {given} does not match the target {target}; they must name the same device")]
+    DestroyMismatch {
+        /// What `--destroy` named.
+        given: PathBuf,
+        /// The target.
+        target: PathBuf,
+    },
+    /// The device or one of its partitions is mounted.
+    #[error("refusing to use block device {dev}: {part} is mounted on {mount}; unmount it first")]
+    Mounted {
+        /// The device.
+        dev: PathBuf,
+        /// Which device node is mounted (the device or a partition).
+        part: String,
+        /// Where.
+        mount: PathBuf,
+    },
+    /// The device is part of the root filesystem's stack.
+    #[error("refusing to write to block device {0}: it holds the root filesystem")]
+    RootFilesystem(PathBuf),
+    /// The device is in use by an array or mapper (has holders).
+    #[error("refusing to write to block device {dev}: it is in use by {holders}; stop that first")]
+    InUse {
+        /// The device.
+        dev: PathBuf,
+        /// Devices stacked on it.
+        holders: String,
+    },
+    /// Block size not a multiple of the O_DIRECT alignment.
+    #[error(
+        "block size {bs} is not a multiple of {align} bytes, the O_DIRECT alignment of {path}; use a multiple of {align} or --buffered"
+    )]
+    Misaligned {
+        /// Requested block size.
+        bs: u64,
+        /// Required alignment.
+        align: u32,
+        /// The target.
+        path: PathBuf,
+    },
+    /// The working set does not fit.
+    #[error("working set {want} bytes is larger than {path} ({have} bytes); lower --size")]
+    TooSmall {
+        /// Requested working set.
+        want: u64,
+        /// What the device holds.
+        have: u64,
+        /// The target.
+        path: PathBuf,
+    },
+    /// An OS error while preparing the target.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl TargetError {
+    /// Whether the user can fix this by changing what they typed (exit 2) rather than the run
+    /// failing (exit 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, TargetError::Io { .. })
+    }
+    fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
+        match source.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                TargetError::PermissionDenied(path.to_path_buf())
+            }
+            std::io::ErrorKind::NotFound => TargetError::NotFound(path.to_path_buf()),
+            _ => TargetError::Io {
+                what,
+                path: path.to_path_buf(),
+                source,
+            },
+        }
+    }
+}
+
+/// What kind of thing the target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A directory: IO goes to a test file created in it; small files go in it.
+    Directory,
+    /// A regular file, used as it is (extended to the working set when shorter).
+    File,
+    /// A whole block device or partition.
+    BlockDevice,
+}
+
+/// What the result document records about the target.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// The target as the user gave it (or the temporary directory made for them).
+    pub path: PathBuf,
+    /// Directory, file or block device.
+    pub kind: TargetKind,
+    /// Filesystem holding it (`None` for a raw device).
+    pub fs_type: Option<String>,
+    /// Mount point of that filesystem.
+    pub mount_point: Option<PathBuf>,
+    /// Its mount options.
+    pub mount_options: Option<String>,
+    /// Mount source (`/dev/loop3`).
+    pub mount_source: Option<String>,
+    /// The block devices under it, top of the stack first.
+    pub devices: Vec<BlockDevice>,
+}
+
+/// A resolved target with the cleanup it owes: the temporary directory it made, if any.
+#[derive(Debug)]
+pub struct Target {
+    /// Facts for the result document.
+    pub info: TargetInfo,
+    /// Size of a block device in bytes.
+    pub device_size: Option<u64>,
+    /// Alignment O_DIRECT needs for offsets and lengths, bytes.
+    pub direct_align: u32,
+    /// Writes are allowed (never false for files and directories).
+    pub writable: bool,
+    /// The temporary directory made when no target was given; removed on drop.
+    _tempdir: Option<tempfile::TempDir>,
+}
+
+/// What the caller intends, so resolution can refuse early.
+#[derive(Debug, Clone, Default)]
+pub struct TargetRequest {
+    /// The target path; `None` makes a temporary directory under the current one.
+    pub path: Option<PathBuf>,
+    /// The suite writes (so a device needs `--destroy`).
+    pub writes: bool,
+    /// The device `--destroy` named.
+    pub destroy: Option<PathBuf>,
+}
+
+impl Target {
+    /// Checks the target against the safety rules and collects its facts.
+    pub fn resolve(req: &TargetRequest) -> Result<Target, TargetError> {
+        let (path, tempdir) = match &req.path {
+            Some(p) => (p.clone(), None),
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| {
+                    TargetError::io("cannot read current directory", Path::new("."), e)
+                })?;
+                let td = tempfile::Builder::new()
+                    .prefix(".iolab-")
+                    .tempdir_in(&cwd)
+                    .map_err(|e| {
+                        TargetError::io("cannot create a temporary directory in", &cwd, e)
+                    })?;
+                (td.path().to_path_buf(), Some(td))
+            }
+        };
+        let meta =
+            std::fs::metadata(&path).map_err(|e| TargetError::io("cannot stat", &path, e))?;
+        let ft = meta.file_type();
+        let kind = if ft.is_dir() {
+            TargetKind::Directory
+        } else if ft.is_file() {
+            TargetKind::File
+        } else if ft.is_block_device() {
+            TargetKind::BlockDevice
+        } else {
+            return Err(TargetError::Unsupported(path));
+        };
+        let devices = system::blockdev::devices_under(&path);
+        let mut device_size = None;
+        let mut writable = true;
+        let mount: Option<MountInfo> = if kind == TargetKind::BlockDevice {
+            None
+        } else {
+            system::mounts::mount_of(&path)
+        };
+        let mut direct_align = 512;
+        if kind == TargetKind::BlockDevice {
+            let dev = BlockDevice::from_path(&path)
+                .ok_or_else(|| TargetError::Unsupported(path.clone()))?;
+            check_device(&path, &dev, req)?;
+            device_size = Some(dev.size_bytes);
+            direct_align = dev.logical_block_size.max(512);
+            writable = req.writes;
+            // Reading needs the node to open; say "no permission" now rather than mid-run.
+            File::open(&path).map_err(|e| TargetError::io("cannot open", &path, e))?;
+        } else {
+            if let Some(a) = dio_alignment(&path) {
+                direct_align = a;
+            } else if let Some(d) = devices.first() {
+                direct_align = d.logical_block_size.max(512);
+            }
+            check_writable_dir_or_file(&path, kind)?;
+        }
+        Ok(Target {
+            info: TargetInfo {
+                path: path.clone(),
+                kind,
+                fs_type: mount.as_ref().map(|m| m.fs_type.clone()),
+                mount_point: mount.as_ref().map(|m| m.mount_point.clone()),
+                mount_options: mount.as_ref().map(|m| m.options.clone()),
+                mount_source: mount.as_ref().map(|m| m.source.clone()),
+                devices,
+            },
+            device_size,
+            direct_align,
+            writable,
+            _tempdir: tempdir,
+        })
+    }
+
+    /// The target path.
+    pub fn path(&self) -> &Path {
+        &self.info.path
+    }
+
+    /// True when this run made the directory itself (it is removed afterwards).
+    pub fn is_temporary(&self) -> bool {
+        self._tempdir.is_some()
+    }
+}
+
+fn check_writable_dir_or_file(path: &Path, kind: TargetKind) -> Result<(), TargetError> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| TargetError::Unsupported(path.to_path_buf()))?;
+    let mode = if kind == TargetKind::Directory {
+        libc::W_OK | libc::X_OK
+    } else {
+        libc::R_OK | libc::W_OK
+    };
+    // SAFETY: c is a valid NUL-terminated string that lives across the call.
+    let r = unsafe { libc::access(c.as_ptr(), mode) };
+    if r != 0 {
+        return Err(TargetError::io(
+            "cannot use",
+            path,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+fn same_device(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(), TargetError> {
+    // Mounted (device or any partition) is refused for reads too: we would read a moving target
+    // and, worse, a later write flag would corrupt a live filesystem.
+    if let Some(m) = system::mounts::mounts_of_device(&dev.name)
+        .into_iter()
+        .next()
+    {
+        return Err(TargetError::Mounted {
+            dev: path.to_path_buf(),
+            part: m.source.clone(),
+            mount: m.mount_point.clone(),
+        });
+    }
+    if !req.writes {
+        return Ok(());
+    }
+    let root_devs: Vec<String> = system::blockdev::devices_under(Path::new("/"))
+        .into_iter()
+        .map(|d| d.whole_disk())
+        .collect();
+    if root_devs
+        .iter()
+        .any(|r| *r == dev.whole_disk() || *r == dev.name)
+    {
+        return Err(TargetError::RootFilesystem(path.to_path_buf()));
+    }
+    match &req.destroy {
+        None => return Err(TargetError::NeedsDestroy(path.to_path_buf())),
+        Some(d) if !same_device(d, path) => {
+            return Err(TargetError::DestroyMismatch {
+                given: d.clone(),
+                target: path.to_path_buf(),
+            });
+        }
+        Some(_) => {}
+    }
+    let mut holders = dev.holders.clone();
+    for p in system::blockdev::partitions(&dev.name) {
+        if let Some(pd) = BlockDevice::read(&p) {
+            holders.extend(pd.holders);
+        }
+    }
+    if !holders.is_empty() {
+        return Err(TargetError::InUse {
+            dev: path.to_path_buf(),
+            holders: holders.join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// The O_DIRECT offset alignment the kernel reports for a path (statx DIOALIGN), when it does.
+pub fn dio_alignment(path: &Path) -> Option<u32> {
+    const STATX_DIOALIGN: u32 = 0x2000;
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statx is plain data; all-zero is a valid value.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: c is NUL-terminated and st is a valid out-pointer for the duration of the call.
+    let r = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, STATX_DIOALIGN, &mut st) };
+    if r != 0 || st.stx_mask & STATX_DIOALIGN == 0 || st.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(st.stx_dio_offset_align)
+}
+
+/// Whether the filesystem holding `dir` accepts O_DIRECT (tmpfs does not): tries a probe file.
+pub fn probe_direct(dir: &Path) -> bool {
+    let p = dir.join(format!(".iolab-dio-probe-{}", std::process::id()));
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&p);
+    let ok = r.is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
+}
