@@ -393,3 +393,71 @@ mod tests {
         assert!((o.mb_per_sec() - 8.192).abs() < 1e-9);
     }
 }
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still going (or killed without a chance to say so: the store shows it as incomplete).
+    Running,
+    /// Every workload finished.
+    Complete,
+    /// Stopped by Ctrl-C/SIGTERM; finished trials are kept.
+    Interrupted,
+    /// Stopped by an error; finished trials are kept.
+    Failed,
+    /// The process died without finishing (found by the store: status running, process gone).
+    Incomplete,
+}
+
+/// All trials of one workload within a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkloadRecord {
+    /// The exact parameters.
+    pub workload: crate::spec::Workload,
+    /// Trials in the order they ran.
+    pub trials: Vec<TrialSample>,
+}
+
+/// Everything one `iolab run` (or one layout of a lab) produced, with its exact setup: what the
+/// store keeps and `--json` prints.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Store id (empty until stored).
+    pub id: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Start, ms since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// End, ms since the Unix epoch.
+    pub ended_unix_ms: Option<u64>,
+    /// argv of the command that made it.
+    pub command_line: Vec<String>,
+    /// Free-form label (`--label`), used to refer to the run and as a column header.
+    pub label: Option<String>,
+    /// Free-form note (`--note`).
+    pub note: Option<String>,
+    /// The lab this run belongs to, when made by `iolab lab`.
+    pub lab_id: Option<String>,
+    /// The layout description when made by `iolab lab` (RAID level, chunk, fs, mount options...).
+    pub layout: Option<serde_json::Value>,
+    /// The suite that ran.
+    pub suite_name: String,
+    /// The machine.
+    pub system: crate::system::SystemInfo,
+    /// The thing under test.
+    pub target: crate::target::TargetInfo,
+    /// Results per workload, in suite order.
+    pub workloads: Vec<WorkloadRecord>,
+    /// Things the reader must know about the whole run.
+    pub notes: Vec<String>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
