@@ -1,14 +1,365 @@
-//! `iolab run`.
+//! `iolab run [TARGET]`: a suite, a profile, a spec file or one custom workload on a directory,
+//! file or block device.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::Context;
+use anyhow::Context as _;
 
-/// Arguments (placeholder).
-#[derive(clap::Args, Debug)]
-pub struct RunArgs {}
+use super::{Context, EXIT_INTERRUPTED, usage};
+use crate::runner::io::Control;
+use crate::runner::suite::{Sink, SuiteOptions, run_suite};
+use crate::sample::{RunRecord, RunStatus, TrialSample, now_unix_ms};
+use crate::spec::profiles::{ProfileScale, profile, profile_names};
+use crate::spec::{RawWorkload, SpecError, Suite, Workload, WorkloadKind};
+use crate::target::{Target, TargetRequest};
+
+/// Run a suite, a profile, a spec file or one custom workload.
+///
+/// With no flags: the default suite (sequential 1 MiB write/read, 4k random read at QD 1 and 32,
+/// 4k random write at QD 32, 70/30 8k mix at QD 32, 4k writes with fdatasync each), 3 trials
+/// each, on a temporary directory under the current one. Give `--pattern` to run one workload
+/// of your own; other workload flags override every workload of the suite.
+#[derive(clap::Args, Debug, Default)]
+#[command(
+    after_help = "Sizes take k/M/G/T (binary, 4k = 4096) or kB/MB/GB/TB (decimal); times take ms/s/m/h.\n\
+Examples:\n  iolab run                                   default suite, ~1 minute\n  iolab run --quick /mnt/pool                 ~15 s smoke test\n  iolab run /mnt/x --pattern randread --bs 8k --qd 128 --threads 2 --time 30s\n  iolab run /dev/sdb                          reads only; writes need --destroy /dev/sdb"
+)]
+pub struct RunArgs {
+    /// Directory (a test file is made in it), regular file, or block device. Default: a
+    /// temporary directory under the current one, removed afterwards.
+    pub target: Option<PathBuf>,
+
+    /// Built-in profile (see `iolab profiles`).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["spec", "quick"])]
+    pub profile: Option<String>,
+    /// Short for `--profile quick` (about 15 s, one trial).
+    #[arg(long)]
+    pub quick: bool,
+    /// A spec file (TOML list of workloads).
+    #[arg(long, value_name = "FILE", conflicts_with = "quick")]
+    pub spec: Option<PathBuf>,
+
+    /// One custom workload: read, write, randread, randwrite, randrw, smallfile, cached-read.
+    #[arg(long, help_heading = "Workload")]
+    pub pattern: Option<String>,
+    /// Name of the custom workload in tables.
+    #[arg(long, help_heading = "Workload")]
+    pub name: Option<String>,
+    /// Block size per IO (e.g. 4k, 1MiB).
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
+    pub bs: Option<String>,
+    /// IOs in flight per thread.
+    #[arg(long, help_heading = "Workload")]
+    pub qd: Option<u32>,
+    /// Worker threads.
+    #[arg(long, help_heading = "Workload")]
+    pub threads: Option<u32>,
+    /// Working set (default 1GiB on a directory; the whole device on a device).
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
+    pub size: Option<String>,
+    /// Run time per trial, ramp excluded (e.g. 30s, 2m).
+    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    pub time: Option<String>,
+    /// Stop after this many bytes (all threads together).
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
+    pub io_size: Option<String>,
+    /// Warm-up time whose IOs are not counted.
+    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    pub ramp: Option<String>,
+    /// Go through the page cache (default: O_DIRECT).
+    #[arg(long, help_heading = "Workload")]
+    pub buffered: bool,
+    /// Reads in a randrw mix, percent.
+    #[arg(long, value_name = "PCT", help_heading = "Workload")]
+    pub read_pct: Option<u32>,
+    /// Flush after every N writes.
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub fsync_every: Option<u32>,
+    /// Flush once at the end, inside the timing (like `dd conv=fdatasync`).
+    #[arg(long, help_heading = "Workload")]
+    pub fsync_at_end: bool,
+    /// Flush call: fdatasync or fsync.
+    #[arg(long, value_name = "CALL", help_heading = "Workload")]
+    pub sync: Option<String>,
+    /// Written data: random (incompressible, default) or zero (like dd if=/dev/zero).
+    #[arg(long, value_name = "KIND", help_heading = "Workload")]
+    pub data: Option<String>,
+    /// Seed for offsets and data (same seed, same IO sequence).
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+    /// IO engine: io_uring (default), psync, null.
+    #[arg(long, help_heading = "Workload")]
+    pub engine: Option<String>,
+
+    /// Trials per workload (default 3; 1 with --quick).
+    #[arg(long, value_name = "N", help_heading = "Trials")]
+    pub repeat: Option<u32>,
+    /// Repeat until the 95% CI half-width is within PCT% of the median.
+    #[arg(long, value_name = "PCT", help_heading = "Trials")]
+    pub until_stable: Option<f64>,
+    /// Most trials with --until-stable.
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Trials")]
+    pub max_repeat: u32,
+
+    /// Allow writes to this block device (must name the target). Its data is destroyed.
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy: Option<PathBuf>,
+    /// Print one JSON document on stdout (diagnostics go to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// A label for the run (used to refer to it and as a column header).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A free-form note kept with the run.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+impl RunArgs {
+    /// The workload flags as a raw workload (unset fields stay `None`).
+    fn flags(&self) -> RawWorkload {
+        use crate::spec::{SizeValue, TimeValue};
+        RawWorkload {
+            name: self.name.clone(),
+            pattern: self.pattern.clone(),
+            bs: self.bs.clone().map(SizeValue::Text),
+            qd: self.qd,
+            threads: self.threads,
+            size: self.size.clone().map(SizeValue::Text),
+            time: self.time.clone().map(TimeValue::Text),
+            io_size: self.io_size.clone().map(SizeValue::Text),
+            ramp: self.ramp.clone().map(TimeValue::Text),
+            direct: self.buffered.then_some(false),
+            read_pct: self.read_pct,
+            fsync_every: self.fsync_every,
+            fsync_at_end: self.fsync_at_end.then_some(true),
+            sync: self.sync.clone(),
+            data: self.data.clone(),
+            seed: self.seed,
+            engine: self.engine.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Turns a flag-level spec error into a message naming the flag.
+fn flag_error(e: SpecError) -> anyhow::Error {
+    let flag = format!("--{}", e.key.replace('_', "-"));
+    usage(format!("{flag}: {}", e.msg))
+}
+
+/// Builds the suite the flags ask for.
+pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
+    let flags = a.flags();
+    if a.pattern.is_some() {
+        let w = flags.validate().map_err(flag_error)?;
+        return Ok(Suite {
+            name: "custom".into(),
+            workloads: vec![w],
+        });
+    }
+    let base = if let Some(spec) = &a.spec {
+        crate::spec::parse_spec_file(spec)?
+    } else {
+        let name = if a.quick {
+            "quick"
+        } else {
+            a.profile.as_deref().unwrap_or("default")
+        };
+        profile(name, ProfileScale::default()).ok_or_else(|| {
+            usage(format!(
+                "--profile: unknown profile '{name}' (known: {})",
+                profile_names().join(", ")
+            ))
+        })?
+    };
+    // Flags override every workload of the suite.
+    let workloads = base
+        .workloads
+        .iter()
+        .map(|w| apply_overrides(w, &flags))
+        .collect::<Result<Vec<Workload>, _>>()?;
+    Ok(Suite {
+        name: base.name,
+        workloads,
+    })
+}
+
+fn apply_overrides(w: &Workload, flags: &RawWorkload) -> anyhow::Result<Workload> {
+    if *flags == RawWorkload::default() {
+        return Ok(w.clone());
+    }
+    let base = RawWorkload::from_workload(w);
+    let mut merged = flags.clone().or(&base);
+    merged.name = base.name.clone();
+    if matches!(
+        w.kind,
+        WorkloadKind::SmallFiles(_) | WorkloadKind::CachedRead(_)
+    ) {
+        // Block-IO flags do not apply to small files or cached reads.
+        return Ok(w.clone());
+    }
+    merged.validate().map_err(flag_error)
+}
+
+fn suite_writes(s: &Suite) -> bool {
+    s.workloads.iter().any(|w| match &w.kind {
+        WorkloadKind::Io(io) => io.pattern.writes() && io.engine != crate::spec::EngineKind::Null,
+        WorkloadKind::SmallFiles(_) => true,
+        WorkloadKind::CachedRead(_) => false,
+    })
+}
 
 /// `iolab run`.
-pub fn run(_ctx: &Context, _a: RunArgs) -> anyhow::Result<ExitCode> {
-    super::not_yet("run")
+pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    let json = a.json;
+    match run_inner(ctx, a) {
+        Ok(code) => Ok(code),
+        Err(e) if json => {
+            let code = super::exit_code_for(&e);
+            eprintln!("iolab: error: {}", super::one_line(&e));
+            let doc = serde_json::json!({ "error": super::one_line(&e), "exit_code": code });
+            println!("{doc}");
+            Ok(ExitCode::from(code))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+struct RunSink<'a> {
+    progress: &'a crate::progress::Progress,
+    notes: Vec<String>,
+    suite_len: usize,
+}
+
+impl Sink for RunSink<'_> {
+    fn trial_start(&mut self, index: usize, w: &Workload, trial: u32, planned: u32) {
+        self.progress.set_message(format!(
+            "[{}/{}] {} trial {trial}/{planned}",
+            index + 1,
+            self.suite_len,
+            w.name
+        ));
+    }
+    fn trial_done(&mut self, _index: usize, _w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
+        for n in &t.notes {
+            self.note(n);
+        }
+        Ok(())
+    }
+    fn note(&mut self, msg: &str) {
+        if !self.notes.iter().any(|n| n == msg) {
+            self.progress.println(&format!("iolab: note: {msg}"));
+            self.notes.push(msg.to_string());
+        }
+    }
+}
+
+fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    let suite = build_suite(&a)?;
+    let repeat = a
+        .repeat
+        .unwrap_or(if a.quick || a.profile.as_deref() == Some("quick") {
+            1
+        } else {
+            3
+        });
+    if repeat == 0 {
+        return Err(usage("--repeat: must be at least 1"));
+    }
+    if let Some(p) = a.until_stable {
+        if !(p > 0.0 && p < 100.0) {
+            return Err(usage(
+                "--until-stable: give a percentage between 0 and 100, e.g. 5",
+            ));
+        }
+    }
+    let target = Target::resolve(&TargetRequest {
+        path: a.target.clone(),
+        writes: suite_writes(&suite),
+        destroy: a.destroy.clone(),
+    })?;
+    if target.info.kind == crate::target::TargetKind::BlockDevice
+        && suite
+            .workloads
+            .iter()
+            .any(|w| matches!(w.kind, WorkloadKind::SmallFiles(_)))
+    {
+        return Err(usage(
+            "the small-file workload needs a directory on a filesystem, not a block device",
+        ));
+    }
+    crate::signals::install();
+    let opts = SuiteOptions {
+        repeat,
+        until_stable: a.until_stable,
+        max_repeat: a.max_repeat.max(repeat),
+        drop_caches: true,
+        default_size: 1 << 30,
+    };
+    let progress =
+        crate::progress::Progress::new(!a.json, crate::runner::suite::estimate(&suite, &opts));
+    let ctl = Control {
+        stop: crate::signals::stop_flag(),
+        counters: progress.counters(),
+    };
+    let mut record = RunRecord {
+        id: String::new(),
+        status: RunStatus::Running,
+        started_unix_ms: now_unix_ms(),
+        ended_unix_ms: None,
+        command_line: std::env::args().collect(),
+        label: a.label.clone(),
+        note: a.note.clone(),
+        lab_id: None,
+        layout: None,
+        suite_name: suite.name.clone(),
+        system: crate::system::SystemInfo::collect(),
+        target: target.info.clone(),
+        workloads: Vec::new(),
+        notes: Vec::new(),
+        error: None,
+    };
+    let mut sink = RunSink {
+        progress: &progress,
+        notes: Vec::new(),
+        suite_len: suite.workloads.len(),
+    };
+    let outcome = run_suite(&suite, &target, &opts, &ctl, &mut sink);
+    record.notes = std::mem::take(&mut sink.notes);
+    drop(sink);
+    progress.finish();
+    record.workloads = outcome.records;
+    record.ended_unix_ms = Some(now_unix_ms());
+    record.status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else if outcome.error.is_some() {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    };
+    record.error = outcome.error.as_ref().map(super::one_line);
+    drop(target);
+    if a.json {
+        let doc = crate::report::json::run_document(&record);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
+        );
+    } else {
+        print!("{}", crate::report::terminal::run_table(&record));
+    }
+    match (outcome.error, outcome.interrupted) {
+        (Some(e), _) => {
+            let code = super::exit_code_for(&e);
+            eprintln!("iolab: error: {}", super::one_line(&e));
+            Ok(ExitCode::from(code))
+        }
+        (None, true) => {
+            eprintln!("iolab: interrupted: finished trials are kept");
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        (None, false) => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -1,1 +1,5 @@
-//! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the store.
+//! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the
+//! store. Renderers only read; one renderer per file.
+
+pub mod json;
+pub mod terminal;

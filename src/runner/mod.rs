@@ -1,1 +1,13 @@
-//! Runners: turn a validated workload into IOs on an engine and a trial sample.
+//! Runners: turn a validated workload into operations on a target and a [`TrialSample`].
+//!
+//! `io` drives the engines over one file or device; `prepare` makes and lays out the test file;
+//! `suite` runs a list of workloads with repeated trials and pushes every finished trial into a
+//! sink (the store, the terminal) so nothing measured is lost if a later trial fails.
+//!
+//! [`TrialSample`]: crate::sample::TrialSample
+
+pub mod data;
+pub mod io;
+pub mod offsets;
+pub mod prepare;
+pub mod suite;

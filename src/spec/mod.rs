@@ -8,7 +8,7 @@ mod raw;
 mod workload;
 
 pub use file::{parse_spec, parse_spec_file, suite_to_toml};
-pub use raw::RawWorkload;
+pub use raw::{RawWorkload, SizeValue, TimeValue};
 pub use workload::*;
 
 use std::fmt;

@@ -1,0 +1,168 @@
+//! The table `iolab run` prints: one row per workload and operation, medians over trials,
+//! latency percentiles over all trials, the spread, and the notes a reader must see.
+
+use std::fmt::Write as _;
+
+use super::json::summarize;
+use crate::sample::{RunRecord, RunStatus};
+use crate::units::format_latency_ns;
+
+fn cv_pct(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if mean == 0.0 {
+        return None;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(var.sqrt() / mean * 100.0)
+}
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Renders the run table.
+pub fn run_table(run: &RunRecord) -> String {
+    let mut out = String::new();
+    let t = &run.target;
+    let fs = match (&t.fs_type, &t.mount_source) {
+        (Some(f), Some(s)) => format!(" ({f} on {s})"),
+        (Some(f), None) => format!(" ({f})"),
+        _ => String::new(),
+    };
+    let trials = run
+        .workloads
+        .iter()
+        .map(|w| w.trials.len())
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "iolab {} suite on {}{fs}: {} trial{} per workload",
+        run.suite_name,
+        t.path.display(),
+        trials,
+        if trials == 1 { "" } else { "s" }
+    );
+    let headers = [
+        "workload", "op", "MB/s", "IOPS", "p50", "p99", "p99.9", "max", "cv",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (ws, wr) in summarize(run).iter().zip(&run.workloads) {
+        let mut first = true;
+        for o in &ws.ops {
+            let data_op = o.bytes > 0 || o.op == "read" || o.op == "write";
+            let headline = if data_op {
+                &o.mb_per_sec
+            } else {
+                &o.ops_per_sec
+            };
+            rows.push(vec![
+                if first {
+                    wr.workload.name.clone()
+                } else {
+                    String::new()
+                },
+                o.op.clone(),
+                if data_op {
+                    num(o.mb_per_sec_median)
+                } else {
+                    "-".into()
+                },
+                num(o.ops_per_sec_median),
+                format_latency_ns(o.latency.p50_ns as f64),
+                format_latency_ns(o.latency.p99_ns as f64),
+                format_latency_ns(o.latency.p99_9_ns as f64),
+                format_latency_ns(o.latency.max_ns as f64),
+                cv_pct(headline).map_or_else(|| "-".into(), |c| format!("{c:.1}%")),
+            ]);
+            first = false;
+        }
+        if ws.ops.is_empty() {
+            rows.push(vec![
+                wr.workload.name.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+    }
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i < 2 {
+                let _ = write!(s, "{:<w$}  ", c, w = widths[i]);
+            } else {
+                let _ = write!(s, "{:>w$}  ", c, w = widths[i]);
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+    );
+    for r in &rows {
+        let _ = writeln!(out, "{}", line(r));
+    }
+    let summaries = summarize(run);
+    let high_cv: Vec<&str> = summaries
+        .iter()
+        .filter(|ws| {
+            ws.ops.iter().any(|o| {
+                cv_pct(if o.bytes > 0 {
+                    &o.mb_per_sec
+                } else {
+                    &o.ops_per_sec
+                })
+                .is_some_and(|c| c > 5.0)
+            })
+        })
+        .map(|ws| ws.workload.as_str())
+        .collect();
+    if !high_cv.is_empty() {
+        let _ = writeln!(
+            out,
+            "note: spread above 5% in {}: repeat more (--repeat, --until-stable) before drawing conclusions",
+            high_cv.join(", ")
+        );
+    }
+    for n in &run.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    match run.status {
+        RunStatus::Interrupted => {
+            let _ = writeln!(out, "status: interrupted (finished trials shown)");
+        }
+        RunStatus::Failed => {
+            let _ = writeln!(
+                out,
+                "status: failed: {}",
+                run.error.as_deref().unwrap_or("unknown error")
+            );
+        }
+        _ => {}
+    }
+    out
+}
