@@ -290,7 +290,6 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             "the small-file workload needs a directory on a filesystem, not a block device",
         ));
     }
-    crate::signals::install();
     let opts = SuiteOptions {
         repeat,
         until_stable: a.until_stable,
@@ -298,6 +297,8 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         drop_caches: true,
         default_size: 1 << 30,
     };
+    crate::runner::suite::preflight(&suite, &target, &opts)?;
+    crate::signals::install();
     let progress =
         crate::progress::Progress::new(!a.json, crate::runner::suite::estimate(&suite, &opts));
     let ctl = Control {
@@ -347,7 +348,7 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             "{}",
             serde_json::to_string_pretty(&doc).context("cannot render JSON")?
         );
-    } else {
+    } else if record.workloads.iter().any(|w| !w.trials.is_empty()) {
         print!("{}", crate::report::terminal::run_table(&record));
     }
     match (outcome.error, outcome.interrupted) {

@@ -102,8 +102,7 @@ impl TestFile {
         let mut f = opts.open(&self.path).map_err(err)?;
         let mut pool = crate::engine::BufferPool::new(CHUNK, 1)
             .map_err(|e| err(std::io::Error::other(e.to_string())))?;
-        let mut data = DataGen::new(LAYOUT_SEED, false);
-        data.fill(pool.slot_mut(0));
+        let mut data = DataGen::new(LAYOUT_SEED, false, CHUNK);
         // Start at the last whole chunk so O_DIRECT offsets stay aligned.
         let mut off = self.laid_out / CHUNK as u64 * CHUNK as u64;
         use std::os::unix::fs::FileExt;
@@ -113,7 +112,7 @@ impl TestFile {
             }
             let n = ((size - off).min(CHUNK as u64) as usize).div_ceil(4096) * 4096;
             let buf = pool.slot_mut(0);
-            data.stamp(buf, n);
+            data.refresh(buf, n);
             f.write_all_at(&buf[..n], off).map_err(err)?;
             off += n as u64;
         }

@@ -93,6 +93,37 @@ pub fn working_set(
     Ok(size)
 }
 
+/// Checks what can be checked before any IO: block sizes against the O_DIRECT alignment and
+/// working sets against the device, so a bad flag fails in a second, not mid-suite.
+pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<(), TargetError> {
+    let direct_ok = match target.info.kind {
+        TargetKind::Directory => crate::target::probe_direct(target.path()),
+        _ => super::prepare::probe_direct_open(target.path()),
+    };
+    for w in &suite.workloads {
+        let WorkloadKind::Io(io) = &w.kind else {
+            continue;
+        };
+        if io.engine == crate::spec::EngineKind::Null {
+            continue;
+        }
+        if io.direct && direct_ok && io.block_size % u64::from(target.direct_align) != 0 {
+            return Err(TargetError::Misaligned {
+                bs: io.block_size,
+                align: target.direct_align,
+                path: target.path().to_path_buf(),
+            });
+        }
+        let laid_out = if target.info.kind == TargetKind::File {
+            std::fs::metadata(target.path()).map_or(0, |m| m.len())
+        } else {
+            0
+        };
+        working_set(io, target, laid_out, opts.default_size)?;
+    }
+    Ok(())
+}
+
 /// Runs every workload of `suite` on `target`.
 pub fn run_suite(
     suite: &Suite,

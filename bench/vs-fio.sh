@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# iolab vs fio, alternately, same settings, same targets; prints medians and iolab/fio ratios.
+#   (1) 4k randread QD128 io_uring O_DIRECT 1 thread on a loop device backed by /dev/shm
+#   (2) the same on a file on the root disk
+#   (3) 1 MiB sequential read and write, O_DIRECT, QD 32, on the root disk
+#   (4) null engines, 4k QD128, latency recording on: IOs per CPU-second (pure tool overhead)
+# Bars (PRODUCT.md): (1) IOPS ratio >= 0.95 and CPU/IO ratio <= 1.10; (3) MB/s within 5%;
+# (4) ratio >= 1.0. Usage: bench/vs-fio.sh [PAIRS] [SECONDS]   (defaults 5 and 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${1:-5}
+SECS=${2:-5}
+command -v fio >/dev/null || { [ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y fio >/dev/null; }
+cargo build --release -q
+IOLAB=$PWD/target/release/iolab
+M=bench/lib/measure.py
+WORK=$(mktemp -d /var/tmp/iolab-bench.XXXXXX)
+LOOP=""
+cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; rm -rf "$WORK" /dev/shm/iolab-bench-loop.img; }
+trap cleanup EXIT INT TERM
+
+truncate -s 2G /dev/shm/iolab-bench-loop.img
+dd if=/dev/urandom of=/dev/shm/iolab-bench-loop.img bs=1M count=2048 conv=notrunc status=none
+LOOP=$(losetup --find --show /dev/shm/iolab-bench-loop.img)
+FILE=$WORK/target.dat
+dd if=/dev/urandom of="$FILE" bs=1M count=1024 status=none; sync
+
+fio_cmd() { # target rw bs qd [engine]
+  echo fio --name=b --filename="$1" --rw="$2" --bs="$3" --iodepth="$4" --ioengine="${5:-io_uring}" \
+    --direct=1 --numjobs=1 --time_based --runtime="$SECS" --size=1g --output-format=json --group_reporting
+}
+iolab_cmd() { # target pattern bs qd [engine]
+  echo "$IOLAB" run "$1" --pattern "$2" --bs "$3" --qd "$4" --engine "${5:-io_uring}" --threads 1 \
+    --time "${SECS}s" --size 1GiB --repeat 1 --json
+}
+{
+  for c in "loop randread 4k qd128|$LOOP randread 4k 128|$LOOP randread 4k 128" \
+           "file randread 4k qd128 (root disk)|$FILE randread 4k 128|$FILE randread 4k 128" \
+           "seq read 1m qd32 (root disk)|$FILE read 1m 32|$FILE read 1m 32" \
+           "seq write 1m qd32 (root disk)|$FILE write 1m 32|$FILE write 1m 32" \
+           "null 4k qd128|$FILE randread 4k 128 null|$FILE randread 4k 128 null"; do
+    IFS='|' read -r name fargs iargs <<<"$c"
+    echo "case $name"
+    for i in $(seq "$PAIRS"); do
+      # shellcheck disable=SC2046
+      if [ $((i % 2)) = 1 ]; then
+        python3 $M fio x -- $(fio_cmd $fargs) || true
+        python3 $M iolab x -- $(iolab_cmd $iargs) || true
+      else
+        python3 $M iolab x -- $(iolab_cmd $iargs) || true
+        python3 $M fio x -- $(fio_cmd $fargs) || true
+      fi
+    done
+  done
+} | tee "$WORK/raw.jsonl" | python3 bench/lib/ratios.py

@@ -1,0 +1,598 @@
+//! `iolab run` on real files, directories and loop devices: counts balance, data is
+//! incompressible, temp files go away, devices are protected, bad input gets one clear line.
+
+mod common;
+
+use common::*;
+
+fn tmpdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-run-test")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir")
+}
+
+#[test]
+fn counts_balance_and_histograms_count_every_io() {
+    let d = tmpdir();
+    let (code, so, se) = run(&[
+        "run",
+        d.path().to_str().unwrap(),
+        "--pattern",
+        "write",
+        "--bs",
+        "64k",
+        "--qd",
+        "8",
+        "--io-size",
+        "8MiB",
+        "--size",
+        "16MiB",
+        "--repeat",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let trials = j["run"]["workloads"][0]["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    for t in trials {
+        let acct = &t["accounting"];
+        assert_eq!(acct["submitted"], acct["completed"]);
+        assert_eq!(acct["errors"], 0);
+        assert_eq!(acct["short"], 0);
+        let w = &t["ops"][0];
+        assert_eq!(w["op"], "write");
+        assert_eq!(w["count"], 128, "8MiB / 64k");
+        assert_eq!(w["bytes"], 8 << 20);
+        assert_eq!(acct["submitted"], 128);
+    }
+    let s = &j["summary"][0]["ops"][0];
+    assert_eq!(s["count"], 256);
+    assert_eq!(s["latency"]["count"], 256, "one latency per IO");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "test file removed"
+    );
+}
+
+#[test]
+fn mixed_workload_reports_reads_and_writes_separately() {
+    let d = tmpdir();
+    let (code, so, se) = run(&[
+        "run",
+        d.path().to_str().unwrap(),
+        "--pattern",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--io-size",
+        "16MiB",
+        "--size",
+        "32MiB",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let ops = j["run"]["workloads"][0]["trials"][0]["ops"]
+        .as_array()
+        .unwrap();
+    let r = ops.iter().find(|o| o["op"] == "read").unwrap()["count"]
+        .as_u64()
+        .unwrap();
+    let w = ops.iter().find(|o| o["op"] == "write").unwrap()["count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(r + w, 4096);
+    let share = r as f64 / 4096.0;
+    assert!((share - 0.70).abs() < 0.04, "read share {share}");
+}
+
+#[test]
+fn written_data_is_not_zeros_and_not_repeating() {
+    let d = tmpdir();
+    let f = d.path().join("target.dat");
+    std::fs::File::create(&f).unwrap();
+    let (code, _, se) = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--pattern",
+        "write",
+        "--bs",
+        "16k",
+        "--size",
+        "4MiB",
+        "--repeat",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    let mut seen = std::collections::HashSet::new();
+    for b in data.chunks(4096) {
+        assert!(b.iter().any(|x| *x != 0), "a zero block");
+        assert!(seen.insert(b.to_vec()), "a repeated 4k block");
+    }
+    // Incompressible: byte values are spread evenly.
+    let mut hist = [0u64; 256];
+    for x in &data {
+        hist[*x as usize] += 1;
+    }
+    let expect = data.len() as f64 / 256.0;
+    assert!(
+        hist.iter()
+            .all(|c| (*c as f64 - expect).abs() < expect * 0.1)
+    );
+    // A real compressor gains nothing, even though each write reused one IO slot (QD 1).
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut z, &data).unwrap();
+    let packed = z.finish().unwrap().len();
+    assert!(
+        packed as f64 > data.len() as f64 * 0.99,
+        "compressed to {packed} of {}",
+        data.len()
+    );
+
+    let (code, _, se) = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--pattern",
+        "write",
+        "--bs",
+        "16k",
+        "--size",
+        "4MiB",
+        "--repeat",
+        "1",
+        "--data",
+        "zero",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    assert!(
+        std::fs::read(&f).unwrap().iter().all(|x| *x == 0),
+        "--data zero writes zeros"
+    );
+}
+
+#[test]
+fn default_target_is_a_temp_dir_that_goes_away() {
+    let d = tmpdir();
+    let (code, so, se) = run_in(
+        d.path(),
+        &[
+            "run",
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "300ms",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    assert!(so.contains("randread"), "{so}");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing left in the current directory"
+    );
+}
+
+#[test]
+fn same_seed_same_offsets_different_seed_different() {
+    // With the null engine, the IO sequence is pure computation: same seed, same counts/series.
+    let a = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--pattern",
+        "randrw",
+        "--io-size",
+        "4MiB",
+        "--size",
+        "1GiB",
+        "--seed",
+        "7",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let b = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--pattern",
+        "randrw",
+        "--io-size",
+        "4MiB",
+        "--size",
+        "1GiB",
+        "--seed",
+        "7",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let c = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--pattern",
+        "randrw",
+        "--io-size",
+        "4MiB",
+        "--size",
+        "1GiB",
+        "--seed",
+        "8",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let reads = |s: &str| {
+        json(s)["run"]["workloads"][0]["trials"][0]["ops"][0]["count"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(reads(&a.1), reads(&b.1));
+    assert_ne!(reads(&a.1), reads(&c.1));
+}
+
+#[test]
+fn fsync_every_write_issues_one_sync_per_write() {
+    let d = tmpdir();
+    let (code, so, se) = run(&[
+        "run",
+        d.path().to_str().unwrap(),
+        "--pattern",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--fsync-every",
+        "1",
+        "--io-size",
+        "400k",
+        "--size",
+        "8MiB",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let t = &json(&so)["run"]["workloads"][0]["trials"][0];
+    assert_eq!(t["accounting"]["syncs"], 100);
+    let sync = t["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "sync")
+        .unwrap()
+        .clone();
+    assert_eq!(sync["count"], 100);
+}
+
+#[test]
+fn fsync_at_end_is_timed_once() {
+    let d = tmpdir();
+    let (code, so, se) = run(&[
+        "run",
+        d.path().to_str().unwrap(),
+        "--pattern",
+        "write",
+        "--bs",
+        "1m",
+        "--fsync-at-end",
+        "--io-size",
+        "8MiB",
+        "--size",
+        "8MiB",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let t = &json(&so)["run"]["workloads"][0]["trials"][0];
+    assert_eq!(t["accounting"]["syncs"], 1);
+}
+
+#[test]
+fn json_carries_system_facts_and_parameters() {
+    let d = tmpdir();
+    let (code, so, se) = run(&[
+        "run",
+        d.path().to_str().unwrap(),
+        "--pattern",
+        "randread",
+        "--size",
+        "8MiB",
+        "--time",
+        "200ms",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let r = &j["run"];
+    assert!(!r["system"]["kernel"].as_str().unwrap().is_empty());
+    assert!(r["system"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(r["system"]["ram_bytes"].as_u64().unwrap() > 0);
+    assert!(r["target"]["fs_type"].as_str().is_some());
+    assert!(r["target"]["mount_options"].as_str().is_some());
+    let w = &r["workloads"][0]["workload"];
+    assert_eq!(w["kind"]["pattern"], "randread");
+    assert_eq!(w["kind"]["block_size"], 4096);
+    assert_eq!(w["kind"]["direct"], true);
+    assert_eq!(r["status"], "complete");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    let d = tmpdir();
+    let dir = d.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "/nonexistent/iolab/target", "--pattern", "read"],
+            "does not exist",
+        ),
+        (&["run", dir, "--pattern", "read", "--bs", "0"], "--bs"),
+        (&["run", dir, "--pattern", "read", "--qd", "0"], "--qd"),
+        (
+            &[
+                "run",
+                dir,
+                "--pattern",
+                "read",
+                "--bs",
+                "4k",
+                "--size",
+                "1k",
+            ],
+            "--size",
+        ),
+        (&["run", dir, "--pattern", "sideways"], "--pattern"),
+        (
+            &["run", dir, "--pattern", "read", "--size", "lots"],
+            "--size",
+        ),
+        (
+            &["run", dir, "--pattern", "read", "--time", "forever"],
+            "--time",
+        ),
+        (
+            &[
+                "run",
+                dir,
+                "--pattern",
+                "read",
+                "--bs",
+                "1000",
+                "--size",
+                "1MiB",
+            ],
+            "multiple of",
+        ),
+        (&["run", dir, "--profile", "nope"], "unknown profile"),
+        (&["run", dir, "--repeat", "0"], "--repeat"),
+    ];
+    for (args, needle) in cases {
+        let (code, so, se) = run(args);
+        assert_eq!(code, 2, "{args:?}: exit {code}, stderr {se}");
+        let err: Vec<&str> = se
+            .lines()
+            .filter(|l| l.starts_with("iolab: error"))
+            .collect();
+        assert_eq!(err.len(), 1, "{args:?}: {se}");
+        assert!(err[0].contains(needle), "{args:?}: {se}");
+        assert!(so.is_empty(), "{args:?}: stdout {so}");
+        assert!(!se.contains("panicked"), "{se}");
+    }
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "no temp file left"
+    );
+}
+
+#[test]
+fn json_mode_prints_a_json_error() {
+    let (code, so, _) = run(&["run", "/nonexistent/x", "--json"]);
+    assert_eq!(code, 2);
+    let j = json(&so);
+    assert!(j["error"].as_str().unwrap().contains("does not exist"));
+}
+
+#[test]
+fn no_permission_is_a_clear_error() {
+    if !root_or_skip("no_permission_is_a_clear_error")
+        || !tool_or_skip("no_permission_is_a_clear_error", "setpriv")
+    {
+        return;
+    }
+    let d = tmpdir();
+    let o = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_iolab"),
+            "run",
+        ])
+        .arg(d.path())
+        .args(["--pattern", "write", "--size", "1MiB"])
+        .output()
+        .unwrap();
+    let (code, _, se) = out(o);
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("no permission"), "{se}");
+}
+
+#[test]
+fn device_writes_need_destroy_and_mounted_devices_are_refused() {
+    if !root_or_skip("device_writes_need_destroy") {
+        return;
+    }
+    let mut l = LoopDev::new("destroy", 64 << 20);
+    let other = LoopDev::new("other", 16 << 20);
+    // Reads are fine on an unmounted device.
+    let (code, _, se) = run(&[
+        "run",
+        l.path(),
+        "--pattern",
+        "randread",
+        "--time",
+        "200ms",
+        "--repeat",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    // Writes are refused without --destroy, and with --destroy naming another device.
+    let (code, _, se) = run(&["run", l.path(), "--pattern", "write", "--time", "200ms"]);
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("--destroy"), "{se}");
+    let (code, _, se) = run(&[
+        "run",
+        l.path(),
+        "--pattern",
+        "write",
+        "--time",
+        "200ms",
+        "--destroy",
+        other.path(),
+    ]);
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("does not match"), "{se}");
+    // With --destroy naming it: written, and the data is random.
+    let (code, _, se) = run(&[
+        "run",
+        l.path(),
+        "--pattern",
+        "write",
+        "--bs",
+        "1m",
+        "--io-size",
+        "8MiB",
+        "--repeat",
+        "1",
+        "--destroy",
+        l.path(),
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let head = std::fs::read(&l.file).unwrap();
+    assert!(head[..1 << 20].iter().any(|b| *b != 0));
+    // Mounted: refused for reads and writes alike, even with --destroy.
+    let _mnt = l.mkfs_and_mount("ext4");
+    let (code, _, se) = run(&["run", l.path(), "--pattern", "read", "--time", "200ms"]);
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("is mounted"), "{se}");
+    let (code, _, se) = run(&["run", l.path(), "--pattern", "write", "--destroy", l.path()]);
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("is mounted"), "{se}");
+}
+
+#[test]
+fn io_on_a_real_xfs_loop_device() {
+    if !root_or_skip("io_on_a_real_xfs_loop_device")
+        || !tool_or_skip("io_on_a_real_xfs_loop_device", "mkfs.xfs")
+    {
+        return;
+    }
+    let mut l = LoopDev::new("xfs", 512 << 20);
+    let mnt = l.mkfs_and_mount("xfs");
+    let (code, so, se) = run(&[
+        "run",
+        mnt.to_str().unwrap(),
+        "--quick",
+        "--size",
+        "64MiB",
+        "--time",
+        "300ms",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    assert_eq!(j["run"]["target"]["fs_type"], "xfs");
+    let devs = j["run"]["target"]["devices"].as_array().unwrap();
+    assert!(
+        devs.iter()
+            .any(|d| d["name"].as_str().unwrap().starts_with("loop")),
+        "{devs:?}"
+    );
+    assert_eq!(j["summary"].as_array().unwrap().len(), 7);
+    for w in j["summary"].as_array().unwrap() {
+        for o in w["ops"].as_array().unwrap() {
+            assert!(o["ops_per_sec_median"].as_f64().unwrap() > 0.0, "{w}");
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(&mnt).unwrap().count(),
+        0,
+        "test file removed"
+    );
+}
+
+#[test]
+fn disk_full_is_reported_and_the_file_removed() {
+    if !root_or_skip("disk_full_is_reported") {
+        return;
+    }
+    let m = MemMount::new("tmpfs", "size=8m");
+    let (code, _, se) = run(&[
+        "run",
+        m.dir.to_str().unwrap(),
+        "--pattern",
+        "write",
+        "--size",
+        "64MiB",
+        "--io-size",
+        "64MiB",
+    ]);
+    assert_eq!(code, 1, "{se}");
+    assert!(se.contains("disk full"), "{se}");
+    assert_eq!(
+        std::fs::read_dir(&m.dir).unwrap().count(),
+        0,
+        "test file removed"
+    );
+}
+
+#[test]
+fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
+    if !root_or_skip("filesystem_without_o_direct") {
+        return;
+    }
+    let m = MemMount::new("ramfs", "");
+    let (code, so, se) = run(&[
+        "run",
+        m.dir.to_str().unwrap(),
+        "--pattern",
+        "randread",
+        "--size",
+        "8MiB",
+        "--time",
+        "200ms",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{se}");
+    assert!(se.contains("O_DIRECT is not supported"), "{se}");
+    assert!(se.contains("fits in RAM"), "{se}");
+    let j = json(&so);
+    assert!(
+        j["run"]["workloads"][0]["trials"][0]["notes"]
+            .to_string()
+            .contains("O_DIRECT")
+    );
+}
