@@ -34,12 +34,7 @@ impl DataGen {
             rng.fill_bytes(&mut p);
             p
         };
-        DataGen {
-            rng,
-            zero,
-            pool,
-            block,
-        }
+        DataGen { rng, zero, pool }
     }
 
     /// Makes the first `len` bytes of `buf` a block never written before: copied from a random
