@@ -275,8 +275,9 @@ impl TrialSample {
     pub fn metrics(&self) -> Vec<Metric> {
         let mut out = Vec::new();
         for o in &self.ops {
-            let is_data = o.bytes > 0 || matches!(o.op.as_str(), "read" | "write");
-            if is_data {
+            // Block IO is judged in IOPS and MB/s; everything else (syncs, small-file phases,
+            // cached reads) in operations per second, plus MB/s where it moved data.
+            if matches!(o.op.as_str(), "read" | "write") {
                 out.push(Metric::new(
                     format!("{}.iops", o.op),
                     o.ops_per_sec(),
@@ -293,6 +294,13 @@ impl TrialSample {
                     o.ops_per_sec(),
                     Unit::OpsPerSec,
                 ));
+                if o.bytes > 0 {
+                    out.push(Metric::new(
+                        format!("{}.mbps", o.op),
+                        o.mb_per_sec(),
+                        Unit::MBps,
+                    ));
+                }
             }
             if !o.latency.is_empty() {
                 let s = o.latency.summary();

@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// A spec file (TOML list of workloads).
     #[arg(long, value_name = "FILE", conflicts_with = "quick")]
     pub spec: Option<PathBuf>,
+    /// Fraction of a full-size profile (`mail`: 1 is bonnie++ -n 128:25000:500:16, 131072 files;
+    /// default 1/32 = 4096 files, about a minute).
+    #[arg(long, value_name = "FRACTION")]
+    pub scale: Option<f64>,
 
     /// One custom workload: read, write, randread, randwrite, randrw, smallfile, cached-read.
     #[arg(long, help_heading = "Workload")]
@@ -91,6 +95,40 @@ pub struct RunArgs {
     /// IO engine: io_uring (default), psync, null.
     #[arg(long, help_heading = "Workload")]
     pub engine: Option<String>,
+    /// Small files: how many files (bonnie++ -n N means N*1024).
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Small files (--pattern smallfile)"
+    )]
+    pub files: Option<u64>,
+    /// Small files: directories to spread them over.
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Small files (--pattern smallfile)"
+    )]
+    pub dirs: Option<u32>,
+    /// Small files: smallest file size.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        help_heading = "Small files (--pattern smallfile)"
+    )]
+    pub min_file_size: Option<String>,
+    /// Small files: largest file size.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        help_heading = "Small files (--pattern smallfile)"
+    )]
+    pub max_file_size: Option<String>,
+    /// Small files: fsync each file after writing it (bonnie++ -b).
+    #[arg(long, help_heading = "Small files (--pattern smallfile)")]
+    pub fsync: bool,
+    /// Small files: also fsync the directory after each create and delete (durable names).
+    #[arg(long, help_heading = "Small files (--pattern smallfile)")]
+    pub fsync_dir: bool,
 
     /// Trials per workload (default 3; 1 with --quick).
     #[arg(long, value_name = "N", help_heading = "Trials")]
@@ -138,7 +176,13 @@ impl RunArgs {
             data: self.data.clone(),
             seed: self.seed,
             engine: self.engine.clone(),
-            ..Default::default()
+            files: self.files,
+            dirs: self.dirs,
+            min_file_size: self.min_file_size.clone().map(SizeValue::Text),
+            max_file_size: self.max_file_size.clone().map(SizeValue::Text),
+            fsync: self.fsync.then_some(true),
+            fsync_dir: self.fsync_dir.then_some(true),
+            drop_caches: None,
         }
     }
 }
@@ -167,7 +211,34 @@ pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
         } else {
             a.profile.as_deref().unwrap_or("default")
         };
-        profile(name, ProfileScale::default()).ok_or_else(|| {
+        if let Some(sc) = a.scale {
+            if !(sc > 0.0 && sc <= 64.0) {
+                return Err(usage(
+                    "--scale: give a fraction greater than 0 (1 is the full-size profile), e.g. 0.25",
+                ));
+            }
+        }
+        let size = a
+            .size
+            .as_deref()
+            .map(crate::units::parse_bytes)
+            .transpose()
+            .map_err(|e| usage(format!("--size: {e}")))?;
+        let runtime = a
+            .time
+            .as_deref()
+            .map(crate::units::parse_duration)
+            .transpose()
+            .map_err(|e| usage(format!("--time: {e}")))?;
+        profile(
+            name,
+            ProfileScale {
+                size,
+                runtime,
+                scale: a.scale,
+            },
+        )
+        .ok_or_else(|| {
             usage(format!(
                 "--profile: unknown profile '{name}' (known: {})",
                 profile_names().join(", ")
@@ -193,11 +264,8 @@ fn apply_overrides(w: &Workload, flags: &RawWorkload) -> anyhow::Result<Workload
     let base = RawWorkload::from_workload(w);
     let mut merged = flags.clone().or(&base);
     merged.name = base.name.clone();
-    if matches!(
-        w.kind,
-        WorkloadKind::SmallFiles(_) | WorkloadKind::CachedRead(_)
-    ) {
-        // Block-IO flags do not apply to small files or cached reads.
+    if matches!(w.kind, WorkloadKind::CachedRead(_)) {
+        // Block-IO flags do not apply to cached reads.
         return Ok(w.clone());
     }
     merged.validate().map_err(flag_error)
@@ -231,6 +299,7 @@ struct RunSink<'a> {
     progress: &'a crate::progress::Progress,
     notes: Vec<String>,
     suite_len: usize,
+    live_notes: bool,
 }
 
 impl Sink for RunSink<'_> {
@@ -250,7 +319,10 @@ impl Sink for RunSink<'_> {
     }
     fn note(&mut self, msg: &str) {
         if !self.notes.iter().any(|n| n == msg) {
-            self.progress.println(&format!("iolab: note: {msg}"));
+            // The table ends with the notes; with --json they go to stderr as they happen.
+            if self.live_notes {
+                self.progress.println(&format!("iolab: note: {msg}"));
+            }
             self.notes.push(msg.to_string());
         }
     }
@@ -326,6 +398,7 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         progress: &progress,
         notes: Vec::new(),
         suite_len: suite.workloads.len(),
+        live_notes: a.json,
     };
     let outcome = run_suite(&suite, &target, &opts, &ctl, &mut sink);
     record.notes = std::mem::take(&mut sink.notes);

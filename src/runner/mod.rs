@@ -6,8 +6,10 @@
 //!
 //! [`TrialSample`]: crate::sample::TrialSample
 
+pub mod cached;
 pub mod data;
 pub mod io;
 pub mod offsets;
 pub mod prepare;
+pub mod smallfile;
 pub mod suite;

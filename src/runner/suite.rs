@@ -218,7 +218,23 @@ pub fn run_suite(
                     })
                 }
             }
-            _ => None,
+            WorkloadKind::CachedRead(cr) => {
+                if test_file.is_none() {
+                    match TestFile::for_target(target) {
+                        Ok(f) => test_file = Some(f),
+                        Err(e) => return fail(records, e.into()),
+                    }
+                }
+                if let Some(tf) = test_file.as_mut() {
+                    if target.info.kind != TargetKind::BlockDevice {
+                        if let Err(e) = tf.ensure_laid_out(cr.block_size.max(1 << 20), &stopped) {
+                            return fail(records, e.into());
+                        }
+                    }
+                }
+                None
+            }
+            WorkloadKind::SmallFiles(_) => None,
         };
         let mut trial = 0u32;
         loop {
@@ -244,10 +260,20 @@ pub fn run_suite(
                 (WorkloadKind::Io(io), Some(f)) => {
                     run_io_trial(io, f, ctl, &w.name, trial).map_err(anyhow::Error::from)
                 }
-                _ => Err(anyhow::anyhow!(
-                    "workload '{}': this kind of workload is not supported yet",
-                    w.name
-                )),
+                (WorkloadKind::SmallFiles(sf), _) => {
+                    super::smallfile::run_smallfile_trial(sf, target.path(), ctl, &w.name, trial)
+                        .map_err(anyhow::Error::from)
+                }
+                (WorkloadKind::CachedRead(cr), _) => {
+                    let path = match &test_file {
+                        Some(tf) => tf.path.clone(),
+                        None => target.path().to_path_buf(),
+                    };
+                    super::cached::run_cached_trial(cr, &path, ctl, &w.name, trial).map_err(|e| {
+                        anyhow::anyhow!("{}: cached reads of {}: {e}", w.name, path.display())
+                    })
+                }
+                (WorkloadKind::Io(_), None) => unreachable!("IO workloads always get a file"),
             };
             let sample = match result {
                 Ok(s) => s,

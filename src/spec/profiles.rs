@@ -23,9 +23,29 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "quick",
-        about: "the general suite, short (~15 s): a smoke test",
+        about: "the general suite, short (~15 s, one trial): a smoke test",
+    },
+    Profile {
+        name: "mail",
+        about: "mail spool: bonnie++ -b -n 128:25000:500:16 small files with fsync, scaled by --scale (default 1/32)",
+    },
+    Profile {
+        name: "db",
+        about: "database: 8k random read, random write and 70/30 mix at QD 128, as fio in the MongoDB post",
+    },
+    Profile {
+        name: "backup",
+        about: "backup target: 1MiB sequential write of 2 x RAM (or --size) with fdatasync, then read it back cold: dd done right",
+    },
+    Profile {
+        name: "hdparm",
+        about: "hdparm -tT: cached reads of one 2MiB block, and ~3 s of sequential device reads bypassing the cache",
     },
 ];
+
+/// The mail profile's default scale: 1/32 of the post's 131072 files (4096), about a minute
+/// here with three trials.
+pub const MAIL_DEFAULT_SCALE: f64 = 1.0 / 32.0;
 
 /// Knobs that scale a profile: the working set and the run time per workload.
 #[derive(Debug, Clone, Copy, Default)]
@@ -34,6 +54,8 @@ pub struct ProfileScale {
     pub size: Option<u64>,
     /// Run-time override per workload (`--time`).
     pub runtime: Option<Duration>,
+    /// Fraction of the full-size profile (`--scale`; `mail` only: 1.0 is the post's 131072 files).
+    pub scale: Option<f64>,
 }
 
 /// Builds a profile by name, or `None` when there is no such profile.
@@ -41,8 +63,8 @@ pub fn profile(name: &str, scale: ProfileScale) -> Option<Suite> {
     match name {
         "default" => Some(general(
             name,
-            Duration::from_secs(7),
-            Duration::from_secs(1),
+            Duration::from_secs(2),
+            Duration::from_millis(500),
             scale,
         )),
         "quick" => Some(general(
@@ -51,7 +73,135 @@ pub fn profile(name: &str, scale: ProfileScale) -> Option<Suite> {
             Duration::from_millis(500),
             scale,
         )),
+        "mail" => Some(mail(scale)),
+        "db" => Some(db(scale)),
+        "backup" => Some(backup(scale)),
+        "hdparm" => Some(hdparm(scale)),
         _ => None,
+    }
+}
+
+/// The post's bonnie++ line, `-b -n 128:25000:500:16`, as iolab parameters at a scale.
+///
+/// bonnie++ `-n N:max:min:dirs` means N*1024 files, sizes uniform in [min, max] bytes, spread
+/// over `dirs` directories; `-b` fsyncs each file after writing it.
+pub fn bonnie_mail(scale: f64) -> SmallFileWorkload {
+    SmallFileWorkload {
+        files: ((128.0 * 1024.0 * scale).round() as u64).max(16),
+        dirs: 16,
+        min_size: 500,
+        max_size: 25000,
+        fsync: true,
+        fsync_dir: false,
+        threads: 1,
+        seed: IoWorkload::default().seed,
+    }
+}
+
+fn mail(scale: ProfileScale) -> Suite {
+    let w = bonnie_mail(scale.scale.unwrap_or(MAIL_DEFAULT_SCALE));
+    Suite {
+        name: "mail".into(),
+        workloads: vec![Workload {
+            name: "mail-smallfiles".into(),
+            drop_caches: false,
+            kind: WorkloadKind::SmallFiles(w),
+        }],
+    }
+}
+
+fn db(scale: ProfileScale) -> Suite {
+    let rt = Duration::from_secs(5);
+    let ramp = Duration::from_secs(1);
+    let mut w = vec![
+        io(
+            "db-randread-8k-qd128",
+            Pattern::RandRead,
+            8192,
+            128,
+            rt,
+            ramp,
+            scale,
+        ),
+        io(
+            "db-randwrite-8k-qd128",
+            Pattern::RandWrite,
+            8192,
+            128,
+            rt,
+            ramp,
+            scale,
+        ),
+        io(
+            "db-mixed-70-30-8k-qd128",
+            Pattern::RandRw,
+            8192,
+            128,
+            rt,
+            ramp,
+            scale,
+        ),
+    ];
+    if let WorkloadKind::Io(m) = &mut w[2].kind {
+        m.read_pct = 70;
+    }
+    Suite {
+        name: "db".into(),
+        workloads: w,
+    }
+}
+
+fn backup(scale: ProfileScale) -> Suite {
+    let size = scale.size.unwrap_or_else(|| {
+        (2 * crate::system::ram_bytes().unwrap_or(4 << 30)).div_ceil(1 << 20) << 20
+    });
+    let seq = |name: &str, pattern: Pattern, drop: bool, sync: bool| Workload {
+        name: name.into(),
+        drop_caches: drop,
+        kind: WorkloadKind::Io(IoWorkload {
+            pattern,
+            block_size: 1 << 20,
+            queue_depth: 1,
+            size: Some(size),
+            total_bytes: Some(size),
+            fsync_at_end: sync,
+            ..IoWorkload::default()
+        }),
+    };
+    Suite {
+        name: "backup".into(),
+        workloads: vec![
+            seq("backup-write-1m-fdatasync", Pattern::Write, false, true),
+            seq("backup-read-1m-cold", Pattern::Read, true, false),
+        ],
+    }
+}
+
+fn hdparm(scale: ProfileScale) -> Suite {
+    Suite {
+        name: "hdparm".into(),
+        workloads: vec![
+            Workload {
+                name: "hdparm-T-cached-reads".into(),
+                drop_caches: false,
+                kind: WorkloadKind::CachedRead(CachedReadWorkload {
+                    block_size: 2 << 20,
+                    runtime: scale.runtime.unwrap_or(Duration::from_secs(2)),
+                }),
+            },
+            Workload {
+                name: "hdparm-t-device-reads".into(),
+                drop_caches: true,
+                kind: WorkloadKind::Io(IoWorkload {
+                    pattern: Pattern::Read,
+                    block_size: 2 << 20,
+                    queue_depth: 1,
+                    size: scale.size,
+                    runtime: Some(scale.runtime.unwrap_or(Duration::from_secs(3))),
+                    ..IoWorkload::default()
+                }),
+            },
+        ],
     }
 }
 

@@ -130,6 +130,9 @@ pub struct RawWorkload {
     /// Small files: fsync each file (bonnie++ -b).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fsync: Option<bool>,
+    /// Small files: fsync the directory after each create and delete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync_dir: Option<bool>,
 }
 
 /// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
@@ -168,7 +171,8 @@ impl RawWorkload {
             dirs,
             min_file_size,
             max_file_size,
-            fsync
+            fsync,
+            fsync_dir
         );
         self
     }
@@ -364,6 +368,7 @@ impl RawWorkload {
             min_size,
             max_size,
             fsync: self.fsync.unwrap_or(false),
+            fsync_dir: self.fsync_dir.unwrap_or(false),
             threads,
             seed: self.seed.unwrap_or(IoWorkload::default().seed),
         })
@@ -389,7 +394,15 @@ impl RawWorkload {
 
     /// The raw form of a validated workload: what `iolab profiles --show` prints.
     pub fn from_workload(w: &Workload) -> RawWorkload {
-        let text = |b: u64| Some(SizeValue::Text(units::format_bytes(b)));
+        // Human units where they are exact, plain bytes otherwise, so the spec reads back equal.
+        let text = |b: u64| {
+            let t = units::format_bytes(b);
+            Some(if units::parse_bytes(&t) == Ok(b) {
+                SizeValue::Text(t)
+            } else {
+                SizeValue::Bytes(b)
+            })
+        };
         let dur = |d: Duration| Some(TimeValue::Text(crate::units::HumanDuration(d).to_string()));
         let mut r = RawWorkload {
             name: Some(w.name.clone()),
@@ -426,6 +439,7 @@ impl RawWorkload {
                 r.min_file_size = Some(SizeValue::Bytes(s.min_size));
                 r.max_file_size = Some(SizeValue::Bytes(s.max_size));
                 r.fsync = Some(s.fsync);
+                r.fsync_dir = s.fsync_dir.then_some(true);
                 r.threads = Some(s.threads);
             }
             WorkloadKind::CachedRead(c) => {

@@ -196,6 +196,9 @@ pub struct SmallFileWorkload {
     pub max_size: u64,
     /// fsync each file after writing it (bonnie++ `-b`).
     pub fsync: bool,
+    /// Also fsync the directory after each create and delete (durable names, as Maildir does).
+    #[serde(default)]
+    pub fsync_dir: bool,
     /// Worker threads; each owns its own directories.
     pub threads: u32,
     /// Seed for sizes, random order and content.
@@ -282,8 +285,14 @@ impl Workload {
                 s
             }
             WorkloadKind::SmallFiles(w) => format!(
-                "smallfile files={} dirs={} size={}..{} fsync={} threads={}",
-                w.files, w.dirs, w.min_size, w.max_size, w.fsync, w.threads
+                "smallfile files={} dirs={} size={}..{} fsync={}{} threads={}",
+                w.files,
+                w.dirs,
+                w.min_size,
+                w.max_size,
+                w.fsync,
+                if w.fsync_dir { " fsync_dir=true" } else { "" },
+                w.threads
             ),
             WorkloadKind::CachedRead(w) => format!(
                 "cached-read bs={} time={}",
