@@ -96,7 +96,8 @@ impl Level {
         )
     }
 
-    /// The fewest disks one group can have: mdadm's usual minimums, the kernel's for btrfs.
+    /// The fewest disks one group can have (mdadm's usual minimums; for btrfs the kernel's, with
+    /// raid0 kept at 2 so that it stripes).
     pub fn min_disks(self) -> u32 {
         match self {
             Level::BtrfsSingle => 1,

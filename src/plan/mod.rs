@@ -25,6 +25,9 @@ pub use layout::{Layout, LayoutSpec, Level, parse_layouts};
 pub use perf::{Caps, DiskPerf, Figure, Limit, MeasuredPerf, Prediction, predict, predict_layout};
 pub use risk::{RebuildSpeed, Risk, RiskParams};
 
+/// The most disks a plan takes: far beyond one box, and it keeps the chains small.
+pub const MAX_DISKS: u32 = 10_000;
+
 /// Bytes per stripe element in btrfs (`BTRFS_STRIPE_LEN`); `--chunk` applies to mdadm only.
 pub const BTRFS_STRIPE_LEN: u64 = 64 * 1024;
 
@@ -81,10 +84,10 @@ pub struct PlanInput {
 impl PlanInput {
     /// Checks every input before any layout is computed.
     pub fn validate(&self) -> Result<(), PlanError> {
-        if self.disks == 0 {
+        if self.disks == 0 || self.disks > MAX_DISKS {
             return Err(PlanError::Input {
                 field: "--disks",
-                why: "must be at least 1".into(),
+                why: format!("{} must be between 1 and {MAX_DISKS}", self.disks),
             });
         }
         if self.disk_bytes == 0 {
@@ -174,6 +177,8 @@ pub struct LayoutRow {
     pub rebuild_hours: Option<f64>,
     /// Hours from a failure until redundancy is back; `None` without redundancy.
     pub exposure_hours: Option<f64>,
+    /// Bytes read with no redundancy left when rebuilding the last tolerated failure.
+    pub unprotected_read_bytes: u64,
     /// Chance that rebuilding the last tolerated failure meets an unreadable sector.
     pub ure_probability: f64,
     /// Mean time to data loss, hours (`None` when beyond what a float holds).
@@ -285,6 +290,8 @@ pub fn evaluate(
         rebuild_mbps: has_rebuild.then_some(rebuild_mbps),
         rebuild_hours: risk.rebuild_hours,
         exposure_hours: risk.exposure_hours,
+        unprotected_read_bytes: u64::from(unit.disks_read_unprotected)
+            .saturating_mul(input.disk_bytes),
         ure_probability: risk.ure_probability,
         mttdl_hours: Some(risk.mttdl_hours).filter(|h| h.is_finite()),
         data_loss_probability_1y: risk.loss_1y,
@@ -374,9 +381,7 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
         notes.push(format!(
             "{}: rebuilding its last redundancy reads {} with nothing left to correct an unreadable sector; at {:e} per bit one is likely ({:.1}%). Datasheet rates are upper bounds: {hint}",
             worst.name,
-            crate::units::format_bytes_si(
-                (input.disk_bytes as f64 * unread_disks(worst)) as u64
-            ),
+            crate::units::format_bytes_si(worst.unprotected_read_bytes),
             input.risk.ure_per_bit,
             worst.ure_probability * 100.0
         ));
@@ -403,15 +408,6 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
         layouts: rows,
         notes,
     })
-}
-
-/// Disks' worth of data read without redundancy in the last rebuild, recovered from the row.
-fn unread_disks(row: &LayoutRow) -> f64 {
-    if row.level.ends_with("raid5") || row.level.ends_with("raid6") {
-        f64::from(row.disks_per_group - row.failures_tolerated)
-    } else {
-        1.0
-    }
 }
 
 #[cfg(test)]

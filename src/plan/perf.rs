@@ -206,9 +206,7 @@ impl Caps {
     /// Refuses caps that are not positive numbers.
     pub fn validate(&self) -> Result<(), PlanError> {
         for (field, v) in [("--cap-mbps", self.mbps), ("--cap-iops", self.iops)] {
-            if let Some(v) = v
-                && !(v.is_finite() && v > 0.0)
-            {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
                 return Err(PlanError::Input {
                     field,
                     why: format!("{v} must be above 0"),

@@ -43,13 +43,18 @@ pub fn format_hours(h: f64) -> String {
     }
 }
 
-/// MTTDL in years: `850y`, `1.2e5y`; `inf` when beyond a float.
+/// MTTDL in years (`1.4y`, `850y`, `1.2e5y`), days or hours when shorter; `inf` when beyond a
+/// float.
 pub fn format_mttdl(hours: Option<f64>) -> String {
     match hours {
         None => "inf".into(),
         Some(h) => {
             let y = h / super::risk::HOURS_PER_YEAR;
-            if y < 10.0 {
+            if h < 48.0 {
+                format_hours(h)
+            } else if y < 1.0 {
+                format!("{:.0}d", h / 24.0)
+            } else if y < 10.0 {
                 format!("{y:.1}y")
             } else if y < 10_000.0 {
                 format!("{y:.0}y")
@@ -258,5 +263,7 @@ mod tests {
         assert_eq!(format_mttdl(Some(8760.0 * 123_000.0)), "1.2e5y");
         assert_eq!(format_mttdl(Some(8760.0 * 1.5)), "1.5y");
         assert_eq!(format_mttdl(None), "inf");
+        assert_eq!(format_mttdl(Some(24.0 * 36.0)), "36d");
+        assert_eq!(format_mttdl(Some(5.5)), "5.5h");
     }
 }
