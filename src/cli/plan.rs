@@ -1,14 +1,382 @@
-//! `iolab plan` (placeholder until its issue lands).
+//! `iolab plan`: reads the flags, builds a [`PlanInput`], prints the table.
+//!
+//! Numeric flags are taken as text and read here, so a bad value (a negative size, an AFR of
+//! 1.5) gets one line naming the flag and the fix instead of a usage dump.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::Context;
+use anyhow::Context as _;
 
-/// Arguments (placeholder).
+use super::{Context, usage};
+use crate::plan::perf::DEFAULT_DISK;
+use crate::plan::risk::{DEFAULT_AFR, URE_DESKTOP, URE_ENTERPRISE};
+use crate::plan::{
+    Caps, DiskPerf, MeasuredPerf, PlanInput, RebuildSpeed, RiskParams, parse_layouts, render,
+};
+use crate::sample::RunRecord;
+
+/// How the plan is printed.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    #[default]
+    Text,
+    /// A Markdown table, for wikis and blog posts.
+    Md,
+    /// One JSON object with a `layouts` array.
+    Json,
+}
+
+/// Capacity, predicted speed and data-loss risk of candidate layouts, in one table.
 #[derive(clap::Args, Debug)]
-pub struct PlanArgs {}
+#[command(
+    after_help = "Example (the 45-disk pod of xfs-raid-45-spindles.txt):\n  \
+iolab plan --disks 45 --disk-size 2TB --layouts raid6,raid6+2spares,raid5+1spare,raid5\n\n\
+Layouts: raid0 raid1 raid5 raid6 raid10 and btrfs-single btrfs-raid0 btrfs-raid1 \
+btrfs-raid1c3 btrfs-raid1c4 btrfs-raid10 btrfs-raid5 btrfs-raid6; add +Nspares for hot spares \
+(taken out of --disks) and prefix Nx for N groups striped together (3xraid6 = 3 raid6 arrays of \
+15 on 45 disks).\n\n\
+Default AFR: Backblaze Drive Stats for 2024 (published February 2025), 1.57% annualized \
+failure rate over about 300,000 data drives; set your own with --afr. The model, its formulas \
+and assumptions are in docs/plan-model.md."
+)]
+pub struct PlanArgs {
+    /// The flags, boxed so the subcommand enum stays small.
+    #[command(flatten)]
+    pub opts: Box<PlanOptions>,
+}
+
+/// The flags of `iolab plan`.
+#[derive(clap::Args, Debug)]
+pub struct PlanOptions {
+    /// Disks in the box, hot spares included.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub disks: String,
+
+    /// Size of one disk, decimal as on the label (2TB = 2*10^12 bytes).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub disk_size: String,
+
+    /// Candidate layouts, comma-separated: raid6,raid6+2spares,raid5+1spare,3xraid6,btrfs-raid1.
+    #[arg(long, value_name = "LIST")]
+    pub layouts: String,
+
+    /// mdadm chunk size (btrfs always stripes in 64KiB elements).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "512k",
+        allow_hyphen_values = true
+    )]
+    pub chunk: String,
+
+    /// Take per-disk speeds from a JSON run record of one disk (`iolab run --json` on a single
+    /// disk): sequential MB/s from read/write workloads, IOPS from randread/randwrite ones.
+    #[arg(long, value_name = "RUN.json")]
+    pub disk_from: Option<PathBuf>,
+
+    /// Per-disk sequential read, MB/s [default: 150, a 7200 rpm disk].
+    #[arg(long, value_name = "MBPS", allow_hyphen_values = true)]
+    pub disk_read_mbps: Option<String>,
+
+    /// Per-disk sequential write, MB/s [default: 150].
+    #[arg(long, value_name = "MBPS", allow_hyphen_values = true)]
+    pub disk_write_mbps: Option<String>,
+
+    /// Per-disk random read IOPS [default: 120].
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true)]
+    pub disk_read_iops: Option<String>,
+
+    /// Per-disk random write IOPS [default: 120].
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true)]
+    pub disk_write_iops: Option<String>,
+
+    /// Controller/bus cap on all disks together, MB/s.
+    #[arg(long, value_name = "MBPS", allow_hyphen_values = true)]
+    pub cap_mbps: Option<String>,
+
+    /// Controller/bus cap on all disks together, IOs per second.
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true)]
+    pub cap_iops: Option<String>,
+
+    /// Annualized failure rate of one disk, as a fraction (0.0157) or a percentage (1.57%).
+    /// Default 1.57%: Backblaze Drive Stats for 2024, the annualized failure rate over about
+    /// 300,000 data drives. Use your fleet's or your model's figure when you have one.
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub afr: Option<String>,
+
+    /// Unrecoverable read errors per bit read: a number, `desktop` (1e-14, the default) or
+    /// `enterprise` (1e-15); 0 leaves unreadable sectors out of the model.
+    #[arg(
+        long,
+        value_name = "RATE",
+        default_value = "desktop",
+        allow_hyphen_values = true
+    )]
+    pub ure: String,
+
+    /// Time from a failure until a replacement disk is in, when no hot spare is free
+    /// (the 72 hours of raid6-vs-raid5-bonnie.txt). Needs a unit: 72h, 3d, 30m.
+    #[arg(
+        long,
+        value_name = "TIME",
+        default_value = "72h",
+        allow_hyphen_values = true
+    )]
+    pub replace_time: String,
+
+    /// Rebuild speed, MB/s written to the new disk (measure it with `iolab lab`).
+    #[arg(
+        long,
+        value_name = "MBPS",
+        allow_hyphen_values = true,
+        conflicts_with = "rebuild_fraction"
+    )]
+    pub rebuild_mbps: Option<String>,
+
+    /// Without --rebuild-mbps: the share of a disk's sequential speed a rebuild gets [default: 0.5].
+    #[arg(long, value_name = "FRACTION", allow_hyphen_values = true)]
+    pub rebuild_fraction: Option<String>,
+
+    /// Mission time for the second loss probability, years.
+    #[arg(
+        long,
+        value_name = "YEARS",
+        default_value = "5",
+        allow_hyphen_values = true
+    )]
+    pub years: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+fn number(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| usage(format!("{flag}: '{text}' is not a number")))?;
+    if !v.is_finite() {
+        return Err(usage(format!("{flag}: '{text}' is not a finite number")));
+    }
+    Ok(v)
+}
+
+fn positive(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let v = number(flag, text)?;
+    if v <= 0.0 {
+        return Err(usage(format!("{flag}: {text} must be above 0")));
+    }
+    Ok(v)
+}
+
+fn size(flag: &str, text: &str) -> anyhow::Result<u64> {
+    if text.trim_start().starts_with('-') {
+        return Err(usage(format!(
+            "{flag}: '{text}' is negative; give a size like 2TB"
+        )));
+    }
+    crate::units::parse_bytes(text).map_err(|e| usage(format!("{flag}: {e}")))
+}
+
+/// Reads `0.0157`, `1.57%`.
+fn parse_afr(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    match t.strip_suffix('%') {
+        Some(p) => Ok(number("--afr", p)? / 100.0),
+        None => number("--afr", t),
+    }
+}
+
+fn parse_ure(text: &str) -> anyhow::Result<f64> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "desktop" | "consumer" => Ok(URE_DESKTOP),
+        "enterprise" => Ok(URE_ENTERPRISE),
+        t => number("--ure", t),
+    }
+}
+
+fn parse_hours(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(usage(format!("{flag}: '{text}' is negative")));
+    }
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(usage(format!(
+            "{flag}: '{text}' needs a unit, e.g. {t}h or {t}d"
+        )));
+    }
+    let d = crate::units::parse_duration(t).map_err(|e| usage(format!("{flag}: {e}")))?;
+    Ok(d.as_secs_f64() / 3600.0)
+}
+
+/// Reads a run record: one object, or an array holding exactly one.
+fn read_run(path: &Path) -> anyhow::Result<RunRecord> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--disk-from {}: {e}", path.display())))?;
+    if let Ok(r) = serde_json::from_str::<RunRecord>(&text) {
+        return Ok(r);
+    }
+    match serde_json::from_str::<Vec<RunRecord>>(&text) {
+        Ok(mut v) if v.len() == 1 => Ok(v.remove(0)),
+        Ok(v) => Err(usage(format!(
+            "--disk-from {}: holds {} runs; give a file with the run of one disk",
+            path.display(),
+            v.len()
+        ))),
+        Err(_) => {
+            let e = serde_json::from_str::<RunRecord>(&text)
+                .err()
+                .map_or_else(String::new, |e| e.to_string());
+            Err(usage(format!(
+                "--disk-from {}: not a JSON run record ({e}); write one with `iolab run --json`",
+                path.display()
+            )))
+        }
+    }
+}
+
+/// Per-disk speed from `--disk-from` and the `--disk-*` flags (flags win), and a sentence
+/// saying where it came from.
+fn disk_perf(a: &PlanOptions) -> anyhow::Result<(DiskPerf, String)> {
+    let given = [
+        ("--disk-read-mbps", &a.disk_read_mbps),
+        ("--disk-write-mbps", &a.disk_write_mbps),
+        ("--disk-read-iops", &a.disk_read_iops),
+        ("--disk-write-iops", &a.disk_write_iops),
+    ];
+    let mut vals = [None; 4];
+    for (slot, (flag, text)) in vals.iter_mut().zip(given) {
+        if let Some(t) = text {
+            *slot = Some(positive(flag, t)?);
+        }
+    }
+    let flags: Vec<&str> = given
+        .iter()
+        .zip(vals)
+        .filter(|(_, v)| v.is_some())
+        .map(|((f, _), _)| *f)
+        .collect();
+    let mut m = MeasuredPerf::default();
+    let mut source = String::new();
+    if let Some(path) = &a.disk_from {
+        let run = read_run(path)?;
+        m = MeasuredPerf::from_run(&run)
+            .map_err(|e| usage(format!("--disk-from {}: {e}", path.display())))?;
+        source = format!("measured in {} ({})", path.display(), m.sources.join(", "));
+    }
+    let [r, w, ri, wi] = vals;
+    m.seq_read_mbps = r.or(m.seq_read_mbps);
+    m.seq_write_mbps = w.or(m.seq_write_mbps);
+    m.rand_read_iops = ri.or(m.rand_read_iops);
+    m.rand_write_iops = wi.or(m.rand_write_iops);
+    let perf = m.fill(&DEFAULT_DISK);
+    let figures = format!(
+        "{:.0}/{:.0} MB/s, {:.0}/{:.0} IOPS read/write",
+        perf.seq_read_mbps, perf.seq_write_mbps, perf.rand_read_iops, perf.rand_write_iops
+    );
+    if a.disk_from.is_some() {
+        let missing = m.missing();
+        if !missing.is_empty() {
+            let path = a.disk_from.as_deref().unwrap_or(Path::new("?"));
+            return Err(usage(format!(
+                "--disk-from {}: the run has no {}; give the missing figures with those flags",
+                path.display(),
+                missing.join(", ")
+            )));
+        }
+        if !flags.is_empty() {
+            source.push_str(&format!(", overridden by {}", flags.join(" ")));
+        }
+        return Ok((perf, format!("{figures}, {source}")));
+    }
+    let source = if flags.len() == 4 {
+        "given".to_string()
+    } else if flags.is_empty() {
+        "defaults for a 7200 rpm disk; measure yours and pass --disk-from RUN.json or --disk-read-mbps etc.".to_string()
+    } else {
+        format!(
+            "{} given, the rest defaults for a 7200 rpm disk",
+            flags.join(" ")
+        )
+    };
+    Ok((perf, format!("{figures}, {source}")))
+}
+
+fn build_input(a: &PlanOptions) -> anyhow::Result<(PlanInput, String)> {
+    let disks_text = a.disks.trim();
+    let disks: u32 = disks_text.parse().map_err(|_| {
+        usage(format!(
+            "--disks: '{}' is not a whole number of disks (e.g. --disks 45)",
+            a.disks
+        ))
+    })?;
+    let disk_bytes = size("--disk-size", &a.disk_size)?;
+    let chunk_bytes = size("--chunk", &a.chunk)?;
+    let layouts = parse_layouts(&a.layouts).map_err(|e| usage(e.to_string()))?;
+    let (perf, source) = disk_perf(a)?;
+    let caps = Caps {
+        mbps: a
+            .cap_mbps
+            .as_deref()
+            .map(|t| number("--cap-mbps", t))
+            .transpose()?,
+        iops: a
+            .cap_iops
+            .as_deref()
+            .map(|t| number("--cap-iops", t))
+            .transpose()?,
+    };
+    let risk = RiskParams {
+        afr: a.afr.as_deref().map_or(Ok(DEFAULT_AFR), parse_afr)?,
+        ure_per_bit: parse_ure(&a.ure)?,
+        replace_hours: parse_hours("--replace-time", &a.replace_time)?,
+        mission_years: number("--years", &a.years)?,
+    };
+    let rebuild = match (&a.rebuild_mbps, &a.rebuild_fraction) {
+        (Some(t), _) => RebuildSpeed::Mbps(number("--rebuild-mbps", t)?),
+        (None, Some(t)) => RebuildSpeed::Fraction(number("--rebuild-fraction", t)?),
+        (None, None) => RebuildSpeed::default(),
+    };
+    Ok((
+        PlanInput {
+            disks,
+            disk_bytes,
+            chunk_bytes,
+            layouts,
+            perf,
+            caps,
+            risk,
+            rebuild,
+        },
+        source,
+    ))
+}
 
 /// `iolab plan`.
-pub fn run(_ctx: &Context, _a: PlanArgs) -> anyhow::Result<ExitCode> {
-    super::not_yet("plan")
+pub fn run(_ctx: &Context, args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let a = &*args.opts;
+    let (input, source) = build_input(a)?;
+    let plan = crate::plan::plan(&input, &source).map_err(|e| usage(e.to_string()))?;
+    let format = if a.json { Format::Json } else { a.format };
+    let text = match format {
+        Format::Text => render::text(&plan),
+        Format::Md => render::markdown(&plan),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&plan).context("encoding the plan as JSON")?;
+            s.push('\n');
+            s
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(ExitCode::SUCCESS)
 }

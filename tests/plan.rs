@@ -1,0 +1,388 @@
+//! `iolab plan`: the binary as users run it, and the model's properties over many inputs.
+
+use std::process::{Command, Output};
+
+#[path = "plan/disk_from.rs"]
+mod disk_from;
+#[path = "plan/properties.rs"]
+mod properties;
+
+const POD: &[&str] = &[
+    "plan",
+    "--disks",
+    "45",
+    "--disk-size",
+    "2TB",
+    "--layouts",
+    "raid6,raid6+2spares,raid5+1spare,raid5",
+];
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .output()
+        .expect("the iolab binary runs")
+}
+
+fn with(base: &[&str], extra: &[&str]) -> Vec<String> {
+    base.iter().chain(extra).map(|s| (*s).to_string()).collect()
+}
+
+fn run_json(args: &[String]) -> serde_json::Value {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = iolab(&a);
+    assert!(
+        out.status.success(),
+        "{a:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("--format json prints JSON")
+}
+
+fn layout<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["layouts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|l| l["name"] == name))
+        .unwrap_or_else(|| panic!("no layout {name} in {doc}"))
+}
+
+fn f(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn the_45_disk_pod_as_a_table() {
+    let out = iolab(POD);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("layout") && lines[0].contains("loss 1y"),
+        "{text}"
+    );
+    let names: Vec<&str> = lines[1..5]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["raid6", "raid6+2spares", "raid5+1spare", "raid5"]);
+    assert!(
+        lines[2].contains("43+2s") && lines[2].contains("82.00TB"),
+        "{text}"
+    );
+    assert!(
+        lines[5].is_empty(),
+        "one row per layout, then notes: {text}"
+    );
+    // Columns are aligned: every row is as wide as the header or narrower.
+    let col = lines[0].find("usable").unwrap() + "usable".len();
+    for l in &lines[1..5] {
+        assert_eq!(&l[col - 2..col], "TB", "usable column misaligned in {l:?}");
+    }
+}
+
+#[test]
+fn the_45_disk_pod_as_json() {
+    let doc = run_json(&with(POD, &["--format", "json"]));
+    let layouts = doc["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 4);
+    for l in layouts {
+        for key in [
+            "name",
+            "usable_bytes",
+            "seq_read_mbps",
+            "seq_write_mbps",
+            "rand_read_iops",
+            "rand_write_iops",
+            "rebuild_hours",
+            "mttdl_hours",
+            "data_loss_probability_1y",
+            "data_loss_probability_mission",
+            "dominated",
+        ] {
+            assert!(
+                l.get(key).is_some_and(|v| !v.is_null()),
+                "{key} missing in {l}"
+            );
+        }
+    }
+    let p = |n: &str| f(layout(&doc, n), "data_loss_probability_1y");
+    assert!(p("raid6") < p("raid5"));
+    assert!(p("raid6") < p("raid5+1spare"));
+    assert!(p("raid5+1spare") < p("raid5"));
+    assert!(p("raid6+2spares") < p("raid6"));
+    let r6 = layout(&doc, "raid6");
+    assert_eq!(r6["usable_bytes"], 86_000_000_000_000u64);
+    assert_eq!(
+        layout(&doc, "raid6+2spares")["usable_bytes"],
+        82_000_000_000_000u64
+    );
+    assert!((f(r6, "seq_write_mbps") - 6450.0).abs() < 1e-6);
+    assert!((f(r6, "rand_write_iops") - 900.0).abs() < 1e-6);
+    // The hot spare removes the 72 h wait from the window, not the rebuild.
+    let spare = layout(&doc, "raid6+2spares");
+    assert!((f(r6, "exposure_hours") - f(spare, "exposure_hours") - 72.0).abs() < 1e-9);
+    assert!(f(r6, "mttdl_hours") < f(spare, "mttdl_hours"));
+    assert!(f(r6, "data_loss_probability_mission") > f(r6, "data_loss_probability_1y"));
+    // --json is the same as --format json.
+    assert_eq!(run_json(&with(POD, &["--json"])), doc);
+}
+
+#[test]
+fn markdown_table() {
+    let out = iolab(
+        &with(POD, &["--format", "md"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("| layout | disks | usable"), "{text}");
+    assert!(lines[1].starts_with("|:--|"), "{text}");
+    assert_eq!(
+        lines[2..6]
+            .iter()
+            .filter(|l| l.starts_with("| raid"))
+            .count(),
+        4
+    );
+    let cols = lines[0].matches('|').count();
+    assert!(
+        lines[1..6].iter().all(|l| l.matches('|').count() == cols),
+        "{text}"
+    );
+}
+
+#[test]
+fn dominated_layouts_are_marked() {
+    let doc = run_json(
+        &[
+            "plan",
+            "--disks",
+            "12",
+            "--disk-size",
+            "4TB",
+            "--layouts",
+            "btrfs-raid1,btrfs-raid10,raid6",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(layout(&doc, "btrfs-raid1")["dominated_by"], "btrfs-raid10");
+    assert_eq!(layout(&doc, "btrfs-raid10")["dominated"], false);
+    let out = iolab(&[
+        "plan",
+        "--disks",
+        "12",
+        "--disk-size",
+        "4TB",
+        "--layouts",
+        "btrfs-raid1,btrfs-raid10",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("btrfs-raid1 "))
+        .unwrap();
+    assert!(row.ends_with("dominated by btrfs-raid10"), "{row}");
+}
+
+#[test]
+fn the_controller_cap_binds_and_is_shown() {
+    let doc = run_json(&with(
+        POD,
+        &["--cap-mbps", "1000", "--cap-iops", "3000", "--json"],
+    ));
+    let r6 = layout(&doc, "raid6");
+    assert_eq!(r6["limits"]["seq_read"], "controller");
+    assert_eq!(r6["limits"]["rand_read"], "controller");
+    assert!((f(r6, "seq_read_mbps") - 1000.0).abs() < 1e-9);
+    assert!((f(r6, "rand_write_iops") - 500.0).abs() < 1e-9); // 3000 / 6 disk IOs
+    // A 45-disk parity rebuild moves 45 bytes per byte rebuilt: 1000/45 MB/s, 25 h for 2 TB.
+    assert!((f(r6, "rebuild_mbps") - 1000.0 / 45.0).abs() < 1e-9);
+    let out = iolab(
+        &with(POD, &["--cap-mbps", "1000"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("1000*") && text.contains("* held by the controller cap"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_cites_the_afr_source() {
+    let out = iolab(&["plan", "--help"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Backblaze Drive Stats for 2024"), "{text}");
+    assert!(text.contains("1.57%") && text.contains("--afr"), "{text}");
+}
+
+#[test]
+fn impossible_inputs_give_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--disks", "3", "--disk-size", "2TB", "--layouts", "raid6"],
+            "raid6 needs at least 4 disks",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--afr",
+                "1.5",
+            ],
+            "--afr",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--afr",
+                "150%",
+            ],
+            "--afr",
+        ),
+        (
+            &["--disks", "45", "--disk-size", "-2TB", "--layouts", "raid6"],
+            "--disk-size",
+        ),
+        (
+            &["--disks", "-45", "--disk-size", "2TB", "--layouts", "raid6"],
+            "--disks",
+        ),
+        (
+            &["--disks", "45", "--disk-size", "2TB", "--layouts", "raid7"],
+            "unknown level",
+        ),
+        (
+            &[
+                "--disks",
+                "44",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "3xraid6",
+            ],
+            "3 equal groups",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "btrfs-raid1+1spare",
+            ],
+            "no hot spares",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--ure",
+                "2",
+            ],
+            "--ure",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--replace-time",
+                "72",
+            ],
+            "needs a unit",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--chunk",
+                "3000",
+            ],
+            "--chunk",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--years",
+                "-1",
+            ],
+            "--years",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--disk-write-iops",
+                "0",
+            ],
+            "--disk-write-iops",
+        ),
+        (
+            &[
+                "--disks",
+                "45",
+                "--disk-size",
+                "2TB",
+                "--layouts",
+                "raid6",
+                "--disk-from",
+                "/nonexistent/run.json",
+            ],
+            "--disk-from",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = iolab(&[&["plan"], *args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(
+            err.starts_with("iolab: error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    }
+}
