@@ -26,7 +26,10 @@ use super::offsets::{Offsets, Region, regions, thread_seed};
 pub struct IoFile {
     /// Path to open (each thread opens its own descriptor).
     pub path: PathBuf,
-    /// Working set: IOs stay within `[0, size)`.
+    /// Where the working set starts, bytes (a device region: `iolab disks` reads the start,
+    /// middle and end of a disk). Must be a multiple of the block size.
+    pub offset: u64,
+    /// Working set: IOs stay within `[offset, offset + size)`.
     pub size: u64,
     /// O_DIRECT is possible here (false on tmpfs).
     pub direct_ok: bool,
@@ -159,7 +162,13 @@ pub fn run_io_trial(
     let direct = w.direct && file.direct_ok;
     let seq = !w.pattern.is_random();
     let size = file.size;
-    let regs = regions(size, w.block_size, w.threads, seq);
+    let regs: Vec<Region> = regions(size, w.block_size, w.threads, seq)
+        .into_iter()
+        .map(|r| Region {
+            start: r.start + file.offset,
+            len: r.len,
+        })
+        .collect();
     let per_thread_quota = |i: usize| -> u64 {
         let t = u64::from(w.threads);
         match (w.total_bytes, w.runtime) {
@@ -663,6 +672,7 @@ mod tests {
     fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         let file = IoFile {
             path: "/x".into(),
+            offset: 0,
             size: 1 << 20,
             direct_ok: true,
         };

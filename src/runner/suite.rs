@@ -112,6 +112,7 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
                 bs: io.block_size,
                 align: target.direct_align,
                 path: target.path().to_path_buf(),
+                offset: 0,
             });
         }
         let laid_out = if target.info.kind == TargetKind::File {
@@ -160,6 +161,7 @@ pub fn run_suite(
                 if io.engine == crate::spec::EngineKind::Null {
                     Some(IoFile {
                         path: target.path().to_path_buf(),
+                        offset: 0,
                         size: io.size.unwrap_or(opts.default_size).max(io.block_size),
                         direct_ok: true,
                     })
@@ -185,6 +187,7 @@ pub fn run_suite(
                             bs: io.block_size,
                             align: target.direct_align,
                             path: target.path().to_path_buf(),
+                            offset: 0,
                         };
                         return fail(records, e.into());
                     }
@@ -213,6 +216,7 @@ pub fn run_suite(
                     }
                     Some(IoFile {
                         path: tf.path.clone(),
+                        offset: 0,
                         size,
                         direct_ok: tf.direct_ok,
                     })
