@@ -112,7 +112,6 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
                 bs: io.block_size,
                 align: target.direct_align,
                 path: target.path().to_path_buf(),
-                offset: 0,
             });
         }
         let laid_out = if target.info.kind == TargetKind::File {
@@ -187,7 +186,6 @@ pub fn run_suite(
                             bs: io.block_size,
                             align: target.direct_align,
                             path: target.path().to_path_buf(),
-                            offset: 0,
                         };
                         return fail(records, e.into());
                     }
