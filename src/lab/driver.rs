@@ -401,8 +401,8 @@ impl StackRun<'_, '_> {
             .chain(&built.spares)
             .map(|d| d.display().to_string())
             .collect();
-        lr.build_seconds = Some(built.build_time.as_secs_f64());
         if !self.opts.dry_run {
+            lr.build_seconds = Some(built.build_time.as_secs_f64());
             lr.usable_bytes = Some(built.usable_bytes);
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);

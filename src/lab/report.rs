@@ -160,7 +160,7 @@ const HEADERS: [&str; 7] = [
     "LAYOUT", "STACK", "USABLE", "EXPECTED", "BUILD", "DEGRADED", "REBUILD",
 ];
 
-fn row(l: &LayoutReport) -> Vec<String> {
+fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
     let dash = || "-".to_string();
     vec![
         l.name.clone(),
@@ -176,6 +176,9 @@ fn row(l: &LayoutReport) -> Vec<String> {
             (None, _) => dash(),
         },
         l.rebuild.as_ref().map_or_else(dash, |r| {
+            if dry_run {
+                return "yes".into();
+            }
             format!(
                 "{} ({})",
                 format_duration(std::time::Duration::from_secs_f64(r.seconds)),
@@ -188,7 +191,7 @@ fn row(l: &LayoutReport) -> Vec<String> {
 /// The per-layout table for a terminal.
 pub fn render_table(r: &LabReport) -> String {
     let mut rows: Vec<Vec<String>> = vec![HEADERS.iter().map(|h| h.to_string()).collect()];
-    rows.extend(r.layouts.iter().map(row));
+    rows.extend(r.layouts.iter().map(|l| row(l, r.dry_run)));
     let widths: Vec<usize> = (0..HEADERS.len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
@@ -206,7 +209,13 @@ pub fn render_table(r: &LabReport) -> String {
         }
     );
     let status: Vec<String> = std::iter::once("STATUS".to_string())
-        .chain(r.layouts.iter().map(LayoutReport::status_text))
+        .chain(r.layouts.iter().map(|l| {
+            if r.dry_run && l.status == LayoutStatus::Ok {
+                "would build".to_string()
+            } else {
+                l.status_text()
+            }
+        }))
         .collect();
     for (cells, st) in rows.iter().zip(&status) {
         let mut line = String::new();
@@ -251,7 +260,7 @@ pub fn render_markdown(r: &LabReport) -> String {
     out.push_str(&format!("| {} |\n", h.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
     for l in &r.layouts {
-        let mut cells = row(l);
+        let mut cells = row(l, r.dry_run);
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));

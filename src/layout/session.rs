@@ -113,7 +113,6 @@ pub struct Session {
     objects: Vec<Owned>,
     lab_id: String,
     mount_base: PathBuf,
-    used_devices: usize,
 }
 
 fn check_stop() -> Result<(), LayoutError> {
@@ -143,7 +142,6 @@ impl Session {
             objects: Vec::new(),
             lab_id: lab_id.to_string(),
             mount_base: std::env::temp_dir(),
-            used_devices: 0,
         })
     }
 
@@ -299,7 +297,6 @@ impl Session {
                 }
                 devs = list[..need].to_vec();
                 backing = vec![None; need];
-                self.used_devices = self.used_devices.max(need);
                 member_size = devs
                     .iter()
                     .map(|d| crate::system::BlockDevice::from_path(d).map_or(0, |b| b.size_bytes))
@@ -447,8 +444,22 @@ impl Session {
                 let _ = self
                     .runner
                     .run(&["btrfs", "device", "scan", "--forget", &v]);
-                if b.backing[idx].is_some() {
+                if let Some(file) = b.backing[idx].clone() {
                     loopdev::detach(&self.runner, &victim)?;
+                    // The file stays (removed at teardown); no device is attached to it now.
+                    if let Some(i) = self
+                        .objects
+                        .iter()
+                        .position(|o| matches!(o, Owned::Loop { backing, .. } if *backing == file))
+                    {
+                        self.set(
+                            i,
+                            Owned::Loop {
+                                backing: file,
+                                dev: None,
+                            },
+                        )?;
+                    }
                 } else {
                     signature::wipe(&self.runner, &victim)?;
                 }

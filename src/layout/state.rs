@@ -320,14 +320,22 @@ impl StateFile {
     /// True when the process that wrote this file is still running.
     pub fn owner_alive(&self) -> bool {
         let s = &self.state;
-        if !Path::new(&format!("/proc/{}", s.pid)).exists() {
-            return false;
+        // A killed process that is not reaped yet is a zombie: dead for our purposes.
+        match process_state(s.pid) {
+            None | Some('Z') | Some('X') => return false,
+            Some(_) => {}
         }
         match (s.pid_start, process_start(s.pid)) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         }
     }
+}
+
+/// A process's state letter (`R`, `S`, `D`, `Z`...), field 3 of /proc/PID/stat.
+pub fn process_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s[s.rfind(')')? + 1..].trim_start().chars().next()
 }
 
 /// A process's start time in clock ticks since boot (field 22 of /proc/PID/stat).
@@ -341,15 +349,17 @@ pub fn process_start(pid: u32) -> Option<u64> {
 /// Removes `objects` in teardown order (by rank, newest first within a rank). Returns what could
 /// not be removed, with why; the rest is gone.
 pub fn teardown(runner: &Runner, objects: &[Owned], stale: bool) -> Vec<(Owned, LayoutError)> {
+    teardown_order(objects)
+        .into_iter()
+        .filter_map(|o| o.remove(runner, stale).err().map(|e| (o.clone(), e)))
+        .collect()
+}
+
+/// The objects in the order teardown removes them.
+pub fn teardown_order(objects: &[Owned]) -> Vec<&Owned> {
     let mut order: Vec<(usize, &Owned)> = objects.iter().enumerate().collect();
     order.sort_by_key(|(i, o)| (o.rank(), std::cmp::Reverse(*i)));
-    let mut failed = Vec::new();
-    for (_, o) in order {
-        if let Err(e) = o.remove(runner, stale) {
-            failed.push((o.clone(), e));
-        }
-    }
-    failed
+    order.into_iter().map(|(_, o)| o).collect()
 }
 
 /// What `iolab lab --cleanup` did with one state file.
@@ -400,7 +410,7 @@ pub fn cleanup(runner: &Runner, dir: &Path) -> Result<Vec<CleanupOutcome>, Layou
             continue;
         }
         let failed = teardown(runner, &sf.state.objects, true);
-        for obj in &sf.state.objects {
+        for obj in teardown_order(&sf.state.objects) {
             if !failed.iter().any(|(f, _)| f == obj) {
                 o.removed.push(obj.label());
             }
