@@ -1,6 +1,6 @@
 //! What this machine can build: kernel support (filesystems, md, device-mapper, loop) and the
 //! tools (mkfs.*, btrfs, mdadm, lvm). A layout that needs something missing is skipped with
-//! "unavailable here: <reason>" instead of failing the whole lab.
+//! `unavailable here: <reason>` instead of failing the whole lab.
 
 use std::path::{Path, PathBuf};
 
@@ -123,7 +123,7 @@ impl Availability {
     }
 
     /// Whether `stack` can be built here on loop disks (`loop_disks`) or real devices; the
-    /// error is the reason, shown as "unavailable here: <reason>".
+    /// error is the reason, shown as `unavailable here: <reason>`.
     pub fn check(&self, stack: &Stack, loop_disks: bool) -> Result<(), String> {
         self.root.clone()?;
         if loop_disks {
