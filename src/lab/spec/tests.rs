@@ -1,4 +1,5 @@
 use super::*;
+use crate::layout::stack::{BtrfsProfile, FsKind, MdLevel, RaidLayer};
 
 const DISKS: &str = "[disks]\nloop = { count = 6, size = \"1GiB\", dir = \"/tmp/d\" }\n";
 
