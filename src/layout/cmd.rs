@@ -166,18 +166,34 @@ impl Runner {
             }
             Mode::Real => {}
         }
-        let mut child = Command::new(prog)
-            .args(args)
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
             .env("LC_ALL", "C")
             .env("LVM_SUPPRESS_FD_WARNINGS", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| LayoutError::Spawn {
-                cmd: line.clone(),
-                source,
-            })?;
+            .stderr(Stdio::piped());
+        // If iolab is killed (SIGKILL), its tools die with it instead of finishing a mkfs or a
+        // mount behind the back of `iolab lab --cleanup`.
+        // SAFETY: the closure runs in the forked child before exec and only calls prctl, which
+        // is async-signal-safe; it touches no memory of the parent.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|source| LayoutError::Spawn {
+            cmd: line.clone(),
+            source,
+        })?;
         // Read both pipes on threads so a chatty tool never blocks on a full pipe while we poll.
         let out_t = reader(child.stdout.take());
         let err_t = reader(child.stderr.take());

@@ -10,6 +10,23 @@ use super::cmd::Runner;
 /// The LV every lab VG holds.
 pub const LV_NAME: &str = "lab";
 
+/// Extra arguments for machines without a running udev (containers, minimal CI images):
+/// without them lvcreate waits forever for udev to create the device node.
+pub fn no_udev_args(runner: &Runner) -> Vec<String> {
+    if runner.is_dry_run() || Path::new("/run/udev/control").exists() {
+        return Vec::new();
+    }
+    vec![
+        "--config".into(),
+        "activation { udev_sync = 0 udev_rules = 0 }".into(),
+    ]
+}
+
+fn with_args(mut argv: Vec<String>, extra: &[String]) -> Vec<String> {
+    argv.splice(1..1, extra.iter().cloned());
+    argv
+}
+
 /// The commands that make `pv` into a VG `vg` with one linear LV over all its space.
 pub fn create_argvs(vg: &str, pv: &Path) -> Vec<Vec<String>> {
     let pv = pv.to_string_lossy().into_owned();
@@ -66,8 +83,9 @@ pub fn remove_argvs(vg: &str, pvs: &[PathBuf]) -> Vec<Vec<String>> {
 
 /// Creates the VG and LV; returns the LV's device node.
 pub fn create(runner: &Runner, vg: &str, pv: &Path) -> Result<PathBuf, LayoutError> {
+    let extra = no_udev_args(runner);
     for argv in create_argvs(vg, pv) {
-        runner.run(&argv)?;
+        runner.run(&with_args(argv, &extra))?;
     }
     Ok(lv_path(vg))
 }
@@ -77,9 +95,10 @@ pub fn remove(runner: &Runner, vg: &str, pvs: &[PathBuf]) -> Result<(), LayoutEr
     if !runner.is_dry_run() && !runner.succeeds(&["vgs", "--noheadings", "-o", "vg_name", vg]) {
         return Ok(());
     }
+    let extra = no_udev_args(runner);
     let argvs = remove_argvs(vg, pvs);
-    for (i, argv) in argvs.iter().enumerate() {
-        let r = runner.run(argv);
+    for (i, argv) in argvs.into_iter().enumerate() {
+        let r = runner.run(&with_args(argv, &extra));
         // The LV and VG must go; a PV label that will not is not worth failing over.
         if i < 2 {
             r?;

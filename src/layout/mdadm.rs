@@ -122,6 +122,8 @@ pub struct MdStat {
     pub percent: Option<f64>,
     /// `[UUU_]`: which members are up.
     pub health: Option<String>,
+    /// The sync waits for the array to be written (`resync=PENDING`).
+    pub pending: bool,
 }
 
 /// Parses /proc/mdstat.
@@ -136,6 +138,7 @@ pub fn parse_mdstat(text: &str) -> Vec<MdStat> {
                     action: None,
                     percent: None,
                     health: None,
+                    pending: false,
                 });
                 continue;
             }
@@ -158,6 +161,7 @@ pub fn parse_mdstat(text: &str) -> Vec<MdStat> {
                 continue;
             };
             cur.action = Some(action.to_string());
+            cur.pending = v.trim_start().starts_with("PENDING");
             cur.percent = v
                 .trim_start()
                 .split('%')
@@ -183,6 +187,7 @@ pub fn wait_idle(runner: &Runner, md: &Path) -> Result<Duration, LayoutError> {
         .unwrap_or_default();
     // Recovery may take a moment to start after --add; a short grace avoids reading "idle" early.
     std::thread::sleep(Duration::from_millis(200));
+    let mut kicked = false;
     loop {
         if crate::signals::stop_requested() {
             return Err(LayoutError::Interrupted);
@@ -198,6 +203,11 @@ pub fn wait_idle(runner: &Runner, md: &Path) -> Result<Duration, LayoutError> {
         };
         if a.action.is_none() {
             return Ok(t.elapsed());
+        }
+        // An array that starts read-auto keeps its resync PENDING until written: start it.
+        if a.pending && !kicked {
+            kicked = true;
+            let _ = runner.run(&["mdadm", "--readwrite", &md.to_string_lossy()]);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -241,7 +251,15 @@ pub fn stop_owned(
             )));
         }
     }
-    runner.run(&stop_argv(dev))?;
+    // Right after an unmount or lvremove the array can still be busy for a moment.
+    let mut tries = 0;
+    while let Err(e) = runner.run(&stop_argv(dev)) {
+        tries += 1;
+        if tries >= 10 || runner.is_dry_run() {
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
     if zero {
         for m in members {
             let _ = runner.run(&zero_argv(m));
@@ -275,6 +293,11 @@ unused devices: <none>\n";
         assert_eq!(s[0].health.as_deref(), Some("[UUU_]"));
         assert_eq!(s[1].action.as_deref(), Some("resync"));
         assert_eq!(s[1].percent, None);
+        assert!(!s[1].pending);
+        let p = parse_mdstat(
+            "md5 : active (auto-read-only) raid1 sdb[1] sda[0]\n      100 blocks [2/2] [UU]\n      \tresync=PENDING\n",
+        );
+        assert!(p[0].pending);
         assert_eq!(s[2].action, None);
         assert!(s[2].active);
     }

@@ -484,7 +484,26 @@ impl Session {
                 let md = b.md.clone().ok_or_else(|| {
                     LayoutError::Unexpected(format!("{} has no md array", b.name))
                 })?;
-                self.runner.run(&mdadm::fail_remove_argv(&md, &victim))?;
+                if let Err(e) = self.runner.run(&mdadm::fail_remove_argv(&md, &victim)) {
+                    // md may still hold the just-failed member for a moment: retry the remove.
+                    let remove = [
+                        "mdadm".to_string(),
+                        md.to_string_lossy().into_owned(),
+                        "--remove".into(),
+                        victim.to_string_lossy().into_owned(),
+                    ];
+                    let mut ok = false;
+                    for _ in 0..10 {
+                        std::thread::sleep(Duration::from_millis(200));
+                        if self.runner.run(&remove).is_ok() {
+                            ok = true;
+                            break;
+                        }
+                    }
+                    if !ok {
+                        return Err(e);
+                    }
+                }
             }
             RaidLayer::None => unreachable!("survives_one_failure is false without RAID"),
         }

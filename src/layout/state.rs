@@ -173,14 +173,9 @@ impl Owned {
 
 fn unmount(runner: &Runner, path: &Path) -> Result<(), LayoutError> {
     let p = path.to_string_lossy().to_string();
-    let mut last = None;
     for attempt in 0..6 {
-        if !is_mount_point(path) {
+        if !is_mount_point(path) || runner.run(&["umount", &p]).is_ok() {
             return Ok(());
-        }
-        match runner.run(&["umount", &p]) {
-            Ok(_) => return Ok(()),
-            Err(e) => last = Some(e),
         }
         // A running btrfs replace or balance keeps the filesystem busy: stop it, then retry.
         if attempt == 1 {
@@ -192,12 +187,8 @@ fn unmount(runner: &Runner, path: &Path) -> Result<(), LayoutError> {
     if is_mount_point(path) {
         // Last resort: detach it from the tree; the kernel finishes when the last user is gone.
         runner.run(&["umount", "-l", &p])?;
-        return Ok(());
     }
-    match last {
-        Some(e) if is_mount_point(path) => Err(e),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// Whether something is mounted exactly on `path`.
@@ -362,6 +353,36 @@ pub fn teardown_order(objects: &[Owned]) -> Vec<&Owned> {
     order.into_iter().map(|(_, o)| o).collect()
 }
 
+/// Waits (up to `limit`) until no process mentions the lab id on its command line.
+fn wait_for_stragglers(lab_id: &str, limit: Duration) {
+    let needle = format!("iolab-{lab_id}-");
+    let alt = format!("iolab_{lab_id}_");
+    let me = std::process::id();
+    let t = std::time::Instant::now();
+    while t.elapsed() < limit {
+        let busy = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                    return false;
+                };
+                if pid == me {
+                    return false;
+                }
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    c.contains(&needle) || c.contains(&alt)
+                })
+            });
+        if !busy {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// What `iolab lab --cleanup` did with one state file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CleanupOutcome {
@@ -409,7 +430,14 @@ pub fn cleanup(runner: &Runner, dir: &Path) -> Result<Vec<CleanupOutcome>, Layou
             out.push(o);
             continue;
         }
-        let failed = teardown(runner, &sf.state.objects, true);
+        // A tool the lab was running when it died may still be finishing (a mount, a
+        // losetup): let it end first, or it would recreate what we remove.
+        wait_for_stragglers(&sf.state.lab_id, Duration::from_secs(10));
+        let mut failed = teardown(runner, &sf.state.objects, true);
+        if !failed.is_empty() {
+            std::thread::sleep(Duration::from_millis(500));
+            failed = teardown(runner, &sf.state.objects, true);
+        }
         for obj in teardown_order(&sf.state.objects) {
             if !failed.iter().any(|(f, _)| f == obj) {
                 o.removed.push(obj.label());
