@@ -85,7 +85,7 @@ pub fn check_device(runner: &Runner, dev: &Path, destroy: bool) -> Result<(), La
     }
     if !holders.is_empty() {
         return Err(LayoutError::Refused(format!(
-            "refusing {shown}: it is a member of {} , which this lab did not create; stop that first",
+            "refusing {shown}: it is in use by {}, which this lab did not create; stop that first",
             holders.join(", ")
         )));
     }
@@ -94,11 +94,11 @@ pub fn check_device(runner: &Runner, dev: &Path, destroy: bool) -> Result<(), La
         if let Some(s) = sigs.first() {
             let kinds: Vec<&str> = sigs.iter().map(|s| s.kind.as_str()).collect();
             return Err(LayoutError::Refused(format!(
-                "refusing {shown}: it holds a {} signature (at offset {}){}; pass --destroy {shown} if its data may be destroyed",
+                "refusing {shown}: it holds data ({} signature at offset {}{}); pass --destroy {shown} if it may be destroyed",
                 s.kind,
                 s.offset,
                 if kinds.len() > 1 {
-                    format!(" and {}", kinds[1..].join(", "))
+                    format!(", also {}", kinds[1..].join(", "))
                 } else {
                     String::new()
                 }
@@ -107,7 +107,7 @@ pub fn check_device(runner: &Runner, dev: &Path, destroy: bool) -> Result<(), La
         let parts = system::blockdev::partitions(&bd.name);
         if !parts.is_empty() {
             return Err(LayoutError::Refused(format!(
-                "refusing {shown}: it has partitions ({}); pass --destroy {shown} if its data may be destroyed",
+                "refusing {shown}: it has partitions ({}); pass --destroy {shown} if they may be destroyed",
                 parts.join(", ")
             )));
         }

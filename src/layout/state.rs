@@ -406,15 +406,32 @@ pub fn cleanup(runner: &Runner, dir: &Path) -> Result<Vec<CleanupOutcome>, Layou
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(LayoutError::io("cannot read state directory", dir, e)),
     };
-    let mut paths: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .map(|f| f.to_string_lossy())
-                .is_some_and(|f| f.starts_with("lab-") && f.ends_with(".json"))
-        })
-        .collect();
+    let all: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    let named = |p: &PathBuf, suffix: &str| {
+        p.file_name()
+            .map(|f| f.to_string_lossy())
+            .is_some_and(|f| f.starts_with("lab-") && f.ends_with(suffix))
+    };
+    // A lab killed while saving leaves `lab-ID.json.tmp`. Objects are recorded before they are
+    // created, so the `.json` beside it already lists everything; a lone `.tmp` is a lab killed
+    // before it created anything.
+    for t in all.iter().filter(|p| named(p, ".json.tmp")) {
+        let json = t.with_extension("");
+        let dead = std::fs::read_to_string(t)
+            .ok()
+            .and_then(|x| serde_json::from_str::<State>(&x).ok())
+            .is_none_or(|st| {
+                !StateFile {
+                    path: t.clone(),
+                    state: st,
+                }
+                .owner_alive()
+            });
+        if dead && !json.exists() {
+            let _ = std::fs::remove_file(t);
+        }
+    }
+    let mut paths: Vec<PathBuf> = all.into_iter().filter(|p| named(p, ".json")).collect();
     paths.sort();
     for p in paths {
         let sf = StateFile::open(&p)?;
@@ -448,6 +465,7 @@ pub fn cleanup(runner: &Runner, dir: &Path) -> Result<Vec<CleanupOutcome>, Layou
             .map(|(obj, e)| format!("{}: {e}", obj.label()))
             .collect();
         if o.failed.is_empty() {
+            let _ = std::fs::remove_file(p.with_extension("json.tmp"));
             sf.remove()?;
         }
         out.push(o);
@@ -527,7 +545,12 @@ mod tests {
         live.state.pid = 1;
         live.state.pid_start = process_start(1);
         live.save().unwrap();
+        // Killed mid-save: a .tmp beside its .json, and a lone .tmp of a lab that made nothing.
+        std::fs::copy(sf.path(), d.path().join("lab-dead01.json.tmp")).unwrap();
+        std::fs::copy(sf.path(), d.path().join("lab-dead02.json.tmp")).unwrap();
         let out = cleanup(&Runner::real(), d.path()).unwrap();
+        assert!(!d.path().join("lab-dead01.json.tmp").exists());
+        assert!(!d.path().join("lab-dead02.json.tmp").exists());
         assert_eq!(out.len(), 2);
         let dead = out.iter().find(|o| o.lab_id == "dead01").unwrap();
         assert!(dead.failed.is_empty(), "{dead:?}");
