@@ -1,1 +1,19 @@
 //! `iolab lab`: build each candidate layout, run the workloads on it, degrade, rebuild, tear down.
+//!
+//! What our users did by hand — `makeraid5.sh`, `mkfs`, `mount`, `dd` three times, unmount,
+//! repeat — as one command that cannot leave a mess. [`spec`] reads and validates the lab file
+//! before anything is touched; [`driver`] walks the layouts through build -> workloads ->
+//! degrade -> rebuild -> teardown on top of [`crate::layout`]; [`report`] is what comes out.
+//! The workloads themselves are a callback, so the lab does not care how they are run or stored.
+
+pub mod driver;
+pub mod probe;
+pub mod report;
+pub mod spec;
+
+pub use driver::{
+    LabError, LabEvent, LabOptions, MountedLayout, Phase, WorkloadFn, check_devices, new_lab_id,
+    run_lab,
+};
+pub use report::{LabReport, LayoutReport, LayoutStatus};
+pub use spec::{Disks, LabSpec, LabWorkloads, LayoutKind, LayoutSpec, parse_lab, parse_lab_file};

@@ -1,0 +1,551 @@
+//! The lab lifecycle: for each layout, check it can be built here, build it, mount it, run the
+//! workloads (a callback), optionally degrade it and run them again, optionally rebuild and time
+//! it, then tear it down — whatever happened — and report.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::probe;
+use super::report::{DegradedReport, LabReport, LayoutReport, LayoutStatus, RebuildReport};
+use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
+use crate::layout::{Availability, Built, DiskSource, LayoutError, Runner, Session, Stack};
+
+/// How the lab runs.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Devices `--destroy` named (must match the spec's `disks.devices`).
+    pub destroy: Vec<PathBuf>,
+    /// Record and print the commands only; build nothing.
+    pub dry_run: bool,
+    /// Print every command as it runs.
+    pub verbose: bool,
+    /// Where the state file goes.
+    pub state_dir: PathBuf,
+    /// What this machine can build.
+    pub availability: Availability,
+}
+
+impl LabOptions {
+    /// Options for a real run on this machine.
+    pub fn new() -> LabOptions {
+        LabOptions {
+            destroy: Vec::new(),
+            dry_run: false,
+            verbose: false,
+            state_dir: crate::layout::state::state_dir(),
+            availability: Availability::detect(),
+        }
+    }
+}
+
+impl Default for LabOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Whether the workloads run on the healthy layout or with one member failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// All members present.
+    Healthy,
+    /// One member failed (the runs are labelled as degraded).
+    Degraded,
+}
+
+/// A layout ready for workloads: what the workload callback gets.
+#[derive(Debug)]
+pub struct MountedLayout<'a> {
+    /// The lab id (tag every run with it).
+    pub lab_id: &'a str,
+    /// The layout (its name labels the runs).
+    pub layout: &'a LayoutSpec,
+    /// One line describing the stack.
+    pub description: String,
+    /// The directory to run in (the mount point, or the directory of a dir layout).
+    pub path: &'a Path,
+    /// Healthy or degraded.
+    pub phase: Phase,
+    /// Usable bytes of the layout.
+    pub usable_bytes: Option<u64>,
+}
+
+/// Progress of a lab, for a terminal.
+#[derive(Debug)]
+pub enum LabEvent<'a> {
+    /// A layout starts.
+    LayoutStart {
+        /// 0-based position.
+        index: usize,
+        /// Number of layouts.
+        total: usize,
+        /// Its name.
+        name: &'a str,
+    },
+    /// A step inside the current layout (`building`, `degrading`, ...).
+    Step {
+        /// The layout.
+        name: &'a str,
+        /// What is happening.
+        what: String,
+    },
+    /// A layout is done (torn down).
+    LayoutDone {
+        /// Its report.
+        report: &'a LayoutReport,
+    },
+}
+
+/// Why a lab could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// A device may not be used; nothing was touched (exit 2).
+    #[error("{0}")]
+    Refused(String),
+    /// The state file could not be written (nothing was touched).
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+/// The workload callback: runs the workloads on a mounted layout.
+pub type WorkloadFn<'a> = dyn FnMut(&MountedLayout) -> anyhow::Result<()> + 'a;
+
+/// A short id, different for every lab (time and pid), used in every name the lab gives.
+pub fn new_lab_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut x = t ^ (u64::from(std::process::id()) << 32);
+    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    format!("{:06x}", x & 0xff_ffff)
+}
+
+fn canon(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Checks real devices against the safety rules before anything is touched: never a mounted
+/// device, the root disk, or a member of someone else's array; a device with a signature only
+/// with `--destroy`; and `--destroy` must name exactly the spec's devices.
+pub fn check_devices(spec: &LabSpec, destroy: &[PathBuf]) -> Result<(), LabError> {
+    let builds = spec
+        .layouts
+        .iter()
+        .any(|l| matches!(l.kind, LayoutKind::Stack(_)));
+    let Disks::Devices(devs) = &spec.disks else {
+        if !destroy.is_empty() {
+            return Err(LabError::Refused(
+                "--destroy is for labs on real devices (disks.devices); this lab uses no real devices".into(),
+            ));
+        }
+        return Ok(());
+    };
+    if !builds {
+        return Ok(());
+    }
+    let runner = Runner::real();
+    for d in devs {
+        crate::layout::signature::check_device(&runner, d, !destroy.is_empty())
+            .map_err(|e| LabError::Refused(e.to_string()))?;
+    }
+    let listed = || {
+        devs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if destroy.is_empty() {
+        return Err(LabError::Refused(format!(
+            "this lab erases real devices; pass --destroy {} to allow it",
+            listed()
+        )));
+    }
+    let mut want: Vec<PathBuf> = devs.iter().map(|d| canon(d)).collect();
+    let mut got: Vec<PathBuf> = destroy.iter().map(|d| canon(d)).collect();
+    want.sort();
+    got.sort();
+    got.dedup();
+    if want != got {
+        return Err(LabError::Refused(format!(
+            "--destroy {} does not match the spec's devices {}; name exactly the same devices",
+            destroy
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            listed()
+        )));
+    }
+    Ok(())
+}
+
+fn member_size(spec: &LabSpec, stack: &Stack) -> Option<u64> {
+    match &spec.disks {
+        Disks::Loop { size, .. } => Some(*size),
+        Disks::Devices(d) => d
+            .iter()
+            .take(stack.disks())
+            .filter_map(|p| crate::system::BlockDevice::from_path(p).map(|b| b.size_bytes))
+            .min(),
+        Disks::None => None,
+    }
+}
+
+/// Runs a lab: every layout in order, each torn down before the next starts.
+///
+/// Returns the report also when layouts failed or the lab was interrupted (see
+/// [`LabReport::interrupted`]); an error only when the lab could not start.
+pub fn run_lab(
+    spec: &LabSpec,
+    opts: &LabOptions,
+    workload: &mut WorkloadFn,
+    progress: &mut dyn FnMut(LabEvent),
+) -> Result<LabReport, LabError> {
+    check_devices(spec, &opts.destroy)?;
+    let lab_id = new_lab_id();
+    let runner = if opts.dry_run {
+        Runner::recording()
+    } else {
+        Runner::real()
+    }
+    .with_echo(opts.verbose);
+    let mut session = Session::new(runner, &lab_id, Some(&opts.state_dir), &spec.file)?;
+    let mut report = LabReport {
+        lab_id: lab_id.clone(),
+        name: spec.name.clone(),
+        spec_file: spec.file.clone(),
+        disks: spec.disks.describe(),
+        baseline: spec.workloads.baseline.clone(),
+        interrupted: false,
+        dry_run: opts.dry_run,
+        layouts: Vec::new(),
+        leftovers: Vec::new(),
+    };
+    let mut source: Option<DiskSource> = None;
+    let total = spec.layouts.len();
+    for (index, l) in spec.layouts.iter().enumerate() {
+        if crate::signals::stop_requested() {
+            report.interrupted = true;
+            let mut lr = LayoutReport::new(&l.name, l.describe(), stack_of(l));
+            lr.status = LayoutStatus::Skipped;
+            lr.reason = Some("the lab was interrupted".into());
+            report.layouts.push(lr);
+            continue;
+        }
+        progress(LabEvent::LayoutStart {
+            index,
+            total,
+            name: &l.name,
+        });
+        let lr = match &l.kind {
+            LayoutKind::Directory(dir) => run_dir(&lab_id, l, dir, opts, workload),
+            LayoutKind::Stack(stack) => {
+                let mut ctx = StackRun {
+                    session: &mut session,
+                    spec,
+                    opts,
+                    source: &mut source,
+                    workload: &mut *workload,
+                    progress: &mut *progress,
+                    lab_id: &lab_id,
+                };
+                ctx.run(index, l, stack)
+            }
+        };
+        if lr.reason.as_deref() == Some("interrupted") {
+            report.interrupted = true;
+        }
+        progress(LabEvent::LayoutDone { report: &lr });
+        report.layouts.push(lr);
+    }
+    if crate::signals::stop_requested() {
+        report.interrupted = true;
+    }
+    if let Err(left) = session.finish() {
+        report.leftovers = left;
+    }
+    Ok(report)
+}
+
+fn stack_of(l: &LayoutSpec) -> Option<Stack> {
+    match &l.kind {
+        LayoutKind::Stack(s) => Some(s.clone()),
+        LayoutKind::Directory(_) => None,
+    }
+}
+
+fn run_dir(
+    lab_id: &str,
+    l: &LayoutSpec,
+    dir: &Path,
+    opts: &LabOptions,
+    workload: &mut WorkloadFn,
+) -> LayoutReport {
+    let mut lr = LayoutReport::new(&l.name, l.describe(), None);
+    lr.usable_bytes = crate::layout::fs::statvfs_bytes(dir).ok().map(|t| t.0);
+    if opts.dry_run {
+        return lr;
+    }
+    let t = Instant::now();
+    let m = MountedLayout {
+        lab_id,
+        layout: l,
+        description: lr.stack.clone(),
+        path: dir,
+        phase: Phase::Healthy,
+        usable_bytes: lr.usable_bytes,
+    };
+    match workload(&m) {
+        Ok(()) => lr.workload_seconds = Some(t.elapsed().as_secs_f64()),
+        Err(e) => {
+            lr.status = LayoutStatus::Failed;
+            lr.reason = Some(interrupted_or(format!("{e:#}")));
+        }
+    }
+    lr
+}
+
+fn interrupted_or(msg: String) -> String {
+    if crate::signals::stop_requested() {
+        "interrupted".into()
+    } else {
+        msg
+    }
+}
+
+struct StackRun<'a, 'f> {
+    session: &'a mut Session,
+    spec: &'a LabSpec,
+    opts: &'a LabOptions,
+    source: &'a mut Option<DiskSource>,
+    workload: &'a mut WorkloadFn<'f>,
+    progress: &'a mut dyn FnMut(LabEvent),
+    lab_id: &'a str,
+}
+
+impl StackRun<'_, '_> {
+    fn step(&mut self, name: &str, what: String) {
+        (self.progress)(LabEvent::Step { name, what });
+    }
+
+    /// The disk source, made on first use (the disk directory is created only when a layout
+    /// is really built).
+    fn source(&mut self) -> Result<DiskSource, LayoutError> {
+        if let Some(s) = self.source {
+            return Ok(s.clone());
+        }
+        let s = match &self.spec.disks {
+            Disks::Loop {
+                size,
+                dir,
+                direct_io,
+                ..
+            } => {
+                self.session.ensure_dir(dir)?;
+                let dir = if self.opts.dry_run {
+                    dir.clone()
+                } else {
+                    canon(dir)
+                };
+                let direct = direct_io
+                    .unwrap_or_else(|| !self.opts.dry_run && crate::target::probe_direct(&dir));
+                DiskSource::Loop {
+                    dir,
+                    size: *size,
+                    direct_io: direct,
+                }
+            }
+            Disks::Devices(d) => DiskSource::Devices(d.clone()),
+            Disks::None => {
+                return Err(LayoutError::Unexpected("the lab has no disks".into()));
+            }
+        };
+        *self.source = Some(s.clone());
+        Ok(s)
+    }
+
+    fn run(&mut self, index: usize, l: &LayoutSpec, stack: &Stack) -> LayoutReport {
+        let mut lr = LayoutReport::new(&l.name, stack.describe(), Some(stack.clone()));
+        let msize = member_size(self.spec, stack);
+        lr.member_bytes = msize;
+        lr.expected_usable_bytes = msize.map(|s| stack.expected_usable(s));
+        let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
+        if let Err(reason) = self.opts.availability.check(stack, is_loop) {
+            lr.status = LayoutStatus::Unavailable;
+            lr.reason = Some(reason);
+            return lr;
+        }
+        let log_mark = self.session.runner().log_len();
+        let result = self.source().and_then(|src| {
+            self.step(&l.name, format!("building {}", stack.describe()));
+            self.session
+                .build(index, &l.name, stack, &src)
+                .map(|b| (b, src))
+        });
+        let (mut built, src) = match result {
+            Ok(x) => x,
+            Err(e) => {
+                lr.status = LayoutStatus::Failed;
+                lr.reason = Some(error_text(&e));
+                lr.commands = self.session.runner().log_since(log_mark);
+                return lr;
+            }
+        };
+        lr.members = built
+            .members
+            .iter()
+            .chain(&built.spares)
+            .map(|d| d.display().to_string())
+            .collect();
+        if !self.opts.dry_run {
+            lr.build_seconds = Some(built.build_time.as_secs_f64());
+            lr.usable_bytes = Some(built.usable_bytes);
+        }
+        let res = self.exercise(l, &mut built, &src, &mut lr);
+        self.step(&l.name, "tearing down".into());
+        let left = self.session.teardown(built);
+        lr.commands = self.session.runner().log_since(log_mark);
+        if let Err(msg) = res {
+            lr.status = LayoutStatus::Failed;
+            lr.reason = Some(msg);
+        }
+        if !left.is_empty() {
+            lr.status = LayoutStatus::Failed;
+            let what: Vec<String> = left
+                .iter()
+                .map(|(o, e)| format!("{}: {e}", o.label()))
+                .collect();
+            let prev = lr
+                .reason
+                .take()
+                .map(|r| format!("{r}; "))
+                .unwrap_or_default();
+            lr.reason = Some(format!("{prev}teardown left {}", what.join("; ")));
+        }
+        lr
+    }
+
+    fn call_workload(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        phase: Phase,
+        usable: Option<u64>,
+    ) -> Result<f64, String> {
+        let t = Instant::now();
+        let m = MountedLayout {
+            lab_id: self.lab_id,
+            layout: l,
+            description: built.stack.describe(),
+            path: &built.mount_point,
+            phase,
+            usable_bytes: usable,
+        };
+        (self.workload)(&m).map_err(|e| interrupted_or(format!("{e:#}")))?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    fn exercise(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
+        let mut fill = None;
+        if l.degrade && !dry {
+            let bytes = l
+                .fill
+                .unwrap_or_else(|| (built.usable_bytes / 8).min(1 << 30))
+                & !((1 << 20) - 1);
+            self.step(
+                &l.name,
+                format!(
+                    "writing {} of verified data",
+                    crate::units::format_bytes(bytes)
+                ),
+            );
+            let f = probe::write_file(&built.mount_point, probe::FILL_NAME, bytes, 0x1ab5eed)
+                .map_err(|e| interrupted_or(format!("cannot write fill data: {e}")))?;
+            lr.fill_bytes = Some(bytes);
+            fill = Some(f);
+        }
+        if !dry {
+            self.step(&l.name, "workloads (healthy)".into());
+            lr.workload_seconds =
+                Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
+        }
+        if !l.degrade {
+            return Ok(());
+        }
+        self.step(
+            &l.name,
+            format!(
+                "degrading: failing {}",
+                built
+                    .members
+                    .last()
+                    .map_or(String::new(), |m| m.display().to_string())
+            ),
+        );
+        let d = self.session.degrade(built).map_err(|e| error_text(&e))?;
+        let verified = match &fill {
+            Some(f) => {
+                probe::verify(f).map_err(|e| format!("data lost while degraded: {e}"))?;
+                true
+            }
+            None => false,
+        };
+        let mut dr = DegradedReport {
+            failed_member: d.failed_member.display().to_string(),
+            degrade_seconds: d.seconds,
+            workload_seconds: None,
+            data_verified: verified,
+        };
+        if !dry {
+            self.step(&l.name, "workloads (degraded)".into());
+            match self.call_workload(l, built, Phase::Degraded, lr.usable_bytes) {
+                Ok(s) => dr.workload_seconds = Some(s),
+                Err(e) => {
+                    lr.degraded = Some(dr);
+                    return Err(e);
+                }
+            }
+        }
+        lr.degraded = Some(dr);
+        if !l.rebuild {
+            return Ok(());
+        }
+        self.step(&l.name, "rebuilding".into());
+        let r = self
+            .session
+            .rebuild(built, src)
+            .map_err(|e| error_text(&e))?;
+        let verified = match &fill {
+            Some(f) => {
+                probe::verify(f).map_err(|e| format!("data lost in the rebuild: {e}"))?;
+                true
+            }
+            None => false,
+        };
+        lr.rebuild = Some(RebuildReport {
+            new_member: r.new_member.display().to_string(),
+            seconds: r.seconds,
+            bytes: r.bytes,
+            data_verified: verified,
+        });
+        Ok(())
+    }
+}
+
+fn error_text(e: &LayoutError) -> String {
+    match e {
+        LayoutError::Interrupted => "interrupted".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,343 @@
+//! What a lab reports: per layout, what was built, how long it took, how much space it gives,
+//! and what degrading and rebuilding did — as one serde struct, and as a table or Markdown.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{format_bytes, format_duration};
+
+/// How one layout went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutStatus {
+    /// Built, ran, torn down.
+    Ok,
+    /// This machine cannot build it (`reason` says why); the lab went on.
+    Unavailable,
+    /// Something failed (`reason`); whatever was built was torn down.
+    Failed,
+    /// Not started: the lab was interrupted before it.
+    Skipped,
+}
+
+/// The degraded part of a layout's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DegradedReport {
+    /// The member that was failed.
+    pub failed_member: String,
+    /// Seconds to fail it and be mounted again.
+    pub degrade_seconds: f64,
+    /// Wall time of the workloads while degraded, seconds.
+    pub workload_seconds: Option<f64>,
+    /// The fill data read back intact while degraded.
+    pub data_verified: bool,
+}
+
+/// The rebuild of a degraded layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RebuildReport {
+    /// The device that replaced the failed member.
+    pub new_member: String,
+    /// Seconds from start to completion (md with a spare: from the failure).
+    pub seconds: f64,
+    /// Bytes written to the new member (btrfs: its allocated chunks; md: the component size).
+    pub bytes: u64,
+    /// The fill data read back intact after the rebuild.
+    pub data_verified: bool,
+}
+
+/// One layout of a lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutReport {
+    /// Layout name (the label of its runs).
+    pub name: String,
+    /// One line: RAID level, members, chunk, bitmap, LVM, filesystem, mkfs and mount options.
+    pub stack: String,
+    /// The stack, field by field (`None` for a directory layout).
+    pub spec: Option<crate::layout::Stack>,
+    /// How it went.
+    pub status: LayoutStatus,
+    /// Why it is unavailable, failed or skipped.
+    pub reason: Option<String>,
+    /// Member devices, in order.
+    pub members: Vec<String>,
+    /// Bytes per member.
+    pub member_bytes: Option<u64>,
+    /// Seconds from the first command to mounted (md resync included).
+    pub build_seconds: Option<f64>,
+    /// Usable bytes the filesystem reports right after building (btrfs: estimated free space,
+    /// which accounts for copies and parity; others: statvfs size).
+    pub usable_bytes: Option<u64>,
+    /// Usable bytes the RAID level promises before filesystem overhead.
+    pub expected_usable_bytes: Option<u64>,
+    /// Bytes of verified data written before degrading.
+    pub fill_bytes: Option<u64>,
+    /// Wall time of the workloads on the healthy layout, seconds.
+    pub workload_seconds: Option<f64>,
+    /// Degraded run, when asked for.
+    pub degraded: Option<DegradedReport>,
+    /// Rebuild, when asked for.
+    pub rebuild: Option<RebuildReport>,
+    /// Every command run for this layout, in order.
+    pub commands: Vec<String>,
+}
+
+impl LayoutReport {
+    /// A report with only the name and stack filled in.
+    pub fn new(name: &str, stack: String, spec: Option<crate::layout::Stack>) -> LayoutReport {
+        LayoutReport {
+            name: name.to_string(),
+            stack,
+            spec,
+            status: LayoutStatus::Ok,
+            reason: None,
+            members: Vec::new(),
+            member_bytes: None,
+            build_seconds: None,
+            usable_bytes: None,
+            expected_usable_bytes: None,
+            fill_bytes: None,
+            workload_seconds: None,
+            degraded: None,
+            rebuild: None,
+            commands: Vec::new(),
+        }
+    }
+
+    /// The status as the table shows it: `ok`, `unavailable here: ...`, `failed: ...`.
+    pub fn status_text(&self) -> String {
+        let r = self.reason.as_deref().unwrap_or("");
+        match self.status {
+            LayoutStatus::Ok => "ok".into(),
+            LayoutStatus::Unavailable => format!("unavailable here: {r}"),
+            LayoutStatus::Failed => format!("failed: {r}"),
+            LayoutStatus::Skipped => format!("skipped: {r}"),
+        }
+    }
+
+    /// Degraded speed as a ratio to healthy (workload wall time healthy / degraded).
+    pub fn degraded_ratio(&self) -> Option<f64> {
+        let h = self.workload_seconds?;
+        let d = self.degraded.as_ref()?.workload_seconds?;
+        (d > 0.0 && h > 0.0).then(|| h / d)
+    }
+}
+
+/// A whole lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabReport {
+    /// The lab id (tags every run of this lab, names every object it made).
+    pub lab_id: String,
+    /// Lab name.
+    pub name: String,
+    /// The spec file.
+    pub spec_file: String,
+    /// The disks, in one line.
+    pub disks: String,
+    /// The baseline layout, when the spec names one.
+    pub baseline: Option<String>,
+    /// The lab stopped early (Ctrl-C, SIGTERM); later layouts are `skipped`.
+    pub interrupted: bool,
+    /// Nothing was built: commands were only printed (`--dry-run`).
+    pub dry_run: bool,
+    /// One entry per layout, in spec order.
+    pub layouts: Vec<LayoutReport>,
+    /// Objects the final teardown could not remove (`iolab lab --cleanup` retries them).
+    pub leftovers: Vec<String>,
+}
+
+impl LabReport {
+    /// True when some layout failed.
+    pub fn any_failed(&self) -> bool {
+        !self.leftovers.is_empty()
+            || self
+                .layouts
+                .iter()
+                .any(|l| l.status == LayoutStatus::Failed)
+    }
+}
+
+const HEADERS: [&str; 7] = [
+    "LAYOUT", "STACK", "USABLE", "EXPECTED", "BUILD", "DEGRADED", "REBUILD",
+];
+
+fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
+    let dash = || "-".to_string();
+    vec![
+        l.name.clone(),
+        l.stack.clone(),
+        l.usable_bytes.map_or_else(dash, format_bytes),
+        l.expected_usable_bytes.map_or_else(dash, format_bytes),
+        l.build_seconds.map_or_else(dash, |s| {
+            format_duration(std::time::Duration::from_secs_f64(s))
+        }),
+        match (&l.degraded, l.degraded_ratio()) {
+            (Some(_), Some(r)) => format!("{r:.2}x speed"),
+            (Some(_), None) => "yes".into(),
+            (None, _) => dash(),
+        },
+        l.rebuild.as_ref().map_or_else(dash, |r| {
+            if dry_run {
+                return "yes".into();
+            }
+            format!(
+                "{} ({})",
+                format_duration(std::time::Duration::from_secs_f64(r.seconds)),
+                format_bytes(r.bytes)
+            )
+        }),
+    ]
+}
+
+/// The per-layout table for a terminal.
+pub fn render_table(r: &LabReport) -> String {
+    let mut rows: Vec<Vec<String>> = vec![HEADERS.iter().map(|h| h.to_string()).collect()];
+    rows.extend(r.layouts.iter().map(|l| row(l, r.dry_run)));
+    let widths: Vec<usize> = (0..HEADERS.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "lab {} (id {}): {} layout{} on {}{}\n",
+        r.name,
+        r.lab_id,
+        r.layouts.len(),
+        if r.layouts.len() == 1 { "" } else { "s" },
+        r.disks,
+        if r.dry_run {
+            " (dry run: nothing built)"
+        } else {
+            ""
+        }
+    );
+    let status: Vec<String> = std::iter::once("STATUS".to_string())
+        .chain(r.layouts.iter().map(|l| {
+            if r.dry_run && l.status == LayoutStatus::Ok {
+                "would build".to_string()
+            } else {
+                l.status_text()
+            }
+        }))
+        .collect();
+    for (cells, st) in rows.iter().zip(&status) {
+        let mut line = String::new();
+        for (c, cell) in cells.iter().enumerate() {
+            line.push_str(cell);
+            line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+        }
+        line.push_str(st);
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if r.interrupted {
+        out.push_str("interrupted: later layouts were not built\n");
+    }
+    for l in &r.leftovers {
+        out.push_str(&format!("left behind: {l} (run `iolab lab --cleanup`)\n"));
+    }
+    out
+}
+
+/// The per-layout table as Markdown.
+pub fn render_markdown(r: &LabReport) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = format!(
+        "### Lab {} (id {})\n\n{} layouts on {}.\n\n",
+        esc(&r.name),
+        r.lab_id,
+        r.layouts.len(),
+        esc(&r.disks)
+    );
+    let mut h: Vec<String> = HEADERS
+        .iter()
+        .map(|h| {
+            let mut s = h.to_lowercase();
+            if let Some(f) = s.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            s
+        })
+        .collect();
+    h.push("Status".into());
+    out.push_str(&format!("| {} |\n", h.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
+    for l in &r.layouts {
+        let mut cells = row(l, r.dry_run);
+        cells.push(l.status_text());
+        let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> LabReport {
+        let mut ok = LayoutReport::new(
+            "btrfs-raid5",
+            "btrfs raid5 (metadata raid1) x4".into(),
+            None,
+        );
+        ok.usable_bytes = Some(3 << 30);
+        ok.expected_usable_bytes = Some(3 << 30);
+        ok.build_seconds = Some(0.5);
+        ok.workload_seconds = Some(1.0);
+        ok.degraded = Some(DegradedReport {
+            failed_member: "/dev/loop3".into(),
+            degrade_seconds: 0.1,
+            workload_seconds: Some(2.0),
+            data_verified: true,
+        });
+        ok.rebuild = Some(RebuildReport {
+            new_member: "/dev/loop9".into(),
+            seconds: 1.5,
+            bytes: 100 << 20,
+            data_verified: true,
+        });
+        let mut un = LayoutReport::new("md-raid6", "md raid6 x4 > xfs".into(), None);
+        un.status = LayoutStatus::Unavailable;
+        un.reason = Some("no md | here".into());
+        LabReport {
+            lab_id: "ab12cd".into(),
+            name: "t".into(),
+            spec_file: "t.toml".into(),
+            disks: "4 x 1GiB loop disks in /tmp/d".into(),
+            baseline: None,
+            interrupted: false,
+            dry_run: false,
+            layouts: vec![ok, un],
+            leftovers: vec![],
+        }
+    }
+
+    #[test]
+    fn table_shows_every_layout_and_status() {
+        let t = render_table(&report());
+        assert!(t.contains("btrfs-raid5"), "{t}");
+        assert!(t.contains("3GiB"), "{t}");
+        assert!(t.contains("0.50x speed"), "{t}");
+        assert!(t.contains("1.5s (100MiB)"), "{t}");
+        assert!(t.contains("unavailable here: no md | here"), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        // Columns line up: STATUS starts at the same place on every row.
+        let col = lines[1].find("STATUS").unwrap();
+        assert_eq!(&lines[2][col..col + 2], "ok");
+    }
+
+    #[test]
+    fn markdown_escapes_pipes() {
+        let m = render_markdown(&report());
+        assert!(m.contains("no md \\| here"), "{m}");
+        assert_eq!(m.lines().filter(|l| l.starts_with('|')).count(), 4);
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let r = report();
+        let j = serde_json::to_string(&r).unwrap();
+        let back: LabReport = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, r);
+        assert!(j.contains("\"status\":\"unavailable\""));
+    }
+}

@@ -1,0 +1,251 @@
+//! The lab spec (TOML): which disks, which layouts, which workloads. Validated completely before
+//! anything is touched; every error is one line `file:line: field: what and how to fix`, the
+//! field naming the layout (`layout[md-raid6].mdadm.level`).
+//!
+//! ```toml
+//! name = "raid-levels"
+//! [disks]
+//! loop = { count = 6, size = "1GiB", dir = "/var/tmp/iolab-disks" }
+//! # or: devices = ["/dev/sdb", "/dev/sdc", "/dev/sdd", "/dev/sde"]
+//!
+//! [[layout]]
+//! name = "btrfs-raid5"
+//! btrfs = { data = "raid5", metadata = "raid1", members = 4 }
+//! mount_options = "noatime"
+//! degrade = true
+//! rebuild = true
+//!
+//! [[layout]]
+//! name = "md-raid6-lvm-xfs"
+//! mdadm = { level = 6, members = 5, spares = 1, chunk = "512k", bitmap = "internal", bitmap_chunk = "64M" }
+//! lvm = true
+//! fs = "xfs"
+//!
+//! [[layout]]
+//! name = "old-server"
+//! dir = "/srv/data"
+//!
+//! [workloads]
+//! profiles = ["quick"]
+//! repeat = 3
+//! baseline = "old-server"
+//! ```
+
+mod layout;
+mod raw;
+mod sections;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::layout::stack::Stack;
+use crate::spec::profiles::{self, ProfileScale};
+use crate::spec::{SpecError, Suite};
+use crate::units;
+
+use raw::{Locator, RawLab};
+
+/// Where backing files go when the spec does not say.
+pub const DEFAULT_DISK_DIR: &str = "/var/tmp/iolab-disks";
+/// Most loop disks a lab may make.
+pub const MAX_LOOP_DISKS: usize = 64;
+/// Smallest loop disk (btrfs needs ~114MiB per device for its first chunks).
+pub const MIN_LOOP_SIZE: u64 = 128 << 20;
+
+/// The disks layouts are built on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disks {
+    /// Emulated disks: sparse files attached as loop devices, fresh for each layout.
+    Loop {
+        /// How many disks the pool has.
+        count: usize,
+        /// Bytes per disk.
+        size: u64,
+        /// Directory of the backing files.
+        dir: PathBuf,
+        /// `--direct-io=on` for the loop devices (`None`: when the directory takes O_DIRECT).
+        direct_io: Option<bool>,
+    },
+    /// Real block devices (need `--destroy` naming all of them).
+    Devices(Vec<PathBuf>),
+    /// No disks: every layout is an existing directory.
+    None,
+}
+
+impl Disks {
+    /// How many disks the pool has.
+    pub fn count(&self) -> usize {
+        match self {
+            Disks::Loop { count, .. } => *count,
+            Disks::Devices(d) => d.len(),
+            Disks::None => 0,
+        }
+    }
+
+    /// One line: `6 x 1GiB loop disks in /var/tmp/iolab-disks`.
+    pub fn describe(&self) -> String {
+        match self {
+            Disks::Loop {
+                count, size, dir, ..
+            } => format!(
+                "{count} x {} loop disks in {}",
+                units::format_bytes(*size),
+                dir.display()
+            ),
+            Disks::Devices(d) => format!(
+                "devices {}",
+                d.iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Disks::None => "existing directories".into(),
+        }
+    }
+}
+
+/// What a layout is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutKind {
+    /// A stack built on the lab's disks.
+    Stack(Stack),
+    /// An existing directory, used as it is (the "old server" baseline).
+    Directory(PathBuf),
+}
+
+/// One validated layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LayoutSpec {
+    /// Unique name (labels its runs in the store).
+    pub name: String,
+    /// What to build, or which directory.
+    pub kind: LayoutKind,
+    /// Fail one member after the healthy runs and run the workloads again.
+    pub degrade: bool,
+    /// Replace the failed member and time the rebuild.
+    pub rebuild: bool,
+    /// Bytes of verified data written before degrading (`None`: an eighth of the usable space,
+    /// at most 1GiB), so the degraded reads and the rebuild have something to work on.
+    pub fill: Option<u64>,
+}
+
+impl LayoutSpec {
+    /// One line saying what the layout is.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            LayoutKind::Stack(s) => s.describe(),
+            LayoutKind::Directory(d) => format!("existing directory {}", d.display()),
+        }
+    }
+}
+
+/// The workloads every layout runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabWorkloads {
+    /// Profiles named in the spec (their workloads are in `suite`).
+    pub profiles: Vec<String>,
+    /// Every workload in order: profiles first, then inline ones.
+    pub suite: Suite,
+    /// Trials of each workload per layout.
+    pub repeat: u32,
+    /// The layout others are compared against.
+    pub baseline: Option<String>,
+}
+
+/// A validated lab spec.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabSpec {
+    /// Lab name (the spec's `name`, else the file stem).
+    pub name: String,
+    /// The spec file, for messages.
+    pub file: String,
+    /// The disks.
+    pub disks: Disks,
+    /// The layouts in order.
+    pub layouts: Vec<LayoutSpec>,
+    /// The workloads.
+    pub workloads: LabWorkloads,
+}
+
+impl LabSpec {
+    /// `--quick`: the quick profile, one trial — a smoke test of the layouts.
+    pub fn quick(&mut self) {
+        if let Some(s) = profiles::profile("quick", ProfileScale::default()) {
+            self.workloads.profiles = vec!["quick".into()];
+            self.workloads.suite = s;
+            self.workloads.repeat = 1;
+        }
+    }
+
+    /// Replaces the loop disks' directory (`--disk-dir`).
+    pub fn set_disk_dir(&mut self, d: PathBuf) {
+        if let Disks::Loop { dir, .. } = &mut self.disks {
+            *dir = d;
+        }
+    }
+
+    /// The layout named `name`.
+    pub fn layout(&self, name: &str) -> Option<&LayoutSpec> {
+        self.layouts.iter().find(|l| l.name == name)
+    }
+}
+
+/// Parses and validates a lab spec; `file` names it in errors.
+pub fn parse_lab(text: &str, file: &str) -> Result<LabSpec, SpecError> {
+    let loc = Locator { text, file };
+    let raw: RawLab = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| loc.line_of(s.start));
+        loc.err(line, "", e.message().trim().replace('\n', " "))
+    })?;
+    let disks = sections::parse_disks(&loc, raw.disks.as_ref())?;
+    if raw.layout.is_empty() {
+        return Err(loc.err(
+            None,
+            "layout",
+            "the lab has no [[layout]]; add at least one (a name and a stack, or dir = \"...\")",
+        ));
+    }
+    let mut layouts: Vec<LayoutSpec> = Vec::new();
+    for (i, l) in raw.layout.iter().enumerate() {
+        let lay = layout::parse_layout(&loc, i, l, &disks)?;
+        if layouts.iter().any(|o| o.name == lay.name) {
+            return Err(loc.err(
+                Some(loc.line_of_key(l.span().start, "layout", "name")),
+                format!("layout[{}].name", lay.name),
+                format!("duplicate layout name '{}'; names must be unique", lay.name),
+            ));
+        }
+        layouts.push(lay);
+    }
+    let workloads = sections::parse_workloads(&loc, raw.workloads.as_ref(), &layouts)?;
+    let name = raw.name.unwrap_or_else(|| {
+        Path::new(file)
+            .file_stem()
+            .map_or_else(|| "lab".to_string(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(LabSpec {
+        name,
+        file: file.to_string(),
+        disks,
+        layouts,
+        workloads,
+    })
+}
+
+/// Reads and validates a lab spec file.
+pub fn parse_lab_file(path: &Path) -> Result<LabSpec, SpecError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        file: Some(name.clone()),
+        line: None,
+        key: String::new(),
+        msg: format!("cannot read lab spec: {e}"),
+    })?;
+    parse_lab(&text, &name)
+}
+
+#[cfg(test)]
+mod tests;

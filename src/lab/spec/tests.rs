@@ -1,0 +1,284 @@
+use super::*;
+use crate::layout::stack::{BtrfsProfile, FsKind, MdLevel, RaidLayer};
+
+const DISKS: &str = "[disks]\nloop = { count = 6, size = \"1GiB\", dir = \"/tmp/d\" }\n";
+
+fn lab(layouts: &str) -> Result<LabSpec, SpecError> {
+    parse_lab(&format!("{DISKS}{layouts}"), "lab.toml")
+}
+
+fn err(layouts: &str) -> SpecError {
+    lab(layouts).expect_err("should be refused")
+}
+
+#[test]
+fn parses_every_kind_of_layout() {
+    let s = lab(r#"
+[[layout]]
+name = "btrfs-raid5"
+btrfs = { data = "raid5", members = 4 }
+mount_options = "noatime,nodiratime"
+degrade = true
+rebuild = true
+fill = "64MiB"
+
+[[layout]]
+name = "md-raid6-lvm-xfs"
+lvm = true
+fs = "xfs"
+mkfs_options = "-m crc=1"
+[layout.mdadm]
+level = "raid6"
+members = 5
+spares = 1
+chunk = "512k"
+bitmap = "internal"
+bitmap_chunk = "64M"
+
+[[layout]]
+name = "ext4-single"
+fs = "ext4"
+
+[[layout]]
+name = "old-server"
+dir = "/tmp"
+
+[workloads]
+profiles = ["quick"]
+repeat = 2
+baseline = "old-server"
+"#)
+    .unwrap();
+    assert_eq!(s.name, "lab");
+    assert_eq!(s.layouts.len(), 4);
+    let LayoutKind::Stack(b) = &s.layouts[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        b.raid,
+        RaidLayer::Btrfs {
+            data: BtrfsProfile::Raid5,
+            metadata: BtrfsProfile::Raid1
+        }
+    );
+    assert_eq!(b.members, 4);
+    assert_eq!(b.mount_options, vec!["noatime", "nodiratime"]);
+    assert!(s.layouts[0].degrade && s.layouts[0].rebuild);
+    assert_eq!(s.layouts[0].fill, Some(64 << 20));
+    let LayoutKind::Stack(m) = &s.layouts[1].kind else {
+        panic!()
+    };
+    let RaidLayer::Md(o) = &m.raid else { panic!() };
+    assert_eq!(o.level, MdLevel::Raid6);
+    assert_eq!(o.chunk, Some(512 << 10));
+    assert_eq!(o.bitmap_chunk, Some(64 << 20));
+    assert_eq!((m.members, m.spares, m.lvm), (5, 1, true));
+    assert_eq!(m.mkfs_options, vec!["-m", "crc=1"]);
+    let LayoutKind::Stack(e) = &s.layouts[2].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (e.raid.clone(), e.members, e.fs),
+        (RaidLayer::None, 1, FsKind::Ext4)
+    );
+    assert_eq!(s.layouts[3].kind, LayoutKind::Directory("/tmp".into()));
+    assert_eq!(s.workloads.repeat, 2);
+    assert_eq!(s.workloads.baseline.as_deref(), Some("old-server"));
+    assert!(!s.workloads.suite.workloads.is_empty());
+}
+
+#[test]
+fn members_default_to_the_whole_pool() {
+    let s = lab("[[layout]]\nname = \"r0\"\nbtrfs = { data = \"raid0\" }\n[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 5, spares = 1 }\n").unwrap();
+    let LayoutKind::Stack(b) = &s.layouts[0].kind else {
+        panic!()
+    };
+    assert_eq!(b.members, 6);
+    let LayoutKind::Stack(m) = &s.layouts[1].kind else {
+        panic!()
+    };
+    assert_eq!((m.members, m.spares), (5, 1));
+}
+
+#[test]
+fn too_few_disks_names_layout_field_and_line() {
+    let e = err("[[layout]]\nname = \"r6\"\n\nbtrfs = { data = \"raid6\", members = 2 }\n");
+    assert_eq!(e.key, "layout[r6].btrfs.members");
+    assert_eq!(e.line, Some(6));
+    assert!(e.msg.contains("raid6 needs at least 3"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("lab.toml:6: layout[r6].btrfs.members: "),
+        "{e}"
+    );
+
+    let e =
+        err("[[layout]]\nname = \"m6\"\nfs = \"xfs\"\n[layout.mdadm]\nlevel = 6\nmembers = 3\n");
+    assert_eq!(e.key, "layout[m6].mdadm.members");
+    assert_eq!(e.line, Some(8));
+
+    let e = err("[[layout]]\nname = \"big\"\nbtrfs = { data = \"raid0\", members = 7 }\n");
+    assert_eq!(e.key, "layout[big].btrfs.members");
+    assert!(e.msg.contains("needs 7 disks, the lab has 6"), "{e}");
+
+    let e = err(
+        "[[layout]]\nname = \"sp\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 6, spares = 1 }\n",
+    );
+    assert!(e.msg.contains("needs 7 disks"), "{e}");
+}
+
+#[test]
+fn duplicate_names_and_unknown_things_are_refused() {
+    let e =
+        err("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[[layout]]\nname = \"a\"\nfs = \"ext4\"\n");
+    assert_eq!(e.key, "layout[a].name");
+    assert_eq!(e.line, Some(7));
+    assert!(e.msg.contains("duplicate"), "{e}");
+
+    let e = err("[[layout]]\nname = \"a\"\nfs = \"zfs\"\n");
+    assert_eq!(e.key, "layout[a].fs");
+    assert_eq!(e.line, Some(5));
+
+    let e = err("[[layout]]\nname = \"a\"\nbtrfs = { data = \"raid7\" }\n");
+    assert_eq!(e.key, "layout[a].btrfs.data");
+    assert!(e.msg.contains("raid1c3"), "{e}");
+
+    let e = err("[[layout]]\nname = \"a\"\nfs = \"xfs\"\nmdadm = { level = 3 }\n");
+    assert_eq!(e.key, "layout[a].mdadm.level");
+
+    let e = err("[[layout]]\nname = \"a\"\nfs = \"xfs\"\nraid = 5\n");
+    assert!(e.msg.contains("raid"), "{e}");
+    assert_eq!(e.line, Some(6));
+
+    let e = err("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nprofiles = [\"nope\"]\n");
+    assert_eq!(e.key, "workloads.profiles");
+    assert!(
+        e.msg.contains("unknown profile 'nope'") && e.msg.contains("quick"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(7));
+
+    let e = err("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nbaseline = \"b\"\n");
+    assert_eq!(e.key, "workloads.baseline");
+
+    let e = err("[[layout]]\nname = \"a b\"\nfs = \"xfs\"\n");
+    assert_eq!(e.key, "layout[1].name");
+}
+
+#[test]
+fn option_combinations_that_make_no_sense() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "btrfs = { data = \"raid0\" }\ndegrade = true",
+            "layout[a].degrade",
+        ),
+        ("fs = \"xfs\"\ndegrade = true", "layout[a].degrade"),
+        (
+            "btrfs = { data = \"raid1\" }\nrebuild = true",
+            "layout[a].rebuild",
+        ),
+        ("btrfs = { data = \"raid1\" }\nlvm = true", "layout[a].lvm"),
+        ("btrfs = { data = \"raid1\" }\nfs = \"xfs\"", "layout[a].fs"),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 1, chunk = \"64k\" }",
+            "layout[a].mdadm.chunk",
+        ),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 5, chunk = \"100k\" }",
+            "layout[a].mdadm.chunk",
+        ),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 0, bitmap = \"internal\" }",
+            "layout[a].mdadm.bitmap",
+        ),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 0, spares = 1 }",
+            "layout[a].mdadm.spares",
+        ),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 5, bitmap_chunk = \"64M\" }",
+            "layout[a].mdadm.bitmap_chunk",
+        ),
+        ("mdadm = { level = 5 }", "layout[a].fs"),
+        (
+            "btrfs = { data = \"raid1\" }\nmdadm = { level = 1 }",
+            "layout[a].mdadm",
+        ),
+        ("dir = \"/tmp\"\nfs = \"xfs\"", "layout[a].fs"),
+        ("dir = \"/nonexistent/x\"", "layout[a].dir"),
+        (
+            "btrfs = { data = \"raid1\" }\ndegrade = true\nfill = \"4GiB\"",
+            "layout[a].fill",
+        ),
+    ];
+    for (body, key) in cases {
+        let e = err(&format!("[[layout]]\nname = \"a\"\n{body}\n"));
+        assert_eq!(&e.key, key, "for {body}: {e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
+#[test]
+fn disks_are_checked() {
+    let e = parse_lab(
+        "[disks]\ndevices = [\"/dev/iolab-no-such-disk\"]\n[[layout]]\nname = \"a\"\nfs = \"xfs\"\n",
+        "l.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "disks.devices[1]");
+    assert!(e.msg.contains("/dev/iolab-no-such-disk"), "{e}");
+    let e = parse_lab(
+        "[disks]\ndevices = [\"/etc/hostname\"]\n[[layout]]\nname = \"a\"\nfs = \"xfs\"\n",
+        "l.toml",
+    )
+    .unwrap_err();
+    assert!(e.msg.contains("not a block device"), "{e}");
+    let e = parse_lab(
+        "[disks]\nloop = { count = 2, size = \"1MiB\" }\n[[layout]]\nname = \"a\"\nfs = \"xfs\"\n",
+        "l.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "disks.loop.size");
+    let e = parse_lab(
+        "[disks]\nloop = { count = 2, size = \"200MiB\" }\n[[layout]]\nname = \"a\"\nfs = \"xfs\"\n",
+        "l.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "layout[a].fs");
+    assert!(e.msg.contains("xfs needs at least"), "{e}");
+    let e = parse_lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n", "l.toml").unwrap_err();
+    assert!(e.msg.contains("no [disks]"), "{e}");
+    // A lab of directories needs no disks.
+    let s = parse_lab("[[layout]]\nname = \"a\"\ndir = \"/tmp\"\n", "l.toml").unwrap();
+    assert_eq!(s.disks, Disks::None);
+}
+
+#[test]
+fn inline_workloads_and_quick() {
+    let mut s = lab(r#"
+[[layout]]
+name = "a"
+fs = "xfs"
+[workloads]
+repeat = 5
+[workloads.defaults]
+size = "64MiB"
+[[workloads.workload]]
+name = "seq"
+pattern = "write"
+bs = "1M"
+[[workloads.workload]]
+name = "rnd"
+qd = 0
+"#)
+    .unwrap_err();
+    assert_eq!(s.key, "workloads.workload[2].qd");
+    assert_eq!(s.line, Some(17));
+    let mut spec = lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nrepeat = 5\n[[workloads.workload]]\nname = \"seq\"\npattern = \"write\"\n").unwrap();
+    assert_eq!(spec.workloads.suite.workloads.len(), 1);
+    assert_eq!(spec.workloads.repeat, 5);
+    spec.quick();
+    assert_eq!(spec.workloads.repeat, 1);
+    assert_eq!(spec.workloads.profiles, vec!["quick"]);
+    s.msg.clear();
+}

@@ -1,0 +1,196 @@
+//! What this machine can build: kernel support (filesystems, md, device-mapper, loop) and the
+//! tools (mkfs.*, btrfs, mdadm, lvm). A layout that needs something missing is skipped with
+//! `unavailable here: <reason>` instead of failing the whole lab.
+
+use std::path::{Path, PathBuf};
+
+use super::stack::{FsKind, RaidLayer, Stack};
+
+/// Why each building block is or is not usable here (`Err` holds the reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Availability {
+    /// Running as root (every builder needs it).
+    pub root: Result<(), String>,
+    /// Loop devices and losetup.
+    pub loop_disks: Result<(), String>,
+    /// btrfs in the kernel and btrfs-progs.
+    pub btrfs: Result<(), String>,
+    /// xfs in the kernel and xfsprogs.
+    pub xfs: Result<(), String>,
+    /// ext4 in the kernel and e2fsprogs.
+    pub ext4: Result<(), String>,
+    /// md in the kernel and mdadm.
+    pub md: Result<(), String>,
+    /// device-mapper in the kernel and lvm2.
+    pub lvm: Result<(), String>,
+    /// wipefs (signature checks and wiping of real devices).
+    pub wipefs: Result<(), String>,
+}
+
+/// Finds a program on `$PATH` or in the sbin directories (where mkfs and mdadm live, and which
+/// a non-login root shell may lack on its path).
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether the running kernel has a module for `needle` (e.g. `/btrfs.ko`): loadable on demand
+/// even when not loaded yet.
+fn kernel_module(needle: &str) -> bool {
+    let Some(rel) = crate::system::read_trim("/proc/sys/kernel/osrelease") else {
+        return false;
+    };
+    ["modules.dep", "modules.builtin"].iter().any(|f| {
+        std::fs::read_to_string(format!("/lib/modules/{rel}/{f}")).is_ok_and(|t| t.contains(needle))
+    })
+}
+
+/// Whether the kernel mounts filesystem `name` (listed in /proc/filesystems, or a module exists).
+pub fn kernel_has_fs(name: &str) -> bool {
+    let listed = std::fs::read_to_string("/proc/filesystems")
+        .is_ok_and(|t| t.lines().any(|l| l.split_whitespace().last() == Some(name)));
+    listed || kernel_module(&format!("/{name}.ko"))
+}
+
+fn tools(names: &[&str], package: &str) -> Result<(), String> {
+    for n in names {
+        if which(n).is_none() {
+            return Err(format!("{n} is not installed (apt-get install {package})"));
+        }
+    }
+    Ok(())
+}
+
+fn fs(name: &str, tool_names: &[&str], package: &str) -> Result<(), String> {
+    if !kernel_has_fs(name) {
+        return Err(format!("the kernel has no {name} support"));
+    }
+    tools(tool_names, package)
+}
+
+impl Availability {
+    /// Probes this machine.
+    pub fn detect() -> Availability {
+        let md = if !Path::new("/proc/mdstat").exists() && !kernel_module("/md-mod.ko") {
+            Err("the kernel has no md RAID support (no /proc/mdstat, no md-mod module)".into())
+        } else {
+            tools(&["mdadm"], "mdadm")
+        };
+        let dm = Path::new("/sys/class/misc/device-mapper").exists()
+            || Path::new("/dev/mapper/control").exists()
+            || kernel_module("/dm-mod.ko");
+        let lvm = if !dm {
+            Err("the kernel has no device-mapper (no /dev/mapper/control, no dm-mod module), which LVM needs".into())
+        } else {
+            tools(&["lvm"], "lvm2")
+        };
+        Availability {
+            root: if crate::system::is_root() {
+                Ok(())
+            } else {
+                Err("building layouts needs root".into())
+            },
+            loop_disks: super::loopdev::available(),
+            btrfs: fs("btrfs", &["mkfs.btrfs", "btrfs"], "btrfs-progs"),
+            xfs: fs("xfs", &["mkfs.xfs"], "xfsprogs"),
+            ext4: fs("ext4", &["mkfs.ext4"], "e2fsprogs"),
+            md,
+            lvm,
+            wipefs: tools(&["wipefs"], "util-linux"),
+        }
+    }
+
+    /// Everything available (for tests of command lines on any machine).
+    pub fn everything() -> Availability {
+        Availability {
+            root: Ok(()),
+            loop_disks: Ok(()),
+            btrfs: Ok(()),
+            xfs: Ok(()),
+            ext4: Ok(()),
+            md: Ok(()),
+            lvm: Ok(()),
+            wipefs: Ok(()),
+        }
+    }
+
+    /// Whether `stack` can be built here on loop disks (`loop_disks`) or real devices; the
+    /// error is the reason, shown as `unavailable here: <reason>`.
+    pub fn check(&self, stack: &Stack, loop_disks: bool) -> Result<(), String> {
+        self.root.clone()?;
+        if loop_disks {
+            self.loop_disks.clone()?;
+        } else {
+            self.wipefs.clone()?;
+        }
+        match &stack.raid {
+            RaidLayer::Md(_) => self.md.clone()?,
+            RaidLayer::Btrfs { .. } | RaidLayer::None => {}
+        }
+        if stack.lvm {
+            self.lvm.clone()?;
+        }
+        match stack.fs {
+            FsKind::Xfs => self.xfs.clone(),
+            FsKind::Ext4 => self.ext4.clone(),
+            FsKind::Btrfs => self.btrfs.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::stack::{MdLevel, MdOptions};
+
+    fn md_stack() -> Stack {
+        Stack {
+            raid: RaidLayer::Md(MdOptions {
+                level: MdLevel::Raid5,
+                chunk: None,
+                bitmap: None,
+                bitmap_chunk: None,
+                assume_clean: false,
+            }),
+            members: 3,
+            spares: 0,
+            lvm: true,
+            fs: FsKind::Xfs,
+            mkfs_options: vec![],
+            mount_options: vec![],
+        }
+    }
+
+    #[test]
+    fn the_first_missing_piece_is_the_reason() {
+        let mut a = Availability::everything();
+        assert!(a.check(&md_stack(), true).is_ok());
+        a.lvm = Err("no dm".into());
+        assert_eq!(a.check(&md_stack(), true), Err("no dm".into()));
+        a.md = Err("no md".into());
+        assert_eq!(a.check(&md_stack(), true), Err("no md".into()));
+        a.root = Err("root".into());
+        assert_eq!(a.check(&md_stack(), true), Err("root".into()));
+    }
+
+    #[test]
+    fn detection_agrees_with_the_machine() {
+        let a = Availability::detect();
+        // md needs both the kernel and the tool; whatever the answer, it must say which.
+        if !Path::new("/proc/mdstat").exists() && !kernel_module("/md-mod.ko") {
+            assert!(a.md.unwrap_err().contains("md"));
+        }
+        if which("sh").is_none() {
+            panic!("which() cannot find sh");
+        }
+        assert!(kernel_has_fs("proc") || !Path::new("/proc/self").exists());
+    }
+}

@@ -1,0 +1,173 @@
+//! btrfs as RAID layer and filesystem: mkfs with data/metadata profiles, multi-device mounts,
+//! usable space, and the replace that rebuilds a lost member.
+
+use std::path::{Path, PathBuf};
+
+use super::LayoutError;
+use super::cmd::Runner;
+use super::stack::BtrfsProfile;
+
+/// `mkfs.btrfs -f -d DATA -m META [OPTS] DEV...`.
+pub fn mkfs_argv(
+    data: BtrfsProfile,
+    metadata: BtrfsProfile,
+    options: &[String],
+    devices: &[PathBuf],
+) -> Vec<String> {
+    let mut a: Vec<String> = ["mkfs.btrfs", "-f", "-d", data.name(), "-m", metadata.name()]
+        .map(String::from)
+        .to_vec();
+    a.extend(options.iter().cloned());
+    a.extend(devices.iter().map(|d| d.to_string_lossy().into_owned()));
+    a
+}
+
+/// `btrfs replace start -B -f DEVID NEWDEV MNT`: rebuilds the missing device `devid` onto `new`
+/// from the other members' redundancy, in the foreground so it can be timed.
+pub fn replace_argv(devid: u64, new: &Path, mnt: &Path) -> Vec<String> {
+    vec![
+        "btrfs".into(),
+        "replace".into(),
+        "start".into(),
+        "-B".into(),
+        "-f".into(),
+        devid.to_string(),
+        new.to_string_lossy().into_owned(),
+        mnt.to_string_lossy().into_owned(),
+    ]
+}
+
+/// One device as `btrfs filesystem show --raw` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShowDevice {
+    /// Device id inside the filesystem.
+    pub devid: u64,
+    /// Size, bytes.
+    pub size: u64,
+    /// Allocated (chunks), bytes.
+    pub used: u64,
+    /// Path, `None` when the device is missing.
+    pub path: Option<PathBuf>,
+}
+
+/// Parses `btrfs filesystem show --raw` output.
+pub fn parse_show(text: &str) -> Vec<ShowDevice> {
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.first() != Some(&"devid") {
+            continue;
+        }
+        let field = |k: &str| {
+            w.iter()
+                .position(|x| *x == k)
+                .and_then(|i| w.get(i + 1))
+                .copied()
+        };
+        let Some(devid) = w.get(1).and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let num = |k: &str| field(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        let path = if l.contains("MISSING") {
+            None
+        } else {
+            field("path").map(PathBuf::from)
+        };
+        out.push(ShowDevice {
+            devid,
+            size: num("size"),
+            used: num("used"),
+            path,
+        });
+    }
+    out
+}
+
+/// The devices of the filesystem mounted at `mnt`.
+pub fn show(runner: &Runner, mnt: &Path) -> Result<Vec<ShowDevice>, LayoutError> {
+    let out = runner.run(&[
+        "btrfs",
+        "filesystem",
+        "show",
+        "--raw",
+        &mnt.to_string_lossy(),
+    ])?;
+    Ok(parse_show(&out.stdout))
+}
+
+/// Parses `Free (estimated):` from `btrfs filesystem usage -b`: the space the data profile
+/// leaves for files, counting parity and copies (unlike statfs on raid5/6).
+pub fn parse_free_estimated(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.trim_start().starts_with("Free (estimated):"))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Parses the bytes used by data (`Data,RAID5: Size:..., Used:N`).
+pub fn parse_data_used(text: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.starts_with("Data,"))
+        .filter_map(|l| l.split("Used:").nth(1))
+        .filter_map(|v| {
+            v.trim()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+/// Usable bytes of the btrfs mounted at `mnt`: estimated free space plus data already stored.
+pub fn usable_bytes(runner: &Runner, mnt: &Path) -> Result<u64, LayoutError> {
+    let out = runner.run(&["btrfs", "filesystem", "usage", "-b", &mnt.to_string_lossy()])?;
+    let free = parse_free_estimated(&out.stdout).ok_or_else(|| {
+        LayoutError::Unexpected("btrfs filesystem usage printed no 'Free (estimated)'".into())
+    })?;
+    Ok(free + parse_data_used(&out.stdout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USAGE: &str = "Overall:\n    Device size:\t\t        4294967296\n    Free (estimated):\t\t        2805989376\t(min: 1978007552)\n    Data ratio:\t\t\t      1.33\n\nData,RAID5: Size:322043904, Used:1048576 (0.33%)\n   /dev/loop0\t 107347968\n\nMetadata,RAID1: Size:268435456, Used:131072 (0.05%)\n";
+
+    const SHOW: &str = "Label: none  uuid: f3c5e1fb\n\tTotal devices 4 FS bytes used 210092032\n\tdevid    1 size 1073741824 used 107347968 path /dev/loop0\n\tdevid    2 size 0 used 0 path  MISSING\n\tdevid    3 size 1073741824 used 384172032 path /dev/loop2\n";
+
+    #[test]
+    fn parses_usage() {
+        assert_eq!(parse_free_estimated(USAGE), Some(2805989376));
+        assert_eq!(parse_data_used(USAGE), 1048576);
+    }
+
+    #[test]
+    fn parses_show_with_a_missing_device() {
+        let d = parse_show(SHOW);
+        assert_eq!(d.len(), 3);
+        assert_eq!(d[0].path, Some(PathBuf::from("/dev/loop0")));
+        assert_eq!(d[1].devid, 2);
+        assert_eq!(d[1].path, None);
+        assert_eq!(d[2].used, 384172032);
+    }
+
+    #[test]
+    fn command_lines() {
+        let devs: Vec<PathBuf> = vec!["/dev/loop1".into(), "/dev/loop2".into()];
+        assert_eq!(
+            mkfs_argv(
+                BtrfsProfile::Raid1,
+                BtrfsProfile::Raid1,
+                &["--nodesize".into(), "16k".into()],
+                &devs
+            )
+            .join(" "),
+            "mkfs.btrfs -f -d raid1 -m raid1 --nodesize 16k /dev/loop1 /dev/loop2"
+        );
+        assert_eq!(
+            replace_argv(2, Path::new("/dev/loop9"), Path::new("/tmp/m")).join(" "),
+            "btrfs replace start -B -f 2 /dev/loop9 /tmp/m"
+        );
+    }
+}

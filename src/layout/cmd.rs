@@ -1,0 +1,337 @@
+//! The one way layouts run external tools: every argv is logged, and a recording runner lets tests
+//! (and `iolab lab --dry-run`) see the exact command lines without touching a device.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::LayoutError;
+
+/// What a command printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CmdOutput {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Answers a recorded command with the stdout a real run would print (`losetup --show` prints the
+/// device it attached). `Err` makes the command fail with that message.
+pub type Responder = Box<dyn Fn(&[String]) -> Result<String, String> + Send + Sync>;
+
+enum Mode {
+    Real,
+    Record(Responder),
+}
+
+/// Runs commands and remembers each one.
+///
+/// In recording mode nothing runs: the argv is logged and the responder supplies the output, so
+/// the code that builds a stack is the same code whose command lines the tests check.
+pub struct Runner {
+    mode: Mode,
+    log: Mutex<Vec<String>>,
+    echo: bool,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("dry_run", &self.is_dry_run())
+            .field("commands", &self.log_len())
+            .finish()
+    }
+}
+
+impl Runner {
+    /// A runner that really runs commands.
+    pub fn real() -> Runner {
+        Runner {
+            mode: Mode::Real,
+            log: Mutex::new(Vec::new()),
+            echo: false,
+        }
+    }
+
+    /// A runner that runs nothing and answers `losetup --find --show` with `/dev/loop100`,
+    /// `/dev/loop101`, ... and every other command with empty output.
+    pub fn recording() -> Runner {
+        let next = AtomicUsize::new(100);
+        Runner::recording_with(Box::new(move |argv: &[String]| {
+            if argv.first().map(String::as_str) == Some("losetup")
+                && argv.iter().any(|a| a == "--show")
+            {
+                Ok(format!(
+                    "/dev/loop{}\n",
+                    next.fetch_add(1, Ordering::Relaxed)
+                ))
+            } else {
+                Ok(String::new())
+            }
+        }))
+    }
+
+    /// A recording runner with a custom responder.
+    pub fn recording_with(responder: Responder) -> Runner {
+        Runner {
+            mode: Mode::Record(responder),
+            log: Mutex::new(Vec::new()),
+            echo: false,
+        }
+    }
+
+    /// Also print each command to stderr as `+ cmd` (`iolab lab --verbose`).
+    pub fn with_echo(mut self, echo: bool) -> Runner {
+        self.echo = echo;
+        self
+    }
+
+    /// True when commands are only recorded.
+    pub fn is_dry_run(&self) -> bool {
+        matches!(self.mode, Mode::Record(_))
+    }
+
+    /// Every command run so far, shell-quoted, in order.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// How many commands have run; with [`Runner::log_since`] gives one layout's commands.
+    pub fn log_len(&self) -> usize {
+        self.log.lock().map(|l| l.len()).unwrap_or(0)
+    }
+
+    /// The commands run since the log had `n` entries.
+    pub fn log_since(&self, n: usize) -> Vec<String> {
+        self.log
+            .lock()
+            .map(|l| l.get(n..).map(<[String]>::to_vec).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn record(&self, argv: &[String]) -> String {
+        let line = quote_argv(argv);
+        if self.echo {
+            eprintln!("+ {line}");
+        }
+        if let Ok(mut l) = self.log.lock() {
+            l.push(line.clone());
+        }
+        line
+    }
+
+    /// Runs a command to completion; a non-zero exit is an error carrying the tool's message.
+    pub fn run<S: AsRef<str>>(&self, argv: &[S]) -> Result<CmdOutput, LayoutError> {
+        self.run_inner(argv, None::<&[&str]>, false)
+    }
+
+    /// Runs a command and reports only whether it exited 0 (probes such as `vgs NAME`).
+    pub fn succeeds<S: AsRef<str>>(&self, argv: &[S]) -> bool {
+        self.run(argv).is_ok()
+    }
+
+    /// Runs a long command that Ctrl-C/SIGTERM may stop: on a stop request `cancel` runs (e.g.
+    /// `btrfs replace cancel MNT`), the child gets SIGTERM, and the result is
+    /// [`LayoutError::Interrupted`].
+    pub fn run_interruptible<S: AsRef<str>, C: AsRef<str>>(
+        &self,
+        argv: &[S],
+        cancel: Option<&[C]>,
+    ) -> Result<CmdOutput, LayoutError> {
+        self.run_inner(argv, cancel, true)
+    }
+
+    fn run_inner<S: AsRef<str>, C: AsRef<str>>(
+        &self,
+        argv: &[S],
+        cancel: Option<&[C]>,
+        interruptible: bool,
+    ) -> Result<CmdOutput, LayoutError> {
+        let argv: Vec<String> = argv.iter().map(|a| a.as_ref().to_string()).collect();
+        let line = self.record(&argv);
+        let Some((prog, args)) = argv.split_first() else {
+            return Err(LayoutError::Unexpected("empty command".into()));
+        };
+        match &self.mode {
+            Mode::Record(respond) => {
+                return respond(&argv)
+                    .map(|stdout| CmdOutput {
+                        stdout,
+                        stderr: String::new(),
+                    })
+                    .map_err(|msg| LayoutError::Command { cmd: line, msg });
+            }
+            Mode::Real => {}
+        }
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .env("LC_ALL", "C")
+            .env("LVM_SUPPRESS_FD_WARNINGS", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // If iolab is killed (SIGKILL), its tools die with it instead of finishing a mkfs or a
+        // mount behind the back of `iolab lab --cleanup`.
+        // SAFETY: the closure runs in the forked child before exec and only calls prctl, which
+        // is async-signal-safe; it touches no memory of the parent.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|source| LayoutError::Spawn {
+            cmd: line.clone(),
+            source,
+        })?;
+        // Read both pipes on threads so a chatty tool never blocks on a full pipe while we poll.
+        let out_t = reader(child.stdout.take());
+        let err_t = reader(child.stderr.take());
+        let mut stopped = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(LayoutError::Spawn {
+                        cmd: line,
+                        source: e,
+                    });
+                }
+            }
+            if interruptible && !stopped && crate::signals::stop_requested() {
+                stopped = true;
+                if let Some(c) = cancel {
+                    let _ = self.run(c);
+                }
+                // SAFETY: kill has no memory preconditions; the pid is our own live child.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = out_t.join().unwrap_or_default();
+        let stderr = err_t.join().unwrap_or_default();
+        if stopped {
+            return Err(LayoutError::Interrupted);
+        }
+        if !status.success() {
+            return Err(LayoutError::Command {
+                cmd: line,
+                msg: format!("{status}: {}", tool_message(&stderr, &stdout)),
+            });
+        }
+        Ok(CmdOutput { stdout, stderr })
+    }
+}
+
+fn reader<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut s);
+        }
+        String::from_utf8_lossy(&s).into_owned()
+    })
+}
+
+/// The line of a tool's output that says why it failed: its first `ERROR`/`error` line, else the
+/// last non-empty line of stderr (or stdout).
+pub fn tool_message(stderr: &str, stdout: &str) -> String {
+    let text = if stderr.trim().is_empty() {
+        stdout
+    } else {
+        stderr
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.starts_with("ERROR") || l.starts_with("error"))
+        .or(lines.last())
+        .map_or_else(|| "no message".to_string(), |l| (*l).to_string())
+}
+
+/// One argument as a shell would need it written.
+pub fn quote(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b) || b >= 0x80 && b != 0xff
+        });
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+/// An argv as one shell-quoted line.
+pub fn quote_argv<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|a| quote(a.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recording_logs_and_answers_losetup() {
+        let r = Runner::recording();
+        let out = r
+            .run(&["losetup", "--find", "--show", "/tmp/a b.img"])
+            .unwrap();
+        assert_eq!(out.stdout.trim(), "/dev/loop100");
+        r.run(&["mkfs.xfs", "-f", "/dev/loop100"]).unwrap();
+        assert_eq!(
+            r.log(),
+            vec![
+                "losetup --find --show '/tmp/a b.img'",
+                "mkfs.xfs -f /dev/loop100"
+            ]
+        );
+        assert_eq!(r.log_since(1), vec!["mkfs.xfs -f /dev/loop100"]);
+    }
+
+    #[test]
+    fn real_runs_report_the_tools_words() {
+        let r = Runner::real();
+        let out = r.run(&["sh", "-c", "echo hi"]).unwrap();
+        assert_eq!(out.stdout, "hi\n");
+        let e = r
+            .run(&[
+                "sh",
+                "-c",
+                "echo noise >&2; echo 'ERROR: bad thing' >&2; exit 3",
+            ])
+            .unwrap_err();
+        let s = e.to_string();
+        assert!(s.contains("ERROR: bad thing") && s.contains("3"), "{s}");
+        assert!(matches!(
+            r.run(&["/nonexistent/tool"]),
+            Err(LayoutError::Spawn { .. })
+        ));
+        assert!(!r.succeeds(&["false"]));
+    }
+
+    #[test]
+    fn quoting_is_shell_safe() {
+        assert_eq!(quote("noatime,discard"), "noatime,discard");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}

@@ -1,0 +1,132 @@
+//! Filesystems on top of the stack: mkfs with the user's options, mount with theirs, and the
+//! size the filesystem reports.
+
+use std::path::{Path, PathBuf};
+
+use super::LayoutError;
+use super::stack::FsKind;
+
+/// The mkfs command for `fs` on `dev`, forcing over old signatures (members are wiped or fresh).
+///
+/// ext4 gets `-E lazy_itable_init=0,lazy_journal_init=0` unless the options set `-E` themselves:
+/// otherwise the kernel initialises inode tables in the background after mount and that writing
+/// lands in the first benchmarks.
+pub fn mkfs_argv(fs: FsKind, options: &[String], dev: &Path) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    match fs {
+        FsKind::Xfs => a.extend(["mkfs.xfs", "-f"].map(String::from)),
+        FsKind::Ext4 => {
+            a.extend(["mkfs.ext4", "-F", "-q"].map(String::from));
+            if !options.iter().any(|o| o.starts_with("-E")) {
+                a.extend(["-E", "lazy_itable_init=0,lazy_journal_init=0"].map(String::from));
+            }
+        }
+        FsKind::Btrfs => a.extend(["mkfs.btrfs", "-f"].map(String::from)),
+    }
+    a.extend(options.iter().cloned());
+    a.push(dev.to_string_lossy().into_owned());
+    a
+}
+
+/// `mount -t FS -o OPTS DEV MNT`. For a multi-device btrfs, the other members go in `device=`
+/// options so the mount needs no prior `btrfs device scan`; `degraded` mounts with one missing.
+pub fn mount_argv(
+    fs: FsKind,
+    dev: &Path,
+    other_devices: &[PathBuf],
+    mnt: &Path,
+    options: &[String],
+    degraded: bool,
+) -> Vec<String> {
+    let mut opts: Vec<String> = options.to_vec();
+    if degraded {
+        opts.push("degraded".into());
+    }
+    for d in other_devices {
+        opts.push(format!("device={}", d.display()));
+    }
+    let mut a: Vec<String> = vec!["mount".into(), "-t".into(), fs.name().into()];
+    if !opts.is_empty() {
+        a.push("-o".into());
+        a.push(opts.join(","));
+    }
+    a.push(dev.to_string_lossy().into_owned());
+    a.push(mnt.to_string_lossy().into_owned());
+    a
+}
+
+/// Total and available bytes of the filesystem holding `path` (what `df` shows).
+pub fn statvfs_bytes(path: &Path) -> Result<(u64, u64), LayoutError> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
+        LayoutError::Unexpected(format!("path {} holds a NUL byte", path.display()))
+    })?;
+    // SAFETY: statvfs is plain data; all-zero is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is NUL-terminated and st is a valid out-pointer for the duration of the call.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    if r != 0 {
+        return Err(LayoutError::io(
+            "cannot statvfs",
+            path,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let f = st.f_frsize as u64;
+    Ok((st.f_blocks as u64 * f, st.f_bavail as u64 * f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mkfs_command_lines() {
+        let d = Path::new("/dev/md100");
+        assert_eq!(
+            mkfs_argv(FsKind::Xfs, &["-K".into()], d).join(" "),
+            "mkfs.xfs -f -K /dev/md100"
+        );
+        assert_eq!(
+            mkfs_argv(FsKind::Ext4, &[], d).join(" "),
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/md100"
+        );
+        assert_eq!(
+            mkfs_argv(FsKind::Ext4, &["-E".into(), "stride=128".into()], d).join(" "),
+            "mkfs.ext4 -F -q -E stride=128 /dev/md100"
+        );
+    }
+
+    #[test]
+    fn mount_command_lines() {
+        assert_eq!(
+            mount_argv(
+                FsKind::Btrfs,
+                Path::new("/dev/loop1"),
+                &["/dev/loop3".into()],
+                Path::new("/tmp/m"),
+                &["noatime".into()],
+                true
+            )
+            .join(" "),
+            "mount -t btrfs -o noatime,degraded,device=/dev/loop3 /dev/loop1 /tmp/m"
+        );
+        assert_eq!(
+            mount_argv(
+                FsKind::Xfs,
+                Path::new("/dev/loop1"),
+                &[],
+                Path::new("/tmp/m"),
+                &[],
+                false
+            )
+            .join(" "),
+            "mount -t xfs /dev/loop1 /tmp/m"
+        );
+    }
+
+    #[test]
+    fn statvfs_of_root() {
+        let (total, avail) = statvfs_bytes(Path::new("/")).unwrap();
+        assert!(total > 0 && avail <= total);
+    }
+}

@@ -1,0 +1,443 @@
+//! A validated storage stack, bottom to top: RAID layer (btrfs profiles or an md array), optional
+//! LVM linear volume, filesystem with its mkfs and mount options.
+//!
+//! These types are built by the lab spec parser and are valid by construction; the builders trust
+//! them. They also know what a stack should give: how many disks it needs, whether it survives
+//! losing one, and how much space the RAID level leaves usable.
+
+use serde::{Deserialize, Serialize};
+
+/// A btrfs block-group profile (for data or metadata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BtrfsProfile {
+    /// One copy, no striping.
+    Single,
+    /// Two copies on one device.
+    Dup,
+    /// Striped, no redundancy.
+    Raid0,
+    /// Two copies on two devices.
+    Raid1,
+    /// Three copies.
+    Raid1c3,
+    /// Four copies.
+    Raid1c4,
+    /// Striped mirrors.
+    Raid10,
+    /// Striped with one parity.
+    Raid5,
+    /// Striped with two parities.
+    Raid6,
+}
+
+impl BtrfsProfile {
+    /// Every profile, for error messages.
+    pub const ALL: [BtrfsProfile; 9] = [
+        BtrfsProfile::Single,
+        BtrfsProfile::Dup,
+        BtrfsProfile::Raid0,
+        BtrfsProfile::Raid1,
+        BtrfsProfile::Raid1c3,
+        BtrfsProfile::Raid1c4,
+        BtrfsProfile::Raid10,
+        BtrfsProfile::Raid5,
+        BtrfsProfile::Raid6,
+    ];
+
+    /// Parses `raid5`, `RAID1C3`, `single`...
+    pub fn parse(s: &str) -> Option<BtrfsProfile> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// The name mkfs.btrfs takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            BtrfsProfile::Single => "single",
+            BtrfsProfile::Dup => "dup",
+            BtrfsProfile::Raid0 => "raid0",
+            BtrfsProfile::Raid1 => "raid1",
+            BtrfsProfile::Raid1c3 => "raid1c3",
+            BtrfsProfile::Raid1c4 => "raid1c4",
+            BtrfsProfile::Raid10 => "raid10",
+            BtrfsProfile::Raid5 => "raid5",
+            BtrfsProfile::Raid6 => "raid6",
+        }
+    }
+
+    /// Fewest devices mkfs.btrfs (v6) and the kernel accept for the profile.
+    pub fn min_devices(self) -> usize {
+        match self {
+            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 1,
+            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 2,
+            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 3,
+            BtrfsProfile::Raid1c4 => 4,
+        }
+    }
+
+    /// How many devices can vanish without losing data.
+    pub fn tolerated_failures(self) -> usize {
+        match self {
+            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 0,
+            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 1,
+            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 2,
+            BtrfsProfile::Raid1c4 => 3,
+        }
+    }
+
+    /// Usable bytes out of `n` devices of `size` bytes, before filesystem overhead.
+    pub fn usable(self, n: usize, size: u64) -> u64 {
+        let n = n as u64;
+        match self {
+            BtrfsProfile::Single | BtrfsProfile::Raid0 => n * size,
+            BtrfsProfile::Dup => n * size / 2,
+            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 => n * size / 2,
+            BtrfsProfile::Raid1c3 => n * size / 3,
+            BtrfsProfile::Raid1c4 => n * size / 4,
+            BtrfsProfile::Raid5 => n.saturating_sub(1) * size,
+            BtrfsProfile::Raid6 => n.saturating_sub(2) * size,
+        }
+    }
+
+    /// The metadata profile used when a spec names only the data profile: as redundant as the
+    /// data (raid1c3 under raid6, which survives two failures), dup on one device.
+    pub fn default_metadata(data: BtrfsProfile, devices: usize) -> BtrfsProfile {
+        if devices < 2 {
+            return BtrfsProfile::Dup;
+        }
+        match data {
+            BtrfsProfile::Raid6 | BtrfsProfile::Raid1c3 if devices >= 3 => BtrfsProfile::Raid1c3,
+            BtrfsProfile::Raid1c4 if devices >= 4 => BtrfsProfile::Raid1c4,
+            _ => BtrfsProfile::Raid1,
+        }
+    }
+}
+
+/// An md RAID level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MdLevel {
+    /// Striping.
+    #[serde(rename = "0")]
+    Raid0,
+    /// Mirroring.
+    #[serde(rename = "1")]
+    Raid1,
+    /// Dedicated parity disk.
+    #[serde(rename = "4")]
+    Raid4,
+    /// Distributed parity.
+    #[serde(rename = "5")]
+    Raid5,
+    /// Double distributed parity.
+    #[serde(rename = "6")]
+    Raid6,
+    /// Striped mirrors (md's near-2 layout).
+    #[serde(rename = "10")]
+    Raid10,
+}
+
+impl MdLevel {
+    /// Every level, for error messages.
+    pub const ALL: [MdLevel; 6] = [
+        MdLevel::Raid0,
+        MdLevel::Raid1,
+        MdLevel::Raid4,
+        MdLevel::Raid5,
+        MdLevel::Raid6,
+        MdLevel::Raid10,
+    ];
+
+    /// Parses `6`, `raid6`, `RAID6`.
+    pub fn parse(s: &str) -> Option<MdLevel> {
+        let t = s.trim().to_ascii_lowercase();
+        let t = t.strip_prefix("raid").unwrap_or(&t);
+        Self::ALL.into_iter().find(|l| l.number().to_string() == t)
+    }
+
+    /// The number mdadm's `--level` takes.
+    pub fn number(self) -> u32 {
+        match self {
+            MdLevel::Raid0 => 0,
+            MdLevel::Raid1 => 1,
+            MdLevel::Raid4 => 4,
+            MdLevel::Raid5 => 5,
+            MdLevel::Raid6 => 6,
+            MdLevel::Raid10 => 10,
+        }
+    }
+
+    /// Fewest raid devices mdadm creates the level with (without `--force`).
+    pub fn min_devices(self) -> usize {
+        match self {
+            MdLevel::Raid0 | MdLevel::Raid1 | MdLevel::Raid10 => 2,
+            MdLevel::Raid4 | MdLevel::Raid5 => 3,
+            MdLevel::Raid6 => 4,
+        }
+    }
+
+    /// Whether the array survives losing one member (everything but raid0).
+    pub fn redundant(self) -> bool {
+        self != MdLevel::Raid0
+    }
+
+    /// Whether the level stripes in chunks (so `--chunk` means something).
+    pub fn has_chunk(self) -> bool {
+        self != MdLevel::Raid1
+    }
+
+    /// Usable bytes of `n` raid devices of `size` bytes, before md and filesystem overhead.
+    pub fn usable(self, n: usize, size: u64) -> u64 {
+        let n = n as u64;
+        match self {
+            MdLevel::Raid0 => n * size,
+            MdLevel::Raid1 => size,
+            MdLevel::Raid4 | MdLevel::Raid5 => n.saturating_sub(1) * size,
+            MdLevel::Raid6 => n.saturating_sub(2) * size,
+            MdLevel::Raid10 => n * size / 2,
+        }
+    }
+}
+
+/// Options of an md array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MdOptions {
+    /// RAID level.
+    pub level: MdLevel,
+    /// Chunk size in bytes (`None`: mdadm's default, 512KiB).
+    pub chunk: Option<u64>,
+    /// Write-intent bitmap: `internal`, `none`, or mdadm's default when `None`.
+    pub bitmap: Option<String>,
+    /// Bitmap chunk in bytes (`None`: mdadm's default).
+    pub bitmap_chunk: Option<u64>,
+    /// Skip the initial resync (`--assume-clean`); fine on zeroed disks, not on used ones.
+    pub assume_clean: bool,
+}
+
+/// The RAID layer at the bottom of a stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum RaidLayer {
+    /// One plain disk.
+    None,
+    /// A btrfs filesystem across the members with these profiles (btrfs is the RAID and the fs).
+    Btrfs {
+        /// Data profile.
+        data: BtrfsProfile,
+        /// Metadata profile.
+        metadata: BtrfsProfile,
+    },
+    /// An md array.
+    Md(MdOptions),
+}
+
+/// A filesystem type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// XFS.
+    Xfs,
+    /// ext4.
+    Ext4,
+    /// btrfs.
+    Btrfs,
+}
+
+impl FsKind {
+    /// Parses `xfs`, `ext4`, `btrfs`.
+    pub fn parse(s: &str) -> Option<FsKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "xfs" => Some(FsKind::Xfs),
+            "ext4" => Some(FsKind::Ext4),
+            "btrfs" => Some(FsKind::Btrfs),
+            _ => None,
+        }
+    }
+
+    /// The name `mount -t` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Xfs => "xfs",
+            FsKind::Ext4 => "ext4",
+            FsKind::Btrfs => "btrfs",
+        }
+    }
+
+    /// The mkfs tool.
+    pub fn mkfs(self) -> &'static str {
+        match self {
+            FsKind::Xfs => "mkfs.xfs",
+            FsKind::Ext4 => "mkfs.ext4",
+            FsKind::Btrfs => "mkfs.btrfs",
+        }
+    }
+
+    /// Smallest device mkfs accepts (mkfs.xfs refuses filesystems under 300MB since v5.19).
+    pub fn min_size(self) -> u64 {
+        match self {
+            FsKind::Xfs => 300_000_000,
+            FsKind::Ext4 => 1 << 20,
+            FsKind::Btrfs => 128 << 20,
+        }
+    }
+}
+
+/// A complete stack to build on `members + spares` disks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stack {
+    /// The RAID layer.
+    pub raid: RaidLayer,
+    /// Disks holding data (md raid devices, btrfs devices, 1 for a plain disk).
+    pub members: usize,
+    /// md hot spares on top of the members.
+    pub spares: usize,
+    /// A linear LVM volume over the RAID layer.
+    pub lvm: bool,
+    /// The filesystem.
+    pub fs: FsKind,
+    /// Extra mkfs arguments, as given.
+    pub mkfs_options: Vec<String>,
+    /// Mount options (`noatime`), joined with commas on the command line.
+    pub mount_options: Vec<String>,
+}
+
+impl Stack {
+    /// Disks the stack uses: members plus spares.
+    pub fn disks(&self) -> usize {
+        self.members + self.spares
+    }
+
+    /// Whether one member can fail without losing the filesystem.
+    pub fn survives_one_failure(&self) -> bool {
+        match &self.raid {
+            RaidLayer::None => false,
+            RaidLayer::Btrfs { data, metadata } => {
+                data.tolerated_failures() >= 1 && metadata.tolerated_failures() >= 1
+            }
+            RaidLayer::Md(md) => md.level.redundant(),
+        }
+    }
+
+    /// Usable bytes the RAID level leaves from members of `member_size` bytes, before
+    /// filesystem overhead (btrfs data profile; md level; one disk otherwise).
+    pub fn expected_usable(&self, member_size: u64) -> u64 {
+        match &self.raid {
+            RaidLayer::None => member_size,
+            RaidLayer::Btrfs { data, .. } => data.usable(self.members, member_size),
+            RaidLayer::Md(md) => md.level.usable(self.members, member_size),
+        }
+    }
+
+    /// One line saying what the stack is: `md raid6 x5 +1 spare, chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
+    pub fn describe(&self) -> String {
+        use crate::units::format_bytes;
+        let mut parts = Vec::new();
+        match &self.raid {
+            RaidLayer::None => parts.push("single disk".to_string()),
+            RaidLayer::Btrfs { data, metadata } => parts.push(format!(
+                "btrfs {} (metadata {}) x{}",
+                data.name(),
+                metadata.name(),
+                self.members
+            )),
+            RaidLayer::Md(md) => {
+                let mut s = format!("md raid{} x{}", md.level.number(), self.members);
+                if self.spares > 0 {
+                    s.push_str(&format!(
+                        " +{} spare{}",
+                        self.spares,
+                        if self.spares == 1 { "" } else { "s" }
+                    ));
+                }
+                if let Some(c) = md.chunk {
+                    s.push_str(&format!(", chunk {}", format_bytes(c)));
+                }
+                if let Some(b) = &md.bitmap {
+                    s.push_str(&format!(", bitmap {b}"));
+                    if let Some(bc) = md.bitmap_chunk {
+                        s.push_str(&format!("/{}", format_bytes(bc)));
+                    }
+                }
+                parts.push(s);
+            }
+        }
+        if self.lvm {
+            parts.push("lvm".into());
+        }
+        if !matches!(self.raid, RaidLayer::Btrfs { .. }) {
+            parts.push(self.fs.name().to_string());
+        }
+        let mut s = parts.join(" > ");
+        if !self.mkfs_options.is_empty() {
+            s.push_str(&format!(" [mkfs {}]", self.mkfs_options.join(" ")));
+        }
+        if !self.mount_options.is_empty() {
+            s.push_str(&format!(" ({})", self.mount_options.join(",")));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: u64 = 1 << 30;
+
+    #[test]
+    fn capacities_per_level() {
+        assert_eq!(BtrfsProfile::Raid0.usable(4, G), 4 * G);
+        assert_eq!(BtrfsProfile::Raid1.usable(2, G), G);
+        assert_eq!(BtrfsProfile::Raid10.usable(4, G), 2 * G);
+        assert_eq!(BtrfsProfile::Raid5.usable(4, G), 3 * G);
+        assert_eq!(BtrfsProfile::Raid6.usable(5, G), 3 * G);
+        assert_eq!(BtrfsProfile::Raid1c3.usable(3, G), G);
+        assert_eq!(MdLevel::Raid6.usable(6, G), 4 * G);
+        assert_eq!(MdLevel::Raid1.usable(3, G), G);
+        assert_eq!(MdLevel::Raid10.usable(4, G), 2 * G);
+        assert_eq!(MdLevel::Raid4.usable(3, G), 2 * G);
+    }
+
+    #[test]
+    fn parsing_levels_and_profiles() {
+        assert_eq!(MdLevel::parse("raid6"), Some(MdLevel::Raid6));
+        assert_eq!(MdLevel::parse("10"), Some(MdLevel::Raid10));
+        assert_eq!(MdLevel::parse("7"), None);
+        assert_eq!(BtrfsProfile::parse("RAID1C3"), Some(BtrfsProfile::Raid1c3));
+        assert_eq!(BtrfsProfile::parse("raid7"), None);
+        assert_eq!(
+            BtrfsProfile::default_metadata(BtrfsProfile::Raid6, 4),
+            BtrfsProfile::Raid1c3
+        );
+        assert_eq!(
+            BtrfsProfile::default_metadata(BtrfsProfile::Raid0, 1),
+            BtrfsProfile::Dup
+        );
+    }
+
+    #[test]
+    fn describes_itself() {
+        let s = Stack {
+            raid: RaidLayer::Md(MdOptions {
+                level: MdLevel::Raid6,
+                chunk: Some(512 << 10),
+                bitmap: Some("internal".into()),
+                bitmap_chunk: Some(64 << 20),
+                assume_clean: false,
+            }),
+            members: 5,
+            spares: 1,
+            lvm: true,
+            fs: FsKind::Xfs,
+            mkfs_options: vec![],
+            mount_options: vec!["noatime".into()],
+        };
+        assert_eq!(
+            s.describe(),
+            "md raid6 x5 +1 spare, chunk 512KiB, bitmap internal/64MiB > lvm > xfs (noatime)"
+        );
+        assert_eq!(s.disks(), 6);
+        assert!(s.survives_one_failure());
+    }
+}

@@ -1,0 +1,902 @@
+//! `iolab lab` for real: loop disks, btrfs in every profile, xfs, ext4, degrade and rebuild,
+//! SIGKILL then `--cleanup`, SIGTERM, real-device safety — and the exact mdadm/LVM command lines
+//! on any machine. Needs root and loop devices; skips with a reason where the machine lacks them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use iolab::layout::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
+use iolab::layout::{DiskSource, Runner, Session};
+use serde_json::Value;
+
+const GIB: u64 = 1 << 30;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn have(tool: &str) -> bool {
+    ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin"]
+        .iter()
+        .any(|d| Path::new(d).join(tool).exists())
+}
+
+/// Why real lab tests cannot run here, if they cannot.
+fn cannot_build() -> Option<String> {
+    if !is_root() {
+        return Some("needs root".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no loop devices".into());
+    }
+    for t in ["losetup", "mkfs.btrfs", "mkfs.xfs", "mkfs.ext4", "wipefs"] {
+        if !have(t) {
+            return Some(format!(
+                "{t} missing (apt-get install btrfs-progs xfsprogs)"
+            ));
+        }
+    }
+    let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    if !fs.contains("btrfs") {
+        return Some("kernel without btrfs".into());
+    }
+    None
+}
+
+macro_rules! need_root_and_loop {
+    () => {
+        if let Some(why) = cannot_build() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// A private world for one test: a state dir and a disk dir (in /dev/shm when possible).
+struct World {
+    state: tempfile::TempDir,
+    disk_dir: PathBuf,
+}
+
+static N: AtomicUsize = AtomicUsize::new(0);
+
+impl World {
+    fn new() -> World {
+        let base = if Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        World {
+            state: tempfile::tempdir().unwrap(),
+            disk_dir: base.join(format!(
+                "iolab-labtest-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            )),
+        }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.env("IOLAB_STATE_DIR", self.state.path());
+        c
+    }
+
+    fn lab(&self, args: &[&str]) -> Output {
+        let mut c = self.cmd();
+        c.arg("lab").args(args);
+        c.output().unwrap()
+    }
+
+    /// The lab with loop disks in our disk dir, JSON out.
+    fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Output, Value) {
+        let d = self.disk_dir.to_string_lossy().to_string();
+        let mut args = vec![spec.to_str().unwrap(), "--disk-dir", &d, "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = self.lab(&args);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "no JSON report ({e}); stdout: {} stderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out, v)
+    }
+
+    fn state_files(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.state.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// Loop devices whose backing file is in our disk dir.
+    fn our_loops(&self) -> Vec<String> {
+        let out = Command::new("losetup").arg("-a").output().unwrap();
+        let d = self.disk_dir.to_string_lossy().to_string();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&d))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Asserts the lab left nothing: no loop device on our files, no mount, no disk dir, no state.
+    fn assert_clean(&self, lab_id: &str) {
+        assert!(
+            self.our_loops().is_empty(),
+            "loop devices left: {:?}",
+            self.our_loops()
+        );
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        let tag = format!("iolab-{lab_id}-");
+        let left: Vec<&str> = mounts.lines().filter(|l| l.contains(&tag)).collect();
+        assert!(left.is_empty(), "mounts left: {left:?}");
+        assert!(
+            !self.disk_dir.exists(),
+            "disk dir left: {:?}",
+            std::fs::read_dir(&self.disk_dir)
+                .map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        );
+        let tmp_left: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains(&tag))
+            .collect();
+        assert!(tmp_left.is_empty(), "mount points left: {tmp_left:?}");
+        assert!(
+            self.state_files().is_empty(),
+            "state left: {:?}",
+            self.state_files()
+        );
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // If a test failed half-way, leave the machine clean for the next one.
+        let _ = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .env("IOLAB_STATE_DIR", self.state.path())
+            .args(["lab", "--cleanup"])
+            .output();
+    }
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab-loop.toml")
+}
+
+fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn md_here() -> bool {
+    Path::new("/proc/mdstat").exists() && have("mdadm")
+}
+
+/// Usable bytes each example layout promises, worked out here independently of the code.
+fn promised(name: &str) -> Option<u64> {
+    Some(match name {
+        "btrfs-raid0" => 4 * GIB,  // 4 x 1GiB striped
+        "btrfs-raid1" => GIB,      // 2 copies on 2 disks
+        "btrfs-raid10" => 2 * GIB, // 4 disks, 2 copies
+        "btrfs-raid5" | "btrfs-raid5-degraded-rebuild" => 3 * GIB, // 4 disks, 1 parity
+        "btrfs-raid6" => 3 * GIB,  // 5 disks, 2 parities
+        "xfs-single" | "ext4-single" => GIB,
+        "md-raid6-bitmap-xfs" => 3 * GIB, // 5 raid devices (+1 spare), 2 parities
+        "md-raid5-lvm-ext4" => 3 * GIB,   // 4 disks, 1 parity
+        _ => return None,
+    })
+}
+
+#[test]
+fn example_builds_every_layout_then_leaves_nothing() {
+    need_root_and_loop!();
+    let w = World::new();
+    let t = Instant::now();
+    let (out, v) = w.lab_json(&example(), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}\n{v:#}");
+    let lab_id = v["lab_id"].as_str().unwrap().to_string();
+    let layouts = v["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 10);
+    for l in layouts {
+        let name = l["name"].as_str().unwrap();
+        let status = l["status"].as_str().unwrap();
+        let is_md = name.starts_with("md-");
+        if is_md && !md_here() {
+            assert_eq!(status, "unavailable", "{name}: {l:#}");
+            let reason = l["reason"].as_str().unwrap();
+            assert!(reason.contains("md"), "{name}: {reason}");
+            assert!(
+                l["commands"].as_array().unwrap().is_empty(),
+                "{name} ran commands"
+            );
+            continue;
+        }
+        if is_md && name.contains("lvm") && status == "unavailable" {
+            // md here but no device-mapper: the reason must say so.
+            assert!(
+                l["reason"].as_str().unwrap().contains("device-mapper"),
+                "{l:#}"
+            );
+            continue;
+        }
+        assert_eq!(status, "ok", "{name}: {l:#}");
+        let usable = l["usable_bytes"].as_u64().unwrap();
+        let expected = l["expected_usable_bytes"].as_u64().unwrap();
+        assert_eq!(Some(expected), promised(name), "{name}: expected capacity");
+        let ratio = usable as f64 / expected as f64;
+        // Filesystem and metadata overhead on 1GiB disks: 5-15%; more than the level allows is a bug.
+        assert!(
+            (0.80..=1.0).contains(&ratio),
+            "{name}: usable {usable} vs {expected} ({ratio:.3})"
+        );
+        assert!(l["build_seconds"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(l["workload_seconds"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(
+            l["commands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c.as_str().unwrap().starts_with("mount ")),
+            "{name}: no mount command logged"
+        );
+    }
+    let dr = layouts
+        .iter()
+        .find(|l| l["name"] == "btrfs-raid5-degraded-rebuild")
+        .unwrap();
+    assert_eq!(dr["fill_bytes"].as_u64(), Some(256 << 20));
+    assert_eq!(dr["degraded"]["data_verified"], Value::Bool(true), "{dr:#}");
+    assert!(dr["degraded"]["workload_seconds"].as_f64().unwrap() > 0.0);
+    let rb = &dr["rebuild"];
+    assert!(rb["seconds"].as_f64().unwrap() > 0.0, "{rb:#}");
+    // The new member holds at least its share of the 256MiB fill (a third, on 4-disk raid5).
+    assert!(rb["bytes"].as_u64().unwrap() >= (256 << 20) / 3, "{rb:#}");
+    assert_eq!(rb["data_verified"], Value::Bool(true));
+    let cmds: Vec<&str> = dr["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        cmds.iter()
+            .any(|c| c.contains("-o noatime,degraded,device=")),
+        "{cmds:#?}"
+    );
+    assert!(
+        cmds.iter()
+            .any(|c| c.starts_with("btrfs replace start -B -f ")),
+        "{cmds:#?}"
+    );
+    w.assert_clean(&lab_id);
+    eprintln!("example lab took {:.1}s", t.elapsed().as_secs_f64());
+}
+
+/// Waits until the running lab's state file lists a mount (a layout is built), or gives up.
+fn wait_for_mount(w: &World, child: &mut std::process::Child) -> Option<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return None;
+        }
+        for f in w.state_files() {
+            if let Ok(t) = std::fs::read_to_string(&f) {
+                if let Ok(v) = serde_json::from_str::<Value>(&t) {
+                    let mounted = v["objects"]
+                        .as_array()
+                        .is_some_and(|o| o.iter().any(|x| x["kind"] == "mount"));
+                    if mounted {
+                        return v["lab_id"].as_str().map(str::to_string);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+fn spawn_example(w: &World) -> std::process::Child {
+    w.cmd()
+        .args(["lab", example().to_str().unwrap(), "--disk-dir"])
+        .arg(&w.disk_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
+    need_root_and_loop!();
+    let w = World::new();
+    let mut child = spawn_example(&w);
+    let lab_id = wait_for_mount(&w, &mut child).expect("the lab never got to a mount");
+    child.kill().unwrap(); // SIGKILL: no teardown runs
+    child.wait().unwrap();
+    // Proof that the kill left a mess for --cleanup to find.
+    assert!(
+        !w.our_loops().is_empty(),
+        "the kill left no loop devices to clean"
+    );
+    let states = w.state_files();
+    let json = states
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .count();
+    assert_eq!(json, 1, "{states:?}");
+    let out = w.lab(&["--cleanup"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("lab {lab_id}: removed")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("loop device"), "{stdout}");
+    w.assert_clean(&lab_id);
+    // A second cleanup finds nothing.
+    let out = w.lab(&["--cleanup"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to clean up"));
+}
+
+#[test]
+fn sigterm_tears_down_and_exits_130() {
+    need_root_and_loop!();
+    let w = World::new();
+    let mut child = spawn_example(&w);
+    let lab_id = wait_for_mount(&w, &mut child).expect("the lab never got to a mount");
+    // SAFETY: kill has no memory preconditions; the pid is our live child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert!(stdout.contains("skipped"), "{stdout}");
+    w.assert_clean(&lab_id);
+}
+
+#[test]
+fn bad_specs_exit_2_with_one_line_naming_layout_and_field() {
+    let w = World::new();
+    let dir = tempfile::tempdir().unwrap();
+    let disks = format!(
+        "[disks]\nloop = {{ count = 4, size = \"1GiB\", dir = \"{}\" }}\n",
+        w.disk_dir.display()
+    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "[[layout]]\nname = \"r6\"\nbtrfs = { data = \"raid6\", members = 2 }\n",
+            ":5: layout[r6].btrfs.members: btrfs raid6 needs at least 3 devices",
+        ),
+        (
+            "[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 6, members = 3 }\n",
+            ":6: layout[m].mdadm.members: md raid6 needs at least 4 members",
+        ),
+        (
+            "[[layout]]\nname = \"x\"\nfs = \"xfs\"\n[workloads]\nprofiles = [\"nope\"]\n",
+            ":7: workloads.profiles: unknown profile 'nope'",
+        ),
+        (
+            "[[layout]]\nname = \"x\"\nfs = \"xfs\"\n[[layout]]\nname = \"x\"\nfs = \"ext4\"\n",
+            ":7: layout[x].name: duplicate layout name 'x'",
+        ),
+        (
+            "[[layout]]\nname = \"x\"\nfs = \"xfs\"\nstripes = 4\n",
+            ":6: unknown field `stripes`",
+        ),
+    ];
+    for (i, (body, want)) in cases.iter().enumerate() {
+        let p = write_spec(
+            dir.path(),
+            &format!("bad{i}.toml"),
+            &format!("{disks}{body}"),
+        );
+        let out = w.lab(&[p.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        assert_eq!(err.lines().count(), 1, "case {i}: {err}");
+        assert!(err.contains(want), "case {i}: want '{want}' in: {err}");
+        assert!(err.contains(&format!("bad{i}.toml")), "{err}");
+    }
+    let p = write_spec(
+        dir.path(),
+        "nodev.toml",
+        "[disks]\ndevices = [\"/dev/iolab-no-such-disk\"]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n",
+    );
+    let out = w.lab(&[p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("disks.devices[1]") && err.contains("/dev/iolab-no-such-disk"),
+        "{err}"
+    );
+    // Nothing was touched.
+    assert!(!w.disk_dir.exists());
+    assert!(w.state_files().is_empty());
+}
+
+#[test]
+fn layouts_this_kernel_cannot_build_are_skipped_without_touching_anything() {
+    if md_here() {
+        eprintln!("skipped: this machine has md; the example test builds md for real");
+        return;
+    }
+    let w = World::new();
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_spec(
+        dir.path(),
+        "md.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 4, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md-raid10-lvm-xfs\"\nmdadm = {{ level = 10 }}\nlvm = true\nfs = \"xfs\"\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[p.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("unavailable here: "), "{stdout}");
+    assert!(!w.disk_dir.exists(), "a disk dir was made for nothing");
+    assert!(w.state_files().is_empty());
+}
+
+/// Loop devices the test itself attaches, standing in for real disks.
+struct FakeDisks {
+    dir: tempfile::TempDir,
+    devs: Vec<PathBuf>,
+}
+
+impl FakeDisks {
+    fn new(n: usize) -> FakeDisks {
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-fakedisks-")
+            .tempdir_in(if Path::new("/dev/shm").is_dir() {
+                "/dev/shm"
+            } else {
+                "/tmp"
+            })
+            .unwrap();
+        let mut devs = Vec::new();
+        for i in 0..n {
+            let f = dir.path().join(format!("d{i}.img"));
+            std::fs::File::create(&f).unwrap().set_len(GIB).unwrap();
+            let out = Command::new("losetup")
+                .args(["--find", "--show"])
+                .arg(&f)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            devs.push(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+        }
+        FakeDisks { dir, devs }
+    }
+
+    fn attached(&self) -> usize {
+        let out = Command::new("losetup").arg("-a").output().unwrap();
+        let d = self.dir.path().to_string_lossy().to_string();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&d))
+            .count()
+    }
+}
+
+impl Drop for FakeDisks {
+    fn drop(&mut self) {
+        for d in &self.devs {
+            let _ = Command::new("umount").arg(d).output();
+            let _ = Command::new("btrfs")
+                .args(["device", "scan", "--forget"])
+                .arg(d)
+                .output();
+            let _ = Command::new("losetup").arg("-d").arg(d).output();
+        }
+    }
+}
+
+fn names(devs: &[PathBuf]) -> String {
+    devs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn real_devices_need_destroy_and_are_never_used_when_mounted() {
+    need_root_and_loop!();
+    let w = World::new();
+    let fake = FakeDisks::new(3);
+    let (a, b, c) = (&fake.devs[0], &fake.devs[1], &fake.devs[2]);
+    assert!(
+        Command::new("mkfs.xfs")
+            .args(["-q", "-f"])
+            .arg(a)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "real.toml",
+        &format!(
+            "[disks]\ndevices = [\"{}\", \"{}\", \"{}\"]\n\
+             [[layout]]\nname = \"btrfs-raid1-real\"\nbtrfs = {{ data = \"raid1\", members = 2 }}\n\
+             degrade = true\nrebuild = true\nfill = \"64MiB\"\n",
+            a.display(),
+            b.display(),
+            c.display()
+        ),
+    );
+    let s = spec.to_str().unwrap();
+    // No --destroy: refused, naming the device and what is on it.
+    let out = w.lab(&[s]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&a.display().to_string()) && err.contains("xfs"),
+        "{err}"
+    );
+    // --destroy naming other devices than the spec: refused.
+    let out = w.lab(&[s, "--destroy", &names(&fake.devs[..2])]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not match"), "{err}");
+    // Mounted: refused even with --destroy.
+    let mnt = tempfile::tempdir().unwrap();
+    assert!(
+        Command::new("mount")
+            .arg(a)
+            .arg(mnt.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = w.lab(&[s, "--destroy", &names(&fake.devs)]);
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("mounted"), "{err}");
+    assert!(w.state_files().is_empty());
+    // With --destroy matching: built, degraded, rebuilt onto the third device.
+    let out = w.lab(&[s, "--destroy", &names(&fake.devs), "--format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("{}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    let l = &v["layouts"][0];
+    assert_eq!(l["status"], "ok", "{l:#}");
+    assert_eq!(l["rebuild"]["new_member"], c.display().to_string(), "{l:#}");
+    assert_eq!(l["rebuild"]["data_verified"], Value::Bool(true));
+    // The lab did not detach devices it did not attach, and left them without signatures.
+    assert_eq!(fake.attached(), 3);
+    for d in &fake.devs {
+        let o = Command::new("wipefs").arg(d).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&o.stdout).trim().is_empty(),
+            "{} keeps a signature",
+            d.display()
+        );
+    }
+    assert!(w.state_files().is_empty());
+}
+
+#[test]
+fn dry_run_prints_the_md_and_lvm_commands() {
+    let w = World::new();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "md.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 6, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md-raid6-lvm-xfs\"\nlvm = true\nfs = \"xfs\"\nmount_options = \"noatime\"\n\
+             mdadm = {{ level = 6, members = 5, spares = 1, chunk = \"512k\", bitmap = \"internal\", bitmap_chunk = \"64M\" }}\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let create = stdout
+        .lines()
+        .find(|l| l.starts_with("mdadm --create"))
+        .expect(&stdout);
+    assert!(
+        create.contains(
+            "--run --metadata=1.2 --name=iolab-" 
+        ) && create.contains(
+            " --level=6 --raid-devices=5 --spare-devices=1 --chunk=512K --bitmap=internal --bitmap-chunk=65536K /dev/loop100 /dev/loop101 /dev/loop102 /dev/loop103 /dev/loop104 /dev/loop105"
+        ),
+        "{create}"
+    );
+    for want in [
+        "pvcreate --yes --force --force /dev/md",
+        "lvcreate --yes --wipesignatures y --type linear --extents 100%FREE --name lab iolab_",
+        "mkfs.xfs -f /dev/iolab_",
+        "mount -t xfs -o noatime /dev/iolab_",
+        "vgremove --yes --force iolab_",
+        "mdadm --stop /dev/md",
+    ] {
+        assert!(stdout.contains(want), "missing '{want}' in:\n{stdout}");
+    }
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}
+
+fn md(level: MdLevel) -> MdOptions {
+    MdOptions {
+        level,
+        chunk: None,
+        bitmap: None,
+        bitmap_chunk: None,
+        assume_clean: false,
+    }
+}
+
+fn stack(raid: RaidLayer, members: usize, spares: usize, lvm: bool, fs: FsKind) -> Stack {
+    Stack {
+        raid,
+        members,
+        spares,
+        lvm,
+        fs,
+        mkfs_options: vec![],
+        mount_options: vec![],
+    }
+}
+
+/// Builds, degrades, rebuilds and tears down with a recording runner on fake real devices;
+/// returns every command.
+fn record(s: &Stack, degrade: bool) -> Vec<String> {
+    let devs: Vec<PathBuf> = (0..8)
+        .map(|i| format!("/dev/sd{}", (b'b' + i) as char).into())
+        .collect();
+    let src = DiskSource::Devices(devs);
+    let mut sess = Session::new(Runner::recording(), "t1", None, "x.toml")
+        .unwrap()
+        .with_mount_base("/mnt".into());
+    let mut b = sess.build(0, "l", s, &src).unwrap();
+    if degrade {
+        sess.degrade(&mut b).unwrap();
+        sess.rebuild(&mut b, &src).unwrap();
+    }
+    assert!(sess.teardown(b).is_empty());
+    let log = sess.runner().log();
+    sess.finish().unwrap();
+    log
+}
+
+fn wipes(devs: &str) -> Vec<String> {
+    devs.split(' ')
+        .map(|d| format!("wipefs --all --quiet {d}"))
+        .collect()
+}
+
+#[test]
+fn mdadm_command_lines_for_each_level_and_option() {
+    let mnt = "/mnt/iolab-t1-0-l";
+    for (level, n, chunk) in [
+        (MdLevel::Raid0, 2, Some(64 << 10)),
+        (MdLevel::Raid1, 2, None),
+        (MdLevel::Raid4, 3, Some(128 << 10)),
+        (MdLevel::Raid5, 4, Some(512 << 10)),
+        (MdLevel::Raid6, 4, Some(1 << 20)),
+        (MdLevel::Raid10, 4, Some(256 << 10)),
+    ] {
+        let mut o = md(level);
+        o.chunk = chunk;
+        let devs = ["/dev/sdb", "/dev/sdc", "/dev/sdd", "/dev/sde"][..n].join(" ");
+        let log = record(&stack(RaidLayer::Md(o), n, 0, false, FsKind::Xfs), false);
+        let chunk_arg = chunk.map_or(String::new(), |c| format!(" --chunk={}K", c / 1024));
+        let mut want = wipes(&devs);
+        want.extend([
+            format!(
+                "mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-t1-0 --level={} --raid-devices={n}{chunk_arg} {devs}",
+                level.number()
+            ),
+            "mkfs.xfs -f /dev/md100".into(),
+            format!("mount -t xfs /dev/md100 {mnt}"),
+            format!("umount {mnt}"),
+            "mdadm --stop /dev/md100".into(),
+        ]);
+        want.extend(
+            devs.split(' ')
+                .map(|d| format!("mdadm --zero-superblock {d}")),
+        );
+        want.extend(wipes(&devs));
+        assert_eq!(log, want, "raid{}", level.number());
+    }
+}
+
+#[test]
+fn mdadm_bitmap_spares_degrade_and_rebuild_command_lines() {
+    let mut o = md(MdLevel::Raid6);
+    o.chunk = Some(512 << 10);
+    o.bitmap = Some("internal".into());
+    o.bitmap_chunk = Some(64 << 20);
+    o.assume_clean = true;
+    let log = record(&stack(RaidLayer::Md(o), 5, 1, false, FsKind::Ext4), true);
+    let devs = "/dev/sdb /dev/sdc /dev/sdd /dev/sde /dev/sdf /dev/sdg";
+    let mnt = "/mnt/iolab-t1-0-l";
+    let mut want = wipes(devs);
+    want.extend([
+        format!("mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-t1-0 --level=6 --raid-devices=5 --spare-devices=1 --chunk=512K --bitmap=internal --bitmap-chunk=65536K --assume-clean {devs}"),
+        "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/md100".into(),
+        format!("mount -t ext4 /dev/md100 {mnt}"),
+        // degrade: the last raid device fails and leaves
+        "mdadm /dev/md100 --fail /dev/sdf --remove /dev/sdf".into(),
+        // rebuild: the next unused device (after the spare) is added
+        "wipefs --all --quiet /dev/sdh".into(),
+        "mdadm /dev/md100 --add /dev/sdh".into(),
+        format!("umount {mnt}"),
+        "mdadm --stop /dev/md100".into(),
+    ]);
+    want.extend(
+        devs.split(' ')
+            .map(|d| format!("mdadm --zero-superblock {d}")),
+    );
+    // Teardown wipes the members as they are now: sdh replaced sdf.
+    want.extend(wipes(
+        "/dev/sdb /dev/sdc /dev/sdd /dev/sde /dev/sdh /dev/sdg",
+    ));
+    assert_eq!(log, want);
+}
+
+#[test]
+fn lvm_command_lines_on_md_and_on_a_single_disk() {
+    let mnt = "/mnt/iolab-t1-0-l";
+    let log = record(
+        &stack(RaidLayer::Md(md(MdLevel::Raid1)), 2, 0, true, FsKind::Xfs),
+        false,
+    );
+    let mut want = wipes("/dev/sdb /dev/sdc");
+    want.extend([
+        "mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-t1-0 --level=1 --raid-devices=2 /dev/sdb /dev/sdc".to_string(),
+        "pvcreate --yes --force --force /dev/md100".into(),
+        "vgcreate --yes iolab_t1_0 /dev/md100".into(),
+        "lvcreate --yes --wipesignatures y --type linear --extents 100%FREE --name lab iolab_t1_0".into(),
+        "mkfs.xfs -f /dev/iolab_t1_0/lab".into(),
+        format!("mount -t xfs /dev/iolab_t1_0/lab {mnt}"),
+        format!("umount {mnt}"),
+        "lvremove --yes --force iolab_t1_0".into(),
+        "vgremove --yes --force iolab_t1_0".into(),
+        "pvremove --yes /dev/md100".into(),
+        "mdadm --stop /dev/md100".into(),
+        "mdadm --zero-superblock /dev/sdb".into(),
+        "mdadm --zero-superblock /dev/sdc".into(),
+    ]);
+    want.extend(wipes("/dev/sdb /dev/sdc"));
+    assert_eq!(log, want);
+
+    let mut s = stack(RaidLayer::None, 1, 0, true, FsKind::Btrfs);
+    s.mount_options = vec!["noatime".into(), "compress=zstd".into()];
+    s.mkfs_options = vec!["--nodesize".into(), "32k".into()];
+    let log = record(&s, false);
+    assert_eq!(
+        log,
+        vec![
+            "wipefs --all --quiet /dev/sdb".to_string(),
+            "pvcreate --yes --force --force /dev/sdb".into(),
+            "vgcreate --yes iolab_t1_0 /dev/sdb".into(),
+            "lvcreate --yes --wipesignatures y --type linear --extents 100%FREE --name lab iolab_t1_0".into(),
+            "mkfs.btrfs -f --nodesize 32k /dev/iolab_t1_0/lab".into(),
+            format!("mount -t btrfs -o noatime,compress=zstd /dev/iolab_t1_0/lab {mnt}"),
+            format!("umount {mnt}"),
+            "btrfs device scan --forget /dev/iolab_t1_0/lab".into(),
+            "lvremove --yes --force iolab_t1_0".into(),
+            "vgremove --yes --force iolab_t1_0".into(),
+            "pvremove --yes /dev/sdb".into(),
+            "wipefs --all --quiet /dev/sdb".into(),
+        ]
+    );
+}
+
+#[test]
+fn btrfs_degrade_on_real_devices_wipes_the_failed_member_and_replaces_it() {
+    let s = stack(
+        RaidLayer::Btrfs {
+            data: BtrfsProfile::Raid5,
+            metadata: BtrfsProfile::Raid1,
+        },
+        3,
+        0,
+        false,
+        FsKind::Btrfs,
+    );
+    let log = record(&s, true);
+    let mnt = "/mnt/iolab-t1-0-l";
+    let want: Vec<String> = [
+        "wipefs --all --quiet /dev/sdb",
+        "wipefs --all --quiet /dev/sdc",
+        "wipefs --all --quiet /dev/sdd",
+        "mkfs.btrfs -f -d raid5 -m raid1 /dev/sdb /dev/sdc /dev/sdd",
+        &format!("mount -t btrfs -o device=/dev/sdc,device=/dev/sdd /dev/sdb {mnt}"),
+        &format!("umount {mnt}"),
+        "btrfs device scan --forget /dev/sdd",
+        "wipefs --all --quiet /dev/sdd",
+        &format!("mount -t btrfs -o degraded,device=/dev/sdc /dev/sdb {mnt}"),
+        "wipefs --all --quiet /dev/sde",
+        &format!("btrfs replace start -B -f 3 /dev/sde {mnt}"),
+        &format!("umount {mnt}"),
+        "btrfs device scan --forget /dev/sde",
+        "btrfs device scan --forget /dev/sdb",
+        "btrfs device scan --forget /dev/sdc",
+        "btrfs device scan --forget /dev/sdd",
+        "wipefs --all --quiet /dev/sdb",
+        "wipefs --all --quiet /dev/sdc",
+        "wipefs --all --quiet /dev/sde",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(log, want);
+}
+
+#[test]
+fn an_existing_disk_dir_and_files_in_it_are_left_alone() {
+    need_root_and_loop!();
+    let w = World::new();
+    std::fs::create_dir(&w.disk_dir).unwrap();
+    let theirs = w.disk_dir.join("someone-elses.img");
+    std::fs::write(&theirs, b"keep me").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "one.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 1, size = \"512MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"ext4-single\"\nfs = \"ext4\"\nmount_options = [\"noatime\", \"nodiratime\"]\n",
+            w.disk_dir.display()
+        ),
+    );
+    let (out, v) = w.lab_json(&spec, &["--quick"]);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert_eq!(v["layouts"][0]["status"], "ok", "{v:#}");
+    assert!(
+        v["layouts"][0]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c
+                .as_str()
+                .unwrap()
+                .starts_with("mount -t ext4 -o noatime,nodiratime "))
+    );
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"keep me");
+    let left: Vec<_> = std::fs::read_dir(&w.disk_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("someone-elses.img")]);
+    std::fs::remove_dir_all(&w.disk_dir).unwrap();
+    w.assert_clean(v["lab_id"].as_str().unwrap());
+}
