@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use super::{Context, EXIT_INTERRUPTED, usage};
 use crate::runner::io::Control;
-use crate::runner::suite::{Sink, SuiteOptions, run_suite};
+use crate::runner::suite::{Sink, SuiteOptions, VerifyMode, run_suite};
 use crate::sample::{RunRecord, RunStatus, TrialSample, now_unix_ms};
 use crate::spec::profiles::{ProfileScale, profile, profile_names};
 use crate::spec::{RawWorkload, SpecError, Suite, Workload, WorkloadKind};
@@ -139,6 +139,16 @@ pub struct RunArgs {
     /// Most trials with --until-stable.
     #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Trials")]
     pub max_repeat: u32,
+
+    /// Check data: every block written carries a header and checksum, every block read is
+    /// checked (corrupt, misdirected, lost write, read error). `--verify` alone fills the
+    /// working set, runs the workloads and reads everything back; `write` and `read` split that
+    /// across two runs with --verify-state.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "both", help_heading = "Verify")]
+    pub verify: Option<String>,
+    /// Where `--verify write` saves the generations written and `--verify read` loads them.
+    #[arg(long, value_name = "FILE", help_heading = "Verify")]
+    pub verify_state: Option<PathBuf>,
 
     /// Allow writes to this block device (must name the target). Its data is destroyed.
     #[arg(long, value_name = "DEVICE")]
@@ -349,7 +359,7 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let target = Target::resolve(&TargetRequest {
         path: a.target.clone(),
-        writes: suite_writes(&suite),
+        writes: suite_writes(&suite) || matches!(a.verify.as_deref(), Some("both" | "write")),
         destroy: a.destroy.clone(),
     })?;
     if target.info.kind == crate::target::TargetKind::BlockDevice
@@ -362,7 +372,33 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             "the small-file workload needs a directory on a filesystem, not a block device",
         ));
     }
+    let verify = match a.verify.as_deref() {
+        None => None,
+        Some("both") => Some(VerifyMode::Both),
+        Some("write") => Some(VerifyMode::Write),
+        Some("read") => Some(VerifyMode::Read),
+        Some(o) => {
+            return Err(usage(format!(
+                "--verify: unknown mode '{o}' (use no value, write or read)"
+            )));
+        }
+    };
+    if matches!(verify, Some(VerifyMode::Write | VerifyMode::Read)) && a.verify_state.is_none() {
+        return Err(usage(
+            "--verify write/read: give --verify-state FILE to keep the generations between the two runs",
+        ));
+    }
+    if verify.is_some()
+        && a.target.as_ref().is_none_or(|t| t.is_dir())
+        && verify != Some(VerifyMode::Both)
+    {
+        return Err(usage(
+            "--verify write/read needs a file or device target (a directory's test file is removed after each run)",
+        ));
+    }
     let opts = SuiteOptions {
+        verify,
+        verify_state: a.verify_state.clone(),
         repeat,
         until_stable: a.until_stable,
         max_repeat: a.max_repeat.max(repeat),

@@ -148,6 +148,19 @@ pub fn run_table(run: &RunRecord) -> String {
             high_cv.join(", ")
         );
     }
+    for wr in &run.workloads {
+        let mut v = crate::sample::VerifySummary::default();
+        let mut any = false;
+        for t in &wr.trials {
+            if let Some(tv) = &t.verify {
+                v.merge(tv.clone());
+                any = true;
+            }
+        }
+        if any && v.blocks_checked > 0 {
+            let _ = writeln!(out, "verify: {}: {}", wr.workload.name, v.describe());
+        }
+    }
     for n in &run.notes {
         let _ = writeln!(out, "note: {n}");
     }

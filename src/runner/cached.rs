@@ -86,5 +86,6 @@ pub fn run_cached_trial(
             "cached reads of the same {} block: memory speed, not disk speed",
             crate::units::format_bytes(w.block_size)
         )],
+        verify: None,
     })
 }

@@ -20,6 +20,7 @@ use crate::spec::{EngineKind, IoWorkload, Pattern};
 
 use super::data::DataGen;
 use super::offsets::{Offsets, Region, regions, thread_seed};
+use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
 /// The file or device IO goes to, already laid out to the working set.
 #[derive(Debug, Clone)]
@@ -33,6 +34,9 @@ pub struct IoFile {
     pub size: u64,
     /// O_DIRECT is possible here (false on tmpfs).
     pub direct_ok: bool,
+    /// With `--verify`: the generations written, shared by all threads; writes carry headers
+    /// and reads are checked.
+    pub verify: Option<Arc<VerifyTable>>,
 }
 
 /// Why an IO trial failed. Messages are one line and say what to do.
@@ -149,6 +153,7 @@ struct WorkerOut {
     engine: &'static str,
     notes: Vec<String>,
     error: Option<IoRunError>,
+    verify: VerifySummary,
 }
 
 /// Runs one trial of an IO workload and returns what it measured.
@@ -162,7 +167,8 @@ pub fn run_io_trial(
     let direct = w.direct && file.direct_ok;
     let seq = !w.pattern.is_random();
     let size = file.size;
-    let regs: Vec<Region> = regions(size, w.block_size, w.threads, seq)
+    // Verify mode gives each thread its own blocks, so no two writes race for one block.
+    let regs: Vec<Region> = regions(size, w.block_size, w.threads, seq || file.verify.is_some())
         .into_iter()
         .map(|r| Region {
             start: r.start + file.offset,
@@ -258,7 +264,9 @@ fn merge(
     let mut notes: Vec<String> = Vec::new();
     let mut first_error = None;
     let mut engine = "";
+    let mut verify = VerifySummary::default();
     for o in outs {
+        verify.merge(o.verify);
         for (dst, src) in [
             (&mut read, &o.read),
             (&mut write, &o.write),
@@ -338,6 +346,7 @@ fn merge(
         cpu_user_ns: u1.saturating_sub(u0),
         cpu_sys_ns: s1.saturating_sub(s0),
         notes,
+        verify: file.verify.is_some().then_some(verify),
     })
 }
 
@@ -362,6 +371,7 @@ fn empty_out(engine: &'static str) -> WorkerOut {
         engine,
         notes: Vec::new(),
         error: None,
+        verify: VerifySummary::default(),
     }
 }
 
@@ -467,6 +477,9 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
     let sync_kind = w.sync_kind;
     let mut last_done = 0u64;
     let mut final_sync_done = !w.fsync_at_end;
+    let verify = p.file.verify.as_deref();
+    let mut vsum = VerifySummary::default();
+    let mut busy = vec![false; depth as usize + 1];
     loop {
         let t = now_ns(p.start);
         let stopping = issued >= p.quota
@@ -477,11 +490,31 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
             while !need_sync {
                 let Some(slot) = free.pop() else { break };
                 let is_read = read_pct == 100 || (read_pct > 0 && offsets.percent() < read_pct);
-                let off = offsets.next_offset();
+                let off = match verify {
+                    None => offsets.next_offset(),
+                    // Never two IOs on one block at once: their order would be undefined.
+                    Some(_) => match next_free_offset(
+                        &mut offsets,
+                        &slot_off,
+                        &busy,
+                        w.pattern.is_random(),
+                    ) {
+                        Some(o) => o,
+                        None => {
+                            free.push(slot);
+                            break;
+                        }
+                    },
+                };
                 let op = if is_read {
                     IoOp::Read
                 } else {
-                    data.refresh(eng.buffer_mut(slot), bs as usize);
+                    let buf = eng.buffer_mut(slot);
+                    data.refresh(buf, bs as usize);
+                    if let Some(v) = verify {
+                        v.stamp(&mut buf[..bs as usize], off, v.next_generation(off));
+                        vsum.blocks_written += 1;
+                    }
                     IoOp::Write
                 };
                 if let Err(e) = eng.queue(slot, op, off, bs) {
@@ -493,6 +526,7 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
                 slot_ts[s] = t;
                 slot_op[s] = if is_read { SlotOp::Read } else { SlotOp::Write };
                 slot_off[s] = off;
+                busy[s] = true;
                 inflight += 1;
                 issued += u64::from(bs);
                 out.acct.submitted += 1;
@@ -551,12 +585,26 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
                 need_sync = false;
             } else {
                 free.push(c.slot);
+                busy[s] = false;
             }
             let opname = match op {
                 SlotOp::Read => "read",
                 SlotOp::Write => "write",
                 SlotOp::Sync => "sync",
             };
+            if c.result < 0 && op == SlotOp::Read && verify.is_some() {
+                // In verify mode a failed read is a finding about the layout, not the end.
+                out.acct.errors += 1;
+                vsum.blocks_checked += 1;
+                vsum.add(Mismatch {
+                    offset: slot_off[s],
+                    kind: MismatchKind::ReadError,
+                    expected_generation: verify.map_or(0, |v| v.generation(slot_off[s])),
+                    found_generation: None,
+                    found_offset: None,
+                });
+                continue;
+            }
             if c.result < 0 {
                 out.acct.errors += 1;
                 if out.error.is_none() {
@@ -584,6 +632,14 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
                 }
                 p.abort.store(true, Ordering::Relaxed);
                 continue;
+            }
+            if let (Some(v), SlotOp::Read) = (verify, op) {
+                let buf = eng.buffer_mut(c.slot);
+                if let Some(m) = v.check(&buf[..bs as usize], slot_off[s]) {
+                    vsum.add(m);
+                }
+                vsum.blocks_checked += 1;
+                vsum.bytes_checked += u64::from(bs);
             }
             if measured {
                 let lat = done - slot_ts[s];
@@ -615,7 +671,25 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
         pt.t = i as u32;
     }
     out.last_done_ns = last_done.max(p.ramp_ns);
+    out.verify = vsum;
     out
+}
+
+/// The next offset with no IO in flight on its block (verify mode), or `None` to wait for one.
+fn next_free_offset(
+    offsets: &mut Offsets,
+    slot_off: &[u64],
+    busy: &[bool],
+    random: bool,
+) -> Option<u64> {
+    let taken = |o: u64| busy.iter().zip(slot_off).any(|(b, so)| *b && *so == o);
+    if random {
+        (0..16).map(|_| offsets.next_offset()).find(|o| !taken(*o))
+    } else if taken(offsets.peek_sequential()) {
+        None
+    } else {
+        Some(offsets.next_offset())
+    }
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.
@@ -675,6 +749,7 @@ mod tests {
             offset: 0,
             size: 1 << 20,
             direct_ok: true,
+            verify: None,
         };
         let stop = AtomicBool::new(false);
         let abort = AtomicBool::new(false);

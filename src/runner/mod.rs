@@ -13,3 +13,4 @@ pub mod offsets;
 pub mod prepare;
 pub mod smallfile;
 pub mod suite;
+pub mod verify;

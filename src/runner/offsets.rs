@@ -84,6 +84,11 @@ impl Offsets {
         self.region.start + block * self.bs
     }
 
+    /// The offset a sequential generator gives next, without moving on.
+    pub fn peek_sequential(&self) -> u64 {
+        self.region.start + self.next * self.bs
+    }
+
     /// A uniform number in [0, 100), for read/write mixes (same stream, so still seeded).
     #[inline]
     pub fn percent(&mut self) -> u32 {

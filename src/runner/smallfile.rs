@@ -292,6 +292,7 @@ pub fn run_smallfile_trial(
         cpu_user_ns: ru1.0.saturating_sub(ru0.0),
         cpu_sys_ns: ru1.1.saturating_sub(ru0.1),
         notes: Vec::new(),
+        verify: None,
     })
 }
 

@@ -5,11 +5,15 @@
 use std::time::Duration;
 
 use crate::sample::{TrialSample, WorkloadRecord};
-use crate::spec::{IoWorkload, Suite, Workload, WorkloadKind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::spec::{IoWorkload, Pattern, Suite, Workload, WorkloadKind};
 use crate::target::{Target, TargetError, TargetKind};
 
 use super::io::{Control, IoFile, run_io_trial};
 use super::prepare::TestFile;
+use super::verify::VerifyTable;
 
 /// Receives progress and results as they happen.
 pub trait Sink {
@@ -34,6 +38,21 @@ pub struct SuiteOptions {
     pub drop_caches: bool,
     /// Working set when a workload does not say (directories and new files).
     pub default_size: u64,
+    /// `--verify`: headers on every block written, every block read checked.
+    pub verify: Option<VerifyMode>,
+    /// Where `--verify write` saves, and `--verify read` loads, the generations written.
+    pub verify_state: Option<std::path::PathBuf>,
+}
+
+/// What `--verify` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyMode {
+    /// Fill the working set with headers, run the workloads, read everything back and check.
+    Both,
+    /// Fill and run, then save the generations for a later `read` (no read-back).
+    Write,
+    /// Load the generations, run the workloads, read everything back and check.
+    Read,
 }
 
 impl Default for SuiteOptions {
@@ -44,6 +63,8 @@ impl Default for SuiteOptions {
             max_repeat: 10,
             drop_caches: true,
             default_size: 1 << 30,
+            verify: None,
+            verify_state: None,
         }
     }
 }
@@ -132,183 +153,375 @@ pub fn run_suite(
     ctl: &Control,
     sink: &mut dyn Sink,
 ) -> SuiteOutcome {
-    let mut records: Vec<WorkloadRecord> = Vec::new();
-    let mut said_no_drop = false;
-    let mut test_file: Option<TestFile> = None;
-    let stop = ctl.stop.clone();
-    let stopped = move || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let fail = |records: Vec<WorkloadRecord>, e: anyhow::Error| SuiteOutcome {
-        records,
-        error: Some(e),
-        interrupted: false,
+    let mut r = SuiteRun {
+        target,
+        opts,
+        ctl,
+        sink,
+        records: Vec::new(),
+        test_file: None,
+        said_no_drop: false,
+        verify: None,
     };
-    for (wi, w) in suite.workloads.iter().enumerate() {
-        if stopped() {
-            return SuiteOutcome {
-                records,
-                error: None,
-                interrupted: true,
-            };
+    let mut stop = None;
+    for w in &suite.workloads {
+        if let Err(s) = r.workload(w) {
+            stop = Some(s);
+            break;
         }
-        records.push(WorkloadRecord {
+    }
+    let (error, interrupted) = match stop {
+        None => (None, false),
+        Some(Stop::Interrupted) => (None, true),
+        Some(Stop::Failed(e)) => (Some(e), false),
+    };
+    SuiteOutcome {
+        records: r.records,
+        error,
+        interrupted,
+    }
+}
+
+/// Why a suite ends early.
+enum Stop {
+    /// Ctrl-C/SIGTERM.
+    Interrupted,
+    /// An error.
+    Failed(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Stop {
+    fn from(e: E) -> Self {
+        Stop::Failed(e.into())
+    }
+}
+
+/// The state of one suite run: results so far and what it made on the target.
+struct SuiteRun<'a> {
+    target: &'a Target,
+    opts: &'a SuiteOptions,
+    ctl: &'a Control,
+    sink: &'a mut dyn Sink,
+    records: Vec<WorkloadRecord>,
+    test_file: Option<TestFile>,
+    said_no_drop: bool,
+    verify: Option<Arc<VerifyTable>>,
+}
+
+impl SuiteRun<'_> {
+    fn stopped(&self) -> bool {
+        self.ctl.stop.load(Ordering::Relaxed)
+    }
+
+    fn check_stop(&self) -> Result<(), Stop> {
+        if self.stopped() {
+            Err(Stop::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn test_file(&mut self) -> Result<&mut TestFile, Stop> {
+        if self.test_file.is_none() {
+            self.test_file = Some(TestFile::for_target(self.target)?);
+        }
+        Ok(self.test_file.as_mut().expect("set above"))
+    }
+
+    fn lay_out(&mut self, size: u64) -> Result<(), Stop> {
+        if self.target.info.kind == TargetKind::BlockDevice {
+            return Ok(());
+        }
+        let stop = self.ctl.stop.clone();
+        let stopped = move || stop.load(Ordering::Relaxed);
+        match self.test_file()?.ensure_laid_out(size, &stopped) {
+            Ok(()) => Ok(()),
+            Err(_) if self.stopped() => Err(Stop::Interrupted),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Makes the file an IO workload runs on: created, laid out, checked.
+    fn io_file(&mut self, w: &Workload, io: &IoWorkload) -> Result<IoFile, Stop> {
+        if io.engine == crate::spec::EngineKind::Null {
+            let size = io.size.unwrap_or(self.opts.default_size).max(io.block_size);
+            return Ok(IoFile {
+                path: self.target.path().to_path_buf(),
+                offset: 0,
+                size,
+                direct_ok: true,
+                verify: None,
+            });
+        }
+        let (target, default_size) = (self.target, self.opts.default_size);
+        let tf = self.test_file()?;
+        let size = working_set(io, target, tf.laid_out, default_size)?;
+        if io.direct && tf.direct_ok && io.block_size % u64::from(target.direct_align) != 0 {
+            return Err(TargetError::Misaligned {
+                bs: io.block_size,
+                align: target.direct_align,
+                path: target.path().to_path_buf(),
+            }
+            .into());
+        }
+        let (path, direct_ok) = (tf.path.clone(), tf.direct_ok);
+        self.lay_out(size)?;
+        if !(io.direct && direct_ok) {
+            let ram = crate::system::ram_bytes().unwrap_or(0);
+            if size <= ram {
+                self.sink.note(&format!(
+                    "{}: working set {} fits in RAM ({}): buffered figures measure the page cache, not the disk",
+                    w.name,
+                    crate::units::format_bytes(size),
+                    crate::units::format_bytes(ram)
+                ));
+            }
+        }
+        Ok(IoFile {
+            path,
+            offset: 0,
+            size,
+            direct_ok,
+            verify: None,
+        })
+    }
+
+    fn workload(&mut self, w: &Workload) -> Result<(), Stop> {
+        self.check_stop()?;
+        match &w.kind {
+            WorkloadKind::Io(io) => {
+                let mut file = self.io_file(w, io)?;
+                let Some(mode) = self
+                    .opts
+                    .verify
+                    .filter(|_| io.engine != crate::spec::EngineKind::Null)
+                else {
+                    return self.trials(w, Some(&file));
+                };
+                if io.block_size < super::verify::MIN_VERIFY_BLOCK {
+                    return Err(anyhow::anyhow!(
+                        "{}: --verify needs blocks of at least {} bytes to hold the header; raise --bs",
+                        w.name,
+                        super::verify::MIN_VERIFY_BLOCK
+                    )
+                    .into());
+                }
+                let (table, fresh) = self.verify_table(io, &file, mode)?;
+                file.verify = Some(table.clone());
+                if fresh {
+                    // Write the whole working set once with headers, so every block is known.
+                    self.verify_pass(w, io, &file, Pattern::Write, "verify-fill")?;
+                }
+                self.verify = Some(table.clone());
+                self.trials(w, Some(&file))?;
+                if let (VerifyMode::Write, Some(state)) = (mode, &self.opts.verify_state) {
+                    table.save(state).map_err(|e| {
+                        anyhow::anyhow!("cannot save the verify state to {}: {e}", state.display())
+                    })?;
+                }
+                if mode != VerifyMode::Write {
+                    self.verify_pass(w, io, &file, Pattern::Read, "verify-read")?;
+                }
+                self.check_verified(w)
+            }
+            WorkloadKind::CachedRead(cr) => {
+                self.test_file()?;
+                self.lay_out(cr.block_size.max(1 << 20))?;
+                self.trials(w, None)
+            }
+            WorkloadKind::SmallFiles(_) => self.trials(w, None),
+        }
+    }
+
+    /// The generation table for a workload: the current one when it fits, a saved one (read
+    /// mode, or a write run continuing an earlier one), or a new one — `fresh` when new, so the
+    /// working set must first be filled with headers.
+    fn verify_table(
+        &mut self,
+        io: &IoWorkload,
+        file: &IoFile,
+        mode: VerifyMode,
+    ) -> Result<(Arc<VerifyTable>, bool), Stop> {
+        if let Some(t) = &self.verify {
+            if t.block_size == io.block_size && t.blocks() == file.size / io.block_size {
+                return Ok((t.clone(), false));
+            }
+        }
+        if mode == VerifyMode::Write {
+            // A later write run continues the generations of an earlier one, so a block that
+            // silently keeps an old copy is caught as a lost write.
+            if let Some(t) = self
+                .opts
+                .verify_state
+                .as_ref()
+                .and_then(|p| VerifyTable::load(p).ok())
+            {
+                if t.block_size == io.block_size && t.blocks() == file.size / io.block_size {
+                    return Ok((Arc::new(t), false));
+                }
+            }
+        }
+        if mode == VerifyMode::Read {
+            let Some(state) = &self.opts.verify_state else {
+                return Err(anyhow::anyhow!(
+                    "--verify read needs --verify-state FILE written by an earlier --verify write"
+                )
+                .into());
+            };
+            let t = VerifyTable::load(state)
+                .map_err(|e| anyhow::anyhow!("cannot load the verify state: {e}"))?;
+            if t.block_size != io.block_size || t.blocks() != file.size / io.block_size {
+                return Err(anyhow::anyhow!(
+                    "the verify state {} was written with bs {} over {} blocks; run with the same --bs and --size",
+                    state.display(),
+                    t.block_size,
+                    t.blocks()
+                )
+                .into());
+            }
+            return Ok((Arc::new(t), false));
+        }
+        let seed = io.seed ^ crate::sample::now_unix_ms();
+        Ok((
+            Arc::new(VerifyTable::new(
+                seed,
+                io.block_size,
+                file.offset,
+                file.size,
+            )),
+            true,
+        ))
+    }
+
+    /// One sequential pass over the whole working set, writing headers or checking them,
+    /// kept as a workload of its own so its speed (the cost of verifying) is on record.
+    fn verify_pass(
+        &mut self,
+        w: &Workload,
+        io: &IoWorkload,
+        file: &IoFile,
+        pattern: Pattern,
+        what: &str,
+    ) -> Result<(), Stop> {
+        let pass = Workload {
+            name: format!("{}:{what}", w.name),
+            drop_caches: pattern == Pattern::Read,
+            kind: WorkloadKind::Io(IoWorkload {
+                pattern,
+                queue_depth: io.queue_depth.clamp(1, 32),
+                total_bytes: Some(file.size),
+                runtime: None,
+                ramp: std::time::Duration::ZERO,
+                read_pct: 100,
+                fsync_every: 0,
+                fsync_at_end: pattern == Pattern::Write,
+                ..io.clone()
+            }),
+        };
+        self.check_stop()?;
+        let WorkloadKind::Io(pio) = &pass.kind else {
+            unreachable!("built above")
+        };
+        self.records.push(WorkloadRecord {
+            workload: pass.clone(),
+            trials: Vec::new(),
+        });
+        self.sink.trial_start(self.records.len() - 1, &pass, 1, 1);
+        self.ctl.counters.reset();
+        let sample = run_io_trial(pio, file, self.ctl, &pass.name, 1)?;
+        self.keep(&pass, sample)
+    }
+
+    /// Fails the suite when any trial of the last workloads found bad blocks.
+    fn check_verified(&self, w: &Workload) -> Result<(), Stop> {
+        // The read-back pass checks every block once: its count is the one to quote. Without it
+        // (write mode), what the workload's own reads saw.
+        let read_back = format!("{}:verify-read", w.name);
+        let has_read_back = self.records.iter().any(|r| r.workload.name == read_back);
+        let mut total = crate::sample::VerifySummary::default();
+        let counted = |name: &str| {
+            if has_read_back {
+                name == read_back
+            } else {
+                name == w.name
+            }
+        };
+        for r in self.records.iter().filter(|r| counted(&r.workload.name)) {
+            for t in &r.trials {
+                if let Some(v) = &t.verify {
+                    total.merge(v.clone());
+                }
+            }
+        }
+        if total.bad() > 0 {
+            return Err(anyhow::anyhow!("{}: {}", w.name, total.describe()).into());
+        }
+        Ok(())
+    }
+
+    fn keep(&mut self, w: &Workload, sample: TrialSample) -> Result<(), Stop> {
+        if self.stopped() {
+            // A trial cut short by Ctrl-C is not a full trial: keep the finished ones only.
+            return Err(Stop::Interrupted);
+        }
+        let index = self.records.len() - 1;
+        let stored = self.sink.trial_done(index, w, &sample);
+        if let Some(r) = self.records.last_mut() {
+            r.trials.push(sample);
+        }
+        stored.map_err(Stop::Failed)
+    }
+
+    fn trials(&mut self, w: &Workload, file: Option<&IoFile>) -> Result<(), Stop> {
+        self.records.push(WorkloadRecord {
             workload: w.clone(),
             trials: Vec::new(),
         });
-        let planned = opts.repeat.max(1);
-        let io_file = match &w.kind {
-            WorkloadKind::Io(io) => {
-                if io.engine == crate::spec::EngineKind::Null {
-                    Some(IoFile {
-                        path: target.path().to_path_buf(),
-                        offset: 0,
-                        size: io.size.unwrap_or(opts.default_size).max(io.block_size),
-                        direct_ok: true,
-                    })
-                } else {
-                    if test_file.is_none() {
-                        match TestFile::for_target(target) {
-                            Ok(f) => test_file = Some(f),
-                            Err(e) => return fail(records, e.into()),
-                        }
-                    }
-                    let Some(tf) = test_file.as_mut() else {
-                        unreachable!("test file set above")
-                    };
-                    let size = match working_set(io, target, tf.laid_out, opts.default_size) {
-                        Ok(s) => s,
-                        Err(e) => return fail(records, e.into()),
-                    };
-                    if io.direct
-                        && tf.direct_ok
-                        && io.block_size % u64::from(target.direct_align) != 0
-                    {
-                        let e = TargetError::Misaligned {
-                            bs: io.block_size,
-                            align: target.direct_align,
-                            path: target.path().to_path_buf(),
-                        };
-                        return fail(records, e.into());
-                    }
-                    if target.info.kind != TargetKind::BlockDevice {
-                        if let Err(e) = tf.ensure_laid_out(size, &stopped) {
-                            if stopped() {
-                                return SuiteOutcome {
-                                    records,
-                                    error: None,
-                                    interrupted: true,
-                                };
-                            }
-                            return fail(records, e.into());
-                        }
-                    }
-                    if !(io.direct && tf.direct_ok) {
-                        let ram = crate::system::ram_bytes().unwrap_or(0);
-                        if size <= ram {
-                            sink.note(&format!(
-                                "{}: working set {} fits in RAM ({}): buffered figures measure the page cache, not the disk",
-                                w.name,
-                                crate::units::format_bytes(size),
-                                crate::units::format_bytes(ram)
-                            ));
-                        }
-                    }
-                    Some(IoFile {
-                        path: tf.path.clone(),
-                        offset: 0,
-                        size,
-                        direct_ok: tf.direct_ok,
-                    })
-                }
-            }
-            WorkloadKind::CachedRead(cr) => {
-                if test_file.is_none() {
-                    match TestFile::for_target(target) {
-                        Ok(f) => test_file = Some(f),
-                        Err(e) => return fail(records, e.into()),
-                    }
-                }
-                if let Some(tf) = test_file.as_mut() {
-                    if target.info.kind != TargetKind::BlockDevice {
-                        if let Err(e) = tf.ensure_laid_out(cr.block_size.max(1 << 20), &stopped) {
-                            return fail(records, e.into());
-                        }
-                    }
-                }
-                None
-            }
-            WorkloadKind::SmallFiles(_) => None,
-        };
+        let index = self.records.len() - 1;
+        let planned = self.opts.repeat.max(1);
         let mut trial = 0u32;
         loop {
             trial += 1;
-            if stopped() {
-                return SuiteOutcome {
-                    records,
-                    error: None,
-                    interrupted: true,
-                };
-            }
-            if opts.drop_caches || w.drop_caches {
+            self.check_stop()?;
+            if self.opts.drop_caches || w.drop_caches {
                 if let Err(msg) = crate::system::drop_caches() {
-                    if !said_no_drop {
-                        sink.note(&msg);
-                        said_no_drop = true;
+                    if !self.said_no_drop {
+                        self.sink.note(&msg);
+                        self.said_no_drop = true;
                     }
                 }
             }
-            sink.trial_start(wi, w, trial, planned);
-            ctl.counters.reset();
-            let result: anyhow::Result<TrialSample> = match (&w.kind, &io_file) {
-                (WorkloadKind::Io(io), Some(f)) => {
-                    run_io_trial(io, f, ctl, &w.name, trial).map_err(anyhow::Error::from)
-                }
-                (WorkloadKind::SmallFiles(sf), _) => {
-                    super::smallfile::run_smallfile_trial(sf, target.path(), ctl, &w.name, trial)
-                        .map_err(anyhow::Error::from)
-                }
+            self.sink.trial_start(index, w, trial, planned);
+            self.ctl.counters.reset();
+            let sample = match (&w.kind, file) {
+                (WorkloadKind::Io(io), Some(f)) => run_io_trial(io, f, self.ctl, &w.name, trial)?,
+                (WorkloadKind::SmallFiles(sf), _) => super::smallfile::run_smallfile_trial(
+                    sf,
+                    self.target.path(),
+                    self.ctl,
+                    &w.name,
+                    trial,
+                )?,
                 (WorkloadKind::CachedRead(cr), _) => {
-                    let path = match &test_file {
-                        Some(tf) => tf.path.clone(),
-                        None => target.path().to_path_buf(),
-                    };
-                    super::cached::run_cached_trial(cr, &path, ctl, &w.name, trial).map_err(|e| {
-                        anyhow::anyhow!("{}: cached reads of {}: {e}", w.name, path.display())
-                    })
+                    let path = self
+                        .test_file
+                        .as_ref()
+                        .map_or_else(|| self.target.path().to_path_buf(), |t| t.path.clone());
+                    super::cached::run_cached_trial(cr, &path, self.ctl, &w.name, trial).map_err(
+                        |e| anyhow::anyhow!("{}: cached reads of {}: {e}", w.name, path.display()),
+                    )?
                 }
                 (WorkloadKind::Io(_), None) => unreachable!("IO workloads always get a file"),
             };
-            let sample = match result {
-                Ok(s) => s,
-                Err(e) => return fail(records, e),
-            };
-            if stopped() {
-                // A trial cut short by Ctrl-C is not a full trial: keep the finished ones only.
-                return SuiteOutcome {
-                    records,
-                    error: None,
-                    interrupted: true,
-                };
+            self.keep(w, sample)?;
+            let rec = &self.records[index];
+            if trial >= planned && !needs_more(rec, self.opts) {
+                return Ok(());
             }
-            if let Err(e) = sink.trial_done(wi, w, &sample) {
-                if let Some(r) = records.last_mut() {
-                    r.trials.push(sample);
-                }
-                return fail(records, e);
-            }
-            let rec = records.last_mut().expect("pushed above");
-            rec.trials.push(sample);
-            if trial >= planned && !needs_more(rec, opts) {
-                break;
-            }
-            if trial >= opts.max_repeat.max(planned) {
-                break;
+            if trial >= self.opts.max_repeat.max(planned) {
+                return Ok(());
             }
         }
-    }
-    SuiteOutcome {
-        records,
-        error: None,
-        interrupted: false,
     }
 }
 

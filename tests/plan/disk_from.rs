@@ -44,6 +44,7 @@ fn workload(name: &str, pattern: Pattern, bs: u64, trials: &[OpSample]) -> Workl
                 cpu_user_ns: 0,
                 cpu_sys_ns: 0,
                 notes: vec![],
+                verify: None,
             })
             .collect(),
     }
