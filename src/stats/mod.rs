@@ -1,1 +1,105 @@
 //! What many trials say together: medians, spread, confidence intervals, cliffs and ratios.
+//!
+//! Everything here is a pure function of samples, so it is tested against values worked out by
+//! hand. Intervals are Student's t (named `t` wherever they are printed); ratios carry a
+//! delta-method interval (`delta-log-t`). See `docs/store.md` for the reasoning.
+
+pub mod cliff;
+pub mod ratio;
+pub mod summary;
+pub mod tdist;
+
+use serde::{Deserialize, Serialize};
+
+pub use cliff::{Cliff, SeriesFigure, detect_cliffs};
+pub use ratio::{Ratio, ratio};
+pub use summary::{CONFIDENCE, CiMethod, HIGH_CV, Interval, MIN_STABLE_TRIALS, Summary, is_stable};
+
+use crate::sample::{TrialSample, Unit};
+
+/// One named figure summarized over the trials of a workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    /// `<op>.<figure>`, as [`TrialSample::metrics`] names it.
+    pub name: String,
+    /// What the values count.
+    pub unit: Unit,
+    /// The statistics over trials.
+    pub summary: Summary,
+    /// The per-trial values, in trial order (what the summary was computed from).
+    pub values: Vec<f64>,
+}
+
+/// Summarizes every metric over a workload's trials, in the order the metrics first appear.
+///
+/// A metric missing from some trials (an op that did not happen) is summarized over the trials
+/// that have it.
+pub fn summarize_trials(trials: &[TrialSample]) -> Vec<MetricSummary> {
+    let mut order: Vec<(String, Unit, Vec<f64>)> = Vec::new();
+    for t in trials {
+        for m in t.metrics() {
+            match order.iter_mut().find(|(n, _, _)| *n == m.name) {
+                Some((_, _, v)) => v.push(m.value),
+                None => order.push((m.name, m.unit, vec![m.value])),
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|(name, unit, values)| {
+            Summary::of(&values).map(|summary| MetricSummary {
+                name,
+                unit,
+                summary,
+                values,
+            })
+        })
+        .collect()
+}
+
+/// The cliffs of each trial, paired with the trial number; trials without cliffs are left out.
+pub fn trial_cliffs(trials: &[TrialSample]) -> Vec<(u32, Vec<Cliff>)> {
+    trials
+        .iter()
+        .map(|t| (t.trial, detect_cliffs(&t.series)))
+        .filter(|(_, c)| !c.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{IoAccounting, OpSample, TrialSample};
+
+    fn trial(n: u32, count: u64) -> TrialSample {
+        let mut o = OpSample::new("read");
+        o.count = count;
+        o.bytes = count * 4096;
+        o.elapsed_ns = 1_000_000_000;
+        o.latency.record(100_000);
+        TrialSample {
+            workload: "w".into(),
+            trial: n,
+            started_unix_ms: 0,
+            elapsed_ns: 1_000_000_000,
+            ops: vec![o],
+            series: Vec::new(),
+            accounting: IoAccounting::default(),
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn metrics_are_summarized_across_trials_in_order() {
+        let ms = summarize_trials(&[trial(1, 1000), trial(2, 1100), trial(3, 900)]);
+        assert_eq!(ms[0].name, "read.iops");
+        assert_eq!(ms[0].unit, Unit::Iops);
+        assert_eq!(ms[0].values, vec![1000.0, 1100.0, 900.0]);
+        assert_eq!(ms[0].summary.median, 1000.0);
+        assert_eq!(ms[1].name, "read.mbps");
+        assert!((ms[1].summary.mean - 4.096).abs() < 1e-9);
+        assert!(ms.iter().any(|m| m.name == "read.lat_p99_us"));
+    }
+}
