@@ -822,3 +822,411 @@ fn statistics_match_values_computed_by_hand() {
     assert_eq!((c[0].at_s, c[0].duration_s), (6, 4));
     assert!((c[0].drop - 0.6).abs() < 1e-9);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons on constructed samples, and the commands as users run them
+
+/// Three runs whose read IOPS are known: raid5 100/102/98, raid6 300/306/294 (3.00x, clearly
+/// significant), noisy 104/114/94 (1.04x, not significant). Returns (db path, ids).
+fn three_runs(dir: &Path) -> (PathBuf, [String; 3]) {
+    let db = dir.join("cmp.db");
+    let mut s = Store::open(&db).unwrap();
+    let mk = |label: &str, iops: &[f64], at: u64| {
+        let mut r = record(Some(label), iops);
+        r.started_unix_ms += at;
+        r
+    };
+    let a = s.save_run(&mk("raid5", &[100.0, 102.0, 98.0], 0)).unwrap();
+    let b = s
+        .save_run(&mk("raid6", &[300.0, 306.0, 294.0], 1000))
+        .unwrap();
+    let c = s
+        .save_run(&mk("noisy", &[104.0, 114.0, 94.0], 2000))
+        .unwrap();
+    (db, [a, b, c])
+}
+
+fn iolab(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .env("IOLAB_DB", db)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
+    use iolab::report::compare::{CompareOptions, build};
+    let dir = tmp();
+    let (db, [a, b, c]) = three_runs(dir.path());
+    let store = Store::open(&db).unwrap();
+    let runs: Vec<RunRecord> = [&a, &b, &c]
+        .iter()
+        .map(|id| store.load_run(id).unwrap())
+        .collect();
+    let cmp = build(&runs, &CompareOptions::default());
+    assert_eq!(cmp.baseline, 0);
+    let headers: Vec<&str> = cmp.runs.iter().map(|r| r.header.as_str()).collect();
+    assert_eq!(headers, ["raid5", "raid6", "noisy"]);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.workload == "db-8k" && r.metric == "read.iops")
+        .unwrap();
+    let base = row.cells[0].as_ref().unwrap();
+    assert!((base.summary.median - 100.0).abs() < 1e-9);
+    assert!(base.ratio.is_none());
+    // 3.00x with the interval worked out in stats::ratio's tests: [2.867020, 3.139148].
+    let r6 = row.cells[1].as_ref().unwrap().ratio.unwrap();
+    assert!((r6.value - 3.0).abs() < 1e-9);
+    let ci = r6.ci.unwrap();
+    assert!((ci.lo - 2.867_020).abs() < 1e-5 && (ci.hi - 3.139_148).abs() < 1e-5);
+    assert_eq!(r6.significant, Some(true));
+    let noisy = row.cells[2].as_ref().unwrap();
+    assert!((noisy.ratio.unwrap().value - 1.04).abs() < 1e-9);
+    assert_eq!(noisy.ratio.unwrap().significant, Some(false));
+    assert!(noisy.high_cv, "cv 9.6% is above 5%");
+    // Latency rows say lower is better; the single-trial workload has no interval.
+    assert!(
+        cmp.rows
+            .iter()
+            .any(|r| r.metric == "read.lat_p99_us" && !r.higher_is_better)
+    );
+    let mail = cmp.rows.iter().find(|r| r.metric == "create.ops").unwrap();
+    assert!(
+        mail.cells[1]
+            .as_ref()
+            .unwrap()
+            .ratio
+            .unwrap()
+            .significant
+            .is_none()
+    );
+
+    // The same through the binary, in every format, with another baseline.
+    let (code, out, err) = iolab(
+        &db,
+        &[
+            "compare",
+            "raid5",
+            "raid6",
+            "noisy",
+            "--metric",
+            "read.iops",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    println!("{out}");
+    assert!(out.contains("100.0 ± 5.0"), "{out}");
+    assert!(out.contains("3.00x [2.87, 3.14]"), "{out}");
+    assert!(out.contains("1.04x [") && out.contains("] ~"), "{out}");
+    assert!(out.contains("~ not significant"), "{out}");
+    assert!(out.contains("! trials disagree"), "{out}");
+    assert!(!out.contains("write.iops"), "--metric filters rows: {out}");
+
+    let (code, out, _) = iolab(
+        &db,
+        &[
+            "compare",
+            &b[..4],
+            "--baseline",
+            "raid5",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["runs"][0]["header"], "raid5");
+    assert_eq!(j["runs"][0]["baseline"], true);
+    assert_eq!(j["ci_method"], "t");
+    assert_eq!(j["ratio_method"], "delta-log-t");
+    let row = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "read.iops")
+        .unwrap();
+    assert!((row["cells"][1]["ratio"]["value"].as_f64().unwrap() - 3.0).abs() < 1e-9);
+    assert_eq!(row["cells"][1]["ratio"]["significant"], true);
+
+    let (code, out, _) = iolab(
+        &db,
+        &[
+            "compare",
+            "raid6",
+            "noisy",
+            "--baseline",
+            "raid5",
+            "--format",
+            "csv",
+            "--metric",
+            "iops",
+        ],
+    );
+    assert_eq!(code, 0);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("db-8k,read.iops,IOPS,true,") && l.contains(",noisy,"))
+        .unwrap();
+    assert!(line.ends_with(",delta-log-t,false,true"), "{line}");
+    assert_eq!(
+        out.lines().next().unwrap().split(',').count(),
+        line.split(',').count()
+    );
+
+    let (code, out, _) = iolab(
+        &db,
+        &[
+            "compare",
+            "raid5",
+            "raid6",
+            "--format",
+            "md",
+            "--metric",
+            "read.iops",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("| workload | metric | unit | raid5 (baseline) | raid6 | raid6 vs raid5 |"),
+        "{out}"
+    );
+    assert!(out.contains("|:--|:--|:--|--:|--:|--:|"), "{out}");
+    assert!(
+        out.contains("| db-8k | read.iops | IOPS | 100.0 ± 5.0 | 300 ± 15 | 3.00x [2.87, 3.14] |"),
+        "{out}"
+    );
+
+    // One run alone is not a comparison.
+    let (code, _, err) = iolab(&db, &["compare", "raid5"]);
+    assert_eq!(code, 2, "{err}");
+    let _ = (a, c);
+}
+
+#[test]
+fn compare_and_show_report_cliffs_and_differing_workloads() {
+    let dir = tmp();
+    let db = dir.path().join("c.db");
+    let mut s = Store::open(&db).unwrap();
+    let base = s
+        .save_run(&record(Some("ssd-a"), &[1000.0, 1000.0]))
+        .unwrap();
+    let mut r = record(Some("ssd-b"), &[900.0, 950.0]);
+    // The small-file workload of ssd-b ran with more files, and its trial hit a cliff.
+    if let WorkloadKind::SmallFiles(w) = &mut r.workloads[1].workload.kind {
+        w.files = 4096;
+    }
+    r.workloads[1].trials = vec![meta_trial(
+        1,
+        700,
+        &[1000, 1000, 1000, 1000, 300, 300, 300, 300],
+    )];
+    r.status = RunStatus::Interrupted;
+    let other = s.save_run(&r).unwrap();
+    drop(s);
+    let (code, out, err) = iolab(&db, &["compare", "ssd-a", "ssd-b"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("cliff: ssd-b / mail trial 1: throughput fell 70% at 4s for 4s (from 1000.0 to 300.0 ops/s)"), "{out}");
+    assert!(
+        out.contains("note: workload 'mail' differs: ssd-a ran `smallfile files=2048"),
+        "{out}"
+    );
+    assert!(out.contains("note: ssd-b was interrupted"), "{out}");
+
+    let (code, out, err) = iolab(&db, &["show", &other]);
+    assert_eq!(code, 0, "{err}");
+    println!("{out}");
+    for want in [
+        "interrupted",
+        "WDC WD20EARS",
+        "WD-WCAZA1234567",
+        "80.00A80",
+        "raid6 chunk 512KiB",
+        "rw,noatime,inode64",
+        "6.8.0-test",
+        "Xeon E5-2650",
+        "bitmap on, 2 hot spares",
+        "median ± 95% CI (t)",
+        "cliff: throughput fell 70% at 4s",
+        "note (trial 1): trial 1 note",
+        "working set fits in RAM",
+        "randrw bs=8KiB qd=128",
+    ] {
+        assert!(out.contains(want), "show lacks {want:?}:\n{out}");
+    }
+    // `show` defaults to the newest run; --json is the stored record.
+    let (code, out, _) = iolab(&db, &["show", "--json"]);
+    assert_eq!(code, 0);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["id"], other.as_str());
+    let _ = base;
+}
+
+#[test]
+fn list_export_and_rm_work_on_real_files() {
+    let dir = tmp();
+    let (db, [a, b, c]) = three_runs(dir.path());
+
+    let (code, out, _) = iolab(&db, &["list", "--json"]);
+    assert_eq!(code, 0);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ids: Vec<&str> = j
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [c.as_str(), b.as_str(), a.as_str()], "newest first");
+    assert_eq!(j[0]["status"], "complete");
+    let (code, out, _) = iolab(&db, &["list", "--label", "raid6"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&b) && !out.contains(&a), "{out}");
+    assert!(out.lines().next().unwrap().starts_with("id "), "{out}");
+
+    let (code, out, _) = iolab(&db, &["export", "raid5", "last", "--format", "json"]);
+    assert_eq!(code, 0);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["format"], "iolab-runs/1");
+    assert_eq!(j["runs"][0]["id"], a.as_str());
+    assert_eq!(j["runs"][1]["id"], c.as_str());
+    // The export is the stored record: it reads back as a RunRecord with its histograms.
+    let rec: RunRecord = serde_json::from_value(j["runs"][0].clone()).unwrap();
+    assert_eq!(rec.workloads[0].trials[0].ops[0].latency.len(), 500);
+
+    let csv = dir.path().join("out.csv");
+    let (code, _, err) = iolab(
+        &db,
+        &["export", &a, "--format", "csv", "-o", csv.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rec = Store::open(&db).unwrap().load_run(&a).unwrap();
+    let want: usize = rec
+        .workloads
+        .iter()
+        .flat_map(|w| &w.trials)
+        .map(|t| t.metrics().len())
+        .sum();
+    assert_eq!(text.lines().count(), want + 1);
+    assert!(
+        text.contains(",db-8k,randrw bs=8KiB qd=128 threads=4 read=70%"),
+        "{text}"
+    );
+
+    // rm: a bad reference deletes nothing; then delete two.
+    let (code, _, err) = iolab(&db, &["rm", "raid5", "nosuchrun"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no run matches 'nosuchrun'"), "{err}");
+    assert_eq!(
+        Store::open(&db)
+            .unwrap()
+            .list(&RunFilter::default())
+            .unwrap()
+            .len(),
+        3
+    );
+    let (code, out, _) = iolab(&db, &["rm", "raid5", &c]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("removed {a} (raid5)")), "{out}");
+    let left = Store::open(&db)
+        .unwrap()
+        .list(&RunFilter::default())
+        .unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, b);
+}
+
+#[test]
+fn bad_references_and_bad_files_are_one_line_errors() {
+    let dir = tmp();
+    let (db, _) = three_runs(dir.path());
+    for (args, code, want) in [
+        (vec!["show", "nosuchrun"], 2, "no run matches 'nosuchrun'"),
+        (vec!["show", "last~9"], 2, "no run matches 'last~9'"),
+        (vec!["compare", "raid5", "zzz"], 2, "no run matches 'zzz'"),
+        (
+            vec!["export", "raid6", "--format", "xml"],
+            2,
+            "invalid value 'xml'",
+        ),
+    ] {
+        let (c, _, err) = iolab(&db, &args);
+        assert_eq!(c, code, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // An ambiguous prefix: make two ids share a first digit.
+    let mut s = Store::open(&db).unwrap();
+    for id in ["aa000001", "aa000002"] {
+        let mut r = record(None, &[1.0]);
+        r.id = id.into();
+        s.save_run(&r).unwrap();
+    }
+    drop(s);
+    let (c, _, err) = iolab(&db, &["show", "aa"]);
+    assert_eq!(c, 2);
+    assert!(
+        err.contains("'aa' matches 2 runs") && err.lines().count() == 1,
+        "{err}"
+    );
+
+    // A file that is not a database, and a damaged one: exit 1, one line, file untouched.
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, vec![7u8; 10_000]).unwrap();
+    let (c, _, err) = iolab(&junk, &["list"]);
+    assert_eq!(c, 1);
+    assert!(
+        err.starts_with("iolab: error: ") && err.contains("not an iolab results database"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read(&junk).unwrap(), vec![7u8; 10_000]);
+
+    // No database yet: list says so and creates nothing; show is a usage error.
+    let none = dir.path().join("none/iolab.db");
+    let (c, out, _) = iolab(&none, &["list"]);
+    assert_eq!(c, 0);
+    assert!(out.contains("no runs stored yet"), "{out}");
+    let (c, _, err) = iolab(&none, &["show", "last"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(!none.exists() && !none.parent().unwrap().exists());
+}
+
+#[test]
+fn the_default_database_lives_in_the_xdg_data_directory() {
+    let dir = tmp();
+    let data = dir.path().join("xdg-data");
+    let db = data.join("iolab/iolab.db");
+    let mut s = Store::open(&db).unwrap();
+    let id = s.save_run(&record(Some("xdg"), &[5.0])).unwrap();
+    drop(s);
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["list", "--json"])
+        .env_remove("IOLAB_DB")
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    // Without XDG_DATA_HOME: ~/.local/share.
+    let home = dir.path().join("home");
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["list"])
+        .env_remove("IOLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{}/.local/share/iolab/iolab.db", home.display())),
+        "{text}"
+    );
+}

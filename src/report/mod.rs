@@ -1,1 +1,4 @@
 //! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the store.
+
+pub mod compare;
+pub mod show;
