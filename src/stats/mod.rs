@@ -57,6 +57,54 @@ pub fn summarize_trials(trials: &[TrialSample]) -> Vec<MetricSummary> {
         .collect()
 }
 
+/// The least precisely known throughput figure of a workload's trials: what `--until-stable`
+/// waits on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stability {
+    /// The throughput metric with the widest interval relative to its median (`read.iops`).
+    pub metric: String,
+    /// Its CI half-width as a percentage of its median; `None` with fewer than two trials.
+    pub precision_pct: Option<f64>,
+    /// Trials so far.
+    pub n: usize,
+}
+
+/// The throughput figure (IOPS, MB/s, ops/s; latencies are left out, their tails are noisy by
+/// nature) whose interval is widest relative to its median; `None` without any.
+pub fn stability(trials: &[TrialSample]) -> Option<Stability> {
+    let mut worst: Option<Stability> = None;
+    for m in summarize_trials(trials) {
+        if m.unit == Unit::Micros || m.summary.median == 0.0 {
+            continue;
+        }
+        let p = m.summary.precision_pct();
+        let worse = match &worst {
+            None => true,
+            Some(w) => match (p, w.precision_pct) {
+                (None, _) => w.precision_pct.is_some(),
+                (Some(_), None) => false,
+                (Some(a), Some(b)) => a > b,
+            },
+        };
+        if worse {
+            worst = Some(Stability {
+                metric: m.name,
+                precision_pct: p,
+                n: m.summary.n,
+            });
+        }
+    }
+    worst
+}
+
+/// Whether `--until-stable PCT` may stop repeating a workload: at least
+/// [`MIN_STABLE_TRIALS`] trials and every throughput figure's 95% interval within `pct`
+/// percent of its median.
+pub fn trials_stable(trials: &[TrialSample], pct: f64) -> bool {
+    trials.len() >= MIN_STABLE_TRIALS
+        && stability(trials).is_some_and(|s| s.precision_pct.is_some_and(|p| p <= pct))
+}
+
 /// The cliffs of each trial, paired with the trial number; trials without cliffs are left out.
 pub fn trial_cliffs(trials: &[TrialSample]) -> Vec<(u32, Vec<Cliff>)> {
     trials
@@ -89,6 +137,23 @@ mod tests {
             cpu_sys_ns: 0,
             notes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn until_stable_waits_on_the_least_precise_throughput() {
+        // read.iops 1000 1100 900: sd 100, t(0.975,2) 4.3027 -> half-width 248.4 = 24.8%.
+        let t = [trial(1, 1000), trial(2, 1100), trial(3, 900)];
+        let s = stability(&t).unwrap();
+        assert_eq!(s.n, 3);
+        assert!(
+            (s.precision_pct.unwrap() - 24.841_377).abs() < 1e-4,
+            "{s:?}"
+        );
+        assert!(trials_stable(&t, 25.0));
+        assert!(!trials_stable(&t, 20.0));
+        assert!(!trials_stable(&t[..2], 99.0), "needs three trials");
+        let one = stability(&t[..1]).unwrap();
+        assert!(one.precision_pct.is_none());
     }
 
     #[test]

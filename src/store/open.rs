@@ -224,9 +224,10 @@ fn check_header(path: &Path) -> Result<()> {
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                return Err(StoreError::Corrupt {
+                return Err(StoreError::Io {
                     path: path.to_path_buf(),
-                    detail: format!("cannot read its header: {e}"),
+                    what: "reading its header",
+                    source: e,
                 });
             }
         }
