@@ -278,13 +278,11 @@ pub(crate) fn parse_last(reference: &str) -> Option<u64> {
 pub(crate) fn sql_error(path: &Path, what: &'static str, e: rusqlite::Error) -> StoreError {
     use rusqlite::ErrorCode;
     match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+        // The header was checked before SQLite saw the file, so "not a database" from SQLite
+        // itself means a SQLite file damaged past recognition.
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
             path: path.to_path_buf(),
             detail: e.to_string(),
-        },
-        Some(ErrorCode::NotADatabase) => StoreError::Foreign {
-            path: path.to_path_buf(),
-            why: "not a SQLite database".to_string(),
         },
         _ => StoreError::Sqlite {
             path: path.to_path_buf(),
