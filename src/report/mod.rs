@@ -1,5 +1,7 @@
 //! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the
 //! store. Renderers only read; one renderer per file.
 
+pub mod compare;
 pub mod json;
+pub mod show;
 pub mod terminal;
