@@ -20,6 +20,8 @@ pub mod sample;
 pub mod stats;
 pub mod store;
 
+pub mod session;
+
 pub mod report;
 
 pub mod disks;

@@ -124,6 +124,7 @@ fn fsync_counted_by_strace_matches() {
     }
     let d = tmpdir();
     let o = std::process::Command::new("strace")
+        .env("IOLAB_DB", test_db())
         .args(["-f", "-c", "-e", "trace=fsync,unlinkat,openat", "-o"])
         .arg(d.path().join("strace.out"))
         .arg(env!("CARGO_BIN_EXE_iolab"))

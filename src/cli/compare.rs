@@ -126,7 +126,7 @@ fn db_path(ctx: &Context) -> anyhow::Result<PathBuf> {
 }
 
 /// A store error at the CLI edge: the user's mistakes exit 2, the rest 1.
-fn store_err(e: StoreError) -> anyhow::Error {
+pub(crate) fn store_err(e: StoreError) -> anyhow::Error {
     if e.is_usage() {
         super::usage(e.to_string())
     } else {
@@ -134,8 +134,14 @@ fn store_err(e: StoreError) -> anyhow::Error {
     }
 }
 
+/// Opens (creating when needed) the store a new run is saved in.
+pub fn open_store(ctx: &Context) -> anyhow::Result<Store> {
+    let path = db_path(ctx)?;
+    Store::open(&path).map_err(store_err)
+}
+
 /// Opens the store for a command that needs runs to exist; no database means no such run.
-fn open_for(ctx: &Context, refs: &[String]) -> anyhow::Result<Store> {
+pub(crate) fn open_for(ctx: &Context, refs: &[String]) -> anyhow::Result<Store> {
     let path = db_path(ctx)?;
     match Store::open_existing(&path) {
         Ok(s) => Ok(s),
@@ -149,7 +155,7 @@ fn open_for(ctx: &Context, refs: &[String]) -> anyhow::Result<Store> {
 }
 
 /// Resolves references in order, dropping repeats.
-fn resolve_all(store: &Store, refs: &[String]) -> anyhow::Result<Vec<String>> {
+pub(crate) fn resolve_all(store: &Store, refs: &[String]) -> anyhow::Result<Vec<String>> {
     let mut ids: Vec<String> = Vec::new();
     for r in refs {
         let id = store.resolve(r).map_err(store_err)?;

@@ -7,9 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{Context, EXIT_INTERRUPTED, usage};
-use crate::runner::io::Control;
-use crate::runner::suite::{Sink, SuiteOptions, VerifyMode, run_suite};
-use crate::sample::{RunRecord, RunStatus, TrialSample, now_unix_ms};
+use crate::runner::suite::{SuiteOptions, VerifyMode};
 use crate::spec::profiles::{ProfileScale, profile, profile_names};
 use crate::spec::{RawWorkload, SpecError, Suite, Workload, WorkloadKind};
 use crate::target::{Target, TargetRequest};
@@ -162,6 +160,9 @@ pub struct RunArgs {
     /// A free-form note kept with the run.
     #[arg(long)]
     pub note: Option<String>,
+    /// Do not keep the run in the results store.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 impl RunArgs {
@@ -305,40 +306,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-struct RunSink<'a> {
-    progress: &'a crate::progress::Progress,
-    notes: Vec<String>,
-    suite_len: usize,
-    live_notes: bool,
-}
-
-impl Sink for RunSink<'_> {
-    fn trial_start(&mut self, index: usize, w: &Workload, trial: u32, planned: u32) {
-        self.progress.set_message(format!(
-            "[{}/{}] {} trial {trial}/{planned}",
-            index + 1,
-            self.suite_len,
-            w.name
-        ));
-    }
-    fn trial_done(&mut self, _index: usize, _w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
-        for n in &t.notes {
-            self.note(n);
-        }
-        Ok(())
-    }
-    fn note(&mut self, msg: &str) {
-        if !self.notes.iter().any(|n| n == msg) {
-            // The table ends with the notes; with --json they go to stderr as they happen.
-            if self.live_notes {
-                self.progress.println(&format!("iolab: note: {msg}"));
-            }
-            self.notes.push(msg.to_string());
-        }
-    }
-}
-
-fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let suite = build_suite(&a)?;
     let repeat = a
         .repeat
@@ -406,51 +374,40 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         default_size: 1 << 30,
     };
     crate::runner::suite::preflight(&suite, &target, &opts)?;
+    if let Some(l) = &a.label {
+        crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;
+    }
+    let mut store = if a.no_save {
+        None
+    } else {
+        Some(super::compare::open_store(ctx)?)
+    };
     crate::signals::install();
     let progress =
         crate::progress::Progress::new(!a.json, crate::runner::suite::estimate(&suite, &opts));
-    let ctl = Control {
-        stop: crate::signals::stop_flag(),
-        counters: progress.counters(),
-    };
-    let mut record = RunRecord {
-        id: String::new(),
-        status: RunStatus::Running,
-        started_unix_ms: now_unix_ms(),
-        ended_unix_ms: None,
+    let meta = crate::session::RunMeta {
         command_line: std::env::args().collect(),
         label: a.label.clone(),
         note: a.note.clone(),
         lab_id: None,
         layout: None,
-        suite_name: suite.name.clone(),
-        system: crate::system::SystemInfo::collect(),
-        target: target.info.clone(),
-        workloads: Vec::new(),
-        notes: Vec::new(),
-        error: None,
     };
-    let mut sink = RunSink {
-        progress: &progress,
-        notes: Vec::new(),
-        suite_len: suite.workloads.len(),
-        live_notes: a.json,
-    };
-    let outcome = run_suite(&suite, &target, &opts, &ctl, &mut sink);
-    record.notes = std::mem::take(&mut sink.notes);
-    drop(sink);
+    let result = crate::session::run_session(
+        &target,
+        &suite,
+        &opts,
+        meta,
+        store.as_mut(),
+        &progress,
+        a.json,
+    );
     progress.finish();
-    record.workloads = outcome.records;
-    record.ended_unix_ms = Some(now_unix_ms());
-    record.status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else if outcome.error.is_some() {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    };
-    record.error = outcome.error.as_ref().map(super::one_line);
     drop(target);
+    let crate::session::SessionResult {
+        record,
+        error,
+        interrupted,
+    } = result?;
     if a.json {
         let doc = crate::report::json::run_document(&record);
         println!(
@@ -459,8 +416,14 @@ fn run_inner(_ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         );
     } else if record.workloads.iter().any(|w| !w.trials.is_empty()) {
         print!("{}", crate::report::terminal::run_table(&record));
+        if !record.id.is_empty() {
+            println!(
+                "saved as run {} (iolab show {}; iolab compare {} ...)",
+                record.id, record.id, record.id
+            );
+        }
     }
-    match (outcome.error, outcome.interrupted) {
+    match (error, interrupted) {
         (Some(e), _) => {
             let code = super::exit_code_for(&e);
             eprintln!("iolab: error: {}", super::one_line(&e));

@@ -5,10 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The iolab binary under test.
+/// A results database private to this test process, so tests never touch the user's own.
+pub fn test_db() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iolab-tests-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join("iolab.db")
+}
+
+/// The iolab binary under test (with a private results database).
 pub fn iolab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.env_remove("IOLAB_DB");
+    c.env("IOLAB_DB", test_db());
     c
 }
 

@@ -1,0 +1,185 @@
+//! One measured session: a suite run on one target, every trial kept in the store the moment
+//! it finishes, the whole run recorded with its exact setup. `iolab run` is one session; `iolab
+//! lab` runs one per layout (and one more per layout while degraded).
+
+use crate::progress::Progress;
+use crate::runner::io::Control;
+use crate::runner::suite::{Sink, SuiteOptions, run_suite};
+use crate::sample::{RunRecord, RunStatus, TrialSample, now_unix_ms};
+use crate::spec::{Suite, Workload};
+use crate::store::Store;
+use crate::target::Target;
+
+/// What a session records about itself besides its results.
+#[derive(Debug, Clone, Default)]
+pub struct RunMeta {
+    /// argv of the command.
+    pub command_line: Vec<String>,
+    /// `--label`.
+    pub label: Option<String>,
+    /// `--note`.
+    pub note: Option<String>,
+    /// The lab this run belongs to.
+    pub lab_id: Option<String>,
+    /// The layout description (lab runs).
+    pub layout: Option<serde_json::Value>,
+}
+
+/// What a session produced.
+#[derive(Debug)]
+pub struct SessionResult {
+    /// The run, as stored (id set when a store was given).
+    pub record: RunRecord,
+    /// Why it stopped early.
+    pub error: Option<anyhow::Error>,
+    /// Ctrl-C/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+struct StoreSink<'a> {
+    progress: &'a Progress,
+    store: Option<&'a mut Store>,
+    run_id: String,
+    notes: Vec<String>,
+    suite_len: usize,
+    live_notes: bool,
+}
+
+impl Sink for StoreSink<'_> {
+    fn trial_start(&mut self, index: usize, w: &Workload, trial: u32, planned: u32) {
+        let of = if index + 1 > self.suite_len {
+            String::new()
+        } else {
+            format!("[{}/{}] ", index + 1, self.suite_len)
+        };
+        self.progress
+            .set_message(format!("{of}{} trial {trial}/{planned}", w.name));
+    }
+
+    fn trial_done(&mut self, index: usize, w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
+        for n in &t.notes {
+            self.note(n);
+        }
+        if let Some(s) = self.store.as_deref_mut() {
+            s.add_trial(&self.run_id, index, w, t)?;
+        }
+        Ok(())
+    }
+
+    fn note(&mut self, msg: &str) {
+        if !self.notes.iter().any(|n| n == msg) {
+            // A table ends with the notes; in JSON mode they go to stderr as they happen.
+            if self.live_notes {
+                self.progress.println(&format!("iolab: note: {msg}"));
+            }
+            self.notes.push(msg.to_string());
+        }
+    }
+}
+
+/// Runs `suite` on `target`, keeping each trial in `store` (when given) as it finishes.
+///
+/// Errors before anything ran (the store refused the run) come back as `Err`; errors during
+/// the run are in the result, next to what was measured before them.
+pub fn run_session(
+    target: &Target,
+    suite: &Suite,
+    opts: &SuiteOptions,
+    meta: RunMeta,
+    mut store: Option<&mut Store>,
+    progress: &Progress,
+    live_notes: bool,
+) -> anyhow::Result<SessionResult> {
+    let mut record = RunRecord {
+        id: String::new(),
+        status: RunStatus::Running,
+        started_unix_ms: now_unix_ms(),
+        ended_unix_ms: None,
+        command_line: meta.command_line,
+        label: meta.label,
+        note: meta.note,
+        lab_id: meta.lab_id,
+        layout: meta.layout,
+        suite_name: suite.name.clone(),
+        system: crate::system::SystemInfo::collect(),
+        target: target.info.clone(),
+        workloads: Vec::new(),
+        notes: Vec::new(),
+        error: None,
+    };
+    if let Some(s) = store.as_deref_mut() {
+        record.id = s.begin_run(&record)?;
+    }
+    let ctl = Control {
+        stop: crate::signals::stop_flag(),
+        counters: progress.counters(),
+    };
+    let mut sink = StoreSink {
+        progress,
+        store,
+        run_id: record.id.clone(),
+        notes: Vec::new(),
+        suite_len: suite.workloads.len(),
+        live_notes,
+    };
+    let outcome = run_suite(suite, target, opts, &ctl, &mut sink);
+    for wr in &outcome.records {
+        if let Some(n) = stability_note(wr, opts) {
+            sink.note(&n);
+        }
+    }
+    record.notes = std::mem::take(&mut sink.notes);
+    record.workloads = outcome.records;
+    record.ended_unix_ms = Some(now_unix_ms());
+    record.status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else if outcome.error.is_some() {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    };
+    record.error = outcome.error.as_ref().map(crate::cli::one_line);
+    if let Some(s) = sink.store.as_deref_mut() {
+        let ended = record.ended_unix_ms.unwrap_or_else(now_unix_ms);
+        s.finish_run(
+            &record.id,
+            record.status,
+            ended,
+            &record.notes,
+            record.error.as_deref(),
+        )?;
+    }
+    Ok(SessionResult {
+        record,
+        error: outcome.error,
+        interrupted: outcome.interrupted,
+    })
+}
+
+/// With `--until-stable`: how many trials each workload took and how tight it got.
+fn stability_note(wr: &crate::sample::WorkloadRecord, opts: &SuiteOptions) -> Option<String> {
+    let pct = opts.until_stable?;
+    let vals: Vec<f64> = wr
+        .trials
+        .iter()
+        .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
+        .map(|m| m.1)
+        .collect();
+    let s = crate::stats::Summary::of(&vals)?;
+    let got = s
+        .precision_pct()
+        .map_or_else(|| "-".to_string(), |p| format!("{p:.1}%"));
+    Some(if crate::stats::is_stable(&vals, pct) {
+        format!(
+            "{}: stable within {pct}% after {} trials (95% CI half-width {got} of the median)",
+            wr.workload.name,
+            vals.len()
+        )
+    } else {
+        format!(
+            "{}: not stable within {pct}% after {} trials (95% CI half-width {got}); raise --max-repeat",
+            wr.workload.name,
+            vals.len()
+        )
+    })
+}

@@ -1,0 +1,228 @@
+//! `iolab run` keeps every run in the store: read back by label, interrupted by Ctrl-C with its
+//! finished trials kept and exit 130, killed with SIGKILL and shown as incomplete.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn tmpdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-runstore-test")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir")
+}
+
+fn db_args(db: &std::path::Path) -> Vec<String> {
+    vec!["--db".into(), db.to_str().unwrap().into()]
+}
+
+fn iolab_db(db: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let mut c = iolab();
+    c.args(args).args(db_args(db));
+    out(c.output().unwrap())
+}
+
+#[test]
+fn a_run_is_stored_and_read_back_by_label() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let work = d.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let (code, so, se) = iolab_db(
+        &db,
+        &[
+            "run",
+            work.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "200ms",
+            "--repeat",
+            "2",
+            "--label",
+            "first",
+            "--note",
+            "hello",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    assert!(so.contains("saved as run"), "{so}");
+    let (code, so, se) = iolab_db(&db, &["show", "first", "--json"]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let run = if j.get("run").is_some() {
+        j["run"].clone()
+    } else {
+        j.clone()
+    };
+    assert_eq!(run["label"], "first");
+    assert_eq!(run["note"], "hello");
+    assert_eq!(run["status"], "complete");
+    assert_eq!(run["workloads"][0]["trials"].as_array().unwrap().len(), 2);
+    let (code, so, _) = iolab_db(&db, &["list", "--json"]);
+    assert_eq!(code, 0);
+    assert!(so.contains("first"), "{so}");
+}
+
+#[test]
+fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let work = d.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let mut c = iolab();
+    c.args([
+        "run",
+        work.to_str().unwrap(),
+        "--pattern",
+        "randread",
+        "--size",
+        "8MiB",
+        "--time",
+        "700ms",
+        "--repeat",
+        "20",
+        "--label",
+        "cc",
+    ])
+    .args(db_args(&db));
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: kill with a valid pid of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "stopped promptly");
+    let (code, _, se) = out(o);
+    assert_eq!(code, 130, "{se}");
+    assert!(se.contains("interrupted"), "{se}");
+    let (code, so, se) = iolab_db(&db, &["show", "cc", "--json"]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let run = if j.get("run").is_some() {
+        j["run"].clone()
+    } else {
+        j.clone()
+    };
+    assert_eq!(run["status"], "interrupted");
+    let n = run["workloads"][0]["trials"].as_array().unwrap().len();
+    assert!((1..20).contains(&n), "{n} finished trials kept");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "test file removed"
+    );
+}
+
+#[test]
+fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let work = d.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let mut c = iolab();
+    c.args([
+        "run",
+        work.to_str().unwrap(),
+        "--pattern",
+        "randread",
+        "--size",
+        "8MiB",
+        "--time",
+        "500ms",
+        "--repeat",
+        "20",
+        "--label",
+        "killed",
+    ])
+    .args(db_args(&db));
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(2200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (code, so, se) = iolab_db(&db, &["show", "killed", "--json"]);
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let run = if j.get("run").is_some() {
+        j["run"].clone()
+    } else {
+        j.clone()
+    };
+    assert_eq!(run["status"], "incomplete");
+    assert!(!run["workloads"][0]["trials"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn until_stable_reports_how_many_trials_it_took() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let (code, so, se) = iolab_db(
+        &db,
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--io-size",
+            "64MiB",
+            "--until-stable",
+            "20",
+            "--max-repeat",
+            "8",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let n = j["run"]["workloads"][0]["trials"].as_array().unwrap().len();
+    assert!((3..=8).contains(&n), "{n}");
+    let notes = j["run"]["notes"].to_string();
+    assert!(notes.contains("trials"), "{notes}");
+}
+
+#[test]
+fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let (code, _, se) = iolab_db(
+        &db,
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--io-size",
+            "4MiB",
+            "--repeat",
+            "1",
+            "--no-save",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    assert!(!db.exists(), "nothing stored");
+    let (code, _, se) = iolab_db(
+        &db,
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--io-size",
+            "4MiB",
+            "--label",
+            "last",
+        ],
+    );
+    assert_eq!(code, 2, "{se}");
+    assert!(se.contains("--label"), "{se}");
+}
