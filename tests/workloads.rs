@@ -140,6 +140,7 @@ fn fsync_counted_by_strace_matches() {
             "--fsync",
             "--repeat",
             "1",
+            "--no-save",
         ])
         .output()
         .unwrap();
