@@ -120,7 +120,8 @@ fn bench_options(a: &DisksArgs) -> anyhow::Result<BenchOptions> {
         o.queue_depth = q;
     }
     if let Some(t) = &a.tolerance {
-        o.tolerance = outliers::parse_tolerance(t).map_err(|e| usage(format!("--tolerance: {e}")))?;
+        o.tolerance =
+            outliers::parse_tolerance(t).map_err(|e| usage(format!("--tolerance: {e}")))?;
     }
     Ok(o)
 }
@@ -154,7 +155,10 @@ fn run_inner(_ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     let flags = hot_flags(&infos, a.max_temp);
     if a.json {
         let doc = serde_json::json!({ "devices": infos, "flags": flags });
-        println!("{}", serde_json::to_string_pretty(&doc).context("cannot render JSON")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
+        );
     } else if infos.is_empty() {
         println!("no block devices found (try --all)");
     } else {
@@ -195,7 +199,11 @@ fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
     if ready.is_empty() {
         return Err(anyhow::anyhow!(
             "no disk to read{}; name the devices to read, e.g. `iolab disks --bench /dev/sdb`",
-            if skipped.is_empty() { " was found" } else { " could be opened" }
+            if skipped.is_empty() {
+                " was found"
+            } else {
+                " could be opened"
+            }
         ));
     }
     crate::signals::install();
@@ -206,7 +214,9 @@ fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
         stop: crate::signals::stop_flag(),
         counters: progress.counters(),
     };
-    let mut outcome = run_bench(&ready, &opts, &ctl, &mut |m| progress.set_message(m.to_string()));
+    let mut outcome = run_bench(&ready, &opts, &ctl, &mut |m| {
+        progress.set_message(m.to_string())
+    });
     progress.finish();
     outcome.record.notes.splice(0..0, skipped);
     // The results store keeps `outcome.record` like any run once it lands (see docs/disks.md).
@@ -218,7 +228,10 @@ fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
             "flags": r.flags,
             "run": outcome.record,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).context("cannot render JSON")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
+        );
     } else {
         print!("{}", render::bench_table(r, &outcome.record.notes));
     }

@@ -252,7 +252,11 @@ struct Job<'a> {
     parallel: bool,
 }
 
-fn run_job(job: &Job<'_>, opts: &BenchOptions, ctl: &Control) -> (Workload, Result<TrialSample, String>) {
+fn run_job(
+    job: &Job<'_>,
+    opts: &BenchOptions,
+    ctl: &Control,
+) -> (Workload, Result<TrialSample, String>) {
     let io = bench_workload(opts, job.place.len);
     let name = workload_name(job.dev.name(), &job.place.place, job.parallel);
     let file = IoFile {
@@ -324,7 +328,15 @@ pub fn run_bench(
             step += 1;
             on_step(&format!("[{step}/{total}] {} @ {}", d.name(), p.place));
             ctl.counters.reset();
-            let (w, r) = run_job(&Job { dev: d, place: p, parallel: false }, opts, ctl);
+            let (w, r) = run_job(
+                &Job {
+                    dev: d,
+                    place: p,
+                    parallel: false,
+                },
+                opts,
+                ctl,
+            );
             match r {
                 Ok(t) => {
                     results[i].places.push(PlaceResult {
@@ -339,11 +351,17 @@ pub fn run_bench(
                             notes.push(n.clone());
                         }
                     }
-                    records.push(WorkloadRecord { workload: w, trials: vec![t] });
+                    records.push(WorkloadRecord {
+                        workload: w,
+                        trials: vec![t],
+                    });
                 }
                 Err(e) => {
                     results[i].error = Some(format!("at {} (offset {}): {e}", p.place, p.offset));
-                    records.push(WorkloadRecord { workload: w, trials: Vec::new() });
+                    records.push(WorkloadRecord {
+                        workload: w,
+                        trials: Vec::new(),
+                    });
                     continue 'devices;
                 }
             }
@@ -362,22 +380,24 @@ pub fn run_bench(
             }
             on_step(&format!("all {} devices at once @ {place}", ok.len()));
             ctl.counters.reset();
-            let outs: Vec<(usize, Workload, Result<TrialSample, String>)> = std::thread::scope(|s| {
-                let handles: Vec<_> = ok
-                    .iter()
-                    .map(|&i| {
-                        let job = Job { dev: &devs[i], place: &plans[i][pi], parallel: true };
-                        s.spawn(move || {
-                            let (w, r) = run_job(&job, opts, ctl);
-                            (i, w, r)
+            let outs: Vec<(usize, Workload, Result<TrialSample, String>)> =
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = ok
+                        .iter()
+                        .map(|&i| {
+                            let job = Job {
+                                dev: &devs[i],
+                                place: &plans[i][pi],
+                                parallel: true,
+                            };
+                            s.spawn(move || {
+                                let (w, r) = run_job(&job, opts, ctl);
+                                (i, w, r)
+                            })
                         })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .filter_map(|h| h.join().ok())
-                    .collect()
-            });
+                        .collect();
+                    handles.into_iter().filter_map(|h| h.join().ok()).collect()
+                });
             let mut solo_sum = 0.0;
             let mut par_sum = 0.0;
             let mut complete = true;
@@ -388,12 +408,21 @@ pub fn run_bench(
                         results[i].places[pi].parallel_mb_per_sec = Some(v);
                         solo_sum += results[i].places[pi].mb_per_sec;
                         par_sum += v;
-                        records.push(WorkloadRecord { workload: w, trials: vec![t] });
+                        records.push(WorkloadRecord {
+                            workload: w,
+                            trials: vec![t],
+                        });
                     }
                     Err(e) => {
                         complete = false;
-                        notes.push(format!("{} failed when read with the others at {place}: {e}", devs[i].name()));
-                        records.push(WorkloadRecord { workload: w, trials: Vec::new() });
+                        notes.push(format!(
+                            "{} failed when read with the others at {place}: {e}",
+                            devs[i].name()
+                        ));
+                        records.push(WorkloadRecord {
+                            workload: w,
+                            trials: Vec::new(),
+                        });
                     }
                 }
             }
@@ -413,8 +442,21 @@ pub fn run_bench(
 
     let report = analyse(results, parallel, devs, opts, &mut notes);
     let interrupted = stopped();
-    let record = build_record(devs, &plans, opts, records, notes, &report, started, interrupted);
-    BenchOutcome { record, report, interrupted }
+    let record = build_record(
+        devs,
+        &plans,
+        opts,
+        records,
+        notes,
+        &report,
+        started,
+        interrupted,
+    );
+    BenchOutcome {
+        record,
+        report,
+        interrupted,
+    }
 }
 
 /// Medians, groups, flags and the notes a reader must see.
@@ -543,7 +585,11 @@ fn build_record(
         started_unix_ms: started,
         ended_unix_ms: Some(now_unix_ms()),
         command_line: opts.command_line.clone(),
-        label: Some(opts.label.clone().unwrap_or_else(|| DEFAULT_LABEL.to_string())),
+        label: Some(
+            opts.label
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LABEL.to_string()),
+        ),
         note: opts.note.clone(),
         lab_id: None,
         layout: Some(layout),
@@ -574,8 +620,13 @@ mod tests {
         let p = places(64 * mib, mib, MAX_PLACE_BYTES).unwrap();
         assert_eq!(p.len(), 3);
         assert_eq!((p[0].offset, p[0].len), (0, 21 * mib));
-        assert_eq!(p[1].offset, 32 * mib - (21 * mib) / 2 / mib * mib);
-        assert_eq!(p[2].offset + p[2].len, 64 * mib, "end place ends at the end");
+        assert_eq!(p[1].offset, 21 * mib, "centred on 32 MiB, aligned down");
+        assert!(p[1].offset < 32 * mib && p[1].offset + p[1].len > 32 * mib);
+        assert_eq!(
+            p[2].offset + p[2].len,
+            64 * mib,
+            "end place ends at the end"
+        );
         for x in &p {
             assert_eq!(x.offset % mib, 0);
             assert_eq!(x.len % mib, 0);

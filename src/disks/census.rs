@@ -117,7 +117,11 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
         let mut num: Option<u64> = None;
         for c in s.chars() {
             if let Some(d) = c.to_digit(10) {
-                num = Some(num.unwrap_or(0).saturating_mul(10).saturating_add(u64::from(d)));
+                num = Some(
+                    num.unwrap_or(0)
+                        .saturating_mul(10)
+                        .saturating_add(u64::from(d)),
+                );
             } else {
                 if let Some(n) = num.take() {
                     out.push((std::mem::take(&mut text), n));
@@ -129,9 +133,11 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
         out
     }
     let (ca, cb) = (chunks(a), chunks(b));
-    // Shorter text first within a chunk: `sdb` before `sdaa`.
-    let key = |c: &Vec<(String, u64)>| -> Vec<(usize, String, u64)> {
-        c.iter().map(|(t, n)| (t.len(), t.clone(), *n)).collect()
+    // Within a family (same first two letters) shorter names first: `sdz` before `sdaa`.
+    let key = |c: &Vec<(String, u64)>| -> Vec<(String, usize, String, u64)> {
+        c.iter()
+            .map(|(t, n)| (t.chars().take(2).collect(), t.len(), t.clone(), *n))
+            .collect()
     };
     key(&ca).cmp(&key(&cb))
 }
@@ -145,7 +151,8 @@ pub fn list(all: bool) -> Vec<BlockDevice> {
         .filter_map(|n| BlockDevice::read(n))
         .filter(|d| {
             let k = kind_of(d);
-            let unattached = d.size_bytes == 0 && (k == DeviceKind::Loop || d.name.starts_with("nbd"));
+            let unattached =
+                d.size_bytes == 0 && (k == DeviceKind::Loop || d.name.starts_with("nbd"));
             if unattached {
                 return false;
             }
@@ -348,11 +355,15 @@ mod tests {
 
     #[test]
     fn natural_order() {
-        let mut v = vec!["loop10", "sdaa", "loop2", "sdb", "nvme0n1", "sda", "nvme10n1", "nvme2n1"];
+        let mut v = vec![
+            "loop10", "sdaa", "loop2", "sdb", "nvme0n1", "sda", "nvme10n1", "nvme2n1",
+        ];
         v.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(
             v,
-            ["loop2", "loop10", "sda", "sdb", "sdaa", "nvme0n1", "nvme2n1", "nvme10n1"]
+            [
+                "loop2", "loop10", "nvme0n1", "nvme2n1", "nvme10n1", "sda", "sdb", "sdaa"
+            ]
         );
     }
 
@@ -365,7 +376,10 @@ mod tests {
             ..BlockDevice::default()
         };
         assert_eq!(kind_of(&d("sda", Some("sata"), None)), DeviceKind::Disk);
-        assert_eq!(kind_of(&d("sda1", Some("sata"), Some("sda"))), DeviceKind::Partition);
+        assert_eq!(
+            kind_of(&d("sda1", Some("sata"), Some("sda"))),
+            DeviceKind::Partition
+        );
         assert_eq!(kind_of(&d("loop3", Some("loop"), None)), DeviceKind::Loop);
         assert_eq!(kind_of(&d("zram0", Some("zram"), None)), DeviceKind::Zram);
         assert_eq!(kind_of(&d("md0", Some("md"), None)), DeviceKind::Md);

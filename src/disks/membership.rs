@@ -83,7 +83,9 @@ impl Membership {
             } => (
                 format!(
                     "btrfs {}",
-                    label.clone().unwrap_or_else(|| short_uuid(uuid).to_string())
+                    label
+                        .clone()
+                        .unwrap_or_else(|| short_uuid(uuid).to_string())
                 ),
                 via,
             ),
@@ -371,7 +373,10 @@ mod tests {
         let m = md_of(d.path(), "sdb1", &["md0".into(), "dm-0".into()]);
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].short(), "md0 raid6 in_sync");
-        assert_eq!(m[0].clone().with_via("sdb1").short(), "sdb1: md0 raid6 in_sync");
+        assert_eq!(
+            m[0].clone().with_via("sdb1").short(),
+            "sdb1: md0 raid6 in_sync"
+        );
     }
 
     #[test]
@@ -383,7 +388,15 @@ mod tests {
             uuid: Some("0123456789abcdef".into()),
             ..Signature::default()
         };
-        let m = memberships(d.path(), "sdc", &[], Some(&raid), &[], &none, Path::new("/dev/sdc"));
+        let m = memberships(
+            d.path(),
+            "sdc",
+            &[],
+            Some(&raid),
+            &[],
+            &none,
+            Path::new("/dev/sdc"),
+        );
         assert_eq!(m[0].short(), "md (not assembled 01234567)");
 
         let fs = BtrfsFs {
@@ -391,7 +404,15 @@ mod tests {
             label: Some("pool".into()),
             devices: vec!["loop3".into(), "loop4".into()],
         };
-        let m = memberships(d.path(), "loop4", &[], None, &[fs], &none, Path::new("/dev/loop4"));
+        let m = memberships(
+            d.path(),
+            "loop4",
+            &[],
+            None,
+            &[fs],
+            &none,
+            Path::new("/dev/loop4"),
+        );
         assert_eq!(m[0].short(), "btrfs pool");
 
         let pv = Signature {
@@ -399,7 +420,10 @@ mod tests {
             ..Signature::default()
         };
         let mut vgs = HashMap::new();
-        vgs.insert(PathBuf::from("/dev/iolab-no-such-pv"), Some("vg0".to_string()));
+        vgs.insert(
+            PathBuf::from("/dev/iolab-no-such-pv"),
+            Some("vg0".to_string()),
+        );
         let m = memberships(
             d.path(),
             "iolab-no-such-pv",
@@ -418,7 +442,10 @@ mod tests {
                  DEVNAME=/dev/sda\nPTUUID=x\nPTTYPE=gpt\n\nDEVNAME=/dev/loop4\nLABEL=my\\ data\nTYPE=xfs\n";
         let m = parse_blkid_export(t);
         assert_eq!(m.len(), 3);
-        assert_eq!(m[Path::new("/dev/loop1")].fs_type.as_deref(), Some("LVM2_member"));
+        assert_eq!(
+            m[Path::new("/dev/loop1")].fs_type.as_deref(),
+            Some("LVM2_member")
+        );
         assert_eq!(m[Path::new("/dev/sda")].short(), Some("gpt"));
         assert_eq!(m[Path::new("/dev/loop4")].label.as_deref(), Some("my data"));
     }

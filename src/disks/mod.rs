@@ -4,12 +4,12 @@
 //! 83 MB/s, and that was only found by reading every member by hand, with temperatures from
 //! another tool. This module does all of it in one command:
 //!
-//! - [`census`]: every block device with model, serial, firmware, size, block sizes, transport,
+//! - [`census`](mod@census): every block device with model, serial, firmware, size, block sizes, transport,
 //!   scheduler, queue depth, temperature, holders, mountpoints and membership (md, btrfs, LVM),
 //!   read from /sys, /proc, udev data and structured tool output (`blkid -o export`,
 //!   `smartctl -j`, `pvs --reportformat json`), never from text meant for people.
 //! - [`temperature`] and [`membership`]: the two facts /sys does not hand over in one file.
-//! - [`bench`]: the read test: O_DIRECT 1 MiB sequential reads at the start, middle and end of
+//! - [`bench`](mod@bench): the read test: O_DIRECT 1 MiB sequential reads at the start, middle and end of
 //!   each device, alone and optionally all at once, through the normal IO runner, so the result
 //!   is a [`crate::sample::RunRecord`] like any run. It only ever reads.
 //! - [`outliers`]: grouping by model and firmware and the `SLOW` / `HOT` / `ERROR` flags, as
@@ -36,7 +36,9 @@ pub use outliers::{Flag, FlagKind, Group};
 #[derive(Debug, thiserror::Error)]
 pub enum DisksError {
     /// Nothing at that path.
-    #[error("device {0} does not exist; name a block device such as /dev/sda (see `iolab disks --all`)")]
+    #[error(
+        "device {0} does not exist; name a block device such as /dev/sda (see `iolab disks --all`)"
+    )]
     NotFound(PathBuf),
     /// A file, directory or character device.
     #[error("{0} is not a block device; name a disk such as /dev/sda (see `iolab disks --all`)")]
@@ -45,7 +47,9 @@ pub enum DisksError {
     #[error("{0} is a block device but /sys/class/block has no entry for it; is /sys mounted?")]
     NotInSys(PathBuf),
     /// Too small for three read regions of one block each.
-    #[error("{path} holds {size} bytes: too small to read at three places; it needs at least {need} bytes")]
+    #[error(
+        "{path} holds {size} bytes: too small to read at three places; it needs at least {need} bytes"
+    )]
     TooSmall {
         /// The device.
         path: PathBuf,
@@ -84,5 +88,6 @@ pub fn resolve_device(arg: &Path) -> Result<crate::system::BlockDevice, DisksErr
     if !meta.file_type().is_block_device() {
         return Err(DisksError::NotBlockDevice(arg.to_path_buf()));
     }
-    crate::system::BlockDevice::from_path(&path).ok_or_else(|| DisksError::NotInSys(arg.to_path_buf()))
+    crate::system::BlockDevice::from_path(&path)
+        .ok_or_else(|| DisksError::NotInSys(arg.to_path_buf()))
 }

@@ -219,7 +219,9 @@ pub fn parse_tolerance(s: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a percentage; give e.g. 15 or 15%"))?;
     if !(v > 0.0 && v < 100.0) {
-        return Err(format!("'{s}' is out of range; give a percentage between 0 and 100, e.g. 15"));
+        return Err(format!(
+            "'{s}' is out of range; give a percentage between 0 and 100, e.g. 15"
+        ));
     }
     Ok(v / 100.0)
 }
@@ -240,7 +242,11 @@ mod tests {
     fn the_59_vs_83_pair_is_flagged_within_its_group() {
         // The seed post: same model and firmware, 59 and 83 MB/s; plus a third like the fast one.
         let g = group_name(Some("ST3500418AS"), Some("CC38"), Some("sata"));
-        let speeds = [sp("sda", &g, 83.0), sp("sdb", &g, 59.0), sp("sdc", &g, 82.0)];
+        let speeds = [
+            sp("sda", &g, 83.0),
+            sp("sdb", &g, 59.0),
+            sp("sdc", &g, 82.0),
+        ];
         let (groups, flags) = slow_flags(&speeds, DEFAULT_TOLERANCE);
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].median_mb_per_sec, 82.0);
@@ -268,7 +274,10 @@ mod tests {
     #[test]
     fn tolerance_is_the_boundary() {
         let speeds = [sp("a", "g", 100.0), sp("b", "g", 100.0), sp("c", "g", 86.0)];
-        assert!(slow_flags(&speeds, 0.15).1.is_empty(), "14% below: within 15%");
+        assert!(
+            slow_flags(&speeds, 0.15).1.is_empty(),
+            "14% below: within 15%"
+        );
         let speeds = [sp("a", "g", 100.0), sp("b", "g", 100.0), sp("c", "g", 84.0)];
         assert_eq!(slow_flags(&speeds, 0.15).1.len(), 1, "16% below");
         assert!(slow_flags(&speeds, 0.20).1.is_empty());
@@ -285,7 +294,10 @@ mod tests {
         assert!(hot_flag("sda", Some(52.0), Some(true), None).is_some());
         assert!(hot_flag("nvme0n1", Some(52.0), Some(false), None).is_none());
         assert!(hot_flag("nvme0n1", Some(52.0), Some(false), Some(45.0)).is_some());
-        assert!(hot_flag("loop0", None, Some(false), Some(0.0)).is_none(), "unknown is not hot");
+        assert!(
+            hot_flag("loop0", None, Some(false), Some(0.0)).is_none(),
+            "unknown is not hot"
+        );
         let f = hot_flag("sda", Some(58.0), Some(true), None).unwrap();
         assert_eq!(f.short(), "HOT 58C");
         assert_eq!(f.limit_c, Some(50.0));

@@ -19,9 +19,9 @@ pub fn table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
     let mut out = String::new();
     let mut line = |cells: &[String]| {
         let mut s = String::new();
-        for i in 0..n {
+        for (i, width) in w.iter().enumerate() {
             let c = cells.get(i).map_or("", String::as_str);
-            let pad = w[i].saturating_sub(c.chars().count());
+            let pad = width.saturating_sub(c.chars().count());
             if i > 0 {
                 s.push_str("  ");
             }
@@ -75,7 +75,11 @@ fn flags_of(device: &str, flags: &[Flag]) -> String {
         .filter(|f| f.device == device)
         .map(Flag::short)
         .collect();
-    if v.is_empty() { String::new() } else { v.join(" ") }
+    if v.is_empty() {
+        String::new()
+    } else {
+        v.join(" ")
+    }
 }
 
 /// The census table.
@@ -206,7 +210,11 @@ pub fn bench_table(r: &BenchReport, notes: &[String]) -> String {
                     .chain(r.parallel.iter().map(|p| mbps(p.solo_sum_mb_per_sec)))
                     .collect(),
                 std::iter::once("at once / alone".to_string())
-                    .chain(r.parallel.iter().map(|p| format!("{:.0}%", p.ratio * 100.0)))
+                    .chain(
+                        r.parallel
+                            .iter()
+                            .map(|p| format!("{:.0}%", p.ratio * 100.0)),
+                    )
                     .collect(),
             ])
             .collect();

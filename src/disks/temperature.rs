@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn smartctl_json_current_temperature() {
-        let ata = br#"{"smartctl":{"exit_status":0},"temperature":{"current":38,"lifetime_min":20}}"#;
+        let ata =
+            br#"{"smartctl":{"exit_status":0},"temperature":{"current":38,"lifetime_min":20}}"#;
         assert_eq!(parse_smartctl(ata), Some(38.0));
         let none = br#"{"smartctl":{"messages":[{"string":"Unable to detect device type"}],"exit_status":1}}"#;
         assert_eq!(parse_smartctl(none), None);

@@ -86,7 +86,11 @@ mod tests {
         b.args(["-c", "echo two; exit 3"]);
         let out = run_all(vec![a, b], Duration::from_secs(5));
         assert_eq!(out[0].as_deref(), Some(&b"one\n"[..]));
-        assert_eq!(out[1].as_deref(), Some(&b"two\n"[..]), "exit status ignored");
+        assert_eq!(
+            out[1].as_deref(),
+            Some(&b"two\n"[..]),
+            "exit status ignored"
+        );
     }
 
     #[test]
@@ -98,6 +102,9 @@ mod tests {
         let out = run_all(vec![missing, slow], Duration::from_millis(200));
         assert!(out[0].is_none());
         assert!(out[1].is_none());
-        assert!(t0.elapsed() < Duration::from_secs(3), "killed at the deadline");
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "killed at the deadline"
+        );
     }
 }
