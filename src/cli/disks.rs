@@ -31,8 +31,9 @@ pub struct DisksArgs {
     /// whole disk; with `--all` (census only) every block device.
     #[arg(value_name = "DEVICE")]
     pub devices: Vec<PathBuf>,
-    /// Also list partitions, loop, md, dm, zram and ram devices.
-    #[arg(long)]
+    /// Also list partitions, loop, md, dm, zram and ram devices (census only: the read test
+    /// reads whole disks unless devices are named).
+    #[arg(long, conflicts_with = "bench")]
     pub all: bool,
     /// Read test: O_DIRECT 1 MiB sequential reads at the start, middle and end of each device,
     /// one device at a time. Read-only: never writes.
