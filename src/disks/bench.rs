@@ -274,112 +274,103 @@ fn run_job(
     (w, r)
 }
 
-/// Runs the read test on `devs` (already checked with [`check_readable`]). `on_step` hears
-/// what is being read, for a progress line. Stops between places when `ctl.stop` is set and
-/// keeps what was measured.
-pub fn run_bench(
-    devs: &[DiskInfo],
-    opts: &BenchOptions,
-    ctl: &Control,
-    on_step: &mut dyn FnMut(&str),
-) -> BenchOutcome {
-    let started = now_unix_ms();
-    let plans: Vec<Vec<Place>> = devs
-        .iter()
-        .map(|d| places(d.device.size_bytes, BLOCK_SIZE, MAX_PLACE_BYTES).unwrap_or_default())
-        .collect();
-    let mut results: Vec<DeviceResult> = devs
-        .iter()
-        .map(|d| DeviceResult {
-            device: d.name().to_string(),
-            path: d.path().to_path_buf(),
-            model: d.device.model.clone(),
-            firmware: d.device.firmware.clone(),
-            serial: d.device.serial.clone(),
-            transport: d.device.transport.clone(),
-            size_bytes: d.device.size_bytes,
-            temperature_c: d.temperature_c,
-            group: outliers::group_name(
-                d.device.model.as_deref(),
-                d.device.firmware.as_deref(),
-                d.device.transport.as_deref(),
-            ),
-            places: Vec::new(),
-            median_mb_per_sec: None,
-            error: None,
-        })
-        .collect();
-    let mut records: Vec<WorkloadRecord> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let stopped = || ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let total = devs.len() * PLACES.len();
-    let mut step = 0;
+/// The state of one read test while it runs.
+struct Bench<'a> {
+    devs: &'a [DiskInfo],
+    plans: Vec<Vec<Place>>,
+    opts: &'a BenchOptions,
+    ctl: &'a Control,
+    results: Vec<DeviceResult>,
+    records: Vec<WorkloadRecord>,
+    notes: Vec<String>,
+}
 
-    // Alone, one device and place at a time.
-    'devices: for (i, d) in devs.iter().enumerate() {
-        if plans[i].is_empty() {
-            results[i].error = Some("too small to read at three places".into());
-            continue;
+impl Bench<'_> {
+    fn stopped(&self) -> bool {
+        self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn note(&mut self, n: &str) {
+        if !self.notes.iter().any(|x| x == n) {
+            self.notes.push(n.to_string());
         }
-        for p in &plans[i] {
-            if stopped() {
-                break 'devices;
+    }
+
+    /// Each device alone, one place at a time. A device whose read fails is marked and the
+    /// next device is read.
+    fn solo(&mut self, on_step: &mut dyn FnMut(&str)) {
+        let total = self.devs.len() * PLACES.len();
+        let mut step = 0;
+        for i in 0..self.devs.len() {
+            let d = &self.devs[i];
+            if self.plans[i].is_empty() {
+                self.results[i].error = Some("too small to read at three places".into());
+                continue;
             }
-            step += 1;
-            on_step(&format!("[{step}/{total}] {} @ {}", d.name(), p.place));
-            ctl.counters.reset();
-            let (w, r) = run_job(
-                &Job {
+            for pi in 0..self.plans[i].len() {
+                if self.stopped() {
+                    return;
+                }
+                let p = &self.plans[i][pi];
+                step += 1;
+                on_step(&format!("[{step}/{total}] {} @ {}", d.name(), p.place));
+                self.ctl.counters.reset();
+                let job = Job {
                     dev: d,
                     place: p,
                     parallel: false,
-                },
-                opts,
-                ctl,
-            );
-            match r {
-                Ok(t) => {
-                    results[i].places.push(PlaceResult {
-                        place: p.place.clone(),
-                        offset: p.offset,
-                        len: p.len,
-                        mb_per_sec: read_mbps(&t),
-                        parallel_mb_per_sec: None,
-                    });
-                    for n in &t.notes {
-                        if !notes.contains(n) {
-                            notes.push(n.clone());
+                };
+                let (w, r) = run_job(&job, self.opts, self.ctl);
+                let (place, offset, len) = (p.place.clone(), p.offset, p.len);
+                match r {
+                    Ok(t) => {
+                        self.results[i].places.push(PlaceResult {
+                            place,
+                            offset,
+                            len,
+                            mb_per_sec: read_mbps(&t),
+                            parallel_mb_per_sec: None,
+                        });
+                        for n in &t.notes {
+                            self.note(n);
                         }
+                        self.records.push(WorkloadRecord {
+                            workload: w,
+                            trials: vec![t],
+                        });
                     }
-                    records.push(WorkloadRecord {
-                        workload: w,
-                        trials: vec![t],
-                    });
-                }
-                Err(e) => {
-                    results[i].error = Some(format!("at {} (offset {}): {e}", p.place, p.offset));
-                    records.push(WorkloadRecord {
-                        workload: w,
-                        trials: Vec::new(),
-                    });
-                    continue 'devices;
+                    Err(e) => {
+                        self.results[i].error = Some(format!("at {place} (offset {offset}): {e}"));
+                        self.records.push(WorkloadRecord {
+                            workload: w,
+                            trials: Vec::new(),
+                        });
+                        break;
+                    }
                 }
             }
         }
     }
 
-    // All at once, place by place, over the devices that read fine alone.
-    let mut parallel = Vec::new();
-    let ok: Vec<usize> = (0..devs.len())
-        .filter(|&i| results[i].error.is_none() && results[i].places.len() == PLACES.len())
-        .collect();
-    if opts.parallel && ok.len() >= 2 {
+    /// All devices that read fine alone, at once, place by place.
+    fn parallel(&mut self, on_step: &mut dyn FnMut(&str)) -> Vec<ParallelPlace> {
+        let ok: Vec<usize> = (0..self.devs.len())
+            .filter(|&i| {
+                self.results[i].error.is_none() && self.results[i].places.len() == PLACES.len()
+            })
+            .collect();
+        if ok.len() < 2 {
+            self.note("--parallel needs at least two devices that read fine alone: skipped");
+            return Vec::new();
+        }
+        let mut out = Vec::new();
         for (pi, place) in PLACES.iter().enumerate() {
-            if stopped() {
+            if self.stopped() {
                 break;
             }
             on_step(&format!("all {} devices at once @ {place}", ok.len()));
-            ctl.counters.reset();
+            self.ctl.counters.reset();
+            let (devs, plans, opts, ctl) = (self.devs, &self.plans, self.opts, self.ctl);
             let outs: Vec<(usize, Workload, Result<TrialSample, String>)> =
                 std::thread::scope(|s| {
                     let handles: Vec<_> = ok
@@ -398,36 +389,33 @@ pub fn run_bench(
                         .collect();
                     handles.into_iter().filter_map(|h| h.join().ok()).collect()
                 });
-            let mut solo_sum = 0.0;
-            let mut par_sum = 0.0;
-            let mut complete = true;
+            let (mut solo_sum, mut par_sum, mut complete) = (0.0, 0.0, true);
             for (i, w, r) in outs {
-                match r {
+                let trials = match r {
                     Ok(t) => {
                         let v = read_mbps(&t);
-                        results[i].places[pi].parallel_mb_per_sec = Some(v);
-                        solo_sum += results[i].places[pi].mb_per_sec;
+                        self.results[i].places[pi].parallel_mb_per_sec = Some(v);
+                        solo_sum += self.results[i].places[pi].mb_per_sec;
                         par_sum += v;
-                        records.push(WorkloadRecord {
-                            workload: w,
-                            trials: vec![t],
-                        });
+                        vec![t]
                     }
                     Err(e) => {
                         complete = false;
-                        notes.push(format!(
+                        let n = format!(
                             "{} failed when read with the others at {place}: {e}",
                             devs[i].name()
-                        ));
-                        records.push(WorkloadRecord {
-                            workload: w,
-                            trials: Vec::new(),
-                        });
+                        );
+                        self.note(&n);
+                        Vec::new()
                     }
-                }
+                };
+                self.records.push(WorkloadRecord {
+                    workload: w,
+                    trials,
+                });
             }
             if complete && solo_sum > 0.0 {
-                parallel.push(ParallelPlace {
+                out.push(ParallelPlace {
                     place: (*place).to_string(),
                     devices: ok.len(),
                     solo_sum_mb_per_sec: solo_sum,
@@ -436,17 +424,67 @@ pub fn run_bench(
                 });
             }
         }
-    } else if opts.parallel {
-        notes.push("--parallel needs at least two devices that read fine alone: skipped".into());
+        out
     }
+}
 
-    let report = analyse(results, parallel, devs, opts, &mut notes);
-    let interrupted = stopped();
+fn empty_result(d: &DiskInfo) -> DeviceResult {
+    DeviceResult {
+        device: d.name().to_string(),
+        path: d.path().to_path_buf(),
+        model: d.device.model.clone(),
+        firmware: d.device.firmware.clone(),
+        serial: d.device.serial.clone(),
+        transport: d.device.transport.clone(),
+        size_bytes: d.device.size_bytes,
+        temperature_c: d.temperature_c,
+        group: outliers::group_name(
+            d.device.model.as_deref(),
+            d.device.firmware.as_deref(),
+            d.device.transport.as_deref(),
+        ),
+        places: Vec::new(),
+        median_mb_per_sec: None,
+        error: None,
+    }
+}
+
+/// Runs the read test on `devs` (already checked with [`check_readable`]). `on_step` hears
+/// what is being read, for a progress line. Stops between places when `ctl.stop` is set and
+/// keeps what was measured.
+pub fn run_bench(
+    devs: &[DiskInfo],
+    opts: &BenchOptions,
+    ctl: &Control,
+    on_step: &mut dyn FnMut(&str),
+) -> BenchOutcome {
+    let started = now_unix_ms();
+    let mut b = Bench {
+        devs,
+        plans: devs
+            .iter()
+            .map(|d| places(d.device.size_bytes, BLOCK_SIZE, MAX_PLACE_BYTES).unwrap_or_default())
+            .collect(),
+        opts,
+        ctl,
+        results: devs.iter().map(empty_result).collect(),
+        records: Vec::new(),
+        notes: Vec::new(),
+    };
+    b.solo(on_step);
+    let parallel = if opts.parallel && !b.stopped() {
+        b.parallel(on_step)
+    } else {
+        Vec::new()
+    };
+    let interrupted = b.stopped();
+    let mut notes = std::mem::take(&mut b.notes);
+    let report = analyse(b.results, parallel, devs, opts, &mut notes);
     let record = build_record(
         devs,
-        &plans,
+        &b.plans,
         opts,
-        records,
+        b.records,
         notes,
         &report,
         started,
@@ -613,6 +651,7 @@ fn build_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disks::FlagKind;
 
     #[test]
     fn three_places_cover_start_middle_and_end() {
@@ -654,6 +693,93 @@ mod tests {
         assert!(w.direct);
         assert_eq!(w.block_size, 1 << 20);
         assert_eq!(w.threads, 1);
+    }
+
+    fn info(name: &str, temp: Option<f64>) -> DiskInfo {
+        DiskInfo {
+            device: crate::system::BlockDevice {
+                name: name.into(),
+                path: Path::new("/dev").join(name),
+                size_bytes: 64 << 20,
+                transport: Some("loop".into()),
+                rotational: Some(true),
+                ..Default::default()
+            },
+            kind: super::super::DeviceKind::Loop,
+            partitions: Vec::new(),
+            signature: None,
+            temperature_c: temp,
+            temperature_source: None,
+            mountpoints: Vec::new(),
+            used_by: Vec::new(),
+            membership: Vec::new(),
+        }
+    }
+
+    fn measured(d: &DiskInfo, v: [f64; 3]) -> DeviceResult {
+        let mut r = empty_result(d);
+        r.places = PLACES
+            .iter()
+            .zip(v)
+            .map(|(p, mb_per_sec)| PlaceResult {
+                place: (*p).to_string(),
+                offset: 0,
+                len: 1 << 20,
+                mb_per_sec,
+                parallel_mb_per_sec: None,
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn analysis_flags_slow_hot_and_failed_devices_and_marks_the_run_failed() {
+        let devs = [
+            info("loop1", None),
+            info("loop2", Some(61.0)),
+            info("loop3", None),
+            info("loop4", None),
+        ];
+        let mut failed = empty_result(&devs[3]);
+        failed.error = Some("at middle (offset 22020096): Input/output error".into());
+        let results = vec![
+            measured(&devs[0], [100.0, 90.0, 80.0]),
+            measured(&devs[1], [101.0, 95.0, 70.0]),
+            measured(&devs[2], [60.0, 50.0, 40.0]),
+            failed,
+        ];
+        let opts = BenchOptions::default();
+        let mut notes = Vec::new();
+        let r = analyse(results, Vec::new(), &devs, &opts, &mut notes);
+        assert_eq!(
+            r.devices[0].median_mb_per_sec,
+            Some(90.0),
+            "median of the places"
+        );
+        assert_eq!(r.devices[3].median_mb_per_sec, None);
+        let kinds: Vec<(&str, FlagKind)> = r
+            .flags
+            .iter()
+            .map(|f| (f.device.as_str(), f.kind))
+            .collect();
+        assert!(kinds.contains(&("loop3", FlagKind::Slow)), "{kinds:?}");
+        assert!(
+            kinds.contains(&("loop2", FlagKind::Hot)),
+            "61 C on a spinning disk"
+        );
+        assert!(kinds.contains(&("loop4", FlagKind::Error)));
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("SLOW loop3: reads 44% below")),
+            "{notes:?}"
+        );
+        let rec = build_record(&devs, &[], &opts, Vec::new(), notes, &r, 0, false);
+        assert_eq!(rec.status, RunStatus::Failed);
+        assert!(rec.error.unwrap().contains("loop4"));
+        assert_eq!(rec.label.as_deref(), Some("disks-bench"));
+        assert_eq!(rec.target.devices.len(), 4);
     }
 
     #[test]
