@@ -297,7 +297,7 @@ pub fn devices_under(path: &Path) -> Vec<BlockDevice> {
     out
 }
 
-/// The member devices of a mounted btrfs filesystem, from /sys/fs/btrfs/<uuid>/devices.
+/// The member devices of a mounted btrfs filesystem, from `/sys/fs/btrfs/<uuid>/devices`.
 pub fn btrfs_devices(mi: &super::mounts::MountInfo) -> Vec<BlockDevice> {
     let Ok(rd) = std::fs::read_dir("/sys/fs/btrfs") else {
         return Vec::new();
