@@ -111,7 +111,7 @@ impl Throttle {
             ))
             .arg(env!("CARGO_BIN_EXE_iolab"))
             .args(args)
-            .env_remove("IOLAB_DB");
+            .env("IOLAB_DB", common::test_db());
         out(c.output().expect("spawn iolab in cgroup"))
     }
 }

@@ -83,6 +83,7 @@ impl World {
     fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
         c.env("IOLAB_STATE_DIR", self.state.path());
+        c.env("IOLAB_DB", self.state.path().join("iolab.db"));
         c
     }
 

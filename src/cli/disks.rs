@@ -63,6 +63,9 @@ pub struct DisksArgs {
     /// Print one JSON document on stdout (diagnostics go to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Do not keep the read test in the results store.
+    #[arg(long)]
+    pub no_save: bool,
     /// A label for the read-test run (default `disks-bench`).
     #[arg(long, requires = "bench")]
     pub label: Option<String>,
@@ -142,10 +145,10 @@ fn hot_flags(devs: &[DiskInfo], max: Option<f64>) -> Vec<Flag> {
         .collect()
 }
 
-fn run_inner(_ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
+fn run_inner(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     check_max_temp(&a)?;
     if a.bench {
-        return bench(a);
+        return bench(ctx, a);
     }
     let devs = if a.devices.is_empty() {
         census::list(a.all)
@@ -172,7 +175,7 @@ fn run_inner(_ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
+fn bench(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     let opts = bench_options(&a)?;
     let named = !a.devices.is_empty();
     let devs: Vec<BlockDevice> = if named {
@@ -220,7 +223,12 @@ fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
     });
     progress.finish();
     outcome.record.notes.splice(0..0, skipped);
-    // The results store keeps `outcome.record` like any run once it lands (see docs/disks.md).
+    if !a.no_save {
+        let mut store = super::compare::open_store(ctx)?;
+        outcome.record.id = store
+            .save_run(&outcome.record)
+            .map_err(super::compare::store_err)?;
+    }
     let r = &outcome.report;
     if a.json {
         let doc = serde_json::json!({
@@ -235,6 +243,12 @@ fn bench(a: DisksArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         print!("{}", render::bench_table(r, &outcome.record.notes));
+        if !outcome.record.id.is_empty() {
+            println!(
+                "saved as run {} (iolab show {})",
+                outcome.record.id, outcome.record.id
+            );
+        }
     }
     let failed = r.devices.iter().any(|d| d.error.is_some());
     Ok(if outcome.interrupted {

@@ -264,6 +264,7 @@ fn run_job(
         offset: job.place.offset,
         size: job.place.len,
         direct_ok: true,
+        verify: None,
     };
     let r = run_io_trial(&io, &file, ctl, &name, 1).map_err(|e| e.to_string());
     let w = Workload {
