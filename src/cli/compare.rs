@@ -43,8 +43,11 @@ pub enum ExportFormat {
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
     /// Runs to compare: id, unique id prefix, label, `last` or `last~N`.
-    #[arg(value_name = "RUN", required = true)]
+    #[arg(value_name = "RUN", required_unless_present = "lab")]
     pub runs: Vec<String>,
+    /// Every run of this lab (`iolab lab` prints its id), in the order they ran.
+    #[arg(long, value_name = "ID")]
+    pub lab: Option<String>,
     /// The run the others are divided by (default: the first RUN); added as the first column
     /// when it is not among RUN.
     #[arg(long, value_name = "RUN")]
@@ -189,8 +192,32 @@ fn to_json<T: serde::Serialize>(v: &T) -> anyhow::Result<String> {
 
 /// `iolab compare`.
 pub fn compare(ctx: &Context, a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let store = open_for(ctx, &a.runs)?;
+    let refs: Vec<String> = if a.runs.is_empty() {
+        a.lab.iter().cloned().collect()
+    } else {
+        a.runs.clone()
+    };
+    let store = open_for(ctx, &refs)?;
     let mut ids = resolve_all(&store, &a.runs)?;
+    if let Some(lab) = &a.lab {
+        let filter = crate::store::RunFilter {
+            lab_id: Some(lab.clone()),
+            ..Default::default()
+        };
+        let mut lab_runs = store.list(&filter).map_err(store_err)?;
+        if lab_runs.is_empty() {
+            return Err(super::usage(format!(
+                "--lab: no stored runs of lab '{lab}' (iolab list shows lab ids)"
+            )));
+        }
+        // `list` is newest first; a lab reads best in the order its layouts ran.
+        lab_runs.reverse();
+        for r in lab_runs {
+            if !ids.contains(&r.id) {
+                ids.push(r.id);
+            }
+        }
+    }
     let baseline = match &a.baseline {
         Some(b) => {
             let id = store.resolve(b).map_err(store_err)?;

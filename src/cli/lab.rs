@@ -9,6 +9,10 @@ use std::time::Instant;
 use super::Context;
 use crate::lab::{self, LabError, LabEvent, LabOptions, MountedLayout};
 use crate::layout::{Runner, state};
+use crate::runner::suite::SuiteOptions;
+use crate::sample::RunRecord;
+use crate::session::RunMeta;
+use crate::target::{Target, TargetRequest};
 
 /// Output formats of the lab table.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +62,24 @@ pub struct LabArgs {
     /// Print every command as it runs.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Working set of every workload (overrides the spec's `workloads.size`).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Run time per trial (overrides the spec's `workloads.time`).
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Trials per workload (overrides the spec's `workloads.repeat`).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+
+    /// Do not keep the lab's runs in the results store.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 /// `iolab lab`.
-pub fn run(_ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
+pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
         return cleanup(&a);
     }
@@ -71,8 +89,27 @@ pub fn run(_ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         ));
     };
     let mut spec = lab::parse_lab_file(path)?;
+    let size = a
+        .size
+        .as_deref()
+        .map(crate::units::parse_bytes)
+        .transpose()
+        .map_err(|e| super::usage(format!("--size: {e}")))?;
+    let time = a
+        .time
+        .as_deref()
+        .map(crate::units::parse_duration)
+        .transpose()
+        .map_err(|e| super::usage(format!("--time: {e}")))?;
+    if a.repeat == Some(0) {
+        return Err(super::usage("--repeat: must be at least 1"));
+    }
+    spec.override_workloads(size, time, a.repeat);
     if a.quick {
         spec.quick();
+        if let Some(r) = a.repeat {
+            spec.workloads.repeat = r;
+        }
     }
     if let Some(d) = &a.disk_dir {
         let d = if d.is_absolute() {
@@ -90,20 +127,60 @@ pub fn run(_ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.dry_run {
         opts.availability = crate::layout::Availability::everything();
     }
-    let mut workload = |m: &MountedLayout| -> anyhow::Result<()> {
-        // Until the workload runner lands here: prove the layout stores and returns data.
-        let bytes = m.usable_bytes.map_or(32 << 20, |u| (u / 16).min(64 << 20)) & !4095;
-        lab::probe::smoke(m.path, bytes.max(1 << 20)).map_err(anyhow::Error::msg)
+    let mut store = if a.no_save || a.dry_run {
+        None
+    } else {
+        Some(super::compare::open_store(ctx)?)
     };
-    let mut progress = Progress::new(std::io::stderr().is_terminal());
-    let report = match lab::run_lab(&spec, &opts, &mut workload, &mut |e| progress.event(e)) {
+    let terminal = std::io::stderr().is_terminal();
+    let mut runs: Vec<(lab::report::LabRun, RunRecord)> = Vec::new();
+    let mut workload = |m: &MountedLayout| -> anyhow::Result<()> {
+        let (rec, error, interrupted) = run_layout(
+            &spec,
+            m,
+            store.as_mut(),
+            terminal && a.format == Format::Table,
+        )?;
+        let phase = match m.phase {
+            lab::Phase::Healthy => "healthy",
+            lab::Phase::Degraded => "degraded",
+        };
+        runs.push((
+            lab::report::LabRun {
+                layout: m.layout.name.clone(),
+                phase: phase.into(),
+                run_id: rec.id.clone(),
+            },
+            rec,
+        ));
+        if interrupted {
+            return Err(super::Interrupted.into());
+        }
+        error.map_or(Ok(()), Err)
+    };
+    let mut progress = Progress::new(terminal);
+    let mut report = match lab::run_lab(&spec, &opts, &mut workload, &mut |e| progress.event(e)) {
         Ok(r) => r,
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
+    let comparison = finish_lab(&spec, &mut report, runs, store.as_mut());
     match a.format {
         Format::Table => {
             print!("{}", lab::report::render_table(&report));
+            if let Some(c) = &comparison {
+                println!();
+                print!(
+                    "{}",
+                    lab::report::render_summary(&report, c, &spec.workloads.suite)
+                );
+            }
+            if !report.runs.is_empty() {
+                println!(
+                    "lab {} saved: iolab list --lab {}; iolab report --lab {} -o lab.html",
+                    report.lab_id, report.lab_id, report.lab_id
+                );
+            }
             if a.dry_run {
                 for l in &report.layouts {
                     println!("\n# {}", l.name);
@@ -113,8 +190,20 @@ pub fn run(_ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Format::Md => print!("{}", lab::report::render_markdown(&report)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Md => {
+            print!("{}", lab::report::render_markdown(&report));
+            if let Some(c) = &comparison {
+                println!();
+                print!("{}", crate::report::compare::render_markdown(c));
+            }
+        }
+        Format::Json => {
+            let mut doc = serde_json::to_value(&report)?;
+            if let Some(obj) = doc.as_object_mut() {
+                obj.insert("comparison".into(), serde_json::to_value(&comparison)?);
+            }
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
     }
     if report.interrupted {
         return Err(super::Interrupted.into());
@@ -124,6 +213,164 @@ pub fn run(_ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Runs the lab's workloads on one mounted layout as one stored run, labelled with the layout's
+/// name (`NAME-degraded` while degraded) and tagged with the lab id.
+fn run_layout(
+    spec: &lab::LabSpec,
+    m: &MountedLayout,
+    store: Option<&mut crate::store::Store>,
+    show_progress: bool,
+) -> anyhow::Result<(RunRecord, Option<anyhow::Error>, bool)> {
+    let target = Target::resolve(&TargetRequest {
+        path: Some(m.path.to_path_buf()),
+        writes: true,
+        destroy: None,
+    })?;
+    // Without a size in the spec: a quarter of the layout, at most 1GiB, so the working set
+    // fits beside the lab's fill data and a degraded rebuild has room.
+    let usable = m.usable_bytes.unwrap_or(4 << 30);
+    let default_size = ((usable / 4).min(1 << 30) >> 20 << 20).max(16 << 20);
+    let opts = SuiteOptions {
+        repeat: spec.workloads.repeat,
+        default_size,
+        ..SuiteOptions::default()
+    };
+    crate::runner::suite::preflight(&spec.workloads.suite, &target, &opts)?;
+    let (label, degraded_of) = match m.phase {
+        lab::Phase::Healthy => (m.layout.name.clone(), None),
+        lab::Phase::Degraded => (
+            format!("{}-degraded", m.layout.name),
+            Some(m.layout.name.clone()),
+        ),
+    };
+    let layout = serde_json::json!({
+        "name": m.layout.name,
+        "description": m.description,
+        "phase": m.phase,
+        "degraded_of": degraded_of,
+        "usable_bytes": m.usable_bytes,
+        "spec": match &m.layout.kind { lab::spec::LayoutKind::Stack(s) => serde_json::to_value(s).ok(), _ => None },
+        "lab": spec.name,
+    });
+    let meta = RunMeta {
+        command_line: std::env::args().collect(),
+        label: Some(label),
+        note: None,
+        lab_id: Some(m.lab_id.to_string()),
+        layout: Some(layout),
+    };
+    let progress = crate::progress::Progress::new(
+        show_progress,
+        crate::runner::suite::estimate(&spec.workloads.suite, &opts),
+    );
+    progress.set_message(m.layout.name.clone());
+    let r = crate::session::run_session(
+        &target,
+        &spec.workloads.suite,
+        &opts,
+        meta,
+        store,
+        &progress,
+        false,
+    );
+    progress.finish();
+    let r = r?;
+    Ok((r.record, r.error, r.interrupted))
+}
+
+/// After the lab: the degraded/healthy ratios and rebuild times go into the report and into the
+/// stored runs' layout descriptions, and the comparison across layouts is built.
+fn finish_lab(
+    spec: &lab::LabSpec,
+    report: &mut lab::LabReport,
+    runs: Vec<(lab::report::LabRun, RunRecord)>,
+    mut store: Option<&mut crate::store::Store>,
+) -> Option<crate::report::compare::Comparison> {
+    let mut healthy: Vec<RunRecord> = Vec::new();
+    for (r, rec) in &runs {
+        if r.phase == "healthy" && !rec.workloads.iter().all(|w| w.trials.is_empty()) {
+            healthy.push(rec.clone());
+        }
+    }
+    for lr in &mut report.layouts {
+        let h = runs
+            .iter()
+            .find(|(r, _)| r.layout == lr.name && r.phase == "healthy");
+        let d = runs
+            .iter()
+            .find(|(r, _)| r.layout == lr.name && r.phase == "degraded");
+        let ratio = match (h, d) {
+            (Some((_, h)), Some((_, d))) => degraded_ratio(h, d),
+            _ => None,
+        };
+        if let (Some(dr), Some(x)) = (lr.degraded.as_mut(), ratio) {
+            dr.perf_ratio = Some(x);
+        }
+        for (r, rec) in runs.iter().filter(|(r, _)| r.layout == lr.name) {
+            let Some(s) = store.as_deref_mut() else { break };
+            let mut layout = rec.layout.clone().unwrap_or_default();
+            if let Some(obj) = layout.as_object_mut() {
+                obj.insert("build_seconds".into(), serde_json::json!(lr.build_seconds));
+                obj.insert(
+                    "expected_usable_bytes".into(),
+                    serde_json::json!(lr.expected_usable_bytes),
+                );
+                if let Some(rb) = &lr.rebuild {
+                    obj.insert("rebuild_seconds".into(), serde_json::json!(rb.seconds));
+                    obj.insert("rebuild_bytes".into(), serde_json::json!(rb.bytes));
+                }
+                if r.phase == "degraded" {
+                    obj.insert("degraded_ratio".into(), serde_json::json!(ratio));
+                }
+            }
+            let _ = s.set_layout(&r.run_id, &layout);
+        }
+    }
+    report.runs = runs
+        .into_iter()
+        .map(|(r, _)| r)
+        .filter(|r| !r.run_id.is_empty())
+        .collect();
+    if healthy.is_empty() {
+        return None;
+    }
+    let baseline = spec.workloads.baseline.as_ref().and_then(|b| {
+        healthy
+            .iter()
+            .position(|r| r.label.as_deref() == Some(b.as_str()))
+    });
+    Some(crate::report::compare::build(
+        &healthy,
+        &crate::report::compare::CompareOptions {
+            baseline,
+            metrics: Vec::new(),
+        },
+    ))
+}
+
+/// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.
+fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
+    let med = |r: &RunRecord, name: &str| -> Option<f64> {
+        let wr = r.workloads.iter().find(|w| w.workload.name == name)?;
+        let v: Vec<f64> = wr
+            .trials
+            .iter()
+            .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
+            .map(|m| m.1)
+            .collect();
+        crate::stats::Summary::of(&v).map(|s| s.median)
+    };
+    let mut logs = Vec::new();
+    for w in &h.workloads {
+        if let (Some(a), Some(b)) = (med(h, &w.workload.name), med(d, &w.workload.name)) {
+            if a > 0.0 && b > 0.0 {
+                logs.push((b / a).ln());
+            }
+        }
+    }
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
 fn cleanup(a: &LabArgs) -> anyhow::Result<ExitCode> {

@@ -163,3 +163,17 @@ impl Engine for UringEngine {
         Ok(())
     }
 }
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        // Closing a ring tears it down asynchronously in the kernel, and until then a registered
+        // file keeps the filesystem busy (umount fails with EBUSY right after a run). Dropping
+        // the registrations first releases the file now.
+        if self.fixed_file {
+            let _ = self.ring.submitter().unregister_files();
+        }
+        if self.fixed_bufs {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}

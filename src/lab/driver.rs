@@ -224,6 +224,7 @@ pub fn run_lab(
         dry_run: opts.dry_run,
         layouts: Vec::new(),
         leftovers: Vec::new(),
+        runs: Vec::new(),
     };
     let mut source: Option<DiskSource> = None;
     let total = spec.layouts.len();
@@ -506,15 +507,20 @@ impl StackRun<'_, '_> {
             degrade_seconds: d.seconds,
             workload_seconds: None,
             data_verified: verified,
+            perf_ratio: None,
+            workload_error: None,
         };
         if !dry {
             self.step(&l.name, "workloads (degraded)".into());
             match self.call_workload(l, built, Phase::Degraded, lr.usable_bytes) {
                 Ok(s) => dr.workload_seconds = Some(s),
-                Err(e) => {
+                Err(e) if e == "interrupted" => {
                     lr.degraded = Some(dr);
                     return Err(e);
                 }
+                // IO failing while degraded is what the layout does, not a lab failure: keep
+                // it as a finding and go on to the rebuild.
+                Err(e) => dr.workload_error = Some(e),
             }
         }
         lr.degraded = Some(dr);

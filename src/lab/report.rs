@@ -30,6 +30,14 @@ pub struct DegradedReport {
     pub workload_seconds: Option<f64>,
     /// The fill data read back intact while degraded.
     pub data_verified: bool,
+    /// Degraded over healthy performance: the geometric mean over workloads of the ratio of
+    /// their headline medians (1.0 = no loss), when both were measured.
+    #[serde(default)]
+    pub perf_ratio: Option<f64>,
+    /// The workloads failed while degraded (btrfs raid5 and degraded raid1 can return EIO or
+    /// ENOSPC): what failed.
+    #[serde(default)]
+    pub workload_error: Option<String>,
 }
 
 /// The rebuild of a degraded layout.
@@ -116,6 +124,9 @@ impl LayoutReport {
 
     /// Degraded speed as a ratio to healthy (workload wall time healthy / degraded).
     pub fn degraded_ratio(&self) -> Option<f64> {
+        if let Some(r) = self.degraded.as_ref().and_then(|d| d.perf_ratio) {
+            return Some(r);
+        }
         let h = self.workload_seconds?;
         let d = self.degraded.as_ref()?.workload_seconds?;
         (d > 0.0 && h > 0.0).then(|| h / d)
@@ -143,6 +154,20 @@ pub struct LabReport {
     pub layouts: Vec<LayoutReport>,
     /// Objects the final teardown could not remove (`iolab lab --cleanup` retries them).
     pub leftovers: Vec<String>,
+    /// The stored runs of this lab: one per layout, one more per degraded layout.
+    #[serde(default)]
+    pub runs: Vec<LabRun>,
+}
+
+/// A stored run made by a lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabRun {
+    /// The layout.
+    pub layout: String,
+    /// `healthy` or `degraded`.
+    pub phase: String,
+    /// The store id (`iolab show ID`).
+    pub run_id: String,
 }
 
 impl LabReport {
@@ -171,6 +196,7 @@ fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
             format_duration(std::time::Duration::from_secs_f64(s))
         }),
         match (&l.degraded, l.degraded_ratio()) {
+            (Some(d), _) if d.workload_error.is_some() => "IO failed".to_string(),
             (Some(_), Some(r)) => format!("{r:.2}x speed"),
             (Some(_), None) => "yes".into(),
             (None, _) => dash(),
@@ -227,6 +253,11 @@ pub fn render_table(r: &LabReport) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    for l in &r.layouts {
+        if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
+            out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
+        }
+    }
     if r.interrupted {
         out.push_str("interrupted: later layouts were not built\n");
     }
@@ -268,6 +299,112 @@ pub fn render_markdown(r: &LabReport) -> String {
     out
 }
 
+/// The lab's answer in one table: a row per layout, its usable capacity, and for each workload
+/// its headline figure (MB/s, IOPS or ops/s: median over trials) with the ratio to the baseline
+/// (`~` when the difference is not significant). The full comparison of every metric is
+/// `iolab compare` on the lab's runs.
+pub fn render_summary(
+    r: &LabReport,
+    c: &crate::report::compare::Comparison,
+    suite: &crate::spec::Suite,
+) -> String {
+    use crate::sample::Unit;
+    let mut cols: Vec<(String, usize)> = Vec::new(); // (header, row index)
+    for w in &suite.workloads {
+        let want = match &w.kind {
+            crate::spec::WorkloadKind::Io(io) if io.headline_is_bandwidth() => ".mbps",
+            crate::spec::WorkloadKind::Io(_) => ".iops",
+            crate::spec::WorkloadKind::SmallFiles(_) => "create.ops",
+            crate::spec::WorkloadKind::CachedRead(_) => ".mbps",
+        };
+        if let Some(i) = c
+            .rows
+            .iter()
+            .position(|row| row.workload == w.name && row.metric.ends_with(want))
+        {
+            let unit = match c.rows[i].unit {
+                Unit::MBps => "MB/s",
+                Unit::Iops => "IOPS",
+                Unit::OpsPerSec => "ops/s",
+                Unit::Micros => "us",
+            };
+            cols.push((format!("{} {unit}", w.name), i));
+        }
+    }
+    let fmt = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let mut header = vec!["layout".to_string(), "usable".to_string()];
+    header.extend(cols.iter().map(|(h, _)| h.clone()));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (ri, run) in c.runs.iter().enumerate() {
+        let usable = r
+            .layouts
+            .iter()
+            .find(|l| Some(&l.name) == run.label.as_ref())
+            .and_then(|l| l.usable_bytes);
+        let mut row = vec![
+            run.header.clone(),
+            usable.map_or_else(|| "-".into(), format_bytes),
+        ];
+        for (_, i) in &cols {
+            let cell = c.rows[*i].cells.get(ri).and_then(|x| x.as_ref());
+            row.push(match cell {
+                None => "-".into(),
+                Some(cell) if run.baseline => format!("{} (base)", fmt(cell.summary.median)),
+                Some(cell) => match &cell.ratio {
+                    Some(ra) => format!(
+                        "{} {:.2}x{}",
+                        fmt(cell.summary.median),
+                        ra.value,
+                        if ra.significant == Some(false) {
+                            "~"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => fmt(cell.summary.median),
+                },
+            });
+        }
+        rows.push(row);
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            } else {
+                s.push_str(&format!("{c:>w$}  ", w = widths[i]));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header);
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    let base = c.runs.get(c.baseline).map_or("-", |b| b.header.as_str());
+    out.push_str(&format!(
+        "median of each layout's trials; ratio to the baseline ({base}), ~ = not significant at 95%; every metric: iolab compare --lab {}\n",
+        r.lab_id
+    ));
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +424,8 @@ mod tests {
             degrade_seconds: 0.1,
             workload_seconds: Some(2.0),
             data_verified: true,
+            perf_ratio: None,
+            workload_error: None,
         });
         ok.rebuild = Some(RebuildReport {
             new_member: "/dev/loop9".into(),
@@ -307,6 +446,7 @@ mod tests {
             dry_run: false,
             layouts: vec![ok, un],
             leftovers: vec![],
+            runs: vec![],
         }
     }
 

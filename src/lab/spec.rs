@@ -153,6 +153,11 @@ pub struct LabWorkloads {
     pub repeat: u32,
     /// The layout others are compared against.
     pub baseline: Option<String>,
+    /// `workloads.size`: the working set (default: a quarter of each layout's usable space, at
+    /// most 1GiB).
+    pub size: Option<u64>,
+    /// `workloads.time`: run time per trial.
+    pub runtime: Option<std::time::Duration>,
 }
 
 /// A validated lab spec.
@@ -173,10 +178,50 @@ pub struct LabSpec {
 impl LabSpec {
     /// `--quick`: the quick profile, one trial — a smoke test of the layouts.
     pub fn quick(&mut self) {
-        if let Some(s) = profiles::profile("quick", ProfileScale::default()) {
+        let scale = ProfileScale {
+            size: self.workloads.size,
+            runtime: self.workloads.runtime,
+            scale: None,
+        };
+        if let Some(s) = profiles::profile("quick", scale) {
             self.workloads.profiles = vec!["quick".into()];
             self.workloads.suite = s;
             self.workloads.repeat = 1;
+        }
+    }
+
+    /// Command-line overrides of the working set, run time and trials (`--size`, `--time`,
+    /// `--repeat`), applied to every block-IO workload. Call before [`LabSpec::quick`].
+    pub fn override_workloads(
+        &mut self,
+        size: Option<u64>,
+        runtime: Option<std::time::Duration>,
+        repeat: Option<u32>,
+    ) {
+        if size.is_some() {
+            self.workloads.size = size;
+        }
+        if runtime.is_some() {
+            self.workloads.runtime = runtime;
+        }
+        if let Some(r) = repeat {
+            self.workloads.repeat = r;
+        }
+        for w in &mut self.workloads.suite.workloads {
+            if let crate::spec::WorkloadKind::Io(io) = &mut w.kind {
+                if let Some(s) = size {
+                    io.size = Some(s);
+                    if io.total_bytes.is_some() {
+                        io.total_bytes = Some(s);
+                    }
+                }
+                if let Some(t) = runtime {
+                    if io.runtime.is_some() {
+                        io.runtime = Some(t);
+                        io.ramp = io.ramp.min(t / 4);
+                    }
+                }
+            }
         }
     }
 

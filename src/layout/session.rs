@@ -439,7 +439,16 @@ impl Session {
         let mnt = b.mount_point.to_string_lossy().into_owned();
         match &b.stack.raid {
             RaidLayer::Btrfs { .. } => {
-                self.runner.run(&["umount", &mnt])?;
+                // A file closed a moment ago (an io_uring ring being torn down) can keep the
+                // mount busy for a few milliseconds: retry before giving up.
+                let mut tries = 0;
+                while let Err(e) = self.runner.run(&["umount", &mnt]) {
+                    tries += 1;
+                    if tries >= 20 {
+                        return Err(e);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
                 let v = victim.to_string_lossy().into_owned();
                 let _ = self
                     .runner

@@ -235,6 +235,8 @@ fn io(
 }
 
 fn general(name: &str, rt: Duration, ramp: Duration, scale: ProfileScale) -> Suite {
+    // A short --time keeps the warm-up in proportion.
+    let ramp = scale.runtime.map_or(ramp, |t| ramp.min(t / 4));
     const K: u64 = 1024;
     let mut w = vec![
         io(

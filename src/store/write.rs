@@ -170,6 +170,23 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a run's layout description: the lab adds what it learns after the run was
+    /// stored (the rebuild time, the degraded/healthy ratio).
+    pub fn set_layout(&mut self, run_id: &str, layout: &serde_json::Value) -> Result<()> {
+        let text = serde_json::to_string(layout).unwrap_or_else(|_| "null".into());
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET layout = ?1 WHERE id = ?2",
+                rusqlite::params![text, run_id],
+            )
+            .map_err(self.err("updating a run's layout"))?;
+        if n == 0 {
+            return Err(StoreError::UnknownRun(run_id.to_string()));
+        }
+        Ok(())
+    }
+
     /// Deletes a run with everything recorded about it. Returns false when there was no such
     /// run.
     pub fn delete(&mut self, run_id: &str) -> Result<bool> {

@@ -121,6 +121,8 @@ pub(super) fn parse_workloads(
             suite,
             repeat: 3,
             baseline: None,
+            size: None,
+            runtime: None,
         });
     };
     let w = sw.get_ref();
@@ -218,5 +220,7 @@ pub(super) fn parse_workloads(
         suite,
         repeat,
         baseline: w.baseline.clone(),
+        size: scale.size,
+        runtime: scale.runtime,
     })
 }
