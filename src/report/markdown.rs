@@ -171,9 +171,11 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let rows: Vec<Vec<String>> = (0..r.runs.len())
         .map(|i| {
             std::iter::once(run_name(r, i))
-                .chain(r.workloads.iter().map(|w| {
-                    cell_md(w.headline.and_then(|h| r.row(h).cells[i].as_ref()))
-                }))
+                .chain(
+                    r.workloads
+                        .iter()
+                        .map(|w| cell_md(w.headline.and_then(|h| r.row(h).cells[i].as_ref()))),
+                )
                 .collect()
         })
         .collect();
@@ -224,7 +226,12 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     lab(&mut o, r);
 
     for (i, w) in r.workloads.iter().enumerate() {
-        let _ = writeln!(o.text, "## {}\n\n{}\n", md_text(&w.name), md_code(&w.describe));
+        let _ = writeln!(
+            o.text,
+            "## {}\n\n{}\n",
+            md_text(&w.name),
+            md_code(&w.describe)
+        );
         let prefix = format!("{:02}-{}", i + 1, slug(&w.name));
         let figs = figures::workload_figures(r, w, Embed::Standalone);
         let mut table_done = false;
@@ -244,7 +251,9 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let t = &mut o.text;
     t.push_str("## Notes\n\n");
     if r.notes.is_empty() {
-        t.push_str("Nothing to report: every trial finished cleanly and agreed with the others.\n\n");
+        t.push_str(
+            "Nothing to report: every trial finished cleanly and agreed with the others.\n\n",
+        );
     }
     for n in &r.notes {
         let mark = if n.severity == Severity::Warning {
@@ -327,14 +336,20 @@ fn lab(o: &mut Out<'_>, r: &Report) {
                 l.speed.map_or("-".into(), |v| format!("{v:.2}x")),
                 l.rebuild_seconds.map_or("-".into(), secs),
             ];
-            row.extend(r.workloads.iter().map(|w| {
-                cell_md(w.headline.and_then(|h| r.row(h).cells[l.run].as_ref()))
-            }));
+            row.extend(
+                r.workloads
+                    .iter()
+                    .map(|w| cell_md(w.headline.and_then(|h| r.row(h).cells[l.run].as_ref()))),
+            );
             row
         })
         .collect();
     table(&mut o.text, &head, &rows, 2);
-    let degraded: Vec<_> = lab.layouts.iter().filter(|l| l.degraded.is_some()).collect();
+    let degraded: Vec<_> = lab
+        .layouts
+        .iter()
+        .filter(|l| l.degraded.is_some())
+        .collect();
     if !degraded.is_empty() {
         o.text.push_str("### Degraded vs healthy\n\n");
         let mut head: Vec<String> = ["degraded run", "healthy run", "rebuild"]
@@ -371,7 +386,10 @@ mod tests {
     fn markdown_specials_are_escaped() {
         assert_eq!(md_text("a|b *c* <d>"), "a\\|b \\*c\\* \\<d\\>");
         assert_eq!(md_code("x`y"), "`` x`y ``");
-        assert_eq!(md_url("my report-charts/01 a.svg"), "my%20report-charts/01%20a.svg");
+        assert_eq!(
+            md_url("my report-charts/01 a.svg"),
+            "my%20report-charts/01%20a.svg"
+        );
         assert_eq!(slug("Seq Write (1M)"), "seq-write-1m");
         assert_eq!(slug("***"), "w");
     }

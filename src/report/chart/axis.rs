@@ -76,13 +76,7 @@ pub fn nice_step(span: f64, target: usize) -> f64 {
 
 /// A linear axis from zero (or `min` when negative) to a round value at or above `max`, with
 /// about five ticks labelled by `label`.
-pub fn linear(
-    min: f64,
-    max: f64,
-    p0: f64,
-    p1: f64,
-    label: &dyn Fn(f64) -> String,
-) -> Mapped {
+pub fn linear(min: f64, max: f64, p0: f64, p1: f64, label: &dyn Fn(f64) -> String) -> Mapped {
     let lo0 = min.min(0.0);
     let hi0 = if max > lo0 { max } else { lo0 + 1.0 };
     let step = nice_step(hi0 - lo0, 5);
@@ -113,7 +107,11 @@ pub fn linear(
 /// A log axis over whole decades around `[min, max]` (both positive), ticked at 1, and also 2
 /// and 5 when the range spans few decades.
 pub fn log(min: f64, max: f64, p0: f64, p1: f64, label: &dyn Fn(f64) -> String) -> Mapped {
-    let min = if min > 0.0 && min.is_finite() { min } else { 1.0 };
+    let min = if min > 0.0 && min.is_finite() {
+        min
+    } else {
+        1.0
+    };
     let max = if max > min && max.is_finite() {
         max
     } else {
@@ -151,16 +149,23 @@ pub fn log(min: f64, max: f64, p0: f64, p1: f64, label: &dyn Fn(f64) -> String) 
     }
 }
 
-/// A nines axis from p50 to the highest percentile given, ticked at p50, p90, p99, p99.9...
+/// A nines axis from p50 to the highest percentile drawn (at least p99), ticked at p50, p90,
+/// p99, p99.9... and at that highest percentile.
 pub fn nines_axis(max_pct: f64, p0: f64, p1: f64) -> Mapped {
-    let hi = nines(max_pct.max(99.0)).ceil();
+    let max_pct = if max_pct.is_finite() {
+        max_pct.clamp(99.0, 99.9999)
+    } else {
+        99.0
+    };
+    let hi = nines(max_pct);
     let mut ticks = vec![(50.0, "p50".to_string())];
     let mut p = 90.0;
-    let mut k = 1.0;
-    while k <= hi + 1e-9 {
+    while nines(p) <= hi + 1e-9 {
         ticks.push((p, format!("p{}", trim_pct(p))));
         p = 100.0 - (100.0 - p) / 10.0;
-        k += 1.0;
+    }
+    if ticks.last().is_some_and(|t| hi - nines(t.0) > 0.2) {
+        ticks.push((max_pct, format!("p{}", trim_pct(max_pct))));
     }
     Mapped {
         scale: Scale::Nines,
@@ -217,5 +222,14 @@ mod tests {
         let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
         assert_eq!(labels, ["p50", "p90", "p99", "p99.9", "p99.99"]);
         assert!((a.px(99.99) - 400.0).abs() < 1e-6);
+        // The axis ends at the last percentile drawn, which gets its own tick.
+        let a = nines_axis(99.95, 0.0, 400.0);
+        assert_eq!(a.ticks.last().unwrap().1, "p99.95");
+        assert!((a.px(99.95) - 400.0).abs() < 1e-6);
+        assert_eq!(
+            nines_axis(90.0, 0.0, 1.0).ticks.len(),
+            3,
+            "never shorter than p99"
+        );
     }
 }

@@ -116,7 +116,9 @@ pub fn render(c: &LineChart, embed: Embed) -> String {
     for (v, label) in &xa.ticks {
         let x = xa.px(*v);
         seg(&mut o, x, y_top, x, y_bot, "gl");
-        text(&mut o, x, y_bot + 14.0, "middle", "ax", label);
+        // A label at the right edge would be cut by the viewBox: end it there instead.
+        let anchor = if x > x1 - 20.0 { "end" } else { "middle" };
+        text(&mut o, x, y_bot + 14.0, anchor, "ax", label);
     }
     let _ = write!(
         o,
@@ -260,13 +262,19 @@ mod tests {
         assert!(s.contains("<circle class=\"f1\""));
         assert!(s.contains("a&lt;b"));
         assert!(s.contains(">p99.9<"));
-        assert!(s.contains("class=\"ln k1 dd\""), "dashed legend for colour 11");
+        assert!(
+            s.contains("class=\"ln k1 dd\""),
+            "dashed legend for colour 11"
+        );
         // Every coordinate of the polyline lies in the plot area.
         let pts = s.split("points=\"").nth(1).unwrap();
         for p in pts[..pts.find('"').unwrap()].split(' ') {
             let (x, y) = p.split_once(',').unwrap();
             let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
-            assert!((54.0..=626.0).contains(&x) && (10.0..=230.0).contains(&y), "{p}");
+            assert!(
+                (54.0..=626.0).contains(&x) && (10.0..=230.0).contains(&y),
+                "{p}"
+            );
         }
     }
 

@@ -260,7 +260,13 @@ pub(crate) fn seg(out: &mut String, x1: f64, y1: f64, x2: f64, y2: f64, class: &
 
 /// A legend: coloured swatches with names, in as many columns as fit `width`, starting at
 /// `y`. Returns the height used.
-pub(crate) fn legend(out: &mut String, x0: f64, y: f64, width: f64, entries: &[(String, usize)]) -> f64 {
+pub(crate) fn legend(
+    out: &mut String,
+    x0: f64,
+    y: f64,
+    width: f64,
+    entries: &[(String, usize)],
+) -> f64 {
     if entries.is_empty() {
         return 0.0;
     }
@@ -277,7 +283,14 @@ pub(crate) fn legend(out: &mut String, x0: f64, y: f64, width: f64, entries: &[(
         let x = x0 + (i % cols) as f64 * col_w;
         let yy = y + (i / cols) as f64 * 16.0 + 8.0;
         let dd = if dashed { " dd" } else { "" };
-        seg(out, x, yy - 4.0, x + 18.0, yy - 4.0, &format!("ln k{c}{dd}"));
+        seg(
+            out,
+            x,
+            yy - 4.0,
+            x + 18.0,
+            yy - 4.0,
+            &format!("ln k{c}{dd}"),
+        );
         let _ = write!(
             out,
             "<text x=\"{}\" y=\"{}\">{}<title>{}</title></text>",

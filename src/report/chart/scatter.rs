@@ -84,7 +84,11 @@ pub fn render(c: &ScatterChart, embed: Embed) -> String {
         esc(&c.y_label)
     );
     text(&mut o, x1, y_bot + 28.0, "end", "ax", &c.x_label);
-    for p in c.points.iter().filter(|p| p.x.is_finite() && p.y.is_finite()) {
+    for p in c
+        .points
+        .iter()
+        .filter(|p| p.x.is_finite() && p.y.is_finite())
+    {
         let (ci, _) = colour(p.colour);
         let (x, y) = (xa.px(p.x), ya.px(p.y));
         let _ = write!(
@@ -94,7 +98,14 @@ pub fn render(c: &ScatterChart, embed: Embed) -> String {
             n(y),
             esc(&p.tooltip)
         );
-        text(&mut o, x + 8.0, y + 4.0, "start", "", &truncate(&p.label, 18));
+        text(
+            &mut o,
+            x + 8.0,
+            y + 4.0,
+            "start",
+            "",
+            &truncate(&p.label, 18),
+        );
     }
     let _ = write!(
         o,

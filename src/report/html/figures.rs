@@ -100,7 +100,11 @@ pub fn bars(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
                 label: run.header.clone(),
                 value: Some(s.median),
                 interval: s.ci.map(|ci| (ci.lo, ci.hi)),
-                value_text: if cell.high_cv { format!("{est} !") } else { est },
+                value_text: if cell.high_cv {
+                    format!("{est} !")
+                } else {
+                    est
+                },
                 ratio_text: cell.ratio.as_ref().map(short_ratio),
                 baseline: run.baseline,
                 colour: i,
@@ -114,7 +118,10 @@ pub fn bars(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
             }
         })
         .collect();
-    let caption = format!("{}: {} ({unit}), median with 95% interval", w.name, row.metric);
+    let caption = format!(
+        "{}: {} ({unit}), median with 95% interval",
+        w.name, row.metric
+    );
     let c = BarChart {
         title: caption.clone(),
         unit: unit.to_string(),

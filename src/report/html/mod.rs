@@ -58,7 +58,8 @@ li.warn::marker{content:'⚠ ';color:var(--c1)}\
 details{margin:.3em 0}summary{cursor:pointer;color:var(--muted)}\
 footer{margin-top:2.5em;color:var(--muted);font-size:13px}\
 @media (max-width:600px){body{font-size:14px}main{padding:10px}\
-dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4em}}\
+dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4em}\
+figure{overflow-x:auto;-webkit-overflow-scrolling:touch}svg.chart{min-width:540px}}\
 @media print{main{max-width:none;padding:0}nav{display:none}h2,h3{break-after:avoid}\
 .tw{overflow:visible}th,td{white-space:normal}a{color:inherit;text-decoration:none}\
 svg.chart{max-width:680px}}\n";
@@ -320,9 +321,10 @@ fn lab(o: &mut String, r: &Report) {
             esc(s.layout.as_ref().map_or("-", |x| x.description.as_str())),
             l.usable_bytes.map_or("-".into(), format_bytes_si),
             l.speed.map_or("-".into(), |v| format!("{v:.2}x")),
-            l.rebuild_seconds.map_or("-".into(), |v| esc(&format_duration(
-                std::time::Duration::from_secs_f64(v.max(0.0))
-            )))
+            l.rebuild_seconds
+                .map_or("-".into(), |v| esc(&format_duration(
+                    std::time::Duration::from_secs_f64(v.max(0.0))
+                )))
         );
         for w in &r.workloads {
             let c = w.headline.and_then(|h| r.row(h).cells[l.run].as_ref());
@@ -331,7 +333,11 @@ fn lab(o: &mut String, r: &Report) {
         o.push_str("</tr>\n");
     }
     o.push_str("</tbody></table></div>\n");
-    let degraded: Vec<_> = lab.layouts.iter().filter(|l| l.degraded.is_some()).collect();
+    let degraded: Vec<_> = lab
+        .layouts
+        .iter()
+        .filter(|l| l.degraded.is_some())
+        .collect();
     if !degraded.is_empty() {
         o.push_str("<h3>Degraded vs healthy</h3><p>Headline figure of each workload with one member failed, divided by the same layout healthy.</p><div class=\"tw\"><table><thead><tr><th>degraded run</th><th class=\"l\">healthy run</th><th>rebuild</th>");
         for w in &r.workloads {
@@ -345,9 +351,10 @@ fn lab(o: &mut String, r: &Report) {
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
                 run_cell(r, l.run),
                 run_cell(r, d.healthy),
-                l.rebuild_seconds.map_or("-".into(), |v| esc(&format_duration(
-                    std::time::Duration::from_secs_f64(v.max(0.0))
-                )))
+                l.rebuild_seconds
+                    .map_or("-".into(), |v| esc(&format_duration(
+                        std::time::Duration::from_secs_f64(v.max(0.0))
+                    )))
             );
             for ratio in &d.ratios {
                 let _ = write!(
@@ -418,7 +425,9 @@ fn metrics_table(o: &mut String, r: &Report, w: &model::WorkloadView) {
 fn notes(o: &mut String, r: &Report) {
     o.push_str("<section id=\"notes\"><h2>Notes</h2>\n");
     if r.notes.is_empty() {
-        o.push_str("<p>Nothing to report: every trial finished cleanly and agreed with the others.</p>\n");
+        o.push_str(
+            "<p>Nothing to report: every trial finished cleanly and agreed with the others.</p>\n",
+        );
     } else {
         o.push_str("<ul class=\"notes\">\n");
         for n in &r.notes {

@@ -236,13 +236,14 @@ fn latency_curve(w: &WorkloadRecord, op: &str) -> Option<Vec<(f64, u64)>> {
         return None;
     }
     let count = h.len() as f64;
-    Some(
-        PERCENTILES
-            .iter()
-            .filter(|&&p| p <= 90.0 || count * (1.0 - p / 100.0) >= 1.0)
-            .map(|&p| (p, h.percentile(p)))
-            .collect(),
-    )
+    let ps: Vec<f64> = PERCENTILES
+        .iter()
+        .copied()
+        .filter(|&p| p <= 90.0 || count * (1.0 - p / 100.0) >= 1.0)
+        .collect();
+    // One pass over the counts for all percentiles (same values as `percentile()` gives).
+    let values = h.0.value_at_quantiles(ps.iter().map(|p| p / 100.0));
+    Some(ps.iter().copied().zip(values).collect())
 }
 
 fn latency_views(runs: &[RunRecord], name: &str, headline: Option<&str>) -> Vec<LatencyView> {
@@ -481,7 +482,11 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
             let headline = metric
                 .as_deref()
                 .and_then(|m| rows.iter().copied().find(|&i| c.rows[i].metric == m))
-                .or_else(|| rows.iter().copied().find(|&i| c.rows[i].unit != Unit::Micros));
+                .or_else(|| {
+                    rows.iter()
+                        .copied()
+                        .find(|&i| c.rows[i].unit != Unit::Micros)
+                });
             let describe = std::iter::once(baseline)
                 .chain(0..runs.len())
                 .find_map(|i| find_workload(&runs[i], &name))

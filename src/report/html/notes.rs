@@ -263,7 +263,9 @@ fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
                 .notes
                 .iter()
                 .any(|x| x.contains("fits in RAM") && x.starts_with(name.as_str()));
-            if let Some(size) = io.size.filter(|&s| !io.direct && ram > 0 && s <= ram && !said)
+            if let Some(size) = io
+                .size
+                .filter(|&s| !io.direct && ram > 0 && s <= ram && !said)
             {
                 n.push(
                     Severity::Warning,

@@ -98,12 +98,9 @@ fn as_text(v: &Value) -> Option<String> {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::Array(a) if !a.is_empty() => Some(
-            a.iter()
-                .filter_map(as_text)
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
+        Value::Array(a) if !a.is_empty() => {
+            Some(a.iter().filter_map(as_text).collect::<Vec<_>>().join(","))
+        }
         _ => None,
     }
 }
@@ -297,7 +294,13 @@ pub fn device_summary(devs: &[BlockDevice]) -> String {
     }
     groups
         .iter()
-        .map(|(k, n)| if *n == 1 { k.clone() } else { format!("{n} × {k}") })
+        .map(|(k, n)| {
+            if *n == 1 {
+                k.clone()
+            } else {
+                format!("{n} × {k}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -472,7 +475,10 @@ mod tests {
             LayoutFacts::from_json(&btrfs).level.as_deref(),
             Some("btrfs raid1")
         );
-        assert_eq!(LayoutFacts::from_json(&serde_json::json!(null)).description, "-");
+        assert_eq!(
+            LayoutFacts::from_json(&serde_json::json!(null)).description,
+            "-"
+        );
     }
 
     #[test]
@@ -491,7 +497,12 @@ mod tests {
             slaves: vec!["sda".into(), "sdb".into()],
             ..BlockDevice::default()
         };
-        let s = device_summary(&[md, disk("sda", "GA0A"), disk("sdb", "GA0A"), disk("sdc", "GA0B")]);
+        let s = device_summary(&[
+            md,
+            disk("sda", "GA0A"),
+            disk("sdb", "GA0A"),
+            disk("sdc", "GA0B"),
+        ]);
         assert_eq!(
             s,
             "2 × ST4000NM0033 4.00TB fw GA0A HDD; ST4000NM0033 4.00TB fw GA0B HDD"
