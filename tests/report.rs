@@ -469,11 +469,16 @@ fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
     assert_eq!(get("data-errors"), "[]", "script errors");
     assert!(get("data-height").parse::<u32>().unwrap() > 1500);
 
-    // The real page, CSP and all: screenshots at desktop and phone widths, no console output.
-    for (suffix, w, h) in [("", 1200, 2400), ("-phone", 390, 2400)] {
+    // The real page, CSP and all: screenshots at desktop and phone widths, and in the dark
+    // scheme; no console output.
+    for (suffix, w, h, dark) in [
+        ("", 1200, 2400, false),
+        ("-phone", 390, 2400, false),
+        ("-dark", 1200, 2400, true),
+    ] {
         let png = dir.join(format!("{name}{suffix}.png"));
         let _ = std::fs::remove_file(&png);
-        let (ok, log) = browser::screenshot(bin, page, &png, w, h);
+        let (ok, log) = browser::screenshot(bin, page, &png, w, h, dark);
         assert!(ok, "screenshot failed: {log}");
         let problems = browser::console_problems(&log);
         assert!(problems.is_empty(), "console: {problems:?}");
@@ -488,9 +493,19 @@ fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
             browser::distinct_colours(&img) > 20,
             "{name}{suffix}: too few colours"
         );
-        // Palette colours 0 and 1 (light scheme) are painted: bars and lines rendered.
-        let c0 = browser::count_near(&img, [0x4e, 0x79, 0xa7], 12);
-        let c1 = browser::count_near(&img, [0xf2, 0x8e, 0x2b], 12);
+        // The background follows the scheme, and palette colours 0 and 1 of that scheme are
+        // painted: bars and lines rendered.
+        let bg = img.px(0, 0);
+        let lum = u32::from(bg[0]) + u32::from(bg[1]) + u32::from(bg[2]);
+        let (c0, c1) = if dark {
+            assert!(lum < 100, "{name}{suffix}: background {bg:?} is not dark");
+            ([0x79, 0xa8, 0xdc], [0xff, 0xa5, 0x52])
+        } else {
+            assert!(lum > 700, "{name}{suffix}: background {bg:?} is not light");
+            ([0x4e, 0x79, 0xa7], [0xf2, 0x8e, 0x2b])
+        };
+        let c0 = browser::count_near(&img, c0, 12);
+        let c1 = browser::count_near(&img, c1, 12);
         assert!(
             c0 > 200 && c1 > 100,
             "{name}{suffix}: chart colours {c0} {c1}"

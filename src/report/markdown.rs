@@ -246,6 +246,11 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         if !table_done {
             metrics_table(&mut o.text, r, w);
         }
+        if w.series.is_none() && !w.rows.is_empty() {
+            o.text.push_str(
+                "No throughput-over-time chart: every trial lasted a second or less.\n\n",
+            );
+        }
     }
 
     let t = &mut o.text;

@@ -80,9 +80,20 @@ fn file_url(p: &Path) -> String {
 
 /// Takes a screenshot of `page` at `w` x `h`; returns whether Chromium succeeded and its log
 /// (console messages included).
-pub fn screenshot(bin: &Path, page: &Path, png: &Path, w: u32, h: u32) -> (bool, String) {
+pub fn screenshot(
+    bin: &Path,
+    page: &Path,
+    png: &Path,
+    w: u32,
+    h: u32,
+    dark: bool,
+) -> (bool, String) {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut c = base(bin, profile.path());
+    if dark {
+        // Makes `prefers-color-scheme` report dark.
+        c.arg("--force-dark-mode");
+    }
     c.args(["--enable-logging=stderr", "--v=0"]);
     c.arg(format!("--screenshot={}", png.display()));
     c.arg(format!("--window-size={w},{h}"));

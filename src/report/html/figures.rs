@@ -215,7 +215,7 @@ pub fn series(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
         })
         .collect();
     let caption = format!(
-        "{}: throughput per second ({}) of every trial",
+        "{}: throughput per second ({}) of every trial; cliffs marked",
         w.name, s.unit
     );
     let c = LineChart {

@@ -392,6 +392,9 @@ fn workload(o: &mut String, r: &Report, index: usize, w: &model::WorkloadView) {
     if w.headline.is_none() {
         metrics_table(o, r, w);
     }
+    if w.series.is_none() && !w.rows.is_empty() {
+        o.push_str("<p class=\"meta\">No throughput-over-time chart: every trial lasted a second or less.</p>\n");
+    }
     o.push_str("</section>\n");
 }
 

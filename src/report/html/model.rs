@@ -278,6 +278,28 @@ fn latency_views(runs: &[RunRecord], name: &str, headline: Option<&str>) -> Vec<
         .collect()
 }
 
+/// The per-second points of one trial. The last second of a window is usually partial: its
+/// count is scaled by the part of the second it covers, so it reads as a rate like the others,
+/// and dropped when it covers less than a quarter of a second (too few IOs to mean anything).
+fn trial_points(t: &crate::sample::TrialSample, bytes: bool) -> Vec<(f64, f64)> {
+    let secs = t.elapsed_ns as f64 / 1e9;
+    let mut pts = Vec::with_capacity(t.series.len());
+    for p in &t.series {
+        let v = if bytes {
+            p.bytes as f64 / 1e6
+        } else {
+            p.ops as f64
+        };
+        let covered = (secs - f64::from(p.t)).clamp(0.0, 1.0);
+        if covered >= 1.0 || t.elapsed_ns == 0 {
+            pts.push((f64::from(p.t), v));
+        } else if covered >= 0.25 {
+            pts.push((f64::from(p.t), v / covered));
+        }
+    }
+    pts
+}
+
 fn series_view(runs: &[RunRecord], name: &str) -> Option<SeriesView> {
     let ws: Vec<Option<&WorkloadRecord>> = runs.iter().map(|r| find_workload(r, name)).collect();
     let bytes = ws
@@ -290,18 +312,7 @@ fn series_view(runs: &[RunRecord], name: &str) -> Option<SeriesView> {
         let Some(w) = w else { continue };
         let with_series = w.trials.iter().filter(|t| !t.series.is_empty()).count();
         for t in w.trials.iter().filter(|t| !t.series.is_empty()) {
-            let pts: Vec<(f64, f64)> = t
-                .series
-                .iter()
-                .map(|p| {
-                    let v = if bytes {
-                        p.bytes as f64 / 1e6
-                    } else {
-                        p.ops as f64
-                    };
-                    (f64::from(p.t), v)
-                })
-                .collect();
+            let pts = trial_points(t, bytes);
             trials.push(TrialSeries {
                 run,
                 trial: t.trial,
@@ -310,7 +321,11 @@ fn series_view(runs: &[RunRecord], name: &str) -> Option<SeriesView> {
             });
         }
     }
-    (!trials.is_empty()).then_some(SeriesView {
+    // A trial of a second or less is one point: nothing to see over time.
+    if trials.iter().all(|t| t.points.len() < 2) {
+        return None;
+    }
+    Some(SeriesView {
         unit: if bytes { "MB/s" } else { "ops/s" },
         trials,
     })
@@ -526,4 +541,45 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
     };
     report.notes = notes::collect(&report, runs);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{IoAccounting, SeriesPoint, TrialSample};
+
+    #[test]
+    fn the_partial_last_second_reads_as_a_rate() {
+        let t = TrialSample {
+            workload: "w".into(),
+            trial: 1,
+            started_unix_ms: 0,
+            elapsed_ns: 2_500_000_000,
+            ops: Vec::new(),
+            series: (0..3)
+                .map(|t| SeriesPoint {
+                    t,
+                    bytes: if t == 2 { 50_000_000 } else { 100_000_000 },
+                    ops: 10,
+                })
+                .collect(),
+            accounting: IoAccounting::default(),
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
+            notes: Vec::new(),
+            verify: None,
+        };
+        assert_eq!(
+            trial_points(&t, true),
+            vec![(0.0, 100.0), (1.0, 100.0), (2.0, 100.0)]
+        );
+        let mut short = t.clone();
+        short.elapsed_ns = 2_100_000_000;
+        assert_eq!(
+            trial_points(&short, true).len(),
+            2,
+            "a tenth of a second is dropped"
+        );
+        assert_eq!(trial_points(&t, false)[0], (0.0, 10.0));
+    }
 }
