@@ -249,6 +249,28 @@ fn markdown_report_links_charts_that_exist() {
     }
     assert_eq!(links, 13, "one link per chart");
     assert_eq!(std::fs::read_dir(&charts).unwrap().count(), 13);
+    // A second report to the same file replaces its charts and leaves other files alone.
+    std::fs::write(charts.join("logo.svg"), "<svg/>").unwrap();
+    let one = save(
+        &db,
+        &[fixtures::run("solo", 1.0, &four_workloads()[..1], 2, 5)],
+    );
+    let (code, _, stderr) = report(&db, &[&one[0], "-o", md_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut left: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "01-seq-write-1m-bars.svg",
+            "01-seq-write-1m-latency-write.svg",
+            "01-seq-write-1m-series.svg",
+            "logo.svg"
+        ]
+    );
     // --format overrides the extension.
     let out2 = dir.path().join("r.txt");
     let (code, _, stderr) = report(
@@ -550,7 +572,11 @@ fn report_of_real_runs_renders() {
     for label in ["first", "second"] {
         let target = dir.path().join(format!("t-{label}"));
         std::fs::create_dir(&target).unwrap();
+        // Its own --db, so a run command that stores runs never touches the user's database.
+        let run_db = dir.path().join("run.db");
         let (code, stdout, stderr) = run(&[
+            "--db",
+            run_db.to_str().unwrap(),
             "run",
             target.to_str().unwrap(),
             "--quick",

@@ -130,6 +130,38 @@ fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
     r.with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Whether a file name is one `--format md` writes: `NN-<slug>-<kind>[-<op>].svg`.
+fn is_our_chart(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".svg") else {
+        return false;
+    };
+    let b = stem.as_bytes();
+    b.len() > 3
+        && b[0].is_ascii_digit()
+        && b[1].is_ascii_digit()
+        && b[2] == b'-'
+        && stem
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && ["-bars", "-series", "-capacity", "-latency"]
+            .iter()
+            .any(|k| stem.ends_with(k) || stem.contains(&format!("{k}-")))
+}
+
+/// Removes charts an earlier report left in `dir` that this one does not write, so the
+/// directory holds exactly what the Markdown links to; other files are left alone.
+fn remove_stale_charts(dir: &Path, keep: &[String]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if is_our_chart(&name) && !keep.contains(&name) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// The run ids to report on, in column order, and the baseline's id.
 fn select(store: &Store, a: &ReportArgs) -> anyhow::Result<(Vec<String>, Option<String>)> {
     let mut ids: Vec<String> = Vec::new();
@@ -216,6 +248,8 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
             for (name, svg) in &md.files {
                 write_whole(&dir.join(name), svg)?;
             }
+            let names: Vec<String> = md.files.iter().map(|(n, _)| n.clone()).collect();
+            remove_stale_charts(&dir, &names);
             write_whole(&a.output, &md.text)?;
             (
                 md.text.len(),
@@ -231,4 +265,30 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         crate::units::format_bytes(bytes as u64)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_chart_names_are_cleaned_up() {
+        for ours in [
+            "01-seq-write-1m-bars.svg",
+            "02-mix-latency-write.svg",
+            "03-w-series.svg",
+            "00-lab-capacity.svg",
+        ] {
+            assert!(is_our_chart(ours), "{ours}");
+        }
+        for theirs in [
+            "logo.svg",
+            "01-bars.png",
+            "notes.md",
+            "1-x-bars.svg",
+            "01-My-bars.svg",
+        ] {
+            assert!(!is_our_chart(theirs), "{theirs}");
+        }
+    }
 }

@@ -57,12 +57,21 @@ pub fn render(c: &BarChart, embed: Embed) -> String {
         .map(|b| text_width(&truncate(&b.label, 24), 11.0))
         .fold(40.0, f64::max)
         .min(150.0);
+    // Room right of the longest bar for its figure, and for the ratio too when the bar turns
+    // out too short to hold it.
     let right_w = c
         .bars
         .iter()
-        .map(|b| text_width(&b.value_text, 11.0))
+        .map(|b| {
+            let inside = if b.baseline {
+                "baseline"
+            } else {
+                b.ratio_text.as_deref().unwrap_or("")
+            };
+            text_width(&format!("{}  {inside}", b.value_text), 11.0)
+        })
         .fold(40.0, f64::max)
-        .min(200.0)
+        .min(230.0)
         + 14.0;
     let x0 = 8.0 + label_w + 8.0;
     let x1 = W - right_w;
