@@ -1,7 +1,7 @@
 //! What a report says, built once from stored runs; the HTML and Markdown renderers only
 //! format it.
 //!
-//! The numbers come from [`compare::build`](crate::report::compare::build), so a figure in the
+//! The numbers come from [`compare::build`], so a figure in the
 //! report is the figure `iolab compare` prints for the same runs. This module adds what a
 //! table cannot show: which metric heads each workload, the latency curve of all trials
 //! merged, the per-second series, the lab's capacity and degraded figures, and notes.
