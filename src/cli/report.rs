@@ -1,14 +1,294 @@
-//! `iolab report` (placeholder until its issue lands).
+//! `iolab report RUN... [--baseline RUN] [--lab ID] -o FILE.html`: a self-contained HTML
+//! report with charts, or Markdown with SVG charts next to it (`--format md` or a `.md` file).
+//!
+//! Runs are referred to as in `iolab compare`: id, unique id prefix, label, `last`, `last~N`;
+//! `--lab ID` adds every run of a lab, oldest first. Files are written whole (a temporary file
+//! renamed into place), so a failed report never leaves half a page.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::Context;
+use anyhow::Context as _;
 
-/// Arguments (placeholder).
+use super::Context;
+use crate::report::html::{self, ReportOptions};
+use crate::report::markdown;
+use crate::sample::{RunRecord, now_unix_ms};
+use crate::store::{RunFilter, Store, StoreError};
+
+/// Output formats of `iolab report`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// One self-contained HTML file: inline SVG charts, no script, no network.
+    Html,
+    /// Markdown with tables; charts as SVG files in `<name>-charts/` next to it.
+    Md,
+}
+
+/// Arguments of `iolab report`.
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {}
+#[command(
+    after_help = "Examples:\n  iolab report last~1 last -o report.html\n  iolab report raid5 raid6 raid10 --baseline raid5 -o raids.html\n  iolab report --lab 3f2a9c1e -o lab.html\n  iolab report raid5 raid6 -o post.md          Markdown + post-charts/*.svg"
+)]
+pub struct ReportArgs {
+    /// Runs to report on: id, unique id prefix, label, `last` or `last~N`.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The run the others are divided by (default: the first run); added first when it is not
+    /// among RUN.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// Every run (layout) of this lab, oldest first, after any RUN given.
+    #[arg(long, value_name = "LAB_ID")]
+    pub lab: Option<String>,
+    /// The file to write (`.html`, or `.md` for Markdown).
+    #[arg(long, short = 'o', value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Output format (default: from the file's extension, else html).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Heading of the report (default: made from the run names or the lab).
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+fn store_err(e: StoreError) -> anyhow::Error {
+    if e.is_usage() {
+        super::usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+fn open_store(ctx: &Context, what: &str) -> anyhow::Result<Store> {
+    let path = match &ctx.db {
+        Some(p) => p.clone(),
+        None => Store::default_path().map_err(store_err)?,
+    };
+    match Store::open_existing(&path) {
+        Ok(s) => Ok(s),
+        Err(StoreError::Missing(p)) => Err(super::usage(format!(
+            "no run matches '{what}': no results database at {} yet (`iolab run` stores runs; --db or IOLAB_DB chooses another file)",
+            p.display()
+        ))),
+        Err(e) => Err(store_err(e)),
+    }
+}
+
+/// The format asked for, else the one the file name implies.
+fn format_for(a: &ReportArgs) -> ReportFormat {
+    a.format.unwrap_or_else(|| {
+        match a
+            .output
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("md" | "markdown") => ReportFormat::Md,
+            _ => ReportFormat::Html,
+        }
+    })
+}
+
+/// Refuses an output path that cannot be written before any work is done.
+fn check_output(p: &Path) -> anyhow::Result<()> {
+    if p.as_os_str().is_empty() {
+        return Err(super::usage("-o: give a file name such as report.html"));
+    }
+    if p.is_dir() {
+        return Err(super::usage(format!(
+            "-o {}: is a directory; give a file name such as {}/report.html",
+            p.display(),
+            p.display()
+        )));
+    }
+    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = parent {
+        if !d.is_dir() {
+            return Err(super::usage(format!(
+                "-o {}: directory {} does not exist; create it or choose another path",
+                p.display(),
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a file whole: into a temporary file beside it, then renamed over it.
+fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let r = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Whether a file name is one `--format md` writes: `NN-<slug>-<kind>[-<op>].svg`.
+fn is_our_chart(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".svg") else {
+        return false;
+    };
+    let b = stem.as_bytes();
+    b.len() > 3
+        && b[0].is_ascii_digit()
+        && b[1].is_ascii_digit()
+        && b[2] == b'-'
+        && stem
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && ["-bars", "-series", "-capacity", "-latency"]
+            .iter()
+            .any(|k| stem.ends_with(k) || stem.contains(&format!("{k}-")))
+}
+
+/// Removes charts an earlier report left in `dir` that this one does not write, so the
+/// directory holds exactly what the Markdown links to; other files are left alone.
+fn remove_stale_charts(dir: &Path, keep: &[String]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if is_our_chart(&name) && !keep.contains(&name) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The run ids to report on, in column order, and the baseline's id.
+fn select(store: &Store, a: &ReportArgs) -> anyhow::Result<(Vec<String>, Option<String>)> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in &a.runs {
+        let id = store.resolve(r).map_err(store_err)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if let Some(lab) = &a.lab {
+        let mut runs = store
+            .list(&RunFilter {
+                lab_id: Some(lab.clone()),
+                ..RunFilter::default()
+            })
+            .map_err(store_err)?;
+        if runs.is_empty() {
+            return Err(super::usage(format!(
+                "--lab {lab}: no stored run belongs to this lab; `iolab list` shows lab ids"
+            )));
+        }
+        runs.reverse();
+        for r in runs {
+            if !ids.contains(&r.id) {
+                ids.push(r.id);
+            }
+        }
+    }
+    let baseline = match &a.baseline {
+        Some(b) => {
+            let id = store.resolve(b).map_err(store_err)?;
+            if !ids.contains(&id) {
+                ids.insert(0, id.clone());
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    Ok((ids, baseline))
+}
 
 /// `iolab report`.
-pub fn run(_ctx: &Context, _a: ReportArgs) -> anyhow::Result<ExitCode> {
-    super::not_yet("report")
+pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
+    if a.runs.is_empty() && a.lab.is_none() {
+        return Err(super::usage(
+            "give the runs to report on (id, label, `last`...) or --lab ID; `iolab list` shows them",
+        ));
+    }
+    check_output(&a.output)?;
+    let what = a
+        .runs
+        .first()
+        .cloned()
+        .or_else(|| a.lab.clone())
+        .unwrap_or_default();
+    let store = open_store(ctx, &what)?;
+    let (ids, baseline) = select(&store, &a)?;
+    let runs: Vec<RunRecord> = ids
+        .iter()
+        .map(|id| store.load_run(id).map_err(store_err))
+        .collect::<anyhow::Result<_>>()?;
+    let opts = ReportOptions {
+        baseline: baseline.and_then(|b| crate::report::compare::index_of(&runs, &b)),
+        title: a.title.clone(),
+        generated_unix_ms: now_unix_ms(),
+    };
+    let report = html::build(&runs, &opts);
+    let (bytes, extra) = match format_for(&a) {
+        ReportFormat::Html => {
+            let page = html::render(&report);
+            write_whole(&a.output, &page)?;
+            (page.len(), String::new())
+        }
+        ReportFormat::Md => {
+            let stem = a
+                .output
+                .file_stem()
+                .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+            let dir_name = format!("{stem}-charts");
+            let dir = a.output.with_file_name(&dir_name);
+            let md = markdown::render(&report, &dir_name);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            for (name, svg) in &md.files {
+                write_whole(&dir.join(name), svg)?;
+            }
+            let names: Vec<String> = md.files.iter().map(|(n, _)| n.clone()).collect();
+            remove_stale_charts(&dir, &names);
+            write_whole(&a.output, &md.text)?;
+            (
+                md.text.len(),
+                format!(" and {} charts in {}", md.files.len(), dir.display()),
+            )
+        }
+    };
+    println!(
+        "wrote {} ({} runs, {} workloads, {}){extra}",
+        a.output.display(),
+        report.runs.len(),
+        report.workloads.len(),
+        crate::units::format_bytes(bytes as u64)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_chart_names_are_cleaned_up() {
+        for ours in [
+            "01-seq-write-1m-bars.svg",
+            "02-mix-latency-write.svg",
+            "03-w-series.svg",
+            "00-lab-capacity.svg",
+        ] {
+            assert!(is_our_chart(ours), "{ours}");
+        }
+        for theirs in [
+            "logo.svg",
+            "01-bars.png",
+            "notes.md",
+            "1-x-bars.svg",
+            "01-My-bars.svg",
+        ] {
+            assert!(!is_our_chart(theirs), "{theirs}");
+        }
+    }
 }

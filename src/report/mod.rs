@@ -1,7 +1,10 @@
 //! What people read: terminal tables, JSON, Markdown and HTML, rendered from samples or the
 //! store. Renderers only read; one renderer per file.
 
+pub mod chart;
 pub mod compare;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod show;
 pub mod terminal;

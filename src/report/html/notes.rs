@@ -1,0 +1,296 @@
+//! The notes a report ends with: what the tool knows that a reader of the charts would not see
+//! — trials that disagree, a working set that fits in RAM, a slow disk, a trial that failed, a
+//! throughput cliff, runs that cannot be compared — gathered from the comparison, the runs'
+//! own notes and the samples.
+
+use crate::report::compare::{format_estimate, format_ratio};
+use crate::sample::RunRecord;
+use crate::stats::HIGH_CV;
+use crate::units::format_bytes;
+
+use super::model::Report;
+
+/// How much a note matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Changes how a figure should be read (noise, cache, failure, slow disk).
+    Warning,
+    /// Good to know.
+    Info,
+}
+
+/// One note.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// How much it matters.
+    pub severity: Severity,
+    /// What to know, one line.
+    pub text: String,
+}
+
+/// Words that make a free-text note a warning.
+const WARN_WORDS: [&str; 14] = [
+    "slow",
+    "fits in ram",
+    "fail",
+    "error",
+    "not supported",
+    "interrupted",
+    "incomplete",
+    "differs",
+    "missing",
+    "buffered",
+    "corrupt",
+    "mismatch",
+    "lost",
+    "page cache",
+];
+
+/// Whether a free-text note should be shown as a warning.
+pub fn classify(text: &str) -> Severity {
+    let t = text.to_lowercase();
+    if WARN_WORDS.iter().any(|w| t.contains(w)) {
+        Severity::Warning
+    } else {
+        Severity::Info
+    }
+}
+
+struct Notes(Vec<Note>);
+
+impl Notes {
+    fn push(&mut self, severity: Severity, text: String) {
+        if !self.0.iter().any(|n| n.text == text) {
+            self.0.push(Note { severity, text });
+        }
+    }
+    fn free(&mut self, text: String) {
+        let s = classify(&text);
+        self.push(s, text);
+    }
+}
+
+/// Every note for the report, warnings first.
+pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
+    let mut n = Notes(Vec::new());
+    let c = &r.comparison;
+    let header = |i: usize| c.runs[i].header.as_str();
+
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(e) = &run.error {
+            n.push(Severity::Warning, format!("{} failed: {e}", header(i)));
+        }
+    }
+    for note in &c.notes {
+        n.free(note.clone());
+    }
+
+    // Noise in the headline figures.
+    let mut single = Vec::new();
+    for w in &r.workloads {
+        let Some(h) = w.headline else { continue };
+        let row = r.row(h);
+        for (i, cell) in row.cells.iter().enumerate() {
+            let Some(cell) = cell else { continue };
+            if cell.high_cv {
+                n.push(
+                    Severity::Warning,
+                    format!(
+                        "{} / {}: trials disagree by {:.1}% (coefficient of variation, above {:.0}%) on {} = {} {}: run more trials (--until-stable) or look for noise",
+                        header(i),
+                        w.name,
+                        cell.summary.cv * 100.0,
+                        HIGH_CV * 100.0,
+                        row.metric,
+                        format_estimate(&cell.summary),
+                        row.unit.label()
+                    ),
+                );
+            }
+            if cell.summary.n == 1 && !single.contains(&i) {
+                single.push(i);
+            }
+        }
+    }
+    if !single.is_empty() {
+        let names: Vec<&str> = single.iter().map(|&i| header(i)).collect();
+        n.push(
+            Severity::Info,
+            format!(
+                "one trial per workload in {}: no confidence interval and no significance; repeat trials (--repeat 3) to get them",
+                names.join(", ")
+            ),
+        );
+    }
+
+    for ci in &c.cliffs {
+        n.push(
+            Severity::Warning,
+            format!(
+                "{} / {} trial {}: {}",
+                ci.run,
+                ci.workload,
+                ci.trial,
+                ci.cliff.describe()
+            ),
+        );
+    }
+
+    for (i, run) in runs.iter().enumerate() {
+        sample_notes(&mut n, header(i), run);
+    }
+
+    if let Some(lab) = &r.lab {
+        for l in &lab.layouts {
+            if let Some(name) = &l.degraded_of_missing {
+                n.push(
+                    Severity::Info,
+                    format!(
+                        "{} is a degraded run of '{name}', which is not in this report: add it to see degraded/healthy ratios",
+                        header(l.run)
+                    ),
+                );
+            }
+            if let Some(d) = &l.degraded {
+                for (w, ratio) in r.workloads.iter().zip(&d.ratios) {
+                    if let Some(ratio) = ratio.filter(|x| x.value < 0.5) {
+                        n.push(
+                            Severity::Warning,
+                            format!(
+                                "{} / {}: degraded runs at {} of healthy {}",
+                                header(l.run),
+                                w.name,
+                                format_ratio(&ratio),
+                                header(d.healthy)
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for (i, s) in r.runs.iter().enumerate() {
+        if let Some(l) = &s.layout {
+            if !l.slow_members.is_empty() {
+                n.push(
+                    Severity::Warning,
+                    format!(
+                        "{}: SLOW member disk{} {}: the array runs at the speed of its slowest member",
+                        header(i),
+                        if l.slow_members.len() == 1 { "" } else { "s" },
+                        l.slow_members.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    n.0.sort_by_key(|x| x.severity != Severity::Warning);
+    n.0
+}
+
+/// Notes from one run's record: its own notes, trials that failed or lost IOs, verification
+/// mismatches, and a buffered working set that fits in RAM.
+fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
+    for note in &run.notes {
+        n.free(format!("{header}: {note}"));
+    }
+    let ram = run.system.ram_bytes;
+    for w in &run.workloads {
+        let name = &w.workload.name;
+        if w.trials.is_empty() {
+            n.push(
+                Severity::Warning,
+                format!("{header} / {name}: no trial finished"),
+            );
+        }
+        // Trial notes repeat from trial to trial: say each once, with the trials it came from.
+        let mut seen: Vec<(String, Vec<u32>)> = Vec::new();
+        for t in &w.trials {
+            for note in &t.notes {
+                match seen.iter_mut().find(|(s, _)| s == note) {
+                    Some((_, v)) => v.push(t.trial),
+                    None => seen.push((note.clone(), vec![t.trial])),
+                }
+            }
+            let a = &t.accounting;
+            let mut bad = Vec::new();
+            if a.errors > 0 {
+                bad.push(format!("{} IO errors", a.errors));
+            }
+            if a.short > 0 {
+                bad.push(format!("{} short IOs", a.short));
+            }
+            if a.completed < a.submitted {
+                bad.push(format!(
+                    "{} IOs submitted but never completed",
+                    a.submitted - a.completed
+                ));
+            }
+            if let Some(v) = t.verify.as_ref().filter(|v| v.bad() > 0) {
+                bad.push(v.describe());
+            }
+            if !bad.is_empty() {
+                n.push(
+                    Severity::Warning,
+                    format!(
+                        "{header} / {name} trial {}: failed checks: {}",
+                        t.trial,
+                        bad.join("; ")
+                    ),
+                );
+            }
+        }
+        for (note, trials) in seen {
+            let which = if trials.len() == w.trials.len() && trials.len() > 1 {
+                "all trials".to_string()
+            } else {
+                format!(
+                    "trial{} {}",
+                    if trials.len() == 1 { "" } else { "s" },
+                    trials
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            n.free(format!("{header} / {name} ({which}): {note}"));
+        }
+        // The runner says so when it sees it; older runs and imports may not have the note.
+        if let Some(io) = w.workload.io() {
+            let said = run
+                .notes
+                .iter()
+                .any(|x| x.contains("fits in RAM") && x.starts_with(name.as_str()));
+            if let Some(size) = io
+                .size
+                .filter(|&s| !io.direct && ram > 0 && s <= ram && !said)
+            {
+                n.push(
+                    Severity::Warning,
+                    format!(
+                        "{header} / {name}: working set {} fits in RAM ({}) and IO was buffered: the figures measure the page cache, not the disk",
+                        format_bytes(size),
+                        format_bytes(ram)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_about_cache_slowness_and_failure_are_warnings() {
+        assert_eq!(
+            classify("seq: working set 1GiB fits in RAM (16GiB)"),
+            Severity::Warning
+        );
+        assert_eq!(classify("sdb is SLOW: 59 MB/s"), Severity::Warning);
+        assert_eq!(classify("dropped caches before each trial"), Severity::Info);
+    }
+}

@@ -1,0 +1,511 @@
+//! The setup of each run as facts a reader compares: machine, target, filesystem and mount
+//! options, devices with model and firmware, RAID level and chunk, LVM, and the layout a lab
+//! recorded. Facts equal in every run are said once; the rest become columns.
+
+use serde_json::Value;
+
+use crate::sample::RunRecord;
+use crate::system::BlockDevice;
+use crate::target::TargetKind;
+use crate::units::{format_bytes, format_bytes_si};
+
+/// One named fact about a run's setup.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fact {
+    /// What it is (`kernel`, `filesystem`).
+    pub key: &'static str,
+    /// Its value as shown; `-` when unknown.
+    pub value: String,
+}
+
+/// One block device under a target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceRow {
+    /// Kernel name.
+    pub name: String,
+    /// Model (vendor first when known).
+    pub model: String,
+    /// Firmware revision.
+    pub firmware: String,
+    /// Serial number.
+    pub serial: String,
+    /// Size, decimal units as on the label.
+    pub size: String,
+    /// `HDD`, `SSD` or `-`.
+    pub kind: String,
+    /// Transport (`sata`, `nvme`, `loop`, `md`).
+    pub transport: String,
+    /// RAID level and chunk of an md array.
+    pub raid: String,
+}
+
+/// What a lab recorded about the layout a run ran on. Every field is optional: the layout
+/// document is free-form JSON, and the report shows what it finds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayoutFacts {
+    /// Layout name (the label of its runs).
+    pub name: Option<String>,
+    /// One line describing the stack.
+    pub description: String,
+    /// RAID level (`raid6`, `btrfs raid1`).
+    pub level: Option<String>,
+    /// Chunk size.
+    pub chunk: Option<String>,
+    /// Member disks.
+    pub members: Option<u64>,
+    /// Hot spares.
+    pub spares: Option<u64>,
+    /// An LVM volume in the stack.
+    pub lvm: Option<bool>,
+    /// Filesystem.
+    pub fs: Option<String>,
+    /// Mount options.
+    pub mount_options: Option<String>,
+    /// Usable capacity, bytes.
+    pub usable_bytes: Option<u64>,
+    /// Name of the healthy layout run this degraded run belongs to.
+    pub degraded_of: Option<String>,
+    /// Seconds the rebuild took.
+    pub rebuild_seconds: Option<f64>,
+    /// Members a disk test found slow.
+    pub slow_members: Vec<String>,
+}
+
+/// Breadth-first search for a key anywhere in a JSON document.
+fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let mut queue = vec![v];
+    while !queue.is_empty() {
+        let mut next = Vec::new();
+        for v in queue {
+            match v {
+                Value::Object(m) => {
+                    if let Some(x) = m.get(key).filter(|x| !x.is_null()) {
+                        return Some(x);
+                    }
+                    next.extend(m.values());
+                }
+                Value::Array(a) => next.extend(a.iter()),
+                _ => {}
+            }
+        }
+        queue = next;
+    }
+    None
+}
+
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(a) if !a.is_empty() => {
+            Some(a.iter().filter_map(as_text).collect::<Vec<_>>().join(","))
+        }
+        _ => None,
+    }
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::String(s) => crate::units::parse_bytes(s).ok(),
+        Value::Array(a) => Some(a.len() as u64),
+        _ => None,
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => crate::units::parse_duration(s)
+            .ok()
+            .map(|d| d.as_secs_f64()),
+        _ => None,
+    }
+    .filter(|f| f.is_finite())
+}
+
+/// `6` -> `raid6`; anything else as given.
+fn level_name(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) {
+        format!("raid{s}")
+    } else {
+        s.to_string()
+    }
+}
+
+impl LayoutFacts {
+    /// Reads what it can from a lab's layout document.
+    pub fn from_json(v: &Value) -> LayoutFacts {
+        let text = |k: &str| find(v, k).and_then(as_text);
+        let mut level = text("level").map(|l| level_name(&l));
+        if level.is_none() {
+            if let Some(raid) = find(v, "raid") {
+                level = match raid {
+                    Value::String(s) => Some(level_name(s)),
+                    Value::Object(m) => match m.get("type").and_then(Value::as_str) {
+                        Some("btrfs") => Some(format!(
+                            "btrfs {}",
+                            m.get("data").and_then(as_text).unwrap_or_default()
+                        )),
+                        Some("none") => Some("single disk".into()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+            }
+        }
+        let chunk = find(v, "chunk")
+            .or_else(|| find(v, "chunk_bytes"))
+            .and_then(|c| match c {
+                Value::Number(_) => as_u64(c).map(format_bytes),
+                _ => as_text(c),
+            });
+        let slow_members = ["slow_members", "slow_disks", "slow"]
+            .iter()
+            .filter_map(|k| find(v, k))
+            .flat_map(|x| match x {
+                Value::Array(a) => a.iter().filter_map(as_text).collect::<Vec<_>>(),
+                other => as_text(other)
+                    .filter(|s| s != "false")
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        let mut f = LayoutFacts {
+            name: text("name"),
+            description: String::new(),
+            level,
+            chunk,
+            members: find(v, "members").and_then(as_u64),
+            spares: find(v, "spares").and_then(as_u64),
+            lvm: find(v, "lvm").and_then(Value::as_bool),
+            fs: text("fs").or_else(|| text("filesystem")),
+            mount_options: text("mount_options"),
+            usable_bytes: find(v, "usable_bytes").and_then(as_u64),
+            degraded_of: text("degraded_of"),
+            rebuild_seconds: find(v, "rebuild_seconds").and_then(as_f64),
+            slow_members,
+        };
+        f.description = text("stack")
+            .or_else(|| text("description"))
+            .unwrap_or_else(|| f.compose());
+        f
+    }
+
+    /// A one-line description from the fields: `raid6 x6 +1 spare, chunk 512KiB > lvm > xfs`.
+    fn compose(&self) -> String {
+        let mut parts = Vec::new();
+        let mut raid = self.level.clone().unwrap_or_default();
+        if let Some(m) = self.members {
+            raid.push_str(&format!(" x{m}"));
+        }
+        if let Some(s) = self.spares.filter(|s| *s > 0) {
+            raid.push_str(&format!(" +{s} spare{}", if s == 1 { "" } else { "s" }));
+        }
+        if let Some(c) = &self.chunk {
+            raid.push_str(&format!(", chunk {c}"));
+        }
+        let raid = raid.trim().to_string();
+        if !raid.is_empty() {
+            parts.push(raid);
+        }
+        if self.lvm == Some(true) {
+            parts.push("lvm".to_string());
+        }
+        if let Some(fs) = &self.fs {
+            let mut s = fs.clone();
+            if let Some(o) = &self.mount_options {
+                s.push_str(&format!(" ({o})"));
+            }
+            parts.push(s);
+        }
+        if parts.is_empty() {
+            "-".into()
+        } else {
+            parts.join(" > ")
+        }
+    }
+}
+
+fn opt(s: &Option<String>) -> String {
+    s.clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A device as a table row.
+pub fn device_row(d: &BlockDevice) -> DeviceRow {
+    let model = match (&d.vendor, &d.model) {
+        (Some(v), Some(m)) if !m.starts_with(v.as_str()) && !v.trim().is_empty() => {
+            format!("{} {m}", v.trim())
+        }
+        (_, m) => opt(m),
+    };
+    DeviceRow {
+        name: d.name.clone(),
+        model,
+        firmware: opt(&d.firmware),
+        serial: opt(&d.serial),
+        size: format_bytes_si(d.size_bytes),
+        kind: match d.rotational {
+            Some(true) => "HDD".into(),
+            Some(false) => "SSD".into(),
+            None => "-".into(),
+        },
+        transport: opt(&d.transport),
+        raid: match (&d.md_level, d.md_chunk_bytes) {
+            (Some(l), Some(c)) => format!("{l}, chunk {}", format_bytes(c)),
+            (Some(l), None) => l.clone(),
+            _ => "-".into(),
+        },
+    }
+}
+
+/// The devices in one phrase: physical disks grouped by model, firmware and size
+/// (`4 x ST4000NM0033 fw GA0A 4.00TB HDD`); stacked devices (md, dm) are left to the RAID and
+/// LVM facts.
+pub fn device_summary(devs: &[BlockDevice]) -> String {
+    let leaves: Vec<&BlockDevice> = devs
+        .iter()
+        .filter(|d| d.slaves.is_empty() && d.md_level.is_none())
+        .collect();
+    let mut groups: Vec<(String, usize)> = Vec::new();
+    for d in leaves {
+        let r = device_row(d);
+        let mut key = if r.model == "-" {
+            format!("{} ({})", r.transport, r.size)
+        } else {
+            format!("{} {}", r.model, r.size)
+        };
+        if r.firmware != "-" {
+            key.push_str(&format!(" fw {}", r.firmware));
+        }
+        if r.kind != "-" {
+            key.push_str(&format!(" {}", r.kind));
+        }
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((key, 1)),
+        }
+    }
+    if groups.is_empty() {
+        return "-".into();
+    }
+    groups
+        .iter()
+        .map(|(k, n)| {
+            if *n == 1 {
+                k.clone()
+            } else {
+                format!("{n} × {k}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The RAID level under the target: md arrays from /sys, else the lab's layout, else a btrfs
+/// filesystem over several devices.
+fn raid_fact(r: &RunRecord, layout: Option<&LayoutFacts>) -> String {
+    let md: Vec<String> = r
+        .target
+        .devices
+        .iter()
+        .filter_map(|d| {
+            d.md_level.as_ref().map(|l| {
+                let mut s = format!("{} {l}", d.name);
+                if !d.slaves.is_empty() {
+                    s.push_str(&format!(" x{}", d.slaves.len()));
+                }
+                if let Some(c) = d.md_chunk_bytes {
+                    s.push_str(&format!(", chunk {}", format_bytes(c)));
+                }
+                s
+            })
+        })
+        .collect();
+    if !md.is_empty() {
+        return md.join("; ");
+    }
+    if let Some(l) = layout.and_then(|l| l.level.clone()) {
+        let mut s = l;
+        if let Some(c) = layout.and_then(|l| l.chunk.clone()) {
+            s.push_str(&format!(", chunk {c}"));
+        }
+        return s;
+    }
+    if r.target.fs_type.as_deref() == Some("btrfs") && r.target.devices.len() > 1 {
+        return format!("btrfs over {} devices", r.target.devices.len());
+    }
+    "-".into()
+}
+
+fn lvm_fact(r: &RunRecord, layout: Option<&LayoutFacts>) -> String {
+    let dm: Vec<&str> = r
+        .target
+        .devices
+        .iter()
+        .filter(|d| d.name.starts_with("dm-") || d.transport.as_deref() == Some("dm"))
+        .map(|d| d.name.as_str())
+        .collect();
+    if !dm.is_empty() {
+        return format!("yes ({})", dm.join(", "));
+    }
+    match layout.and_then(|l| l.lvm) {
+        Some(true) => "yes".into(),
+        Some(false) => "no".into(),
+        None => "-".into(),
+    }
+}
+
+/// Every fact of a run, in the order the setup table shows them.
+pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
+    let s = &r.system;
+    let t = &r.target;
+    let kind = match t.kind {
+        TargetKind::Directory => "directory",
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block device",
+    };
+    let fs = match &t.fs_type {
+        Some(fs) => {
+            let mut v = fs.clone();
+            if let Some(m) = &t.mount_point {
+                v.push_str(&format!(" on {}", m.display()));
+            }
+            if let Some(src) = &t.mount_source {
+                v.push_str(&format!(" from {src}"));
+            }
+            v
+        }
+        None => "-".into(),
+    };
+    let f = |key: &'static str, value: String| Fact {
+        key,
+        value: if value.trim().is_empty() {
+            "-".into()
+        } else {
+            value
+        },
+    };
+    vec![
+        f("host", s.hostname.clone()),
+        f("kernel", s.kernel.clone()),
+        f(
+            "CPU",
+            if s.cpu_model.is_empty() {
+                format!("{} CPUs", s.cpus)
+            } else {
+                format!("{} × {}", s.cpus, s.cpu_model)
+            },
+        ),
+        f(
+            "RAM",
+            if s.ram_bytes == 0 {
+                String::new()
+            } else {
+                format_bytes(s.ram_bytes)
+            },
+        ),
+        f(
+            "iolab",
+            format!("{} ({})", s.iolab_version, s.iolab_git_rev)
+                .trim_end_matches(" ()")
+                .to_string(),
+        ),
+        f("suite", r.suite_name.clone()),
+        f("target", format!("{} ({kind})", t.path.display())),
+        f("filesystem", fs),
+        f("mount options", opt(&t.mount_options)),
+        f("devices", device_summary(&t.devices)),
+        f("RAID", raid_fact(r, layout)),
+        f("LVM", lvm_fact(r, layout)),
+        f(
+            "layout",
+            layout.map_or_else(String::new, |l| l.description.clone()),
+        ),
+        f("lab", r.lab_id.clone().unwrap_or_default()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_facts_come_from_nested_or_flat_documents() {
+        // The shape `layout::Stack` serializes to, with the lab's extra keys.
+        let v = serde_json::json!({
+            "name": "r6",
+            "stack": {"raid": {"type": "md", "level": "6", "chunk": 524288, "bitmap": null,
+                               "bitmap_chunk": null, "assume_clean": false},
+                      "members": 6, "spares": 1, "lvm": true, "fs": "xfs",
+                      "mkfs_options": [], "mount_options": ["noatime", "nobarrier"]},
+            "usable_bytes": 4_000_000_000u64,
+            "degraded_of": "r6-healthy",
+            "rebuild_seconds": 81.5
+        });
+        let f = LayoutFacts::from_json(&v);
+        assert_eq!(f.name.as_deref(), Some("r6"));
+        assert_eq!(f.level.as_deref(), Some("raid6"));
+        assert_eq!(f.chunk.as_deref(), Some("512KiB"));
+        assert_eq!(f.members, Some(6));
+        assert_eq!(f.lvm, Some(true));
+        assert_eq!(f.mount_options.as_deref(), Some("noatime,nobarrier"));
+        assert_eq!(f.usable_bytes, Some(4_000_000_000));
+        assert_eq!(f.degraded_of.as_deref(), Some("r6-healthy"));
+        assert_eq!(f.rebuild_seconds, Some(81.5));
+        assert_eq!(
+            f.description,
+            "raid6 x6 +1 spare, chunk 512KiB > lvm > xfs (noatime,nobarrier)"
+        );
+
+        let flat = serde_json::json!({"level": "raid10", "chunk": "64k", "fs": "ext4",
+                                      "stack": "md raid10 x4 > ext4"});
+        let f = LayoutFacts::from_json(&flat);
+        assert_eq!(f.level.as_deref(), Some("raid10"));
+        assert_eq!(f.chunk.as_deref(), Some("64k"));
+        assert_eq!(f.description, "md raid10 x4 > ext4");
+        assert!(f.usable_bytes.is_none() && f.degraded_of.is_none());
+
+        let btrfs = serde_json::json!({"raid": {"type": "btrfs", "data": "raid1",
+                                                "metadata": "raid1c3"}});
+        assert_eq!(
+            LayoutFacts::from_json(&btrfs).level.as_deref(),
+            Some("btrfs raid1")
+        );
+        assert_eq!(
+            LayoutFacts::from_json(&serde_json::json!(null)).description,
+            "-"
+        );
+    }
+
+    #[test]
+    fn identical_disks_are_counted_once() {
+        let disk = |name: &str, fw: &str| BlockDevice {
+            name: name.into(),
+            model: Some("ST4000NM0033".into()),
+            firmware: Some(fw.into()),
+            size_bytes: 4_000_000_000_000,
+            rotational: Some(true),
+            ..BlockDevice::default()
+        };
+        let md = BlockDevice {
+            name: "md0".into(),
+            md_level: Some("raid6".into()),
+            slaves: vec!["sda".into(), "sdb".into()],
+            ..BlockDevice::default()
+        };
+        let s = device_summary(&[
+            md,
+            disk("sda", "GA0A"),
+            disk("sdb", "GA0A"),
+            disk("sdc", "GA0B"),
+        ]);
+        assert_eq!(
+            s,
+            "2 × ST4000NM0033 4.00TB fw GA0A HDD; ST4000NM0033 4.00TB fw GA0B HDD"
+        );
+    }
+}
