@@ -144,8 +144,3 @@ pub struct Context {
     /// `--db` / `IOLAB_DB`, when given.
     pub db: Option<std::path::PathBuf>,
 }
-
-/// The placeholder result of a command whose issue has not landed yet.
-pub(crate) fn not_yet(what: &str) -> anyhow::Result<ExitCode> {
-    Err(anyhow::anyhow!("`iolab {what}` is not built yet"))
-}
