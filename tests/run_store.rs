@@ -226,3 +226,82 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
     assert_eq!(code, 2, "{se}");
     assert!(se.contains("--label"), "{se}");
 }
+
+#[test]
+fn plan_takes_disk_speeds_from_a_stored_run() {
+    let d = tmpdir();
+    let db = d.path().join("r.db");
+    let work = d.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let (code, _, se) = iolab_db(
+        &db,
+        &[
+            "run",
+            work.to_str().unwrap(),
+            "--quick",
+            "--size",
+            "16MiB",
+            "--time",
+            "200ms",
+            "--label",
+            "onedisk",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    let (code, so, se) = iolab_db(
+        &db,
+        &[
+            "plan",
+            "--disks",
+            "6",
+            "--disk-size",
+            "1TB",
+            "--layouts",
+            "raid0,raid6",
+            "--disk-from",
+            "onedisk",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    let j = json(&so);
+    let r0 = &j["layouts"][0];
+    assert!(r0["seq_read_mbps"].as_f64().unwrap() > 0.0);
+    // Six disks striped read three times what two do (no cap given).
+    let (code, so2, se) = iolab_db(
+        &db,
+        &[
+            "plan",
+            "--disks",
+            "2",
+            "--disk-size",
+            "1TB",
+            "--layouts",
+            "raid0",
+            "--disk-from",
+            "onedisk",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{se}");
+    let two = json(&so2)["layouts"][0]["seq_read_mbps"].as_f64().unwrap();
+    let six = r0["seq_read_mbps"].as_f64().unwrap();
+    assert!((six / two - 3.0).abs() < 0.01, "{six} vs {two}");
+    let (code, _, se) = iolab_db(
+        &db,
+        &[
+            "plan",
+            "--disks",
+            "6",
+            "--disk-size",
+            "1TB",
+            "--layouts",
+            "raid6",
+            "--disk-from",
+            "nosuchrun",
+        ],
+    );
+    assert_eq!(code, 2, "{se}");
+}

@@ -72,9 +72,10 @@ pub struct PlanOptions {
     )]
     pub chunk: String,
 
-    /// Take per-disk speeds from a JSON run record of one disk (`iolab run --json` on a single
-    /// disk): sequential MB/s from read/write workloads, IOPS from randread/randwrite ones.
-    #[arg(long, value_name = "RUN.json")]
+    /// Take per-disk speeds from a stored run of one disk (id, prefix, label, `last`: e.g. an
+    /// `iolab run /dev/sdb` or `iolab disks --bench`) or from a JSON run record file (`iolab run
+    /// --json`): sequential MB/s from read/write workloads, IOPS from randread/randwrite ones.
+    #[arg(long, value_name = "RUN")]
     pub disk_from: Option<PathBuf>,
 
     /// Per-disk sequential read, MB/s [default: 150, a 7200 rpm disk].
@@ -218,7 +219,16 @@ fn parse_hours(flag: &str, text: &str) -> anyhow::Result<f64> {
 }
 
 /// Reads a run record: one object, or an array holding exactly one.
-fn read_run(path: &Path) -> anyhow::Result<RunRecord> {
+fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> {
+    if !path.is_file() {
+        // Not a file: a run in the results store.
+        let reference = path.to_string_lossy().into_owned();
+        let store = super::compare::open_for(ctx, std::slice::from_ref(&reference))?;
+        let id = store
+            .resolve(&reference)
+            .map_err(super::compare::store_err)?;
+        return store.load_run(&id).map_err(super::compare::store_err);
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|e| usage(format!("--disk-from {}: {e}", path.display())))?;
     if let Ok(r) = serde_json::from_str::<RunRecord>(&text) {
@@ -245,7 +255,7 @@ fn read_run(path: &Path) -> anyhow::Result<RunRecord> {
 
 /// Per-disk speed from `--disk-from` and the `--disk-*` flags (flags win), and a sentence
 /// saying where it came from.
-fn disk_perf(a: &PlanOptions) -> anyhow::Result<(DiskPerf, String)> {
+fn disk_perf(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(DiskPerf, String)> {
     let given = [
         ("--disk-read-mbps", &a.disk_read_mbps),
         ("--disk-write-mbps", &a.disk_write_mbps),
@@ -267,7 +277,7 @@ fn disk_perf(a: &PlanOptions) -> anyhow::Result<(DiskPerf, String)> {
     let mut m = MeasuredPerf::default();
     let mut source = String::new();
     if let Some(path) = &a.disk_from {
-        let run = read_run(path)?;
+        let run = read_run(path, ctx)?;
         m = MeasuredPerf::from_run(&run)
             .map_err(|e| usage(format!("--disk-from {}: {e}", path.display())))?;
         source = format!("measured in {} ({})", path.display(), m.sources.join(", "));
@@ -310,7 +320,7 @@ fn disk_perf(a: &PlanOptions) -> anyhow::Result<(DiskPerf, String)> {
     Ok((perf, format!("{figures}, {source}")))
 }
 
-fn build_input(a: &PlanOptions) -> anyhow::Result<(PlanInput, String)> {
+fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, String)> {
     let disks_text = a.disks.trim();
     let disks: u32 = disks_text.parse().map_err(|_| {
         usage(format!(
@@ -321,7 +331,7 @@ fn build_input(a: &PlanOptions) -> anyhow::Result<(PlanInput, String)> {
     let disk_bytes = size("--disk-size", &a.disk_size)?;
     let chunk_bytes = size("--chunk", &a.chunk)?;
     let layouts = parse_layouts(&a.layouts).map_err(|e| usage(e.to_string()))?;
-    let (perf, source) = disk_perf(a)?;
+    let (perf, source) = disk_perf(a, ctx)?;
     let caps = Caps {
         mbps: a
             .cap_mbps
@@ -361,9 +371,9 @@ fn build_input(a: &PlanOptions) -> anyhow::Result<(PlanInput, String)> {
 }
 
 /// `iolab plan`.
-pub fn run(_ctx: &Context, args: PlanArgs) -> anyhow::Result<ExitCode> {
+pub fn run(ctx: &Context, args: PlanArgs) -> anyhow::Result<ExitCode> {
     let a = &*args.opts;
-    let (input, source) = build_input(a)?;
+    let (input, source) = build_input(a, ctx)?;
     let plan = crate::plan::plan(&input, &source).map_err(|e| usage(e.to_string()))?;
     let format = if a.json { Format::Json } else { a.format };
     let text = match format {
