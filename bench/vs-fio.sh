@@ -31,7 +31,7 @@ fio_cmd() { # target rw bs qd [engine]
 }
 iolab_cmd() { # target pattern bs qd [engine]
   echo "$IOLAB" run "$1" --pattern "$2" --bs "$3" --qd "$4" --engine "${5:-io_uring}" --threads 1 \
-    --time "${SECS}s" --size 1GiB --repeat 1 --json
+    --time "${SECS}s" --size 1GiB --repeat 1 --json --no-save
 }
 {
   for c in "loop randread 4k qd128|$LOOP randread 4k 128|$LOOP randread 4k 128" \

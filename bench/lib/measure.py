@@ -20,7 +20,8 @@ def main():
     if p.returncode != 0:
         print(json.dumps({"error": p.stderr.strip()[-400:], "cmd": cmd}))
         sys.exit(1)
-    out = {"tool": tool, "cpu_s": cpu, "wall_s": wall}
+    # Children's peak RSS: this process has exactly one child, so it is that child's (KiB).
+    out = {"tool": tool, "cpu_s": cpu, "wall_s": wall, "maxrss_kib": r1.ru_maxrss}
     if tool == "fio":
         d = json.loads(p.stdout[p.stdout.index("{"):])
         j = d["jobs"][0]
@@ -30,7 +31,8 @@ def main():
         out["ios"] = rd["total_ios"] + wr["total_ios"]
     elif tool == "iolab":
         d = json.loads(p.stdout)
-        s = d["summary"][0]
+        # The workload itself, not --verify's fill and read-back passes ("name:verify-...").
+        s = next(w for w in d["summary"] if ":" not in w["workload"])
         ops = [o for o in s["ops"] if o["op"] != "sync"]
         out["iops"] = sum(o["ops_per_sec_median"] for o in ops)
         out["mbps"] = sum(o["mb_per_sec_median"] for o in ops)

@@ -452,9 +452,10 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
     let w = p.w;
     let bs = w.block_size as u32;
     let mut out = empty_out(eng.name());
+    // A read-only workload never fills a buffer: no random pool for it (4 MiB per thread).
     let mut data = DataGen::new(
         p.seed,
-        w.data == crate::spec::DataKind::Zero,
+        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
         w.block_size as usize,
     );
     let mut offsets = Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed);
