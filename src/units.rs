@@ -186,6 +186,18 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// Formats a rate (MB/s, IOPS, ops/s) with the precision a reader can use: no decimals from 100
+/// up, one below 100, two below 10.
+pub fn format_rate(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// Formats a latency in nanoseconds with a unit that keeps three significant figures.
 pub fn format_latency_ns(ns: f64) -> String {
     if ns < 1_000.0 {

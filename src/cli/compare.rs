@@ -157,6 +157,48 @@ pub(crate) fn open_for(ctx: &Context, refs: &[String]) -> anyhow::Result<Store> 
     }
 }
 
+/// The runs a comparison or report covers, in column order: the references given, then every
+/// run of `lab` in the order they ran, with the baseline first when it is not among them.
+/// Returns the ids and the baseline's id.
+pub(crate) fn select_runs(
+    store: &Store,
+    refs: &[String],
+    lab: Option<&str>,
+    baseline: Option<&str>,
+) -> anyhow::Result<(Vec<String>, Option<String>)> {
+    let mut ids = resolve_all(store, refs)?;
+    if let Some(lab) = lab {
+        let filter = crate::store::RunFilter {
+            lab_id: Some(lab.to_string()),
+            ..Default::default()
+        };
+        let mut lab_runs = store.list(&filter).map_err(store_err)?;
+        if lab_runs.is_empty() {
+            return Err(super::usage(format!(
+                "--lab {lab}: no stored run belongs to this lab; `iolab list` shows lab ids"
+            )));
+        }
+        // `list` is newest first; a lab reads best in the order its layouts ran.
+        lab_runs.reverse();
+        for r in lab_runs {
+            if !ids.contains(&r.id) {
+                ids.push(r.id);
+            }
+        }
+    }
+    let baseline = match baseline {
+        Some(b) => {
+            let id = store.resolve(b).map_err(store_err)?;
+            if !ids.contains(&id) {
+                ids.insert(0, id.clone());
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    Ok((ids, baseline))
+}
+
 /// Resolves references in order, dropping repeats.
 pub(crate) fn resolve_all(store: &Store, refs: &[String]) -> anyhow::Result<Vec<String>> {
     let mut ids: Vec<String> = Vec::new();
@@ -198,36 +240,7 @@ pub fn compare(ctx: &Context, a: CompareArgs) -> anyhow::Result<ExitCode> {
         a.runs.clone()
     };
     let store = open_for(ctx, &refs)?;
-    let mut ids = resolve_all(&store, &a.runs)?;
-    if let Some(lab) = &a.lab {
-        let filter = crate::store::RunFilter {
-            lab_id: Some(lab.clone()),
-            ..Default::default()
-        };
-        let mut lab_runs = store.list(&filter).map_err(store_err)?;
-        if lab_runs.is_empty() {
-            return Err(super::usage(format!(
-                "--lab: no stored runs of lab '{lab}' (iolab list shows lab ids)"
-            )));
-        }
-        // `list` is newest first; a lab reads best in the order its layouts ran.
-        lab_runs.reverse();
-        for r in lab_runs {
-            if !ids.contains(&r.id) {
-                ids.push(r.id);
-            }
-        }
-    }
-    let baseline = match &a.baseline {
-        Some(b) => {
-            let id = store.resolve(b).map_err(store_err)?;
-            if !ids.contains(&id) {
-                ids.insert(0, id.clone());
-            }
-            Some(id)
-        }
-        None => None,
-    };
+    let (ids, baseline) = select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
     if ids.len() < 2 {
         return Err(super::usage(
             "compare needs at least two different runs: give two RUNs, or one RUN and --baseline RUN",

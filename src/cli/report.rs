@@ -14,7 +14,7 @@ use super::Context;
 use crate::report::html::{self, ReportOptions};
 use crate::report::markdown;
 use crate::sample::{RunRecord, now_unix_ms};
-use crate::store::{RunFilter, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Output formats of `iolab report`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,47 +162,6 @@ fn remove_stale_charts(dir: &Path, keep: &[String]) {
     }
 }
 
-/// The run ids to report on, in column order, and the baseline's id.
-fn select(store: &Store, a: &ReportArgs) -> anyhow::Result<(Vec<String>, Option<String>)> {
-    let mut ids: Vec<String> = Vec::new();
-    for r in &a.runs {
-        let id = store.resolve(r).map_err(store_err)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    if let Some(lab) = &a.lab {
-        let mut runs = store
-            .list(&RunFilter {
-                lab_id: Some(lab.clone()),
-                ..RunFilter::default()
-            })
-            .map_err(store_err)?;
-        if runs.is_empty() {
-            return Err(super::usage(format!(
-                "--lab {lab}: no stored run belongs to this lab; `iolab list` shows lab ids"
-            )));
-        }
-        runs.reverse();
-        for r in runs {
-            if !ids.contains(&r.id) {
-                ids.push(r.id);
-            }
-        }
-    }
-    let baseline = match &a.baseline {
-        Some(b) => {
-            let id = store.resolve(b).map_err(store_err)?;
-            if !ids.contains(&id) {
-                ids.insert(0, id.clone());
-            }
-            Some(id)
-        }
-        None => None,
-    };
-    Ok((ids, baseline))
-}
-
 /// `iolab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
     if a.runs.is_empty() && a.lab.is_none() {
@@ -218,7 +177,8 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| a.lab.clone())
         .unwrap_or_default();
     let store = open_store(ctx, &what)?;
-    let (ids, baseline) = select(&store, &a)?;
+    let (ids, baseline) =
+        super::compare::select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
     let runs: Vec<RunRecord> = ids
         .iter()
         .map(|id| store.load_run(id).map_err(store_err))

@@ -84,16 +84,6 @@ fn series_values(t: &TrialSample) -> (Vec<f64>, &'static str) {
     }
 }
 
-fn rate_value(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 /// Everything about one run.
 pub fn render_run(r: &RunRecord) -> String {
     let mut o = String::new();
@@ -251,15 +241,15 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
                 m.unit.label().to_string(),
                 s.n.to_string(),
                 format_estimate(s),
-                rate_value(s.mean),
-                rate_value(s.sd),
+                crate::units::format_rate(s.mean),
+                crate::units::format_rate(s.sd),
                 format!(
                     "{:.1}%{}",
                     s.cv * 100.0,
                     if s.high_cv() { " !" } else { "" }
                 ),
-                rate_value(s.min),
-                rate_value(s.max),
+                crate::units::format_rate(s.min),
+                crate::units::format_rate(s.max),
             ]
         })
         .collect();
@@ -296,7 +286,7 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
                     metrics
                         .iter()
                         .find(|m| m.name == *n)
-                        .map_or("-".to_string(), |m| rate_value(m.value)),
+                        .map_or("-".to_string(), |m| crate::units::format_rate(m.value)),
                 );
             }
             row
@@ -363,7 +353,7 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
             "  trial {:>2}  {}  max {} {unit}",
             t.trial,
             sparkline(&v, 60),
-            rate_value(max)
+            crate::units::format_rate(max)
         );
         for c in stats::detect_cliffs(&t.series) {
             let _ = writeln!(o, "            cliff: {}", c.describe());

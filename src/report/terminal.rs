@@ -20,16 +20,6 @@ fn cv_pct(v: &[f64]) -> Option<f64> {
     Some(var.sqrt() / mean * 100.0)
 }
 
-fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 /// Renders the run table.
 pub fn run_table(run: &RunRecord) -> String {
     let mut out = String::new();
@@ -74,11 +64,11 @@ pub fn run_table(run: &RunRecord) -> String {
                 },
                 o.op.clone(),
                 if data_op {
-                    num(o.mb_per_sec_median)
+                    crate::units::format_rate(o.mb_per_sec_median)
                 } else {
                     "-".into()
                 },
-                num(o.ops_per_sec_median),
+                crate::units::format_rate(o.ops_per_sec_median),
                 format_latency_ns(o.latency.p50_ns as f64),
                 format_latency_ns(o.latency.p99_ns as f64),
                 format_latency_ns(o.latency.p99_9_ns as f64),
