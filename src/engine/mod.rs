@@ -74,6 +74,20 @@ pub trait Engine {
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
     /// Queues one IO; it is not started before [`Engine::submit_and_reap`].
     fn queue(&mut self, slot: u32, op: IoOp, offset: u64, len: u32) -> Result<(), EngineError>;
+    /// Queues a write of `len` bytes from `data` instead of the slot's buffer (the slot still
+    /// names the IO in its completion).
+    ///
+    /// # Safety
+    /// `data` must point at `len` readable bytes, aligned as O_DIRECT needs, inside the
+    /// `extra` region of the [`EngineConfig`] when one was given, and stay valid until the
+    /// IO has completed.
+    unsafe fn queue_write_from(
+        &mut self,
+        slot: u32,
+        data: *const u8,
+        offset: u64,
+        len: u32,
+    ) -> Result<(), EngineError>;
     /// Starts everything queued and waits until at least `min` IOs have completed, appending
     /// every completion available to `out`.
     fn submit_and_reap(&mut self, min: u32, out: &mut Vec<Completion>) -> Result<(), EngineError>;
@@ -88,4 +102,7 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Bytes per slot buffer.
     pub block_size: usize,
+    /// Memory writes may come from besides the slots (the data pool), registered with the
+    /// ring when the kernel allows; it must outlive the engine.
+    pub extra: Option<(*mut u8, usize)>,
 }

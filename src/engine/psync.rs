@@ -55,6 +55,20 @@ impl Engine for PsyncEngine {
         Ok(())
     }
 
+    unsafe fn queue_write_from(
+        &mut self,
+        slot: u32,
+        data: *const u8,
+        offset: u64,
+        len: u32,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the caller guarantees `data` holds `len` readable bytes; fd is open.
+        let r = unsafe { libc::pwrite(self.fd, data.cast(), len as usize, offset as libc::off_t) };
+        let result = if r < 0 { -errno() } else { r as i32 };
+        self.done.push(Completion { slot, result });
+        Ok(())
+    }
+
     fn submit_and_reap(&mut self, _min: u32, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         out.append(&mut self.done);
         Ok(())

@@ -18,6 +18,8 @@ pub struct UringEngine {
     fd: RawFd,
     fixed_file: bool,
     fixed_bufs: bool,
+    /// Buffer index of the registered extra region (the data pool), when registered.
+    extra_index: Option<u16>,
     /// Ring setup flags that were accepted, for the record.
     pub setup: &'static str,
 }
@@ -62,17 +64,44 @@ impl UringEngine {
         })?;
         let bufs = BufferPool::new(cfg.block_size, slots)?;
         let fixed_file = ring.submitter().register_files(&[cfg.fd]).is_ok();
-        // SAFETY: the iovecs point into `bufs`, which lives in the same struct as the ring and is
-        // dropped after it (field order), so they stay valid for the registration's lifetime.
-        let fixed_bufs = unsafe { ring.submitter().register_buffers(&bufs.iovecs()) }.is_ok();
+        let mut iovecs = bufs.iovecs();
+        if let Some((ptr, len)) = cfg.extra {
+            iovecs.push(libc::iovec {
+                iov_base: ptr.cast(),
+                iov_len: len,
+            });
+        }
+        // SAFETY: the slot iovecs point into `bufs`, which lives in the same struct as the ring
+        // and is dropped after it (field order); the extra region outlives the engine (the
+        // caller's contract in EngineConfig). Both stay valid while registered.
+        let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let extra_index = (fixed_bufs && cfg.extra.is_some()).then_some(slots as u16);
         Ok(UringEngine {
             ring,
             bufs,
             fd: cfg.fd,
             fixed_file,
             fixed_bufs,
+            extra_index,
             setup,
         })
+    }
+
+    /// Puts an entry on the submission queue, handing the queue to the kernel first when full.
+    ///
+    /// # Safety
+    /// The memory the entry points at must stay valid until its completion is reaped.
+    unsafe fn push(&mut self, e: &squeue::Entry) -> Result<(), EngineError> {
+        loop {
+            // SAFETY: forwarded from the caller.
+            if unsafe { self.ring.submission().push(e) }.is_ok() {
+                return Ok(());
+            }
+            self.ring.submit().map_err(|source| EngineError::Submit {
+                engine: "io_uring",
+                source,
+            })?;
+        }
     }
 
     /// Whether the file and buffers are registered (for notes).
@@ -123,19 +152,36 @@ impl Engine for UringEngine {
     fn queue(&mut self, slot: u32, op: IoOp, offset: u64, len: u32) -> Result<(), EngineError> {
         let len = len.min(self.bufs.slot_size() as u32);
         let e = self.entry(slot, op, offset, len);
-        loop {
-            // SAFETY: the entry's buffer is a slot of self.bufs, valid until the IO completes
-            // (the runner never reuses a slot in flight and the pool outlives the ring).
-            let pushed = unsafe { self.ring.submission().push(&e) };
-            if pushed.is_ok() {
-                return Ok(());
-            }
-            // Queue full: hand what we have to the kernel and try again.
-            self.ring.submit().map_err(|source| EngineError::Submit {
-                engine: "io_uring",
-                source,
-            })?;
+        // SAFETY: the entry's buffer is a slot of self.bufs, valid until the IO completes (the
+        // runner never reuses a slot in flight and the buffers outlive the ring).
+        unsafe { self.push(&e) }
+    }
+
+    #[inline]
+    unsafe fn queue_write_from(
+        &mut self,
+        slot: u32,
+        data: *const u8,
+        offset: u64,
+        len: u32,
+    ) -> Result<(), EngineError> {
+        let e = match (self.fixed_file, self.extra_index) {
+            (true, Some(bi)) => opcode::WriteFixed::new(types::Fixed(0), data, len, bi)
+                .offset(offset)
+                .build(),
+            (true, None) => opcode::Write::new(types::Fixed(0), data, len)
+                .offset(offset)
+                .build(),
+            (false, Some(bi)) => opcode::WriteFixed::new(types::Fd(self.fd), data, len, bi)
+                .offset(offset)
+                .build(),
+            (false, None) => opcode::Write::new(types::Fd(self.fd), data, len)
+                .offset(offset)
+                .build(),
         }
+        .user_data(u64::from(slot));
+        // SAFETY: the caller guarantees `data` stays valid until the IO completes.
+        unsafe { self.push(&e) }
     }
 
     #[inline]

@@ -1,53 +1,96 @@
 //! Content of written blocks: incompressible, and different in every block written, so neither
 //! compression nor deduplication flatters a layout (the `dd if=/dev/zero` pitfall).
 //!
-//! Regenerating every block with a PRNG would cost a core at disk speeds. Instead each thread
-//! keeps a pool of random bytes (4 MiB, generated once); every write copies its block from a
-//! random place in the pool (a memcpy, far cheaper than generating) and then stamps a fresh
-//! random word at every 4 KiB boundary. Blocks are therefore random, never repeat within a
-//! compression window (unlike fio's default of reusing one buffer per IO slot), and no two
-//! 4 KiB blocks are equal, which defeats deduplication.
+//! Regenerating every block with a PRNG would cost a core at disk speeds, and even copying it
+//! from a random pool costs a memcpy per byte written. Instead each thread keeps a page-aligned
+//! pool of random bytes (4 MiB, generated once, registered with the ring) and every write is
+//! issued straight from a random 4 KiB-aligned place in it, after a fresh random word is
+//! stamped at every 4 KiB boundary of that place. Blocks are therefore random, never repeat
+//! within a compression window (unlike fio's default of reusing one buffer per IO slot), and no
+//! two 4 KiB blocks are equal, which defeats deduplication; the cost is a few stores per 4 KiB.
+//!
+//! Verify mode needs each block's exact bytes for its checksum, so there the block is copied
+//! into the IO slot's own buffer first ([`DataGen::refresh`]).
 
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
-/// Stamps are this far apart.
+use crate::engine::BufferPool;
+
+/// Stamps are this far apart, and blocks start on this boundary of the pool.
 pub const STAMP_STRIDE: usize = 4096;
-/// Random bytes each thread keeps to copy blocks from (plus one block).
+/// Random bytes each writing thread keeps (plus one block).
 pub const POOL_BYTES: usize = 4 << 20;
 
 /// Fills and refreshes write buffers for one thread.
 pub struct DataGen {
     rng: Xoshiro256PlusPlus,
     zero: bool,
-    pool: Vec<u8>,
+    pool: Option<BufferPool>,
 }
 
 impl DataGen {
-    /// A generator for blocks of `block` bytes; `zero` makes every block zeros.
+    /// A generator for blocks of `block` bytes; `zero` makes every block zeros (and keeps no
+    /// pool: read-only workloads pass it too).
     pub fn new(seed: u64, zero: bool, block: usize) -> DataGen {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD47A);
         let pool = if zero {
-            Vec::new()
+            None
         } else {
-            let mut p = vec![0u8; POOL_BYTES.max(block) + 64 * 1024];
-            rng.fill_bytes(&mut p);
-            p
+            BufferPool::new(POOL_BYTES.max(block) + 64 * 1024, 1)
+                .ok()
+                .map(|mut p| {
+                    rng.fill_bytes(p.slot_mut(0));
+                    p
+                })
         };
         DataGen { rng, zero, pool }
     }
 
+    /// The pool's memory, for registering it with an engine (`None` for zero data).
+    pub fn pool_region(&self) -> Option<(*mut u8, usize)> {
+        self.pool.as_ref().map(|p| (p.slot_ptr(0), p.slot_size()))
+    }
+
+    /// A fresh block of `len` bytes inside the pool, returned as a pointer the write is issued
+    /// from: a random aligned place, stamped. `None` for zero data (or no pool).
+    ///
+    /// The place may overlap a block still being written by an earlier IO; its content then
+    /// changes under that IO, which is harmless for a benchmark (verify mode copies instead).
+    #[inline]
+    pub fn fresh_block(&mut self, len: usize) -> Option<*const u8> {
+        if self.zero {
+            return None;
+        }
+        let pool = self.pool.as_mut()?;
+        let size = pool.slot_size();
+        let len = len.min(size);
+        let places = (size - len) / STAMP_STRIDE + 1;
+        let at = ((u128::from(self.rng.next_u64()) * places as u128) >> 64) as usize * STAMP_STRIDE;
+        let region = &mut pool.slot_mut(0)[at..at + len];
+        let mut off = 0;
+        while off + 8 <= len {
+            region[off..off + 8].copy_from_slice(&self.rng.next_u64().to_ne_bytes());
+            off += STAMP_STRIDE;
+        }
+        Some(region.as_ptr())
+    }
+
     /// Makes the first `len` bytes of `buf` a block never written before: copied from a random
-    /// place of the pool, then stamped.
+    /// place of the pool, then stamped (for writes that must own their bytes).
     #[inline]
     pub fn refresh(&mut self, buf: &mut [u8], len: usize) {
         if self.zero {
             return;
         }
-        let len = len.min(buf.len()).min(self.pool.len());
-        let span = (self.pool.len() - len) / 8;
+        let Some(pool) = self.pool.as_ref() else {
+            return;
+        };
+        let src = pool.slot(0);
+        let len = len.min(buf.len()).min(src.len());
+        let span = (src.len() - len) / 8;
         let from = ((u128::from(self.rng.next_u64()) * span as u128) >> 64) as usize * 8;
-        buf[..len].copy_from_slice(&self.pool[from..from + len]);
+        buf[..len].copy_from_slice(&src[from..from + len]);
         self.stamp(buf, len);
     }
 
@@ -82,9 +125,27 @@ mod tests {
         // Refreshed content is a different random block, not the old one with a stamp.
         let same = a.iter().zip(&before).filter(|(x, y)| x == y).count();
         assert!(same < 8192 / 64, "{same} bytes unchanged");
-        let b1 = a.clone();
-        g.refresh(&mut a, 8192);
-        assert_ne!(a, b1);
+    }
+
+    #[test]
+    fn fresh_blocks_are_aligned_inside_the_pool_and_stamped() {
+        let mut g = DataGen::new(3, false, 1 << 20);
+        let (base, size) = g.pool_region().unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..200 {
+            let p = g.fresh_block(1 << 20).unwrap() as usize;
+            assert_eq!(p % 4096, 0);
+            assert!(p >= base as usize && p + (1 << 20) <= base as usize + size);
+            seen.insert(p);
+        }
+        assert!(seen.len() > 100, "places vary: {}", seen.len());
+        // Two blocks from the same place differ: the stamps are fresh.
+        let p1 = g.fresh_block(4096).unwrap();
+        // SAFETY: p1 points at 4096 bytes inside the pool, which lives in g.
+        let a = unsafe { std::slice::from_raw_parts(p1, 4096) }.to_vec();
+        let mut b = a.clone();
+        g.stamp(&mut b, 4096);
+        assert_ne!(a[..8], b[..8]);
     }
 
     #[test]
@@ -93,5 +154,6 @@ mod tests {
         let mut a = vec![0u8; 4096];
         g.refresh(&mut a, 4096);
         assert!(a.iter().all(|b| *b == 0));
+        assert!(g.fresh_block(4096).is_none());
     }
 }

@@ -409,24 +409,39 @@ fn worker_main(p: &WorkerParams<'_>) -> WorkerOut {
             }
         }
     };
+    // A read-only workload never writes a block: no random pool for it (4 MiB per thread).
+    let mut data = DataGen::new(
+        p.seed,
+        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
+        w.block_size as usize,
+    );
+    // Writes come straight from the pool, except in verify mode (each block owns its bytes).
+    let from_pool = p.file.verify.is_none() && w.pattern.writes();
     let cfg = EngineConfig {
         fd: file.as_ref().map_or(-1, |f| f.as_raw_fd()),
         depth,
         block_size: w.block_size as usize,
+        extra: if from_pool { data.pool_region() } else { None },
     };
+    // The engine is dropped inside worker_loop, before `data`, whose pool it may have registered.
     let out = match w.engine {
-        EngineKind::Null => NullEngine::new(&cfg).map(|e| worker_loop(e, p, depth)),
-        EngineKind::Psync => PsyncEngine::new(&cfg).map(|e| worker_loop(e, p, depth)),
+        EngineKind::Null => {
+            NullEngine::new(&cfg).map(|e| worker_loop(e, p, depth, &mut data, from_pool))
+        }
+        EngineKind::Psync => {
+            PsyncEngine::new(&cfg).map(|e| worker_loop(e, p, depth, &mut data, from_pool))
+        }
         EngineKind::IoUring => match UringEngine::new(&cfg) {
-            Ok(e) => Ok(worker_loop(e, p, depth)),
+            Ok(e) => Ok(worker_loop(e, p, depth, &mut data, from_pool)),
             Err(EngineError::Setup { .. }) => {
                 // io_uring unavailable (old kernel, seccomp): psync, one IO at a time.
                 let cfg1 = EngineConfig { depth: 1, ..cfg };
-                PsyncEngine::new(&cfg1).map(|e| worker_loop(e, p, 1))
+                PsyncEngine::new(&cfg1).map(|e| worker_loop(e, p, 1, &mut data, from_pool))
             }
             Err(e) => Err(e),
         },
     };
+    drop(data);
     drop(file);
     out.unwrap_or_else(|e| {
         p.abort.store(true, Ordering::Relaxed);
@@ -448,16 +463,16 @@ fn now_ns(start: Instant) -> u64 {
     start.elapsed().as_nanos() as u64
 }
 
-fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> WorkerOut {
+fn worker_loop<E: Engine>(
+    mut eng: E,
+    p: &WorkerParams<'_>,
+    depth: u32,
+    data: &mut DataGen,
+    from_pool: bool,
+) -> WorkerOut {
     let w = p.w;
     let bs = w.block_size as u32;
     let mut out = empty_out(eng.name());
-    // A read-only workload never fills a buffer: no random pool for it (4 MiB per thread).
-    let mut data = DataGen::new(
-        p.seed,
-        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
-        w.block_size as usize,
-    );
     let mut offsets = Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed);
     let sync_slot = depth;
     let mut slot_ts = vec![0u64; depth as usize + 1];
@@ -507,8 +522,12 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
                         }
                     },
                 };
+                let mut pooled = None;
                 let op = if is_read {
                     IoOp::Read
+                } else if from_pool {
+                    pooled = data.fresh_block(bs as usize);
+                    IoOp::Write
                 } else {
                     let buf = eng.buffer_mut(slot);
                     data.refresh(buf, bs as usize);
@@ -518,7 +537,13 @@ fn worker_loop<E: Engine>(mut eng: E, p: &WorkerParams<'_>, depth: u32) -> Worke
                     }
                     IoOp::Write
                 };
-                if let Err(e) = eng.queue(slot, op, off, bs) {
+                let queued = match pooled {
+                    // SAFETY: the block lies in the data pool, registered as the engine's extra
+                    // region, which outlives the engine (dropped in worker_main after it).
+                    Some(ptr) => unsafe { eng.queue_write_from(slot, ptr, off, bs) },
+                    None => eng.queue(slot, op, off, bs),
+                };
+                if let Err(e) = queued {
                     out.error = Some(e.into());
                     p.abort.store(true, Ordering::Relaxed);
                     break;
@@ -734,6 +759,15 @@ mod tests {
             self.done.push(Completion { slot, result });
             Ok(())
         }
+        unsafe fn queue_write_from(
+            &mut self,
+            slot: u32,
+            _d: *const u8,
+            o: u64,
+            len: u32,
+        ) -> Result<(), EngineError> {
+            self.queue(slot, IoOp::Write, o, len)
+        }
         fn submit_and_reap(
             &mut self,
             _m: u32,
@@ -779,7 +813,8 @@ mod tests {
             fail_at,
             result,
         };
-        worker_loop(eng, &p, w.queue_depth)
+        let mut data = DataGen::new(1, !w.pattern.writes(), 4096);
+        worker_loop(eng, &p, w.queue_depth, &mut data, w.pattern.writes())
     }
 
     fn wl(pattern: Pattern) -> IoWorkload {

@@ -53,11 +53,17 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountInfo> {
         if l.len() < 6 || r.len() < 2 {
             continue;
         }
-        let mut options = l[5].to_string();
-        if let Some(so) = r.get(2) {
-            options.push(',');
-            options.push_str(so);
+        // Per-mount options, then the superblock's, each said once ("rw" is in both).
+        let mut opts: Vec<&str> = Vec::new();
+        for o in l[5]
+            .split(',')
+            .chain(r.get(2).map_or("", |v| *v).split(','))
+        {
+            if !o.is_empty() && !opts.contains(&o) {
+                opts.push(o);
+            }
         }
+        let options = opts.join(",");
         out.push(MountInfo {
             dev: l[2].to_string(),
             mount_point: PathBuf::from(unescape(l[4])),
