@@ -19,6 +19,10 @@ const POD: &[&str] = &[
 
 fn iolab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .env(
+            "IOLAB_DB",
+            std::env::temp_dir().join(format!("iolab-plan-tests-{}.db", std::process::id())),
+        )
         .args(args)
         .output()
         .expect("the iolab binary runs")

@@ -220,7 +220,9 @@ fn parse_hours(flag: &str, text: &str) -> anyhow::Result<f64> {
 
 /// Reads a run record: one object, or an array holding exactly one.
 fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> {
-    if !path.is_file() {
+    let looks_like_file =
+        path.components().count() > 1 || path.extension().is_some_and(|e| e == "json");
+    if !path.is_file() && !looks_like_file {
         // Not a file: a run in the results store.
         let reference = path.to_string_lossy().into_owned();
         let store = super::compare::open_for(ctx, std::slice::from_ref(&reference))?;

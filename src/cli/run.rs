@@ -43,7 +43,7 @@ pub struct RunArgs {
     pub scale: Option<f64>,
 
     /// One custom workload: read, write, randread, randwrite, randrw, smallfile, cached-read.
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", conflicts_with_all = ["profile", "spec", "quick"])]
     pub pattern: Option<String>,
     /// Name of the custom workload in tables.
     #[arg(long, help_heading = "Workload")]
