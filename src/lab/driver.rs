@@ -3,12 +3,16 @@
 //! it, then tear it down — whatever happened — and report.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::probe;
-use super::report::{DegradedReport, LabReport, LayoutReport, LayoutStatus, RebuildReport};
+use super::dataset::DataSet;
+use super::integrity::{IntegrityReport, Step, Verdict};
+use super::report::{
+    DegradedReport, LabReport, LayoutReport, LayoutStatus, RebuildReport, SecondFailureReport,
+};
 use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
 use crate::layout::{Availability, Built, DiskSource, LayoutError, Runner, Session, Stack};
 
@@ -25,6 +29,43 @@ pub struct LabOptions {
     pub state_dir: PathBuf,
     /// What this machine can build.
     pub availability: Availability,
+    /// Test hooks (the command line never sets them).
+    pub hooks: LabHooks,
+}
+
+/// What a hook gets once the data set is on a layout.
+#[derive(Debug)]
+pub struct DataWritten<'a> {
+    /// The layout's name.
+    pub layout: &'a str,
+    /// Where it is mounted.
+    pub mount_point: &'a Path,
+    /// Its members, in order.
+    pub members: &'a [PathBuf],
+    /// Backing files of loop members, in the same order.
+    pub backing_files: &'a [Option<PathBuf>],
+    /// The data set just written (and flushed to the disks).
+    pub data: &'a DataSet,
+}
+
+/// A hook called after the data set is written.
+pub type DataHook = Arc<dyn Fn(&DataWritten) -> Result<(), String> + Send + Sync>;
+
+/// Points where a test can step into the lab flow through the library; the command line has
+/// no way to set them.
+#[derive(Clone, Default)]
+pub struct LabHooks {
+    /// Called after the data set is written and flushed, before it is first read back: a test
+    /// damages a member's backing file here to prove the lab reports the loss.
+    pub after_data_written: Option<DataHook>,
+}
+
+impl std::fmt::Debug for LabHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LabHooks")
+            .field("after_data_written", &self.after_data_written.is_some())
+            .finish()
+    }
 }
 
 impl LabOptions {
@@ -36,6 +77,7 @@ impl LabOptions {
             verbose: false,
             state_dir: crate::layout::state::state_dir(),
             availability: Availability::detect(),
+            hooks: LabHooks::default(),
         }
     }
 }
@@ -407,6 +449,24 @@ impl StackRun<'_, '_> {
             lr.usable_bytes = Some(built.usable_bytes);
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);
+        if let Some(i) = lr.integrity.as_mut() {
+            if let Err(msg) = &res {
+                // Every integrity step records its own failure; what is left is a workload
+                // error or an interruption, after which the check is incomplete.
+                let step = if msg == "interrupted" {
+                    "interrupted"
+                } else {
+                    "workloads"
+                };
+                i.fail(step, msg.clone());
+            }
+            i.conclude();
+            if i.verdict == Verdict::Verified {
+                if let Some(m) = i.manifest.take() {
+                    let _ = std::fs::remove_file(m);
+                }
+            }
+        }
         self.step(&l.name, "tearing down".into());
         let left = self.session.teardown(built);
         lr.commands = self.session.runner().log_since(log_mark);
@@ -450,6 +510,110 @@ impl StackRun<'_, '_> {
         Ok(t.elapsed().as_secs_f64())
     }
 
+    /// Writes the data set (when the layout checks data) and reads it back once from the
+    /// disks; records it all in `lr.integrity`.
+    fn write_data(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+    ) -> Result<Option<DataSet>, String> {
+        if !l.checks_data() || self.opts.dry_run {
+            return Ok(None);
+        }
+        let bytes = l.fill_bytes(built.usable_bytes);
+        self.step(
+            &l.name,
+            format!(
+                "writing the data set: {} in files of 4KiB-4MiB",
+                crate::units::format_bytes(bytes)
+            ),
+        );
+        let seed = xxhash_rust::xxh3::xxh3_64(self.lab_id.as_bytes())
+            ^ xxhash_rust::xxh3::xxh3_64(l.name.as_bytes());
+        let set = match DataSet::write(&built.mount_point, bytes, seed) {
+            Ok(s) => s,
+            Err(e) => {
+                let mut i = IntegrityReport::new(0, 0);
+                i.fail("write", e.clone());
+                lr.integrity = Some(i);
+                return Err(interrupted_or(format!("cannot write the data set: {e}")));
+            }
+        };
+        lr.fill_bytes = Some(set.bytes);
+        let mut integ = IntegrityReport::new(set.files.len() as u64, set.bytes);
+        let manifest = self
+            .opts
+            .state_dir
+            .join(format!("manifest-{}-{}.xxh3", self.lab_id, l.name));
+        if set.write_manifest(&manifest).is_ok() {
+            integ.manifest = Some(manifest.display().to_string());
+        }
+        lr.integrity = Some(integ);
+        if let Some(hook) = &self.opts.hooks.after_data_written {
+            hook(&DataWritten {
+                layout: &l.name,
+                mount_point: &built.mount_point,
+                members: &built.members,
+                backing_files: built.backing_files(),
+                data: &set,
+            })
+            .map_err(|e| format!("test hook: {e}"))?;
+        }
+        self.check(l, &set, lr, Step::Healthy)?;
+        Ok(Some(set))
+    }
+
+    /// Reads the data set back from the disks (the page cache dropped first); true when every
+    /// file came back intact.
+    fn check(
+        &mut self,
+        l: &LayoutSpec,
+        set: &DataSet,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) -> Result<bool, String> {
+        self.step(
+            &l.name,
+            format!(
+                "reading the data set back ({}): {} files",
+                step.name(),
+                set.files.len()
+            ),
+        );
+        let _ = crate::system::drop_caches();
+        let v = set.verify();
+        if crate::signals::stop_requested() {
+            return Err("interrupted".into());
+        }
+        let intact = v.bad() == 0;
+        if !intact {
+            self.step(
+                &l.name,
+                format!(
+                    "{}: {} of {} files did not come back intact",
+                    step.name(),
+                    v.bad(),
+                    set.files.len()
+                ),
+            );
+        }
+        if let Some(i) = lr.integrity.as_mut() {
+            i.add(step, v);
+        }
+        Ok(intact)
+    }
+
+    /// Records a step that could not be done in the integrity record and returns the message
+    /// as the layout's failure.
+    fn failed(lr: &mut LayoutReport, step: &str, e: &LayoutError) -> String {
+        let msg = error_text(e);
+        if let Some(i) = lr.integrity.as_mut() {
+            i.fail(step, msg.clone());
+        }
+        msg
+    }
+
     fn exercise(
         &mut self,
         l: &LayoutSpec,
@@ -458,32 +622,39 @@ impl StackRun<'_, '_> {
         lr: &mut LayoutReport,
     ) -> Result<(), String> {
         let dry = self.opts.dry_run;
-        let mut fill = None;
-        if l.degrade && !dry {
-            let bytes = l
-                .fill
-                .unwrap_or_else(|| (built.usable_bytes / 8).min(1 << 30))
-                & !((1 << 20) - 1);
-            self.step(
-                &l.name,
-                format!(
-                    "writing {} of verified data",
-                    crate::units::format_bytes(bytes)
-                ),
-            );
-            let f = probe::write_file(&built.mount_point, probe::FILL_NAME, bytes, 0x1ab5eed)
-                .map_err(|e| interrupted_or(format!("cannot write fill data: {e}")))?;
-            lr.fill_bytes = Some(bytes);
-            fill = Some(f);
-        }
+        let data = self.write_data(l, built, lr)?;
         if !dry {
             self.step(&l.name, "workloads (healthy)".into());
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
         }
-        if !l.degrade {
-            return Ok(());
+        if l.degrade {
+            self.degrade_and_rebuild(l, built, src, lr, data.as_ref())?;
         }
+        if (data.is_some() || dry && l.checks_data()) && !built.is_degraded() {
+            self.step(&l.name, "scrubbing".into());
+            match self.session.scrub(built) {
+                Ok(s) => {
+                    if let Some(i) = lr.integrity.as_mut() {
+                        i.scrubs = s;
+                        i.conclude();
+                    }
+                }
+                Err(e) => return Err(Self::failed(lr, "scrub", &e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn degrade_and_rebuild(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+        data: Option<&DataSet>,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
         self.step(
             &l.name,
             format!(
@@ -494,12 +665,12 @@ impl StackRun<'_, '_> {
                     .map_or(String::new(), |m| m.display().to_string())
             ),
         );
-        let d = self.session.degrade(built).map_err(|e| error_text(&e))?;
-        let verified = match &fill {
-            Some(f) => {
-                probe::verify(f).map_err(|e| format!("data lost while degraded: {e}"))?;
-                true
-            }
+        let d = self
+            .session
+            .degrade(built)
+            .map_err(|e| Self::failed(lr, "degrade", &e))?;
+        let verified = match data {
+            Some(set) => self.check(l, set, lr, Step::Degraded)?,
             None => false,
         };
         let mut dr = DegradedReport {
@@ -524,27 +695,96 @@ impl StackRun<'_, '_> {
             }
         }
         lr.degraded = Some(dr);
-        if !l.rebuild {
+        if l.rebuild {
+            self.step(&l.name, "rebuilding".into());
+            let r = self
+                .session
+                .rebuild(built, src)
+                .map_err(|e| Self::failed(lr, "rebuild", &e))?;
+            let verified = match data {
+                Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
+                None => false,
+            };
+            lr.rebuild = Some(RebuildReport {
+                new_member: r.new_member.display().to_string(),
+                seconds: r.seconds,
+                bytes: r.bytes,
+                data_verified: verified,
+                converted: r.converted,
+                balance_seconds: r.balance_seconds,
+                retried: r.retried,
+            });
+        }
+        if l.failures < 2 {
             return Ok(());
         }
-        self.step(&l.name, "rebuilding".into());
-        let r = self
-            .session
-            .rebuild(built, src)
-            .map_err(|e| error_text(&e))?;
-        let verified = match &fill {
-            Some(f) => {
-                probe::verify(f).map_err(|e| format!("data lost in the rebuild: {e}"))?;
-                true
-            }
-            None => false,
+        // Two members at once. After a rebuild: the first two, so the data has to come from
+        // the rest — the replaced member among them. Still degraded: one more on top.
+        let victims: Vec<usize> = if built.is_degraded() {
+            vec![0]
+        } else {
+            vec![0, 1]
         };
-        lr.rebuild = Some(RebuildReport {
-            new_member: r.new_member.display().to_string(),
-            seconds: r.seconds,
-            bytes: r.bytes,
-            data_verified: verified,
-        });
+        self.step(
+            &l.name,
+            format!(
+                "second failure: failing {}",
+                victims
+                    .iter()
+                    .map(|&i| built.members[i].display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        );
+        let d2 = self
+            .session
+            .fail_members(built, &victims)
+            .map_err(|e| Self::failed(lr, "degrade2", &e))?;
+        let mut sf = SecondFailureReport {
+            failed_members: d2
+                .failed_members
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            degrade_seconds: d2.seconds,
+            new_members: Vec::new(),
+            rebuild_seconds: None,
+            rebuild_bytes: None,
+            converted: Vec::new(),
+            retried: Vec::new(),
+        };
+        if let Some(set) = data {
+            if let Err(e) = self.check(l, set, lr, Step::Degraded2) {
+                lr.second_failure = Some(sf);
+                return Err(e);
+            }
+        }
+        if l.rebuild {
+            self.step(&l.name, "rebuilding both".into());
+            match self.session.rebuild(built, src) {
+                Ok(r) => {
+                    sf.new_members = r
+                        .new_members
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                    sf.rebuild_seconds = Some(r.seconds);
+                    sf.rebuild_bytes = Some(r.bytes);
+                    sf.converted = r.converted;
+                    sf.retried = r.retried;
+                }
+                Err(e) => {
+                    lr.second_failure = Some(sf);
+                    return Err(Self::failed(lr, "rebuild2", &e));
+                }
+            }
+            lr.second_failure = Some(sf);
+            if let Some(set) = data {
+                self.check(l, set, lr, Step::Rebuilt2)?;
+            }
+        } else {
+            lr.second_failure = Some(sf);
+        }
         Ok(())
     }
 }

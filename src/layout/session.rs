@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
+use super::scrub::{self, ScrubOutcome};
 use super::stack::{FsKind, RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{btrfs, fs, loopdev, lvm, mdadm, signature};
@@ -65,8 +66,10 @@ pub struct Built {
     pub build_time: Duration,
     /// Usable bytes as the filesystem reports them right after mkfs.
     pub usable_bytes: u64,
-    /// Index in `members` of the failed member while degraded.
-    failed: Option<usize>,
+    /// Indexes in `members` of the failed members while degraded.
+    failed: Vec<usize>,
+    /// Members replaced so far (names the next replacement's backing file).
+    replaced: usize,
     degraded_at: Option<Instant>,
     mark: usize,
     log_mark: usize,
@@ -79,17 +82,34 @@ impl Built {
         runner.log_since(self.log_mark)
     }
 
-    /// True while one member is failed.
+    /// True while a member is failed.
     pub fn is_degraded(&self) -> bool {
-        self.failed.is_some()
+        !self.failed.is_empty()
+    }
+
+    /// The members failed now (their paths as they were before failing).
+    pub fn failed_members(&self) -> Vec<PathBuf> {
+        self.failed
+            .iter()
+            .map(|&i| self.members[i].clone())
+            .collect()
+    }
+
+    /// Backing files of loop members, in the order of `members` (`None` for real devices) —
+    /// what a test damages to check that the lab notices.
+    pub fn backing_files(&self) -> &[Option<PathBuf>] {
+        &self.backing
     }
 }
 
 /// What degrading did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DegradeInfo {
-    /// The member that was failed.
+    /// The member that was failed (the first, when several were).
     pub failed_member: PathBuf,
+    /// Every member failed by this step.
+    #[serde(default)]
+    pub failed_members: Vec<PathBuf>,
     /// Time to fail it and be mounted again, seconds.
     pub seconds: f64,
 }
@@ -97,12 +117,28 @@ pub struct DegradeInfo {
 /// What rebuilding did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RebuildInfo {
-    /// The device that replaced the failed member.
+    /// The device that replaced the failed member (the first, when several were replaced).
     pub new_member: PathBuf,
+    /// Every device that replaced a failed member, in the order of the failed members.
+    #[serde(default)]
+    pub new_members: Vec<PathBuf>,
     /// Time to rebuild to completion, seconds (md with a spare: from the failure).
     pub seconds: f64,
-    /// Bytes written to the new member: btrfs' allocated chunks on it, md's component size.
+    /// Bytes written to the new members: btrfs' allocated chunks on them, md's component size
+    /// per member.
     pub bytes: u64,
+    /// btrfs block groups holding data that were not in the layout's profiles after the
+    /// replace (written while degraded, as `single`), converted back by a balance:
+    /// `System single 16KiB used`.
+    #[serde(default)]
+    pub converted: Vec<String>,
+    /// Seconds that balance took.
+    #[serde(default)]
+    pub balance_seconds: Option<f64>,
+    /// Replaces that first failed with ENOSPC and worked after the empty block groups were
+    /// released (`btrfs balance start -dusage=0 -musage=0`): the first failure's message.
+    #[serde(default)]
+    pub retried: Vec<String>,
 }
 
 /// A lab's building session.
@@ -408,7 +444,8 @@ impl Session {
             member_size,
             build_time,
             usable_bytes,
-            failed: None,
+            failed: Vec::new(),
+            replaced: 0,
             degraded_at: None,
             mark,
             log_mark,
@@ -420,22 +457,46 @@ impl Session {
     /// unmounted, the member's loop device detached (a real device wiped), and mounted again
     /// with `-o degraded`; md gets `--fail`/`--remove`.
     pub fn degrade(&mut self, b: &mut Built) -> Result<DegradeInfo, LayoutError> {
-        if !b.stack.survives_one_failure() {
-            return Err(LayoutError::Refused(format!(
-                "layout {} cannot lose a member ({})",
+        let last = b.members.len().saturating_sub(1);
+        self.fail_members(b, &[last])
+    }
+
+    /// Fails the members at `which` (indexes into `members`) on top of any already failed, the
+    /// way [`Session::degrade`] fails one. Refused when the layout would lose more members at
+    /// once than it survives.
+    pub fn fail_members(
+        &mut self,
+        b: &mut Built,
+        which: &[usize],
+    ) -> Result<DegradeInfo, LayoutError> {
+        let mut idxs: Vec<usize> = which.to_vec();
+        idxs.sort_unstable();
+        idxs.dedup();
+        if idxs.is_empty() || idxs.iter().any(|&i| i >= b.members.len()) {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: no such member to fail ({which:?} of {})",
                 b.name,
+                b.members.len()
+            )));
+        }
+        if let Some(i) = idxs.iter().find(|i| b.failed.contains(i)) {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: {} is already failed",
+                b.name,
+                b.members[*i].display()
+            )));
+        }
+        let total = b.failed.len() + idxs.len();
+        if total > b.stack.tolerated_failures() {
+            return Err(LayoutError::Refused(format!(
+                "layout {} cannot lose {total} member{} at once ({})",
+                b.name,
+                if total == 1 { "" } else { "s" },
                 b.stack.describe()
             )));
         }
-        if b.failed.is_some() {
-            return Err(LayoutError::Unexpected(format!(
-                "{} is already degraded",
-                b.name
-            )));
-        }
         let t = Instant::now();
-        let idx = b.members.len() - 1;
-        let victim = b.members[idx].clone();
+        let victims: Vec<PathBuf> = idxs.iter().map(|&i| b.members[i].clone()).collect();
         let mnt = b.mount_point.to_string_lossy().into_owned();
         match &b.stack.raid {
             RaidLayer::Btrfs { .. } => {
@@ -449,36 +510,40 @@ impl Session {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                let v = victim.to_string_lossy().into_owned();
-                let _ = self
-                    .runner
-                    .run(&["btrfs", "device", "scan", "--forget", &v]);
-                if let Some(file) = b.backing[idx].clone() {
-                    loopdev::detach(&self.runner, &victim)?;
-                    // The file stays (removed at teardown); no device is attached to it now.
-                    if let Some(i) = self
-                        .objects
-                        .iter()
-                        .position(|o| matches!(o, Owned::Loop { backing, .. } if *backing == file))
-                    {
-                        self.set(
-                            i,
-                            Owned::Loop {
-                                backing: file,
-                                dev: None,
-                            },
-                        )?;
+                for (&idx, victim) in idxs.iter().zip(&victims) {
+                    let v = victim.to_string_lossy().into_owned();
+                    let _ = self
+                        .runner
+                        .run(&["btrfs", "device", "scan", "--forget", &v]);
+                    if let Some(file) = b.backing[idx].clone() {
+                        loopdev::detach(&self.runner, victim)?;
+                        // The file stays (removed at teardown); no device is attached to it now.
+                        if let Some(i) = self.objects.iter().position(
+                            |o| matches!(o, Owned::Loop { backing, .. } if *backing == file),
+                        ) {
+                            self.set(
+                                i,
+                                Owned::Loop {
+                                    backing: file,
+                                    dev: None,
+                                },
+                            )?;
+                        }
+                    } else {
+                        signature::wipe(&self.runner, victim)?;
                     }
-                } else {
-                    signature::wipe(&self.runner, &victim)?;
                 }
                 let remaining: Vec<PathBuf> = b
                     .members
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| *i != idx)
+                    .filter(|(i, _)| !idxs.contains(i) && !b.failed.contains(i))
                     .map(|(_, d)| d.clone())
                     .collect();
+                // From here on the members are gone whether or not the mount works: a refused
+                // degraded mount leaves the layout unmounted and degraded.
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
                 self.runner.run(&fs::mount_argv(
                     FsKind::Btrfs,
                     &remaining[0],
@@ -493,134 +558,255 @@ impl Session {
                 let md = b.md.clone().ok_or_else(|| {
                     LayoutError::Unexpected(format!("{} has no md array", b.name))
                 })?;
-                if let Err(e) = self.runner.run(&mdadm::fail_remove_argv(&md, &victim)) {
-                    // md may still hold the just-failed member for a moment: retry the remove.
-                    let remove = [
-                        "mdadm".to_string(),
-                        md.to_string_lossy().into_owned(),
-                        "--remove".into(),
-                        victim.to_string_lossy().into_owned(),
-                    ];
-                    let mut ok = false;
-                    for _ in 0..10 {
-                        std::thread::sleep(Duration::from_millis(200));
-                        if self.runner.run(&remove).is_ok() {
-                            ok = true;
-                            break;
-                        }
-                    }
-                    if !ok {
-                        return Err(e);
-                    }
+                for victim in &victims {
+                    self.md_fail(&md, victim)?;
                 }
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
             }
-            RaidLayer::None => unreachable!("survives_one_failure is false without RAID"),
+            RaidLayer::None => unreachable!("tolerated_failures is 0 without RAID"),
         }
-        b.failed = Some(idx);
-        b.degraded_at = Some(Instant::now());
         Ok(DegradeInfo {
-            failed_member: victim,
+            failed_member: victims[0].clone(),
+            failed_members: victims,
             seconds: t.elapsed().as_secs_f64(),
         })
     }
 
-    /// Replaces the failed member with a fresh disk (a new loop disk, the next unused real
-    /// device, or the wiped failed device itself) and times the rebuild to completion.
-    pub fn rebuild(
+    fn md_fail(&mut self, md: &Path, victim: &Path) -> Result<(), LayoutError> {
+        if let Err(e) = self.runner.run(&mdadm::fail_remove_argv(md, victim)) {
+            // md may still hold the just-failed member for a moment: retry the remove.
+            let remove = [
+                "mdadm".to_string(),
+                md.to_string_lossy().into_owned(),
+                "--remove".into(),
+                victim.to_string_lossy().into_owned(),
+            ];
+            for _ in 0..10 {
+                std::thread::sleep(Duration::from_millis(200));
+                if self.runner.run(&remove).is_ok() {
+                    return Ok(());
+                }
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// A fresh disk to replace member `idx`: a new loop disk, the next real device nobody uses
+    /// (after the layout's own), or the wiped failed device itself.
+    fn replacement(
         &mut self,
-        b: &mut Built,
+        b: &Built,
+        idx: usize,
         disks: &DiskSource,
-    ) -> Result<RebuildInfo, LayoutError> {
-        let Some(idx) = b.failed else {
-            return Err(LayoutError::Unexpected(format!(
-                "{} is not degraded; nothing to rebuild",
-                b.name
-            )));
-        };
-        let (new, new_backing) = match disks {
+        taken: &[PathBuf],
+    ) -> Result<(PathBuf, Option<PathBuf>), LayoutError> {
+        match disks {
             DiskSource::Loop {
                 dir,
                 size,
                 direct_io,
             } => {
-                let (d, f) =
-                    self.loop_disk(dir, *size, *direct_io, &format!("{}-r{idx}", b.index))?;
-                (d, Some(f))
+                let tag = if b.replaced == 0 {
+                    format!("{}-r{idx}", b.index)
+                } else {
+                    format!("{}-r{idx}-{}", b.index, b.replaced)
+                };
+                let (d, f) = self.loop_disk(dir, *size, *direct_io, &tag)?;
+                Ok((d, Some(f)))
             }
-            DiskSource::Devices(list) => match list.get(b.stack.disks()) {
-                Some(d) => {
-                    signature::wipe(&self.runner, d)?;
-                    (d.clone(), None)
+            DiskSource::Devices(list) => {
+                let unused = list.iter().skip(b.stack.disks()).find(|d| {
+                    !b.members.contains(d) && !b.spares.contains(d) && !taken.contains(d)
+                });
+                match unused {
+                    Some(d) => {
+                        signature::wipe(&self.runner, d)?;
+                        Ok((d.clone(), None))
+                    }
+                    None => Ok((b.members[idx].clone(), None)),
                 }
-                None => (b.members[idx].clone(), None),
-            },
-        };
-        check_stop()?;
+            }
+        }
+    }
+
+    /// Replaces every failed member with a fresh disk (a new loop disk, the next unused real
+    /// device, or the wiped failed device itself), one after the other, and times the rebuild
+    /// to completion.
+    pub fn rebuild(
+        &mut self,
+        b: &mut Built,
+        disks: &DiskSource,
+    ) -> Result<RebuildInfo, LayoutError> {
+        if b.failed.is_empty() {
+            return Err(LayoutError::Unexpected(format!(
+                "{} is not degraded; nothing to rebuild",
+                b.name
+            )));
+        }
+        let mut failed = b.failed.clone();
+        failed.sort_unstable();
         let dry = self.runner.is_dry_run();
-        let (seconds, bytes) = match &b.stack.raid {
-            RaidLayer::Btrfs { .. } => {
-                self.push(Owned::Btrfs {
-                    devices: vec![new.clone()],
-                })?;
-                let devid = if dry {
-                    idx as u64 + 1
+        let mut new_members: Vec<PathBuf> = Vec::new();
+        let mut total_secs = 0.0;
+        let mut total_bytes = 0;
+        let mut converted = Vec::new();
+        let mut balance_seconds = None;
+        let mut retried = Vec::new();
+        match &b.stack.raid {
+            RaidLayer::Btrfs { data, metadata } => {
+                let (data, metadata) = (*data, *metadata);
+                // Missing devices keep their devid; the failed members, in order, are the
+                // missing devids in order.
+                let missing: Vec<u64> = if dry {
+                    failed.iter().map(|&i| i as u64 + 1).collect()
                 } else {
                     btrfs::show(&self.runner, &b.mount_point)?
                         .iter()
-                        .find(|d| d.path.is_none())
+                        .filter(|d| d.path.is_none())
                         .map(|d| d.devid)
-                        .ok_or_else(|| {
-                            LayoutError::Unexpected(format!(
-                                "btrfs on {} lists no missing device",
-                                b.mount_point.display()
-                            ))
-                        })?
+                        .collect()
                 };
-                let mnt = b.mount_point.to_string_lossy().into_owned();
-                let t = Instant::now();
-                self.runner.run_interruptible(
-                    &btrfs::replace_argv(devid, &new, &b.mount_point),
-                    Some(&["btrfs", "replace", "cancel", mnt.as_str()]),
-                )?;
-                let secs = t.elapsed().as_secs_f64();
-                let bytes = if dry {
-                    0
-                } else {
-                    btrfs::show(&self.runner, &b.mount_point)?
-                        .iter()
-                        .find(|d| d.devid == devid)
-                        .map_or(0, |d| d.used)
-                };
-                (secs, bytes)
+                if missing.len() != failed.len() {
+                    return Err(LayoutError::Unexpected(format!(
+                        "btrfs on {} lists {} missing device{}, {} were failed",
+                        b.mount_point.display(),
+                        missing.len(),
+                        if missing.len() == 1 { "" } else { "s" },
+                        failed.len()
+                    )));
+                }
+                for (&idx, &devid) in failed.iter().zip(&missing) {
+                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+                    check_stop()?;
+
+                    self.push(Owned::Btrfs {
+                        devices: vec![new.clone()],
+                    })?;
+                    let mnt = b.mount_point.to_string_lossy().into_owned();
+                    let t = Instant::now();
+                    let replace = btrfs::replace_argv(devid, &new, &b.mount_point);
+                    let cancel = ["btrfs", "replace", "cancel", mnt.as_str()];
+                    match self.runner.run_interruptible(&replace, Some(&cancel)) {
+                        Ok(_) => {}
+                        // Block groups the workloads allocated stay allocated (empty) until
+                        // btrfs' cleaner gets to them; with too little unallocated space the
+                        // replace cannot start. Release the empty ones, as an admin would,
+                        // and try once more; the first failure stays in the report.
+                        Err(LayoutError::Command { msg, .. })
+                            if msg.contains("No space left on device") =>
+                        {
+                            self.runner.run_interruptible(
+                                &btrfs::reclaim_argv(&b.mount_point),
+                                Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+                            )?;
+                            self.runner.run_interruptible(&replace, Some(&cancel))?;
+                            retried.push(msg);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    total_secs += t.elapsed().as_secs_f64();
+                    if !dry {
+                        total_bytes += btrfs::show(&self.runner, &b.mount_point)?
+                            .iter()
+                            .find(|d| d.devid == devid)
+                            .map_or(0, |d| d.used);
+                    }
+                    b.members[idx] = new.clone();
+                    b.backing[idx] = new_backing;
+                    b.failed.retain(|&i| i != idx);
+                    b.replaced += 1;
+                    new_members.push(new);
+                }
+                // Writes while degraded went to new `single` block groups, which the replace
+                // leaves as they are: one more failure would lose them. Convert them back, as
+                // the btrfs manual says to after a degraded mount.
+                if !dry {
+                    let mnt = b.mount_point.to_string_lossy().into_owned();
+                    let df = self
+                        .runner
+                        .run(&["btrfs", "filesystem", "df", "-b", mnt.as_str()])?;
+                    let stray = btrfs::stray_profiles(&btrfs::parse_df(&df.stdout), data, metadata);
+                    if !stray.is_empty() {
+                        converted = stray
+                            .iter()
+                            .filter(|d| d.used > 0)
+                            .map(|d| {
+                                format!(
+                                    "{} {} {} used",
+                                    d.kind,
+                                    d.profile,
+                                    crate::units::format_bytes(d.used)
+                                )
+                            })
+                            .collect();
+                        let t = Instant::now();
+                        self.runner.run_interruptible(
+                            &btrfs::balance_convert_argv(data, metadata, &b.mount_point),
+                            Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+                        )?;
+                        balance_seconds = Some(t.elapsed().as_secs_f64());
+                    }
+                }
             }
             RaidLayer::Md(_) => {
                 let md = b.md.clone().ok_or_else(|| {
                     LayoutError::Unexpected(format!("{} has no md array", b.name))
                 })?;
-                if new == b.members[idx] {
-                    let _ = self.runner.run(&mdadm::zero_argv(&new));
-                }
                 // With a hot spare md started recovering at the failure: count from then.
                 let t = if b.spares.is_empty() {
                     Instant::now()
                 } else {
                     b.degraded_at.unwrap_or_else(Instant::now)
                 };
-                self.runner.run(&mdadm::add_argv(&md, &new))?;
+                for &idx in &failed {
+                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+                    check_stop()?;
+                    if new == b.members[idx] {
+                        let _ = self.runner.run(&mdadm::zero_argv(&new));
+                    }
+                    self.runner.run(&mdadm::add_argv(&md, &new))?;
+                    b.members[idx] = new.clone();
+                    b.backing[idx] = new_backing;
+                    b.failed.retain(|&i| i != idx);
+                    b.replaced += 1;
+                    new_members.push(new);
+                }
                 mdadm::wait_idle(&self.runner, &md)?;
-                let secs = t.elapsed().as_secs_f64();
-                (secs, mdadm::component_bytes(&md).unwrap_or(0))
+                total_secs = t.elapsed().as_secs_f64();
+                total_bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
             }
             RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
-        };
-        b.members[idx] = new.clone();
-        b.backing[idx] = new_backing;
-        b.failed = None;
+        }
         Ok(RebuildInfo {
-            new_member: new,
-            seconds,
-            bytes,
+            new_member: new_members[0].clone(),
+            new_members,
+            seconds: total_secs,
+            bytes: total_bytes,
+            converted,
+            balance_seconds,
+            retried,
         })
+    }
+
+    /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
+    /// `check` action when there is an md array, `btrfs scrub` when the filesystem is btrfs.
+    pub fn scrub(&mut self, b: &Built) -> Result<Vec<ScrubOutcome>, LayoutError> {
+        if b.is_degraded() {
+            return Err(LayoutError::Refused(format!(
+                "{} is degraded; scrub it after the rebuild",
+                b.name
+            )));
+        }
+        let mut out = Vec::new();
+        if let Some(md) = &b.md {
+            out.push(scrub::md_check(&self.runner, md)?);
+        }
+        if b.stack.fs == FsKind::Btrfs {
+            out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
+        }
+        Ok(out)
     }
 
     /// Tears down one layout (everything made since it was built); returns what could not go.
