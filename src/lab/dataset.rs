@@ -130,8 +130,8 @@ fn mix(mut z: u64) -> u64 {
 /// The files of a set of `total` bytes: sizes spread evenly on a log scale from 4KiB to 4MiB
 /// (as many small files as large ones, which is what filesystems find hard), a quarter of them
 /// not a multiple of 4KiB; the last file takes the remainder so the set is exactly `total`
-/// bytes (at least one 4KiB file).
-pub fn plan(total: u64, seed: u64) -> Vec<DataFile> {
+/// bytes (at least one 4KiB file). Paths are `DIR/dN/fNNNNN` under `dir`.
+pub fn plan(total: u64, seed: u64, dir: &str) -> Vec<DataFile> {
     let total = total.max(MIN_FILE);
     let mut out = Vec::new();
     let mut left = total;
@@ -150,7 +150,7 @@ pub fn plan(total: u64, seed: u64) -> Vec<DataFile> {
         }
         left -= size;
         out.push(DataFile {
-            path: format!("{DATA_DIR}/d{}/f{i:05}", i as usize % DIRS),
+            path: format!("{dir}/d{}/f{i:05}", i as usize % DIRS),
             bytes: size,
             seed: mix(seed.rotate_left(17) ^ i),
             xxh3: 0,
@@ -168,37 +168,74 @@ impl DataSet {
     /// Writes a set of `total` bytes under `root/.iolab-data`, checksumming as it goes, then
     /// flushes the filesystem (syncfs) so the data is on the disks. The error names the file.
     pub fn write(root: &Path, total: u64, seed: u64) -> Result<DataSet, String> {
-        let mut files = plan(total, seed);
-        let mut buf = vec![0u8; CHUNK];
-        for d in 0..DIRS.min(files.len()) {
-            let p = root.join(DATA_DIR).join(format!("d{d}"));
-            std::fs::create_dir_all(&p)
-                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
-        }
-        for f in &mut files {
-            if crate::signals::stop_requested() {
-                return Err("interrupted".into());
-            }
-            let p = root.join(&f.path);
-            f.xxh3 = write_one(&p, f, &mut buf)
-                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-        }
-        let dir = std::fs::File::open(root.join(DATA_DIR))
-            .map_err(|e| format!("cannot open {}: {e}", root.display()))?;
-        // SAFETY: the descriptor is open for the duration of the call.
-        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
-            return Err(format!(
-                "cannot flush {}: {}",
-                root.display(),
-                std::io::Error::last_os_error()
-            ));
-        }
-        let bytes = files.iter().map(|f| f.bytes).sum();
-        Ok(DataSet {
+        let mut set = DataSet {
             root: root.to_path_buf(),
-            files,
-            bytes,
-        })
+            files: Vec::new(),
+            bytes: 0,
+        };
+        let (_, _, err) = set.append(total, seed, DATA_DIR, false);
+        match err {
+            Some(e) => Err(e),
+            None => Ok(set),
+        }
+    }
+
+    /// Writes `total` more bytes of files under `root/dir` (a directory of its own inside
+    /// [`DATA_DIR`], `.iolab-data/degraded`) and adds them to the set: data written while a
+    /// layout is degraded, to check that it survives the rebuild. With `sync_each` every file
+    /// is fsynced before the next, so a write the layout fails is seen by the file it hit (a
+    /// degraded btrfs raid5 takes `write` and fails the flush with EIO). Stops at the first
+    /// file that cannot be written and keeps the files written before it: only data the
+    /// layout acknowledged joins the set. Returns the files and bytes added, and why it
+    /// stopped early.
+    pub fn append(
+        &mut self,
+        total: u64,
+        seed: u64,
+        dir: &str,
+        sync_each: bool,
+    ) -> (u64, u64, Option<String>) {
+        let planned = plan(total, seed, dir);
+        let mut buf = vec![0u8; CHUNK];
+        let (mut files, mut bytes) = (0u64, 0u64);
+        for d in 0..DIRS.min(planned.len()) {
+            let p = self.root.join(dir).join(format!("d{d}"));
+            if let Err(e) = std::fs::create_dir_all(&p) {
+                return (0, 0, Some(format!("cannot create {}: {e}", p.display())));
+            }
+        }
+        for mut f in planned {
+            if crate::signals::stop_requested() {
+                return (files, bytes, Some("interrupted".into()));
+            }
+            let p = self.root.join(&f.path);
+            match write_one(&p, &f, &mut buf, sync_each) {
+                Ok(h) => f.xxh3 = h,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&p);
+                    return (
+                        files,
+                        bytes,
+                        Some(format!("cannot write {}: {e}", p.display())),
+                    );
+                }
+            }
+            files += 1;
+            bytes += f.bytes;
+            self.bytes += f.bytes;
+            self.files.push(f);
+        }
+        let flush = std::fs::File::open(self.root.join(dir)).and_then(|d| {
+            // SAFETY: the descriptor is open for the duration of the call.
+            if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+        let err = flush
+            .err()
+            .map(|e| format!("cannot flush {}: {e}", self.root.display()));
+        (files, bytes, err)
     }
 
     /// The bytes file `index` should hold at `offset..offset + len` (a test that damages a
@@ -284,7 +321,7 @@ impl DataSet {
 }
 
 /// Writes one file of the set; returns its checksum.
-fn write_one(path: &Path, f: &DataFile, buf: &mut [u8]) -> std::io::Result<u64> {
+fn write_one(path: &Path, f: &DataFile, buf: &mut [u8], sync: bool) -> std::io::Result<u64> {
     let mut h = Xxh3::new();
     let mut out = std::fs::File::create(path)?;
     let mut done = 0u64;
@@ -299,6 +336,9 @@ fn write_one(path: &Path, f: &DataFile, buf: &mut [u8]) -> std::io::Result<u64> 
         out.write_all(&buf[..n])?;
         done += n as u64;
         chunk += 1;
+    }
+    if sync {
+        out.sync_all()?;
     }
     Ok(h.digest())
 }
@@ -348,10 +388,10 @@ mod tests {
 
     #[test]
     fn plan_is_exact_seeded_and_mixed() {
-        let p = plan(100 << 20, 7);
+        let p = plan(100 << 20, 7, DATA_DIR);
         assert_eq!(p.iter().map(|f| f.bytes).sum::<u64>(), 100 << 20);
-        assert_eq!(p, plan(100 << 20, 7));
-        assert_ne!(p, plan(100 << 20, 8));
+        assert_eq!(p, plan(100 << 20, 7, DATA_DIR));
+        assert_ne!(p, plan(100 << 20, 8, DATA_DIR));
         assert!(p.iter().all(|f| (MIN_FILE..=MAX_FILE).contains(&f.bytes)));
         let small = p.iter().filter(|f| f.bytes < 64 << 10).count();
         let large = p.iter().filter(|f| f.bytes >= 1 << 20).count();
@@ -362,8 +402,9 @@ mod tests {
             .map(|f| &f.path[..f.path.rfind('/').unwrap()])
             .collect();
         assert_eq!(dirs.len(), DIRS);
-        assert_eq!(plan(1000, 1).len(), 1);
-        assert_eq!(plan(1000, 1)[0].bytes, MIN_FILE);
+        assert_eq!(plan(1000, 1, "x").len(), 1);
+        assert_eq!(plan(1000, 1, "x")[0].bytes, MIN_FILE);
+        assert!(plan(1000, 1, "x/y")[0].path.starts_with("x/y/d0/"));
     }
 
     #[test]
@@ -405,6 +446,19 @@ mod tests {
             "{v:?}"
         );
         assert_eq!(v.bad_paths.len(), 3);
+        // More files in a directory of their own join the set.
+        let mut set = set;
+        let before = set.files.len();
+        let (n, b, err) = set.append(3 << 20, 43, &format!("{DATA_DIR}/degraded"), true);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!((set.files.len() - before) as u64, n);
+        assert_eq!((b, set.bytes), (3 << 20, 15 << 20));
+        assert!(
+            set.files[before]
+                .path
+                .starts_with(".iolab-data/degraded/d0/")
+        );
+        assert_eq!(set.verify().bad(), 3);
         let m = set.manifest();
         assert_eq!(m.lines().count(), set.files.len() + 1);
         let f = &set.files[0];

@@ -461,7 +461,8 @@ impl StackRun<'_, '_> {
                 i.fail(step, msg.clone());
             }
             i.conclude();
-            if i.verdict == Verdict::Verified {
+            // The checksums outlive the layout only as evidence of a loss.
+            if !matches!(i.verdict, Verdict::DataLoss { .. }) {
                 if let Some(m) = i.manifest.take() {
                     let _ = std::fs::remove_file(m);
                 }
@@ -604,6 +605,38 @@ impl StackRun<'_, '_> {
         Ok(intact)
     }
 
+    /// Writes more of the data set while degraded (an eighth of it, at least 4MiB): data
+    /// written in the window before the rebuild has to survive it too. A write the layout
+    /// refuses is a finding, not a lab failure.
+    fn write_degraded(
+        &mut self,
+        l: &LayoutSpec,
+        set: &mut DataSet,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) {
+        let base = lr.fill_bytes.unwrap_or(set.bytes);
+        let bytes = (base / 8).max(4 << 20) & !((1 << 20) - 1);
+        self.step(
+            &l.name,
+            format!(
+                "writing {} more while {}",
+                crate::units::format_bytes(bytes),
+                step.name()
+            ),
+        );
+        let seed =
+            set.files.first().map_or(0, |f| f.seed) ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9);
+        let dir = format!("{}/{}", super::dataset::DATA_DIR, step.name());
+        let (files, written, err) = set.append(bytes, seed, &dir, true);
+        if let Some(i) = lr.integrity.as_mut() {
+            i.wrote(step, files, written, err);
+            if let Some(m) = &i.manifest {
+                let _ = set.write_manifest(Path::new(m));
+            }
+        }
+    }
+
     /// Records a step that could not be done in the integrity record and returns the message
     /// as the layout's failure.
     fn failed(lr: &mut LayoutReport, step: &str, e: &LayoutError) -> String {
@@ -622,14 +655,14 @@ impl StackRun<'_, '_> {
         lr: &mut LayoutReport,
     ) -> Result<(), String> {
         let dry = self.opts.dry_run;
-        let data = self.write_data(l, built, lr)?;
+        let mut data = self.write_data(l, built, lr)?;
         if !dry {
             self.step(&l.name, "workloads (healthy)".into());
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
         }
         if l.degrade {
-            self.degrade_and_rebuild(l, built, src, lr, data.as_ref())?;
+            self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
         }
         if (data.is_some() || dry && l.checks_data()) && !built.is_degraded() {
             self.step(&l.name, "scrubbing".into());
@@ -652,7 +685,7 @@ impl StackRun<'_, '_> {
         built: &mut Built,
         src: &DiskSource,
         lr: &mut LayoutReport,
-        data: Option<&DataSet>,
+        mut data: Option<&mut DataSet>,
     ) -> Result<(), String> {
         let dry = self.opts.dry_run;
         self.step(
@@ -669,8 +702,11 @@ impl StackRun<'_, '_> {
             .session
             .degrade(built)
             .map_err(|e| Self::failed(lr, "degrade", &e))?;
-        let verified = match data {
-            Some(set) => self.check(l, set, lr, Step::Degraded)?,
+        let verified = match data.as_deref_mut() {
+            Some(set) => {
+                self.write_degraded(l, set, lr, Step::Degraded);
+                self.check(l, set, lr, Step::Degraded)?
+            }
             None => false,
         };
         let mut dr = DegradedReport {
@@ -701,7 +737,7 @@ impl StackRun<'_, '_> {
                 .session
                 .rebuild(built, src)
                 .map_err(|e| Self::failed(lr, "rebuild", &e))?;
-            let verified = match data {
+            let verified = match data.as_deref() {
                 Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
                 None => false,
             };
@@ -753,7 +789,8 @@ impl StackRun<'_, '_> {
             converted: Vec::new(),
             retried: Vec::new(),
         };
-        if let Some(set) = data {
+        if let Some(set) = data.as_deref_mut() {
+            self.write_degraded(l, set, lr, Step::Degraded2);
             if let Err(e) = self.check(l, set, lr, Step::Degraded2) {
                 lr.second_failure = Some(sf);
                 return Err(e);
@@ -779,7 +816,7 @@ impl StackRun<'_, '_> {
                 }
             }
             lr.second_failure = Some(sf);
-            if let Some(set) = data {
+            if let Some(set) = data.as_deref() {
                 self.check(l, set, lr, Step::Rebuilt2)?;
             }
         } else {

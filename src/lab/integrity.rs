@@ -44,6 +44,9 @@ impl Step {
 pub struct StepCheck {
     /// When.
     pub step: Step,
+    /// Files in the set at that step (the set grows by what is written while degraded).
+    #[serde(default)]
+    pub files_in_set: u64,
     /// Files read back intact.
     pub files: u64,
     /// Bytes of those files.
@@ -65,6 +68,20 @@ impl StepCheck {
     pub fn bad(&self) -> u64 {
         self.mismatched + self.read_errors + self.missing
     }
+}
+
+/// Data written while the layout was degraded (added to the set, read back at every later
+/// step).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DegradedWrite {
+    /// While `degraded` or `degraded2`.
+    pub step: Step,
+    /// Files written.
+    pub files: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Why writing stopped early (the application got the error: reported, not data loss).
+    pub error: Option<String>,
 }
 
 /// A step the lab could not do (a degraded mount refused, a replace that failed), in the
@@ -124,11 +141,14 @@ pub struct IntegrityReport {
     pub files: u64,
     /// Bytes in the data set.
     pub bytes: u64,
-    /// The manifest (checksums) kept outside the layout, when it was kept: only when the
-    /// verdict is not `verified`.
+    /// The manifest (checksums, one line per file) written outside the layout, next to the
+    /// lab's state; kept after the lab only when the layout lost data.
     pub manifest: Option<String>,
     /// Each read-back, in order.
     pub steps: Vec<StepCheck>,
+    /// Data written while degraded.
+    #[serde(default)]
+    pub degraded_writes: Vec<DegradedWrite>,
     /// The layout's own scrub or check, after the last rebuild (none on a layout left
     /// degraded, or without btrfs or md).
     pub scrubs: Vec<ScrubOutcome>,
@@ -149,6 +169,7 @@ impl PartialEq for IntegrityReport {
             && self.bytes == o.bytes
             && self.manifest == o.manifest
             && self.steps == o.steps
+            && self.degraded_writes == o.degraded_writes
             && self.scrubs == o.scrubs
             && self.failed == o.failed
             && self.verdict == o.verdict
@@ -163,6 +184,7 @@ impl IntegrityReport {
             bytes,
             manifest: None,
             steps: Vec::new(),
+            degraded_writes: Vec::new(),
             scrubs: Vec::new(),
             failed: None,
             verdict: Verdict::Verified,
@@ -175,6 +197,7 @@ impl IntegrityReport {
         self.lost.extend(v.bad_paths.iter().cloned());
         self.steps.push(StepCheck {
             step,
+            files_in_set: v.files + v.bad(),
             files: v.files,
             bytes: v.bytes,
             mismatched: v.mismatched,
@@ -185,6 +208,18 @@ impl IntegrityReport {
         });
         self.conclude();
         &self.steps[self.steps.len() - 1]
+    }
+
+    /// Records data written while degraded: the set grows by it.
+    pub fn wrote(&mut self, step: Step, files: u64, bytes: u64, error: Option<String>) {
+        self.files += files;
+        self.bytes += bytes;
+        self.degraded_writes.push(DegradedWrite {
+            step,
+            files,
+            bytes,
+            error,
+        });
     }
 
     /// Records a step that could not be done (the first one counts).
@@ -237,12 +272,24 @@ impl IntegrityReport {
     /// One line per step for a terminal: `degraded: 312 files, 96MiB intact in 0.4s`.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
+        for w in &self.degraded_writes {
+            let mut l = format!(
+                "written while {}: {} files, {}",
+                w.step.name(),
+                w.files,
+                crate::units::format_bytes(w.bytes)
+            );
+            if let Some(e) = &w.error {
+                l.push_str(&format!(" (then: {e})"));
+            }
+            out.push(l);
+        }
         for s in &self.steps {
             let mut l = format!(
                 "{}: {}/{} files, {} intact ({:.1}s)",
                 s.step.name(),
                 s.files,
-                self.files,
+                s.files_in_set,
                 crate::units::format_bytes(s.bytes),
                 s.seconds
             );

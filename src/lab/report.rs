@@ -59,8 +59,8 @@ pub struct RebuildReport {
     /// Seconds that balance took (on top of `seconds`).
     #[serde(default)]
     pub balance_seconds: Option<f64>,
-    /// The replace failed with ENOSPC first and worked once the empty block groups were
-    /// released: the first failure's message.
+    /// The replace failed with ENOSPC first and worked once half-empty data block groups were
+    /// packed: the first failure's message.
     #[serde(default)]
     pub retried: Vec<String>,
 }
@@ -345,7 +345,7 @@ pub fn render_table(r: &LabReport) -> String {
             );
         for (step, m) in retried {
             out.push_str(&format!(
-                "note: {} {step}: the replace failed ({m}); released empty block groups and retried\n",
+                "note: {} {step}: the replace failed ({m}); packed half-empty data block groups (btrfs balance -dusage=50) and retried\n",
                 l.name
             ));
         }
@@ -357,6 +357,19 @@ pub fn render_table(r: &LabReport) -> String {
             ));
         }
         if let Some(i) = &l.integrity {
+            // Writes refused while degraded: the application was told, so not a loss, but a
+            // finding even when everything acknowledged came back.
+            if matches!(i.verdict, super::integrity::Verdict::Verified) {
+                for w in i.degraded_writes.iter().filter(|w| w.error.is_some()) {
+                    out.push_str(&format!(
+                        "note: {} while {}: {} files written, then {}\n",
+                        l.name,
+                        w.step.name(),
+                        w.files,
+                        w.error.as_deref().unwrap_or("")
+                    ));
+                }
+            }
             if !matches!(i.verdict, super::integrity::Verdict::Verified) {
                 for line in i.lines() {
                     out.push_str(&format!("{} integrity: {line}\n", l.name));
@@ -419,7 +432,7 @@ pub fn render_markdown(r: &LabReport) -> String {
                 esc(&l.name),
                 st.step.name(),
                 st.files,
-                i.files,
+                st.files_in_set,
                 format_bytes(st.bytes),
                 st.mismatched,
                 st.read_errors,
@@ -621,6 +634,105 @@ mod tests {
         let m = render_markdown(&report());
         assert!(m.contains("no md \\| here"), "{m}");
         assert_eq!(m.lines().filter(|l| l.starts_with('|')).count(), 4);
+    }
+
+    fn lossy() -> LabReport {
+        use crate::lab::dataset::{BadFile, Problem, Verification};
+        use crate::lab::integrity::Step;
+        let mut r = report();
+        let mut ok = IntegrityReport::new(300, 96 << 20);
+        for st in [Step::Healthy, Step::Degraded, Step::Rebuilt] {
+            ok.add(
+                st,
+                Verification {
+                    files: 300,
+                    bytes: 96 << 20,
+                    ..Verification::default()
+                },
+            );
+        }
+        r.layouts[0].integrity = Some(ok);
+        let mut bad = LayoutReport::new("btrfs-single", "btrfs single x2".into(), None);
+        let mut i = IntegrityReport::new(300, 96 << 20);
+        i.add(
+            Step::Healthy,
+            Verification {
+                files: 299,
+                bytes: (96 << 20) - 65536,
+                read_errors: 1,
+                bad_files: vec![BadFile {
+                    path: ".iolab-data/d1/f00001".into(),
+                    problem: Problem::ReadError,
+                    detail: "Input/output error (os error 5) at byte 65536".into(),
+                }],
+                bad_paths: vec![".iolab-data/d1/f00001".into()],
+                ..Verification::default()
+            },
+        );
+        i.scrubs.push(crate::layout::scrub::ScrubOutcome {
+            tool: "btrfs scrub".into(),
+            errors: 1,
+            corrected: 0,
+            counters: [("csum_errors".to_string(), 1)].into(),
+        });
+        i.manifest = Some("/run/iolab/manifest-ab12cd-btrfs-single.xxh3".into());
+        i.conclude();
+        bad.integrity = Some(i);
+        let mut failed = LayoutReport::new("btrfs-raid5", "btrfs raid5 x4".into(), None);
+        failed.status = LayoutStatus::Failed;
+        failed.reason = Some("degraded mount refused".into());
+        let mut fi = IntegrityReport::new(300, 96 << 20);
+        fi.fail("degrade", "mount: wrong fs type");
+        failed.integrity = Some(fi);
+        r.layouts.push(bad);
+        r.layouts.push(failed);
+        r
+    }
+
+    #[test]
+    fn integrity_column_notes_and_markdown() {
+        let r = lossy();
+        let t = render_table(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        let col = lines[1].find("INTEGRITY").unwrap();
+        assert_eq!(&lines[2][col..col + 8], "verified", "{t}");
+        assert_eq!(&lines[4][col..col + 25], "DATA LOSS (1 file, 1 scru", "{t}");
+        assert!(lines[5][col..].starts_with("FAILED: degrade "), "{t}");
+        assert!(
+            t.contains("btrfs-single integrity: healthy: 299/300 files")
+                && t.contains("first: .iolab-data/d1/f00001: Input/output error"),
+            "{t}"
+        );
+        assert!(t.contains("btrfs-single integrity: btrfs scrub: 1 uncorrectable, 0 corrected, 1 checksum errors"), "{t}");
+        assert!(
+            t.contains("checksums kept in /run/iolab/manifest-ab12cd-btrfs-single.xxh3"),
+            "{t}"
+        );
+        assert!(
+            t.contains("btrfs-raid5 integrity: degrade could not be done: mount: wrong fs type"),
+            "{t}"
+        );
+        assert!(r.any_data_lost());
+        let m = render_markdown(&r);
+        assert!(m.contains("| DATA LOSS (1 file, 1 scrub error) |"), "{m}");
+        assert!(
+            m.contains("| btrfs-single | healthy | 299/300 | 95.94MiB | 0 | 1 | 0 |"),
+            "{m}"
+        );
+        assert!(
+            m.contains("| btrfs-single | btrfs scrub | | | 1 uncorrectable | 0 corrected | |"),
+            "{m}"
+        );
+        assert!(
+            m.contains("| btrfs-raid5 | degrade | could not be done: mount: wrong fs type |"),
+            "{m}"
+        );
+        let back: LabReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(
+            back.layouts[2].integrity_text(),
+            "DATA LOSS (1 file, 1 scrub error)"
+        );
     }
 
     #[test]

@@ -135,8 +135,8 @@ pub struct RebuildInfo {
     /// Seconds that balance took.
     #[serde(default)]
     pub balance_seconds: Option<f64>,
-    /// Replaces that first failed with ENOSPC and worked after the empty block groups were
-    /// released (`btrfs balance start -dusage=0 -musage=0`): the first failure's message.
+    /// Replaces that first failed with ENOSPC and worked after the half-empty data block
+    /// groups were packed (`btrfs balance start -dusage=50`): the first failure's message.
     #[serde(default)]
     pub retried: Vec<String>,
 }
@@ -690,10 +690,11 @@ impl Session {
                     let cancel = ["btrfs", "replace", "cancel", mnt.as_str()];
                     match self.runner.run_interruptible(&replace, Some(&cancel)) {
                         Ok(_) => {}
-                        // Block groups the workloads allocated stay allocated (empty) until
-                        // btrfs' cleaner gets to them; with too little unallocated space the
-                        // replace cannot start. Release the empty ones, as an admin would,
-                        // and try once more; the first failure stays in the report.
+                        // Data block groups the workloads filled stay allocated, mostly empty,
+                        // after their files are deleted; without unallocated space the
+                        // replace cannot get the metadata chunk it needs (see
+                        // `btrfs::reclaim_argv`). Pack them, as an admin would, and try once
+                        // more; the first failure stays in the report.
                         Err(LayoutError::Command { msg, .. })
                             if msg.contains("No space left on device") =>
                         {
