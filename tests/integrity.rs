@@ -235,14 +235,26 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
         for s in st {
             assert_eq!(s["files"], s["files_in_set"], "{name}: {s:#}");
         }
-        let scrub = &i["scrubs"][0];
-        assert_eq!(scrub["tool"], "btrfs scrub", "{name}: {i:#}");
-        assert_eq!(scrub["errors"], 0, "{name}");
-        // The scrub read the data set at least (every copy of it).
-        assert!(
-            scrub["counters"]["data_bytes_scrubbed"].as_u64().unwrap() >= fill,
-            "{name}: {scrub:#}"
-        );
+        // A scrub after each rebuild, each reading the whole data set (every copy of it).
+        let scrubs = i["scrubs"].as_array().unwrap();
+        let after: Vec<&str> = scrubs
+            .iter()
+            .map(|s| s["after"].as_str().unwrap())
+            .collect();
+        let want_after: &[&str] = if name == "btrfs-raid1c3" {
+            &["rebuilt", "rebuilt2"]
+        } else {
+            &["rebuilt"]
+        };
+        assert_eq!(after, want_after, "{name}: {i:#}");
+        for scrub in scrubs {
+            assert_eq!(scrub["tool"], "btrfs scrub", "{name}: {i:#}");
+            assert_eq!(scrub["errors"], 0, "{name}");
+            assert!(
+                scrub["counters"]["data_bytes_scrubbed"].as_u64().unwrap() >= fill,
+                "{name}: {scrub:#}"
+            );
+        }
         assert!(
             i["manifest"].is_null(),
             "a verified layout keeps no manifest"
@@ -401,7 +413,9 @@ fn a_damaged_single_layout_is_data_loss_never_verified() {
         "{:?}",
         healthy.bad_files[0]
     );
-    let scrub = &i.scrubs[0];
+    assert_eq!(i.scrubs.len(), 1);
+    assert_eq!(i.scrubs[0].after, Step::Healthy);
+    let scrub = &i.scrubs[0].outcome;
     assert_eq!(scrub.tool, "btrfs scrub");
     assert!(scrub.errors >= 1, "{scrub:#?}");
     assert!(scrub.counters["csum_errors"] >= 1, "{scrub:#?}");

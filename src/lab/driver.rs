@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::dataset::DataSet;
-use super::integrity::{IntegrityReport, Step, Verdict};
+use super::integrity::{IntegrityReport, ScrubCheck, Step, Verdict};
 use super::report::{
     DegradedReport, LabReport, LayoutReport, LayoutStatus, RebuildReport, SecondFailureReport,
 };
@@ -663,20 +663,39 @@ impl StackRun<'_, '_> {
         }
         if l.degrade {
             self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
-        }
-        if (data.is_some() || dry && l.checks_data()) && !built.is_degraded() {
-            self.step(&l.name, "scrubbing".into());
-            match self.session.scrub(built) {
-                Ok(s) => {
-                    if let Some(i) = lr.integrity.as_mut() {
-                        i.scrubs = s;
-                        i.conclude();
-                    }
-                }
-                Err(e) => return Err(Self::failed(lr, "scrub", &e)),
-            }
+        } else {
+            self.scrub(l, built, lr, Step::Healthy)?;
         }
         Ok(())
+    }
+
+    /// Runs the layout's own scrub or check (layouts with a data set; commands only in a dry
+    /// run) and records it after `step`.
+    fn scrub(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
+        if !(lr.integrity.is_some() || dry && l.checks_data()) {
+            return Ok(());
+        }
+        self.step(&l.name, format!("scrubbing ({})", step.name()));
+        match self.session.scrub(built) {
+            Ok(s) => {
+                if let Some(i) = lr.integrity.as_mut() {
+                    i.scrubs.extend(s.into_iter().map(|outcome| ScrubCheck {
+                        after: step,
+                        outcome,
+                    }));
+                    i.conclude();
+                }
+                Ok(())
+            }
+            Err(e) => Err(Self::failed(lr, "scrub", &e)),
+        }
     }
 
     fn degrade_and_rebuild(
@@ -750,6 +769,7 @@ impl StackRun<'_, '_> {
                 balance_seconds: r.balance_seconds,
                 retried: r.retried,
             });
+            self.scrub(l, built, lr, Step::Rebuilt)?;
         }
         if l.failures < 2 {
             return Ok(());
@@ -819,6 +839,7 @@ impl StackRun<'_, '_> {
             if let Some(set) = data.as_deref() {
                 self.check(l, set, lr, Step::Rebuilt2)?;
             }
+            self.scrub(l, built, lr, Step::Rebuilt2)?;
         } else {
             lr.second_failure = Some(sf);
         }

@@ -84,6 +84,16 @@ pub struct DegradedWrite {
     pub error: Option<String>,
 }
 
+/// The layout's own scrub or check, and the step it followed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScrubCheck {
+    /// `healthy` (a layout that is not degraded), `rebuilt` or `rebuilt2`.
+    pub after: Step,
+    /// What it found.
+    #[serde(flatten)]
+    pub outcome: ScrubOutcome,
+}
+
 /// A step the lab could not do (a degraded mount refused, a replace that failed), in the
 /// tool's own words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,9 +159,9 @@ pub struct IntegrityReport {
     /// Data written while degraded.
     #[serde(default)]
     pub degraded_writes: Vec<DegradedWrite>,
-    /// The layout's own scrub or check, after the last rebuild (none on a layout left
-    /// degraded, or without btrfs or md).
-    pub scrubs: Vec<ScrubOutcome>,
+    /// The layout's own scrub or check after each rebuild (after the healthy read-back on a
+    /// layout that is not degraded; none on a layout left degraded, or without btrfs or md).
+    pub scrubs: Vec<ScrubCheck>,
     /// The step that could not be done.
     pub failed: Option<FailedStep>,
     /// The verdict (set by [`IntegrityReport::conclude`]).
@@ -247,7 +257,7 @@ impl IntegrityReport {
 
     /// Errors the scrubs could not repair.
     pub fn scrub_errors(&self) -> u64 {
-        self.scrubs.iter().map(|s| s.errors).sum()
+        self.scrubs.iter().map(|s| s.outcome.errors).sum()
     }
 
     /// Works out the verdict from what was recorded: data loss first (it is the finding that
@@ -305,12 +315,14 @@ impl IntegrityReport {
             out.push(l);
         }
         for sc in &self.scrubs {
+            let o = &sc.outcome;
             out.push(format!(
-                "{}: {} uncorrectable, {} corrected{}",
-                sc.tool,
-                sc.errors,
-                sc.corrected,
-                sc.counters
+                "{} after {}: {} uncorrectable, {} corrected{}",
+                o.tool,
+                sc.after.name(),
+                o.errors,
+                o.corrected,
+                o.counters
                     .get("csum_errors")
                     .map_or(String::new(), |c| format!(", {c} checksum errors"))
             ));
@@ -364,15 +376,23 @@ mod tests {
         r.add(Step::Rebuilt2, v(9, &["a"]));
         assert_eq!(r.verdict.text(), "DATA LOSS (2 files, 0 scrub errors)");
         let mut s = IntegrityReport::new(1, 4096);
-        s.scrubs.push(ScrubOutcome {
-            tool: "btrfs scrub".into(),
-            errors: 1,
-            corrected: 0,
-            counters: Default::default(),
+        s.scrubs.push(ScrubCheck {
+            after: Step::Healthy,
+            outcome: ScrubOutcome {
+                tool: "btrfs scrub".into(),
+                errors: 1,
+                corrected: 0,
+                counters: Default::default(),
+            },
         });
         s.conclude();
         assert_eq!(s.verdict.text(), "DATA LOSS (0 files, 1 scrub error)");
-        assert!(s.lines()[0].starts_with("btrfs scrub: 1 uncorrectable"));
+        assert!(s.lines()[0].starts_with("btrfs scrub after healthy: 1 uncorrectable"));
+        let j = serde_json::to_value(&s.scrubs[0]).unwrap();
+        assert_eq!(
+            (j["after"].as_str(), j["errors"].as_u64()),
+            (Some("healthy"), Some(1))
+        );
     }
 
     #[test]

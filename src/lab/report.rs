@@ -360,6 +360,15 @@ pub fn render_table(r: &LabReport) -> String {
             // Writes refused while degraded: the application was told, so not a loss, but a
             // finding even when everything acknowledged came back.
             if matches!(i.verdict, super::integrity::Verdict::Verified) {
+                for sc in i.scrubs.iter().filter(|s| s.outcome.corrected > 0) {
+                    out.push_str(&format!(
+                        "note: {} {} after {} repaired {} errors from good copies: the layout was inconsistent\n",
+                        l.name,
+                        sc.outcome.tool,
+                        sc.after.name(),
+                        sc.outcome.corrected
+                    ));
+                }
                 for w in i.degraded_writes.iter().filter(|w| w.error.is_some()) {
                     out.push_str(&format!(
                         "note: {} while {}: {} files written, then {}\n",
@@ -441,11 +450,12 @@ pub fn render_markdown(r: &LabReport) -> String {
         }
         for sc in &i.scrubs {
             out.push_str(&format!(
-                "| {} | {} | | | {} uncorrectable | {} corrected | |\n",
+                "| {} | {} after {} | | | {} uncorrectable | {} corrected | |\n",
                 esc(&l.name),
-                sc.tool,
-                sc.errors,
-                sc.corrected
+                sc.outcome.tool,
+                sc.after.name(),
+                sc.outcome.errors,
+                sc.outcome.corrected
             ));
         }
         if let Some(f) = &i.failed {
@@ -669,11 +679,14 @@ mod tests {
                 ..Verification::default()
             },
         );
-        i.scrubs.push(crate::layout::scrub::ScrubOutcome {
-            tool: "btrfs scrub".into(),
-            errors: 1,
-            corrected: 0,
-            counters: [("csum_errors".to_string(), 1)].into(),
+        i.scrubs.push(crate::lab::integrity::ScrubCheck {
+            after: Step::Healthy,
+            outcome: crate::layout::scrub::ScrubOutcome {
+                tool: "btrfs scrub".into(),
+                errors: 1,
+                corrected: 0,
+                counters: [("csum_errors".to_string(), 1)].into(),
+            },
         });
         i.manifest = Some("/run/iolab/manifest-ab12cd-btrfs-single.xxh3".into());
         i.conclude();
@@ -703,7 +716,7 @@ mod tests {
                 && t.contains("first: .iolab-data/d1/f00001: Input/output error"),
             "{t}"
         );
-        assert!(t.contains("btrfs-single integrity: btrfs scrub: 1 uncorrectable, 0 corrected, 1 checksum errors"), "{t}");
+        assert!(t.contains("btrfs-single integrity: btrfs scrub after healthy: 1 uncorrectable, 0 corrected, 1 checksum errors"), "{t}");
         assert!(
             t.contains("checksums kept in /run/iolab/manifest-ab12cd-btrfs-single.xxh3"),
             "{t}"
@@ -720,7 +733,9 @@ mod tests {
             "{m}"
         );
         assert!(
-            m.contains("| btrfs-single | btrfs scrub | | | 1 uncorrectable | 0 corrected | |"),
+            m.contains(
+                "| btrfs-single | btrfs scrub after healthy | | | 1 uncorrectable | 0 corrected | |"
+            ),
             "{m}"
         );
         assert!(
