@@ -559,7 +559,13 @@ impl StackRun<'_, '_> {
                 backing_files: built.backing_files(),
                 data: &set,
             })
-            .map_err(|e| format!("test hook: {e}"))?;
+            .map_err(|e| {
+                let msg = format!("test hook: {e}");
+                if let Some(i) = lr.integrity.as_mut() {
+                    i.fail("write", msg.clone());
+                }
+                msg
+            })?;
         }
         self.check(l, &set, lr, Step::Healthy)?;
         Ok(Some(set))
