@@ -208,7 +208,8 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
-    Ok(if report.any_failed() {
+    // A layout that lost data failed the check the lab exists for: exit 1 like a failure.
+    Ok(if report.any_failed() || report.any_data_lost() {
         ExitCode::from(super::EXIT_FAILED)
     } else {
         ExitCode::SUCCESS
@@ -320,6 +321,10 @@ fn finish_lab(
                 if let Some(rb) = &lr.rebuild {
                     obj.insert("rebuild_seconds".into(), serde_json::json!(rb.seconds));
                     obj.insert("rebuild_bytes".into(), serde_json::json!(rb.bytes));
+                }
+                if let Some(i) = &lr.integrity {
+                    obj.insert("integrity".into(), serde_json::json!(i.verdict.text()));
+                    obj.insert("integrity_detail".into(), serde_json::json!(i));
                 }
                 if r.phase == "degraded" {
                     obj.insert("degraded_ratio".into(), serde_json::json!(ratio));

@@ -3,14 +3,18 @@
 //! it, then tear it down — whatever happened — and report.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::probe;
-use super::report::{DegradedReport, LabReport, LayoutReport, LayoutStatus, RebuildReport};
+use super::dataset::DataSet;
+use super::integrity::Verdict;
+use super::report::{LabReport, LayoutReport, LayoutStatus};
 use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
 use crate::layout::{Availability, Built, DiskSource, LayoutError, Runner, Session, Stack};
+
+mod steps;
 
 /// How the lab runs.
 #[derive(Debug, Clone)]
@@ -25,6 +29,43 @@ pub struct LabOptions {
     pub state_dir: PathBuf,
     /// What this machine can build.
     pub availability: Availability,
+    /// Test hooks (the command line never sets them).
+    pub hooks: LabHooks,
+}
+
+/// What a hook gets once the data set is on a layout.
+#[derive(Debug)]
+pub struct DataWritten<'a> {
+    /// The layout's name.
+    pub layout: &'a str,
+    /// Where it is mounted.
+    pub mount_point: &'a Path,
+    /// Its members, in order.
+    pub members: &'a [PathBuf],
+    /// Backing files of loop members, in the same order.
+    pub backing_files: &'a [Option<PathBuf>],
+    /// The data set just written (and flushed to the disks).
+    pub data: &'a DataSet,
+}
+
+/// A hook called after the data set is written.
+pub type DataHook = Arc<dyn Fn(&DataWritten) -> Result<(), String> + Send + Sync>;
+
+/// Points where a test can step into the lab flow through the library; the command line has
+/// no way to set them.
+#[derive(Clone, Default)]
+pub struct LabHooks {
+    /// Called after the data set is written and flushed, before it is first read back: a test
+    /// damages a member's backing file here to prove the lab reports the loss.
+    pub after_data_written: Option<DataHook>,
+}
+
+impl std::fmt::Debug for LabHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LabHooks")
+            .field("after_data_written", &self.after_data_written.is_some())
+            .finish()
+    }
 }
 
 impl LabOptions {
@@ -36,6 +77,7 @@ impl LabOptions {
             verbose: false,
             state_dir: crate::layout::state::state_dir(),
             availability: Availability::detect(),
+            hooks: LabHooks::default(),
         }
     }
 }
@@ -407,6 +449,25 @@ impl StackRun<'_, '_> {
             lr.usable_bytes = Some(built.usable_bytes);
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);
+        if let Some(i) = lr.integrity.as_mut() {
+            if let Err(msg) = &res {
+                // Every integrity step records its own failure; what is left is a workload
+                // error or an interruption, after which the check is incomplete.
+                let step = if msg == "interrupted" {
+                    "interrupted"
+                } else {
+                    "workloads"
+                };
+                i.fail(step, msg.clone());
+            }
+            i.conclude();
+            // The checksums outlive the layout only as evidence of a loss.
+            if !matches!(i.verdict, Verdict::DataLoss { .. }) {
+                if let Some(m) = i.manifest.take() {
+                    let _ = std::fs::remove_file(m);
+                }
+            }
+        }
         self.step(&l.name, "tearing down".into());
         let left = self.session.teardown(built);
         lr.commands = self.session.runner().log_since(log_mark);
@@ -448,104 +509,6 @@ impl StackRun<'_, '_> {
         };
         (self.workload)(&m).map_err(|e| interrupted_or(format!("{e:#}")))?;
         Ok(t.elapsed().as_secs_f64())
-    }
-
-    fn exercise(
-        &mut self,
-        l: &LayoutSpec,
-        built: &mut Built,
-        src: &DiskSource,
-        lr: &mut LayoutReport,
-    ) -> Result<(), String> {
-        let dry = self.opts.dry_run;
-        let mut fill = None;
-        if l.degrade && !dry {
-            let bytes = l
-                .fill
-                .unwrap_or_else(|| (built.usable_bytes / 8).min(1 << 30))
-                & !((1 << 20) - 1);
-            self.step(
-                &l.name,
-                format!(
-                    "writing {} of verified data",
-                    crate::units::format_bytes(bytes)
-                ),
-            );
-            let f = probe::write_file(&built.mount_point, probe::FILL_NAME, bytes, 0x1ab5eed)
-                .map_err(|e| interrupted_or(format!("cannot write fill data: {e}")))?;
-            lr.fill_bytes = Some(bytes);
-            fill = Some(f);
-        }
-        if !dry {
-            self.step(&l.name, "workloads (healthy)".into());
-            lr.workload_seconds =
-                Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
-        }
-        if !l.degrade {
-            return Ok(());
-        }
-        self.step(
-            &l.name,
-            format!(
-                "degrading: failing {}",
-                built
-                    .members
-                    .last()
-                    .map_or(String::new(), |m| m.display().to_string())
-            ),
-        );
-        let d = self.session.degrade(built).map_err(|e| error_text(&e))?;
-        let verified = match &fill {
-            Some(f) => {
-                probe::verify(f).map_err(|e| format!("data lost while degraded: {e}"))?;
-                true
-            }
-            None => false,
-        };
-        let mut dr = DegradedReport {
-            failed_member: d.failed_member.display().to_string(),
-            degrade_seconds: d.seconds,
-            workload_seconds: None,
-            data_verified: verified,
-            perf_ratio: None,
-            workload_error: None,
-        };
-        if !dry {
-            self.step(&l.name, "workloads (degraded)".into());
-            match self.call_workload(l, built, Phase::Degraded, lr.usable_bytes) {
-                Ok(s) => dr.workload_seconds = Some(s),
-                Err(e) if e == "interrupted" => {
-                    lr.degraded = Some(dr);
-                    return Err(e);
-                }
-                // IO failing while degraded is what the layout does, not a lab failure: keep
-                // it as a finding and go on to the rebuild.
-                Err(e) => dr.workload_error = Some(e),
-            }
-        }
-        lr.degraded = Some(dr);
-        if !l.rebuild {
-            return Ok(());
-        }
-        self.step(&l.name, "rebuilding".into());
-        let r = self
-            .session
-            .rebuild(built, src)
-            .map_err(|e| error_text(&e))?;
-        let verified = match &fill {
-            Some(f) => {
-                probe::verify(f).map_err(|e| format!("data lost in the rebuild: {e}"))?;
-                true
-            }
-            None => false,
-        };
-        lr.rebuild = Some(RebuildReport {
-            new_member: r.new_member.display().to_string(),
-            seconds: r.seconds,
-            bytes: r.bytes,
-            data_verified: verified,
-        });
-        Ok(())
     }
 }
 

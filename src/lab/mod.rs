@@ -3,17 +3,20 @@
 //! What our users did by hand — `makeraid5.sh`, `mkfs`, `mount`, `dd` three times, unmount,
 //! repeat — as one command that cannot leave a mess. [`spec`] reads and validates the lab file
 //! before anything is touched; [`driver`] walks the layouts through build -> workloads ->
-//! degrade -> rebuild -> teardown on top of [`crate::layout`]; [`report`] is what comes out.
+//! degrade -> rebuild -> teardown on top of [`crate::layout`], writing a [`dataset`] before
+//! degrading and reading it back after every step into an [`integrity`] verdict; [`report`] is
+//! what comes out.
 //! The workloads themselves are a callback, so the lab does not care how they are run or stored.
 
+pub mod dataset;
 pub mod driver;
-pub mod probe;
+pub mod integrity;
 pub mod report;
 pub mod spec;
 
 pub use driver::{
-    LabError, LabEvent, LabOptions, MountedLayout, Phase, WorkloadFn, check_devices, new_lab_id,
-    run_lab,
+    DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,
+    WorkloadFn, check_devices, new_lab_id, run_lab,
 };
 pub use report::{LabReport, LayoutReport, LayoutStatus};
 pub use spec::{Disks, LabSpec, LabWorkloads, LayoutKind, LayoutSpec, parse_lab, parse_lab_file};

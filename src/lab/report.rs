@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::integrity::IntegrityReport;
 use crate::units::{format_bytes, format_duration};
 
 /// How one layout went.
@@ -28,7 +29,7 @@ pub struct DegradedReport {
     pub degrade_seconds: f64,
     /// Wall time of the workloads while degraded, seconds.
     pub workload_seconds: Option<f64>,
-    /// The fill data read back intact while degraded.
+    /// The whole data set read back intact while degraded.
     pub data_verified: bool,
     /// Degraded over healthy performance: the geometric mean over workloads of the ratio of
     /// their headline medians (1.0 = no loss), when both were measured.
@@ -49,8 +50,41 @@ pub struct RebuildReport {
     pub seconds: f64,
     /// Bytes written to the new member (btrfs: its allocated chunks; md: the component size).
     pub bytes: u64,
-    /// The fill data read back intact after the rebuild.
+    /// The whole data set read back intact after the rebuild.
     pub data_verified: bool,
+    /// btrfs block groups written while degraded (as `single`) that the replace left without
+    /// redundancy, converted back by a balance after it.
+    #[serde(default)]
+    pub converted: Vec<String>,
+    /// Seconds that balance took (on top of `seconds`).
+    #[serde(default)]
+    pub balance_seconds: Option<f64>,
+    /// The replace failed with ENOSPC first and worked once half-empty data block groups were
+    /// packed: the first failure's message.
+    #[serde(default)]
+    pub retried: Vec<String>,
+}
+
+/// The second failure of a `failures = 2` layout: two members failed at once, then replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondFailureReport {
+    /// The members failed together.
+    pub failed_members: Vec<String>,
+    /// Seconds to fail them and be mounted again.
+    pub degrade_seconds: f64,
+    /// The devices that replaced them (empty without `rebuild`, or when it failed).
+    pub new_members: Vec<String>,
+    /// Seconds to replace both.
+    pub rebuild_seconds: Option<f64>,
+    /// Bytes written to the new members.
+    pub rebuild_bytes: Option<u64>,
+    /// Block groups without redundancy after the replaces, converted back (see
+    /// [`RebuildReport::converted`]).
+    #[serde(default)]
+    pub converted: Vec<String>,
+    /// Replaces that needed a second try (see [`RebuildReport::retried`]).
+    #[serde(default)]
+    pub retried: Vec<String>,
 }
 
 /// One layout of a lab.
@@ -77,7 +111,7 @@ pub struct LayoutReport {
     pub usable_bytes: Option<u64>,
     /// Usable bytes the RAID level promises before filesystem overhead.
     pub expected_usable_bytes: Option<u64>,
-    /// Bytes of verified data written before degrading.
+    /// Bytes of the verification data set written before degrading.
     pub fill_bytes: Option<u64>,
     /// Wall time of the workloads on the healthy layout, seconds.
     pub workload_seconds: Option<f64>,
@@ -85,6 +119,12 @@ pub struct LayoutReport {
     pub degraded: Option<DegradedReport>,
     /// Rebuild, when asked for.
     pub rebuild: Option<RebuildReport>,
+    /// Two members failed at once and replaced (`failures = 2`).
+    #[serde(default)]
+    pub second_failure: Option<SecondFailureReport>,
+    /// What reading the data set back and scrubbing found (layouts with a data set).
+    #[serde(default)]
+    pub integrity: Option<IntegrityReport>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -107,6 +147,8 @@ impl LayoutReport {
             workload_seconds: None,
             degraded: None,
             rebuild: None,
+            second_failure: None,
+            integrity: None,
             commands: Vec::new(),
         }
     }
@@ -120,6 +162,21 @@ impl LayoutReport {
             LayoutStatus::Failed => format!("failed: {r}"),
             LayoutStatus::Skipped => format!("skipped: {r}"),
         }
+    }
+
+    /// The integrity column: `verified`, `DATA LOSS (n files, m scrub errors)`,
+    /// `FAILED: <step>`, or `-` without a data set.
+    pub fn integrity_text(&self) -> String {
+        self.integrity
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |i| i.verdict.text())
+    }
+
+    /// True when the layout lost data.
+    pub fn lost_data(&self) -> bool {
+        self.integrity
+            .as_ref()
+            .is_some_and(|i| matches!(i.verdict, super::integrity::Verdict::DataLoss { .. }))
     }
 
     /// Degraded speed as a ratio to healthy (workload wall time healthy / degraded).
@@ -171,6 +228,11 @@ pub struct LabRun {
 }
 
 impl LabReport {
+    /// True when some layout lost data.
+    pub fn any_data_lost(&self) -> bool {
+        self.layouts.iter().any(LayoutReport::lost_data)
+    }
+
     /// True when some layout failed.
     pub fn any_failed(&self) -> bool {
         !self.leftovers.is_empty()
@@ -181,8 +243,15 @@ impl LabReport {
     }
 }
 
-const HEADERS: [&str; 7] = [
-    "LAYOUT", "STACK", "USABLE", "EXPECTED", "BUILD", "DEGRADED", "REBUILD",
+const HEADERS: [&str; 8] = [
+    "LAYOUT",
+    "STACK",
+    "USABLE",
+    "EXPECTED",
+    "BUILD",
+    "DEGRADED",
+    "REBUILD",
+    "INTEGRITY",
 ];
 
 fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
@@ -205,12 +274,20 @@ fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
             if dry_run {
                 return "yes".into();
             }
-            format!(
+            let mut t = format!(
                 "{} ({})",
                 format_duration(std::time::Duration::from_secs_f64(r.seconds)),
                 format_bytes(r.bytes)
-            )
+            );
+            if let Some(b) = r.balance_seconds {
+                t.push_str(&format!(
+                    " +balance {}",
+                    format_duration(std::time::Duration::from_secs_f64(b))
+                ));
+            }
+            t
         }),
+        l.integrity_text(),
     ]
 }
 
@@ -257,6 +334,60 @@ pub fn render_table(r: &LabReport) -> String {
         if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
             out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
         }
+        let retried = l
+            .rebuild
+            .iter()
+            .flat_map(|r| r.retried.iter().map(|m| ("rebuild", m)))
+            .chain(
+                l.second_failure
+                    .iter()
+                    .flat_map(|s| s.retried.iter().map(|m| ("rebuild2", m))),
+            );
+        for (step, m) in retried {
+            out.push_str(&format!(
+                "note: {} {step}: the replace failed ({m}); packed half-empty data block groups (btrfs balance -dusage=50) and retried\n",
+                l.name
+            ));
+        }
+        if let Some(r) = l.rebuild.as_ref().filter(|r| !r.converted.is_empty()) {
+            out.push_str(&format!(
+                "note: {} after the replace, block groups written while degraded had no redundancy ({}); a balance converted them back\n",
+                l.name,
+                r.converted.join(", ")
+            ));
+        }
+        if let Some(i) = &l.integrity {
+            // Writes refused while degraded: the application was told, so not a loss, but a
+            // finding even when everything acknowledged came back.
+            if matches!(i.verdict, super::integrity::Verdict::Verified) {
+                for sc in i.scrubs.iter().filter(|s| s.outcome.corrected > 0) {
+                    out.push_str(&format!(
+                        "note: {} {} after {} repaired {} errors from good copies: the layout was inconsistent\n",
+                        l.name,
+                        sc.outcome.tool,
+                        sc.after.name(),
+                        sc.outcome.corrected
+                    ));
+                }
+                for w in i.degraded_writes.iter().filter(|w| w.error.is_some()) {
+                    out.push_str(&format!(
+                        "note: {} while {}: {} files written, then {}\n",
+                        l.name,
+                        w.step.name(),
+                        w.files,
+                        w.error.as_deref().unwrap_or("")
+                    ));
+                }
+            }
+            if !matches!(i.verdict, super::integrity::Verdict::Verified) {
+                for line in i.lines() {
+                    out.push_str(&format!("{} integrity: {line}\n", l.name));
+                }
+                if let Some(m) = &i.manifest {
+                    out.push_str(&format!("{} integrity: checksums kept in {m}\n", l.name));
+                }
+            }
+        }
     }
     if r.interrupted {
         out.push_str("interrupted: later layouts were not built\n");
@@ -295,6 +426,46 @@ pub fn render_markdown(r: &LabReport) -> String {
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    let checked: Vec<&LayoutReport> = r.layouts.iter().filter(|l| l.integrity.is_some()).collect();
+    if checked.is_empty() {
+        return out;
+    }
+    out.push_str("\n#### Integrity\n\nThe data set read back from the disks at each step; the scrub after the last rebuild.\n\n");
+    out.push_str("| Layout | Step | Files intact | Bytes intact | Mismatched | Unreadable | Missing |\n|---|---|---|---|---|---|---|\n");
+    for l in &checked {
+        let Some(i) = &l.integrity else { continue };
+        for st in &i.steps {
+            out.push_str(&format!(
+                "| {} | {} | {}/{} | {} | {} | {} | {} |\n",
+                esc(&l.name),
+                st.step.name(),
+                st.files,
+                st.files_in_set,
+                format_bytes(st.bytes),
+                st.mismatched,
+                st.read_errors,
+                st.missing
+            ));
+        }
+        for sc in &i.scrubs {
+            out.push_str(&format!(
+                "| {} | {} after {} | | | {} uncorrectable | {} corrected | |\n",
+                esc(&l.name),
+                sc.outcome.tool,
+                sc.after.name(),
+                sc.outcome.errors,
+                sc.outcome.corrected
+            ));
+        }
+        if let Some(f) = &i.failed {
+            out.push_str(&format!(
+                "| {} | {} | could not be done: {} | | | | |\n",
+                esc(&l.name),
+                f.step,
+                esc(&f.message)
+            ));
+        }
     }
     out
 }
@@ -432,6 +603,9 @@ mod tests {
             seconds: 1.5,
             bytes: 100 << 20,
             data_verified: true,
+            converted: vec![],
+            balance_seconds: None,
+            retried: vec![],
         });
         let mut un = LayoutReport::new("md-raid6", "md raid6 x4 > xfs".into(), None);
         un.status = LayoutStatus::Unavailable;
@@ -470,6 +644,110 @@ mod tests {
         let m = render_markdown(&report());
         assert!(m.contains("no md \\| here"), "{m}");
         assert_eq!(m.lines().filter(|l| l.starts_with('|')).count(), 4);
+    }
+
+    fn lossy() -> LabReport {
+        use crate::lab::dataset::{BadFile, Problem, Verification};
+        use crate::lab::integrity::Step;
+        let mut r = report();
+        let mut ok = IntegrityReport::new(300, 96 << 20);
+        for st in [Step::Healthy, Step::Degraded, Step::Rebuilt] {
+            ok.add(
+                st,
+                Verification {
+                    files: 300,
+                    bytes: 96 << 20,
+                    ..Verification::default()
+                },
+            );
+        }
+        r.layouts[0].integrity = Some(ok);
+        let mut bad = LayoutReport::new("btrfs-single", "btrfs single x2".into(), None);
+        let mut i = IntegrityReport::new(300, 96 << 20);
+        i.add(
+            Step::Healthy,
+            Verification {
+                files: 299,
+                bytes: (96 << 20) - 65536,
+                read_errors: 1,
+                bad_files: vec![BadFile {
+                    path: ".iolab-data/d1/f00001".into(),
+                    problem: Problem::ReadError,
+                    detail: "Input/output error (os error 5) at byte 65536".into(),
+                }],
+                bad_paths: vec![".iolab-data/d1/f00001".into()],
+                ..Verification::default()
+            },
+        );
+        i.scrubs.push(crate::lab::integrity::ScrubCheck {
+            after: Step::Healthy,
+            outcome: crate::layout::scrub::ScrubOutcome {
+                tool: "btrfs scrub".into(),
+                errors: 1,
+                corrected: 0,
+                counters: [("csum_errors".to_string(), 1)].into(),
+            },
+        });
+        i.manifest = Some("/run/iolab/manifest-ab12cd-btrfs-single.xxh3".into());
+        i.conclude();
+        bad.integrity = Some(i);
+        let mut failed = LayoutReport::new("btrfs-raid5", "btrfs raid5 x4".into(), None);
+        failed.status = LayoutStatus::Failed;
+        failed.reason = Some("degraded mount refused".into());
+        let mut fi = IntegrityReport::new(300, 96 << 20);
+        fi.fail("degrade", "mount: wrong fs type");
+        failed.integrity = Some(fi);
+        r.layouts.push(bad);
+        r.layouts.push(failed);
+        r
+    }
+
+    #[test]
+    fn integrity_column_notes_and_markdown() {
+        let r = lossy();
+        let t = render_table(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        let col = lines[1].find("INTEGRITY").unwrap();
+        assert_eq!(&lines[2][col..col + 8], "verified", "{t}");
+        assert_eq!(&lines[4][col..col + 25], "DATA LOSS (1 file, 1 scru", "{t}");
+        assert!(lines[5][col..].starts_with("FAILED: degrade "), "{t}");
+        assert!(
+            t.contains("btrfs-single integrity: healthy: 299/300 files")
+                && t.contains("first: .iolab-data/d1/f00001: Input/output error"),
+            "{t}"
+        );
+        assert!(t.contains("btrfs-single integrity: btrfs scrub after healthy: 1 uncorrectable, 0 corrected, 1 checksum errors"), "{t}");
+        assert!(
+            t.contains("checksums kept in /run/iolab/manifest-ab12cd-btrfs-single.xxh3"),
+            "{t}"
+        );
+        assert!(
+            t.contains("btrfs-raid5 integrity: degrade could not be done: mount: wrong fs type"),
+            "{t}"
+        );
+        assert!(r.any_data_lost());
+        let m = render_markdown(&r);
+        assert!(m.contains("| DATA LOSS (1 file, 1 scrub error) |"), "{m}");
+        assert!(
+            m.contains("| btrfs-single | healthy | 299/300 | 95.94MiB | 0 | 1 | 0 |"),
+            "{m}"
+        );
+        assert!(
+            m.contains(
+                "| btrfs-single | btrfs scrub after healthy | | | 1 uncorrectable | 0 corrected | |"
+            ),
+            "{m}"
+        );
+        assert!(
+            m.contains("| btrfs-raid5 | degrade | could not be done: mount: wrong fs type |"),
+            "{m}"
+        );
+        let back: LabReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(
+            back.layouts[2].integrity_text(),
+            "DATA LOSS (1 file, 1 scrub error)"
+        );
     }
 
     #[test]

@@ -127,12 +127,35 @@ pub struct LayoutSpec {
     pub degrade: bool,
     /// Replace the failed member and time the rebuild.
     pub rebuild: bool,
-    /// Bytes of verified data written before degrading (`None`: an eighth of the usable space,
-    /// at most 1GiB), so the degraded reads and the rebuild have something to work on.
+    /// Members failed: 1, or 2 on a layout that survives two failures — after the first
+    /// failure (and its rebuild) two members fail at once, and are replaced.
+    pub failures: u8,
+    /// Bytes of the verification data set written before degrading (`None`: a third of the
+    /// usable space, at most [`DEFAULT_FILL_MAX`]), so the degraded reads and the rebuild have
+    /// something to work on. Set on a layout that is not degraded, the set is written, read
+    /// back and scrubbed all the same.
     pub fill: Option<u64>,
 }
 
+/// Most bytes the default data set takes (a third of the usable space up to this).
+pub const DEFAULT_FILL_MAX: u64 = 4 << 30;
+
 impl LayoutSpec {
+    /// Whether the lab writes and checks a data set on this layout: when it is degraded, or
+    /// when the spec sets `fill`.
+    pub fn checks_data(&self) -> bool {
+        matches!(self.kind, LayoutKind::Stack(_)) && (self.degrade || self.fill.is_some())
+    }
+
+    /// Bytes of the data set on a layout with `usable` bytes: `fill`, else a third of the
+    /// space (at most [`DEFAULT_FILL_MAX`]), in whole MiB, at least 4MiB.
+    pub fn fill_bytes(&self, usable: u64) -> u64 {
+        let b = self
+            .fill
+            .unwrap_or_else(|| (usable / 3).min(DEFAULT_FILL_MAX) & !((1 << 20) - 1));
+        b.max(if self.fill.is_some() { 1 } else { 4 << 20 })
+    }
+
     /// One line saying what the layout is.
     pub fn describe(&self) -> String {
         match &self.kind {

@@ -119,6 +119,95 @@ pub fn parse_data_used(text: &str) -> u64 {
         .sum()
 }
 
+/// One line of `btrfs filesystem df -b`: block groups of one kind and profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DfLine {
+    /// `Data`, `Metadata` or `System` (`GlobalReserve` is left out).
+    pub kind: String,
+    /// Profile as printed, lower case (`single`, `raid1c3`).
+    pub profile: String,
+    /// Allocated bytes.
+    pub total: u64,
+    /// Used bytes.
+    pub used: u64,
+}
+
+/// Parses `btrfs filesystem df -b` output.
+pub fn parse_df(text: &str) -> Vec<DfLine> {
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let Some((head, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let Some((kind, profile)) = head.split_once(',') else {
+            continue;
+        };
+        let kind = kind.trim();
+        if kind == "GlobalReserve" {
+            continue;
+        }
+        let num = |k: &str| {
+            rest.split(',')
+                .find_map(|p| p.trim().strip_prefix(k))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        out.push(DfLine {
+            kind: kind.to_string(),
+            profile: profile.trim().to_ascii_lowercase(),
+            total: num("total="),
+            used: num("used="),
+        });
+    }
+    out
+}
+
+/// Block groups not in the layout's profiles (data in `data`, metadata and system in
+/// `metadata`): what btrfs allocated while mounted degraded (it writes new chunks as `single`
+/// when a profile's copies cannot all be placed) and a replace does not convert back.
+pub fn stray_profiles(df: &[DfLine], data: BtrfsProfile, metadata: BtrfsProfile) -> Vec<DfLine> {
+    df.iter()
+        .filter(|d| {
+            let want = if d.kind == "Data" { data } else { metadata };
+            d.profile != want.name() && d.total > 0
+        })
+        .cloned()
+        .collect()
+}
+
+/// `btrfs balance start -f -dconvert=DATA,soft -mconvert=META,soft -sconvert=META,soft MNT`:
+/// converts block groups not in the layout's profiles back (`soft` leaves the others alone;
+/// `-f` is what btrfs asks for to touch system chunks).
+pub fn balance_convert_argv(data: BtrfsProfile, metadata: BtrfsProfile, mnt: &Path) -> Vec<String> {
+    vec![
+        "btrfs".into(),
+        "balance".into(),
+        "start".into(),
+        "-f".into(),
+        format!("-dconvert={},soft", data.name()),
+        format!("-mconvert={},soft", metadata.name()),
+        format!("-sconvert={},soft", metadata.name()),
+        mnt.to_string_lossy().into_owned(),
+    ]
+}
+
+/// `btrfs balance start -dusage=50 MNT`: packs data block groups at most half full into the
+/// others, giving their space back as unallocated. A replace has to set every block group
+/// read-only in turn, and for the one metadata block group of a small filesystem that takes a
+/// new metadata chunk: without unallocated space (the workloads' files, deleted since, left
+/// data block groups allocated and mostly empty) it fails with ENOSPC.
+pub fn reclaim_argv(mnt: &Path) -> Vec<String> {
+    [
+        "btrfs",
+        "balance",
+        "start",
+        "-dusage=50",
+        &mnt.to_string_lossy(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Usable bytes of the btrfs mounted at `mnt`: estimated free space plus data already stored.
 pub fn usable_bytes(runner: &Runner, mnt: &Path) -> Result<u64, LayoutError> {
     let out = runner.run(&["btrfs", "filesystem", "usage", "-b", &mnt.to_string_lossy()])?;
@@ -150,6 +239,27 @@ mod tests {
         assert_eq!(d[1].devid, 2);
         assert_eq!(d[1].path, None);
         assert_eq!(d[2].used, 384172032);
+    }
+
+    /// `btrfs filesystem df -b` after a raid1c3 layout was written to while degraded and its
+    /// missing member replaced (btrfs-progs 6.2, kernel 6.18).
+    const DF: &str = "Data, single: total=654311424, used=314572800\nData, RAID1C3: total=107347968, used=104857600\nSystem, single: total=33554432, used=16384\nSystem, RAID1C3: total=8388608, used=0\nMetadata, single: total=218103808, used=0\nMetadata, RAID1C3: total=268435456, used=573440\nGlobalReserve, single: total=5767168, used=0\n";
+
+    #[test]
+    fn finds_block_groups_a_degraded_mount_wrote() {
+        let df = parse_df(DF);
+        assert_eq!(df.len(), 6);
+        assert_eq!(df[0].profile, "single");
+        assert_eq!(df[0].used, 314572800);
+        let stray = stray_profiles(&df, BtrfsProfile::Raid1c3, BtrfsProfile::Raid1c3);
+        let kinds: Vec<&str> = stray.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["Data", "System", "Metadata"]);
+        assert!(stray_profiles(&df[1..2], BtrfsProfile::Raid1c3, BtrfsProfile::Raid1).is_empty());
+        assert_eq!(
+            balance_convert_argv(BtrfsProfile::Raid6, BtrfsProfile::Raid1c3, Path::new("/m"))
+                .join(" "),
+            "btrfs balance start -f -dconvert=raid6,soft -mconvert=raid1c3,soft -sconvert=raid1c3,soft /m"
+        );
     }
 
     #[test]

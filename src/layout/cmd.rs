@@ -128,6 +128,62 @@ impl Runner {
         self.run_inner(argv, None::<&[&str]>, false)
     }
 
+    /// Runs a command that reports findings through its exit status (`btrfs scrub` exits 3
+    /// when it found uncorrectable errors, and its counters are still on stdout): returns the
+    /// exit code (`None` when killed by a signal) with the output. Only a tool that cannot be
+    /// started, or Ctrl-C (which runs `cancel` first, like [`Runner::run_interruptible`]), is
+    /// an error. A recorded command whose responder fails exits 1 with the responder's message
+    /// on stderr.
+    pub fn run_status<S: AsRef<str>, C: AsRef<str>>(
+        &self,
+        argv: &[S],
+        cancel: Option<&[C]>,
+    ) -> Result<(Option<i32>, CmdOutput), LayoutError> {
+        let (code, out, _) = self.exec(argv, cancel, true)?;
+        Ok((code, out))
+    }
+
+    /// Writes `text` to a kernel control file (`/sys/block/md100/md/sync_action`), logged as
+    /// the shell line that does the same (`echo check > ...`) so a dry run shows it.
+    pub fn write_file(&self, path: &std::path::Path, text: &str) -> Result<(), LayoutError> {
+        let p = path.to_string_lossy().into_owned();
+        let line = format!("echo {} > {}", quote(text), quote(&p));
+        if self.echo {
+            eprintln!("+ {line}");
+        }
+        if let Ok(mut l) = self.log.lock() {
+            l.push(line.clone());
+        }
+        match &self.mode {
+            Mode::Record(respond) => respond(&["echo".into(), text.into(), ">".into(), p])
+                .map(|_| ())
+                .map_err(|msg| LayoutError::Command { cmd: line, msg }),
+            Mode::Real => {
+                std::fs::write(path, format!("{text}\n")).map_err(|e| LayoutError::Command {
+                    cmd: line,
+                    msg: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Reads a kernel status file (`/sys/block/md100/md/mismatch_cnt`), logged as `cat PATH`;
+    /// a recording runner asks its responder (argv `cat PATH`).
+    pub fn read_file(&self, path: &std::path::Path) -> Result<String, LayoutError> {
+        let p = path.to_string_lossy().into_owned();
+        let argv = ["cat".to_string(), p];
+        let line = self.record(&argv);
+        match &self.mode {
+            Mode::Record(respond) => {
+                respond(&argv).map_err(|msg| LayoutError::Command { cmd: line, msg })
+            }
+            Mode::Real => std::fs::read_to_string(path).map_err(|e| LayoutError::Command {
+                cmd: line,
+                msg: e.to_string(),
+            }),
+        }
+    }
+
     /// Runs a command and reports only whether it exited 0 (probes such as `vgs NAME`).
     pub fn succeeds<S: AsRef<str>>(&self, argv: &[S]) -> bool {
         self.run(argv).is_ok()
@@ -150,6 +206,35 @@ impl Runner {
         cancel: Option<&[C]>,
         interruptible: bool,
     ) -> Result<CmdOutput, LayoutError> {
+        let (code, out, line) = self.exec(argv, cancel, interruptible)?;
+        if code == Some(0) {
+            return Ok(out);
+        }
+        if self.is_dry_run() {
+            return Err(LayoutError::Command {
+                cmd: line,
+                msg: out.stderr,
+            });
+        }
+        let status = match code {
+            Some(c) => format!("exit status: {c}"),
+            None => "killed by a signal".to_string(),
+        };
+        Err(LayoutError::Command {
+            cmd: line,
+            msg: format!("{status}: {}", tool_message(&out.stderr, &out.stdout)),
+        })
+    }
+
+    /// Runs (or records) a command: its exit code (`None`: killed by a signal), its output and
+    /// its logged line. A recorded command whose responder fails "exits" 1 with the message on
+    /// stderr.
+    fn exec<S: AsRef<str>, C: AsRef<str>>(
+        &self,
+        argv: &[S],
+        cancel: Option<&[C]>,
+        interruptible: bool,
+    ) -> Result<(Option<i32>, CmdOutput, String), LayoutError> {
         let argv: Vec<String> = argv.iter().map(|a| a.as_ref().to_string()).collect();
         let line = self.record(&argv);
         let Some((prog, args)) = argv.split_first() else {
@@ -157,12 +242,24 @@ impl Runner {
         };
         match &self.mode {
             Mode::Record(respond) => {
-                return respond(&argv)
-                    .map(|stdout| CmdOutput {
-                        stdout,
-                        stderr: String::new(),
-                    })
-                    .map_err(|msg| LayoutError::Command { cmd: line, msg });
+                return Ok(match respond(&argv) {
+                    Ok(stdout) => (
+                        Some(0),
+                        CmdOutput {
+                            stdout,
+                            stderr: String::new(),
+                        },
+                        line,
+                    ),
+                    Err(stderr) => (
+                        Some(1),
+                        CmdOutput {
+                            stdout: String::new(),
+                            stderr,
+                        },
+                        line,
+                    ),
+                });
             }
             Mode::Real => {}
         }
@@ -224,13 +321,7 @@ impl Runner {
         if stopped {
             return Err(LayoutError::Interrupted);
         }
-        if !status.success() {
-            return Err(LayoutError::Command {
-                cmd: line,
-                msg: format!("{status}: {}", tool_message(&stderr, &stdout)),
-            });
-        }
-        Ok(CmdOutput { stdout, stderr })
+        Ok((status.code(), CmdOutput { stdout, stderr }, line))
     }
 }
 
@@ -288,6 +379,7 @@ pub fn quote_argv<S: AsRef<str>>(argv: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn recording_logs_and_answers_losetup() {
@@ -326,6 +418,35 @@ mod tests {
             Err(LayoutError::Spawn { .. })
         ));
         assert!(!r.succeeds(&["false"]));
+    }
+
+    #[test]
+    fn status_commands_keep_their_output_and_files_are_logged() {
+        let r = Runner::real();
+        let (code, out) = r
+            .run_status(&["sh", "-c", "echo counted: 2; exit 3"], None::<&[&str]>)
+            .unwrap();
+        assert_eq!(code, Some(3));
+        assert_eq!(out.stdout, "counted: 2\n");
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("sync_action");
+        r.write_file(&f, "check").unwrap();
+        assert_eq!(r.read_file(&f).unwrap(), "check\n");
+        let log = r.log();
+        assert_eq!(log[1], format!("echo check > {}", f.display()));
+        assert_eq!(log[2], format!("cat {}", f.display()));
+        let rec = Runner::recording_with(Box::new(|a: &[String]| {
+            if a[0] == "cat" {
+                Ok("7\n".into())
+            } else {
+                Err("no such thing".into())
+            }
+        }));
+        assert_eq!(rec.read_file(Path::new("/sys/x")).unwrap(), "7\n");
+        let (code, out) = rec.run_status(&["false"], None::<&[&str]>).unwrap();
+        assert_eq!((code, out.stderr.as_str()), (Some(1), "no such thing"));
+        let e = rec.run(&["false"]).unwrap_err().to_string();
+        assert!(e.ends_with("failed: no such thing"), "{e}");
     }
 
     #[test]

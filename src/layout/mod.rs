@@ -18,6 +18,7 @@ pub mod fs;
 pub mod loopdev;
 pub mod lvm;
 pub mod mdadm;
+pub mod scrub;
 pub mod session;
 pub mod signature;
 pub mod stack;

@@ -6,13 +6,15 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::LayoutError;
 use super::cmd::Runner;
 use super::stack::{FsKind, RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{btrfs, fs, loopdev, lvm, mdadm, signature};
+
+mod failure;
+
+pub use failure::{DegradeInfo, RebuildInfo};
 
 /// Where a layout's disks come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +67,10 @@ pub struct Built {
     pub build_time: Duration,
     /// Usable bytes as the filesystem reports them right after mkfs.
     pub usable_bytes: u64,
-    /// Index in `members` of the failed member while degraded.
-    failed: Option<usize>,
+    /// Indexes in `members` of the failed members while degraded.
+    failed: Vec<usize>,
+    /// Members replaced so far (names the next replacement's backing file).
+    replaced: usize,
     degraded_at: Option<Instant>,
     mark: usize,
     log_mark: usize,
@@ -79,30 +83,24 @@ impl Built {
         runner.log_since(self.log_mark)
     }
 
-    /// True while one member is failed.
+    /// True while a member is failed.
     pub fn is_degraded(&self) -> bool {
-        self.failed.is_some()
+        !self.failed.is_empty()
     }
-}
 
-/// What degrading did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DegradeInfo {
-    /// The member that was failed.
-    pub failed_member: PathBuf,
-    /// Time to fail it and be mounted again, seconds.
-    pub seconds: f64,
-}
+    /// The members failed now (their paths as they were before failing).
+    pub fn failed_members(&self) -> Vec<PathBuf> {
+        self.failed
+            .iter()
+            .map(|&i| self.members[i].clone())
+            .collect()
+    }
 
-/// What rebuilding did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RebuildInfo {
-    /// The device that replaced the failed member.
-    pub new_member: PathBuf,
-    /// Time to rebuild to completion, seconds (md with a spare: from the failure).
-    pub seconds: f64,
-    /// Bytes written to the new member: btrfs' allocated chunks on it, md's component size.
-    pub bytes: u64,
+    /// Backing files of loop members, in the order of `members` (`None` for real devices) —
+    /// what a test damages to check that the lab notices.
+    pub fn backing_files(&self) -> &[Option<PathBuf>] {
+        &self.backing
+    }
 }
 
 /// A lab's building session.
@@ -408,218 +406,12 @@ impl Session {
             member_size,
             build_time,
             usable_bytes,
-            failed: None,
+            failed: Vec::new(),
+            replaced: 0,
             degraded_at: None,
             mark,
             log_mark,
             index,
-        })
-    }
-
-    /// Fails one member (the last) and leaves the layout mounted and degraded: btrfs is
-    /// unmounted, the member's loop device detached (a real device wiped), and mounted again
-    /// with `-o degraded`; md gets `--fail`/`--remove`.
-    pub fn degrade(&mut self, b: &mut Built) -> Result<DegradeInfo, LayoutError> {
-        if !b.stack.survives_one_failure() {
-            return Err(LayoutError::Refused(format!(
-                "layout {} cannot lose a member ({})",
-                b.name,
-                b.stack.describe()
-            )));
-        }
-        if b.failed.is_some() {
-            return Err(LayoutError::Unexpected(format!(
-                "{} is already degraded",
-                b.name
-            )));
-        }
-        let t = Instant::now();
-        let idx = b.members.len() - 1;
-        let victim = b.members[idx].clone();
-        let mnt = b.mount_point.to_string_lossy().into_owned();
-        match &b.stack.raid {
-            RaidLayer::Btrfs { .. } => {
-                // A file closed a moment ago (an io_uring ring being torn down) can keep the
-                // mount busy for a few milliseconds: retry before giving up.
-                let mut tries = 0;
-                while let Err(e) = self.runner.run(&["umount", &mnt]) {
-                    tries += 1;
-                    if tries >= 20 {
-                        return Err(e);
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-                let v = victim.to_string_lossy().into_owned();
-                let _ = self
-                    .runner
-                    .run(&["btrfs", "device", "scan", "--forget", &v]);
-                if let Some(file) = b.backing[idx].clone() {
-                    loopdev::detach(&self.runner, &victim)?;
-                    // The file stays (removed at teardown); no device is attached to it now.
-                    if let Some(i) = self
-                        .objects
-                        .iter()
-                        .position(|o| matches!(o, Owned::Loop { backing, .. } if *backing == file))
-                    {
-                        self.set(
-                            i,
-                            Owned::Loop {
-                                backing: file,
-                                dev: None,
-                            },
-                        )?;
-                    }
-                } else {
-                    signature::wipe(&self.runner, &victim)?;
-                }
-                let remaining: Vec<PathBuf> = b
-                    .members
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != idx)
-                    .map(|(_, d)| d.clone())
-                    .collect();
-                self.runner.run(&fs::mount_argv(
-                    FsKind::Btrfs,
-                    &remaining[0],
-                    &remaining[1..],
-                    &b.mount_point,
-                    &b.stack.mount_options,
-                    true,
-                ))?;
-                b.fs_device = remaining[0].clone();
-            }
-            RaidLayer::Md(_) => {
-                let md = b.md.clone().ok_or_else(|| {
-                    LayoutError::Unexpected(format!("{} has no md array", b.name))
-                })?;
-                if let Err(e) = self.runner.run(&mdadm::fail_remove_argv(&md, &victim)) {
-                    // md may still hold the just-failed member for a moment: retry the remove.
-                    let remove = [
-                        "mdadm".to_string(),
-                        md.to_string_lossy().into_owned(),
-                        "--remove".into(),
-                        victim.to_string_lossy().into_owned(),
-                    ];
-                    let mut ok = false;
-                    for _ in 0..10 {
-                        std::thread::sleep(Duration::from_millis(200));
-                        if self.runner.run(&remove).is_ok() {
-                            ok = true;
-                            break;
-                        }
-                    }
-                    if !ok {
-                        return Err(e);
-                    }
-                }
-            }
-            RaidLayer::None => unreachable!("survives_one_failure is false without RAID"),
-        }
-        b.failed = Some(idx);
-        b.degraded_at = Some(Instant::now());
-        Ok(DegradeInfo {
-            failed_member: victim,
-            seconds: t.elapsed().as_secs_f64(),
-        })
-    }
-
-    /// Replaces the failed member with a fresh disk (a new loop disk, the next unused real
-    /// device, or the wiped failed device itself) and times the rebuild to completion.
-    pub fn rebuild(
-        &mut self,
-        b: &mut Built,
-        disks: &DiskSource,
-    ) -> Result<RebuildInfo, LayoutError> {
-        let Some(idx) = b.failed else {
-            return Err(LayoutError::Unexpected(format!(
-                "{} is not degraded; nothing to rebuild",
-                b.name
-            )));
-        };
-        let (new, new_backing) = match disks {
-            DiskSource::Loop {
-                dir,
-                size,
-                direct_io,
-            } => {
-                let (d, f) =
-                    self.loop_disk(dir, *size, *direct_io, &format!("{}-r{idx}", b.index))?;
-                (d, Some(f))
-            }
-            DiskSource::Devices(list) => match list.get(b.stack.disks()) {
-                Some(d) => {
-                    signature::wipe(&self.runner, d)?;
-                    (d.clone(), None)
-                }
-                None => (b.members[idx].clone(), None),
-            },
-        };
-        check_stop()?;
-        let dry = self.runner.is_dry_run();
-        let (seconds, bytes) = match &b.stack.raid {
-            RaidLayer::Btrfs { .. } => {
-                self.push(Owned::Btrfs {
-                    devices: vec![new.clone()],
-                })?;
-                let devid = if dry {
-                    idx as u64 + 1
-                } else {
-                    btrfs::show(&self.runner, &b.mount_point)?
-                        .iter()
-                        .find(|d| d.path.is_none())
-                        .map(|d| d.devid)
-                        .ok_or_else(|| {
-                            LayoutError::Unexpected(format!(
-                                "btrfs on {} lists no missing device",
-                                b.mount_point.display()
-                            ))
-                        })?
-                };
-                let mnt = b.mount_point.to_string_lossy().into_owned();
-                let t = Instant::now();
-                self.runner.run_interruptible(
-                    &btrfs::replace_argv(devid, &new, &b.mount_point),
-                    Some(&["btrfs", "replace", "cancel", mnt.as_str()]),
-                )?;
-                let secs = t.elapsed().as_secs_f64();
-                let bytes = if dry {
-                    0
-                } else {
-                    btrfs::show(&self.runner, &b.mount_point)?
-                        .iter()
-                        .find(|d| d.devid == devid)
-                        .map_or(0, |d| d.used)
-                };
-                (secs, bytes)
-            }
-            RaidLayer::Md(_) => {
-                let md = b.md.clone().ok_or_else(|| {
-                    LayoutError::Unexpected(format!("{} has no md array", b.name))
-                })?;
-                if new == b.members[idx] {
-                    let _ = self.runner.run(&mdadm::zero_argv(&new));
-                }
-                // With a hot spare md started recovering at the failure: count from then.
-                let t = if b.spares.is_empty() {
-                    Instant::now()
-                } else {
-                    b.degraded_at.unwrap_or_else(Instant::now)
-                };
-                self.runner.run(&mdadm::add_argv(&md, &new))?;
-                mdadm::wait_idle(&self.runner, &md)?;
-                let secs = t.elapsed().as_secs_f64();
-                (secs, mdadm::component_bytes(&md).unwrap_or(0))
-            }
-            RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
-        };
-        b.members[idx] = new.clone();
-        b.backing[idx] = new_backing;
-        b.failed = None;
-        Ok(RebuildInfo {
-            new_member: new,
-            seconds,
-            bytes,
         })
     }
 

@@ -310,12 +310,25 @@ impl Stack {
 
     /// Whether one member can fail without losing the filesystem.
     pub fn survives_one_failure(&self) -> bool {
+        self.tolerated_failures() >= 1
+    }
+
+    /// How many members can be missing at once without losing data: btrfs the lesser of its
+    /// data and metadata profiles, md raid6 two, md raid1 all but one, other md levels one
+    /// (raid10 is only sure to survive one), raid0 and a plain disk none.
+    pub fn tolerated_failures(&self) -> usize {
         match &self.raid {
-            RaidLayer::None => false,
-            RaidLayer::Btrfs { data, metadata } => {
-                data.tolerated_failures() >= 1 && metadata.tolerated_failures() >= 1
-            }
-            RaidLayer::Md(md) => md.level.redundant(),
+            RaidLayer::None => 0,
+            RaidLayer::Btrfs { data, metadata } => data
+                .tolerated_failures()
+                .min(metadata.tolerated_failures())
+                .min(self.members.saturating_sub(1)),
+            RaidLayer::Md(md) => match md.level {
+                MdLevel::Raid0 => 0,
+                MdLevel::Raid1 => self.members.saturating_sub(1),
+                MdLevel::Raid6 => 2,
+                MdLevel::Raid4 | MdLevel::Raid5 | MdLevel::Raid10 => 1,
+            },
         }
     }
 

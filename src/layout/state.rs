@@ -383,6 +383,18 @@ fn wait_for_stragglers(lab_id: &str, limit: Duration) {
     }
 }
 
+/// Removes the data set manifests (`manifest-<lab id>-<layout>.xxh3`) a lab wrote beside its
+/// state file: a killed lab never got to decide whether to keep them.
+fn remove_manifests(dir: &Path, lab_id: &str) {
+    let prefix = format!("manifest-{lab_id}-");
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && name.ends_with(".xxh3") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// What `iolab lab --cleanup` did with one state file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CleanupOutcome {
@@ -466,6 +478,7 @@ pub fn cleanup(runner: &Runner, dir: &Path) -> Result<Vec<CleanupOutcome>, Layou
             .collect();
         if o.failed.is_empty() {
             let _ = std::fs::remove_file(p.with_extension("json.tmp"));
+            remove_manifests(dir, &sf.state.lab_id);
             sf.remove()?;
         }
         out.push(o);
@@ -541,6 +554,8 @@ mod tests {
             Owned::BackingFile { path: file.clone() },
         ];
         sf.save().unwrap();
+        std::fs::write(d.path().join("manifest-dead01-r1.xxh3"), "x").unwrap();
+        std::fs::write(d.path().join("manifest-live01-r1.xxh3"), "x").unwrap();
         let mut live = StateFile::create(d.path(), "live01", "y.toml").unwrap();
         live.state.pid = 1;
         live.state.pid_start = process_start(1);
@@ -564,5 +579,7 @@ mod tests {
                 .still_running
         );
         assert!(d.path().join("lab-live01.json").exists());
+        assert!(!d.path().join("manifest-dead01-r1.xxh3").exists());
+        assert!(d.path().join("manifest-live01-r1.xxh3").exists());
     }
 }

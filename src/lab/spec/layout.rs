@@ -72,6 +72,7 @@ pub(super) fn parse_layout(
             ("mkfs_options", l.mkfs_options.is_some()),
             ("mount_options", l.mount_options.is_some()),
             ("degrade", degrade),
+            ("failures", l.failures.is_some()),
             ("fill", l.fill.is_some()),
         ];
         if let Some((k, _)) = stray.iter().find(|(_, set)| *set) {
@@ -94,6 +95,7 @@ pub(super) fn parse_layout(
             kind: LayoutKind::Directory(p),
             degrade: false,
             rebuild: false,
+            failures: 1,
             fill: None,
         });
     }
@@ -379,6 +381,37 @@ pub(super) fn parse_layout(
             ),
         ));
     }
+    let failures = match l.failures {
+        None | Some(1) => 1u8,
+        Some(2) => {
+            if !degrade {
+                return Err(loc.err(
+                    at("failures"),
+                    key("failures"),
+                    "a second failure needs the first; set degrade = true",
+                ));
+            }
+            if stack.tolerated_failures() < 2 {
+                return Err(loc.err(
+                    at("failures"),
+                    key("failures"),
+                    format!(
+                        "{} survives only {} failure; failures = 2 needs btrfs raid6, raid1c3 or raid1c4 for data and metadata, md raid6, or md raid1 with 3 members",
+                        stack.describe(),
+                        stack.tolerated_failures()
+                    ),
+                ));
+            }
+            2
+        }
+        Some(_) => {
+            return Err(loc.err(
+                at("failures"),
+                key("failures"),
+                "must be 1 or 2 (how many members fail)",
+            ));
+        }
+    };
     let member_size = match disks {
         Disks::Loop { size, .. } => Some(*size),
         Disks::Devices(d) => d[..stack.disks()]
@@ -428,6 +461,7 @@ pub(super) fn parse_layout(
         kind: LayoutKind::Stack(stack),
         degrade,
         rebuild,
+        failures,
         fill,
     })
 }

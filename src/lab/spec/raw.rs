@@ -77,6 +77,7 @@ pub(super) struct RawLayout {
     pub(super) mount_options: Option<StrList>,
     pub(super) degrade: Option<bool>,
     pub(super) rebuild: Option<bool>,
+    pub(super) failures: Option<i64>,
     pub(super) fill: Option<SizeVal>,
 }
 

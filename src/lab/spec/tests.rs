@@ -210,12 +210,87 @@ fn option_combinations_that_make_no_sense() {
             "btrfs = { data = \"raid1\" }\ndegrade = true\nfill = \"4GiB\"",
             "layout[a].fill",
         ),
+        (
+            "btrfs = { data = \"raid5\" }\ndegrade = true\nfailures = 2",
+            "layout[a].failures",
+        ),
+        (
+            "btrfs = { data = \"raid6\", metadata = \"raid1\" }\ndegrade = true\nfailures = 2",
+            "layout[a].failures",
+        ),
+        (
+            "btrfs = { data = \"raid6\" }\nfailures = 2",
+            "layout[a].failures",
+        ),
+        (
+            "btrfs = { data = \"raid6\" }\ndegrade = true\nfailures = 3",
+            "layout[a].failures",
+        ),
+        (
+            "fs = \"xfs\"\nmdadm = { level = 5 }\ndegrade = true\nfailures = 2",
+            "layout[a].failures",
+        ),
+        ("dir = \"/tmp\"\nfailures = 1", "layout[a].failures"),
     ];
     for (body, key) in cases {
         let e = err(&format!("[[layout]]\nname = \"a\"\n{body}\n"));
         assert_eq!(&e.key, key, "for {body}: {e}");
         assert!(e.line.is_some(), "{e}");
     }
+}
+
+#[test]
+fn two_failures_on_layouts_that_survive_them() {
+    let s = lab(r#"
+[[layout]]
+name = "r6"
+btrfs = { data = "raid6", members = 5 }
+degrade = true
+rebuild = true
+failures = 2
+
+[[layout]]
+name = "r1c3"
+btrfs = { data = "raid1c3", metadata = "raid1c3", members = 3 }
+degrade = true
+failures = 2
+
+[[layout]]
+name = "md6"
+mdadm = { level = 6, members = 5 }
+fs = "xfs"
+degrade = true
+failures = 2
+
+[[layout]]
+name = "r1"
+btrfs = { data = "raid1" }
+degrade = true
+"#)
+    .unwrap();
+    let f: Vec<u8> = s.layouts.iter().map(|l| l.failures).collect();
+    assert_eq!(f, vec![2, 2, 2, 1]);
+    let e = err(
+        "[[layout]]\nname = \"r5\"\nbtrfs = { data = \"raid5\", members = 4 }\ndegrade = true\nfailures = 2\n",
+    );
+    assert_eq!(e.line, Some(7), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("layout[r5].failures") && msg.contains("survives only 1 failure"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'));
+}
+
+#[test]
+fn data_set_size() {
+    let s = lab("[[layout]]\nname = \"a\"\nbtrfs = { data = \"raid1\" }\ndegrade = true\n[[layout]]\nname = \"b\"\nfs = \"xfs\"\nfill = \"96MiB\"\n[[layout]]\nname = \"c\"\nfs = \"xfs\"\n").unwrap();
+    let (a, b, c) = (&s.layouts[0], &s.layouts[1], &s.layouts[2]);
+    assert!(a.checks_data() && b.checks_data() && !c.checks_data());
+    assert_eq!(a.fill_bytes(3 << 30), 1 << 30);
+    assert_eq!(a.fill_bytes(300 << 30), DEFAULT_FILL_MAX);
+    assert_eq!(a.fill_bytes(1000), 4 << 20);
+    assert_eq!(b.fill_bytes(3 << 30), 96 << 20);
 }
 
 #[test]

@@ -1,0 +1,355 @@
+//! The steps of a layout's integrity check inside the lab flow: writing the data set, reading
+//! it back from the disks, writing more while degraded, failing members and rebuilding them,
+//! and the layout's own scrub — each recorded in the layout's [`IntegrityReport`].
+
+use std::path::Path;
+
+use super::super::dataset::DataSet;
+use super::super::integrity::{IntegrityReport, ScrubCheck, Step};
+use super::super::report::{DegradedReport, LayoutReport, RebuildReport, SecondFailureReport};
+use super::super::spec::LayoutSpec;
+use super::{DataWritten, Phase, StackRun, error_text, interrupted_or};
+use crate::layout::{Built, DiskSource, LayoutError};
+
+impl StackRun<'_, '_> {
+    /// Writes the data set (when the layout checks data) and reads it back once from the
+    /// disks; records it all in `lr.integrity`.
+    pub(super) fn write_data(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+    ) -> Result<Option<DataSet>, String> {
+        if !l.checks_data() || self.opts.dry_run {
+            return Ok(None);
+        }
+        let bytes = l.fill_bytes(built.usable_bytes);
+        self.step(
+            &l.name,
+            format!(
+                "writing the data set: {} in files of 4KiB-4MiB",
+                crate::units::format_bytes(bytes)
+            ),
+        );
+        let seed = xxhash_rust::xxh3::xxh3_64(self.lab_id.as_bytes())
+            ^ xxhash_rust::xxh3::xxh3_64(l.name.as_bytes());
+        let set = match DataSet::write(&built.mount_point, bytes, seed) {
+            Ok(s) => s,
+            Err(e) => {
+                let mut i = IntegrityReport::new(0, 0);
+                i.fail("write", e.clone());
+                lr.integrity = Some(i);
+                return Err(interrupted_or(format!("cannot write the data set: {e}")));
+            }
+        };
+        lr.fill_bytes = Some(set.bytes);
+        let mut integ = IntegrityReport::new(set.files.len() as u64, set.bytes);
+        let manifest = self
+            .opts
+            .state_dir
+            .join(format!("manifest-{}-{}.xxh3", self.lab_id, l.name));
+        if set.write_manifest(&manifest).is_ok() {
+            integ.manifest = Some(manifest.display().to_string());
+        }
+        lr.integrity = Some(integ);
+        if let Some(hook) = &self.opts.hooks.after_data_written {
+            hook(&DataWritten {
+                layout: &l.name,
+                mount_point: &built.mount_point,
+                members: &built.members,
+                backing_files: built.backing_files(),
+                data: &set,
+            })
+            .map_err(|e| {
+                let msg = format!("test hook: {e}");
+                if let Some(i) = lr.integrity.as_mut() {
+                    i.fail("write", msg.clone());
+                }
+                msg
+            })?;
+        }
+        self.check(l, &set, lr, Step::Healthy)?;
+        Ok(Some(set))
+    }
+
+    /// Reads the data set back from the disks (the page cache dropped first); true when every
+    /// file came back intact.
+    pub(super) fn check(
+        &mut self,
+        l: &LayoutSpec,
+        set: &DataSet,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) -> Result<bool, String> {
+        self.step(
+            &l.name,
+            format!(
+                "reading the data set back ({}): {} files",
+                step.name(),
+                set.files.len()
+            ),
+        );
+        let _ = crate::system::drop_caches();
+        let v = set.verify();
+        if crate::signals::stop_requested() {
+            return Err("interrupted".into());
+        }
+        let intact = v.bad() == 0;
+        if !intact {
+            self.step(
+                &l.name,
+                format!(
+                    "{}: {} of {} files did not come back intact",
+                    step.name(),
+                    v.bad(),
+                    set.files.len()
+                ),
+            );
+        }
+        if let Some(i) = lr.integrity.as_mut() {
+            i.add(step, v);
+        }
+        Ok(intact)
+    }
+
+    /// Writes more of the data set while degraded (an eighth of it, at least 4MiB): data
+    /// written in the window before the rebuild has to survive it too. A write the layout
+    /// refuses is a finding, not a lab failure.
+    pub(super) fn write_degraded(
+        &mut self,
+        l: &LayoutSpec,
+        set: &mut DataSet,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) {
+        let base = lr.fill_bytes.unwrap_or(set.bytes);
+        let bytes = (base / 8).max(4 << 20) & !((1 << 20) - 1);
+        self.step(
+            &l.name,
+            format!(
+                "writing {} more while {}",
+                crate::units::format_bytes(bytes),
+                step.name()
+            ),
+        );
+        let seed =
+            set.files.first().map_or(0, |f| f.seed) ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9);
+        let dir = format!("{}/{}", super::super::dataset::DATA_DIR, step.name());
+        let (files, written, err) = set.append(bytes, seed, &dir, true);
+        if let Some(i) = lr.integrity.as_mut() {
+            i.wrote(step, files, written, err);
+            if let Some(m) = &i.manifest {
+                let _ = set.write_manifest(Path::new(m));
+            }
+        }
+    }
+
+    /// Records a step that could not be done in the integrity record and returns the message
+    /// as the layout's failure.
+    pub(super) fn failed(lr: &mut LayoutReport, step: &str, e: &LayoutError) -> String {
+        let msg = error_text(e);
+        if let Some(i) = lr.integrity.as_mut() {
+            i.fail(step, msg.clone());
+        }
+        msg
+    }
+
+    pub(super) fn exercise(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
+        let mut data = self.write_data(l, built, lr)?;
+        if !dry {
+            self.step(&l.name, "workloads (healthy)".into());
+            lr.workload_seconds =
+                Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
+        }
+        if l.degrade {
+            self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
+        } else {
+            self.scrub(l, built, lr, Step::Healthy)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the layout's own scrub or check (layouts with a data set; commands only in a dry
+    /// run) and records it after `step`.
+    pub(super) fn scrub(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+        step: Step,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
+        if !(lr.integrity.is_some() || dry && l.checks_data()) {
+            return Ok(());
+        }
+        self.step(&l.name, format!("scrubbing ({})", step.name()));
+        match self.session.scrub(built) {
+            Ok(s) => {
+                if let Some(i) = lr.integrity.as_mut() {
+                    i.scrubs.extend(s.into_iter().map(|outcome| ScrubCheck {
+                        after: step,
+                        outcome,
+                    }));
+                    i.conclude();
+                }
+                Ok(())
+            }
+            Err(e) => Err(Self::failed(lr, "scrub", &e)),
+        }
+    }
+
+    pub(super) fn degrade_and_rebuild(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+        mut data: Option<&mut DataSet>,
+    ) -> Result<(), String> {
+        let dry = self.opts.dry_run;
+        self.step(
+            &l.name,
+            format!(
+                "degrading: failing {}",
+                built
+                    .members
+                    .last()
+                    .map_or(String::new(), |m| m.display().to_string())
+            ),
+        );
+        let d = self
+            .session
+            .degrade(built)
+            .map_err(|e| Self::failed(lr, "degrade", &e))?;
+        let verified = match data.as_deref_mut() {
+            Some(set) => {
+                self.write_degraded(l, set, lr, Step::Degraded);
+                self.check(l, set, lr, Step::Degraded)?
+            }
+            None => false,
+        };
+        let mut dr = DegradedReport {
+            failed_member: d.failed_member.display().to_string(),
+            degrade_seconds: d.seconds,
+            workload_seconds: None,
+            data_verified: verified,
+            perf_ratio: None,
+            workload_error: None,
+        };
+        if !dry {
+            self.step(&l.name, "workloads (degraded)".into());
+            match self.call_workload(l, built, Phase::Degraded, lr.usable_bytes) {
+                Ok(s) => dr.workload_seconds = Some(s),
+                Err(e) if e == "interrupted" => {
+                    lr.degraded = Some(dr);
+                    return Err(e);
+                }
+                // IO failing while degraded is what the layout does, not a lab failure: keep
+                // it as a finding and go on to the rebuild.
+                Err(e) => dr.workload_error = Some(e),
+            }
+        }
+        lr.degraded = Some(dr);
+        if l.rebuild {
+            self.step(&l.name, "rebuilding".into());
+            let r = self
+                .session
+                .rebuild(built, src)
+                .map_err(|e| Self::failed(lr, "rebuild", &e))?;
+            let verified = match data.as_deref() {
+                Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
+                None => false,
+            };
+            lr.rebuild = Some(RebuildReport {
+                new_member: r.new_member.display().to_string(),
+                seconds: r.seconds,
+                bytes: r.bytes,
+                data_verified: verified,
+                converted: r.converted,
+                balance_seconds: r.balance_seconds,
+                retried: r.retried,
+            });
+            self.scrub(l, built, lr, Step::Rebuilt)?;
+        }
+        if l.failures < 2 {
+            return Ok(());
+        }
+        // Two members at once. After a rebuild: the first two, so the data has to come from
+        // the rest — the replaced member among them. Still degraded: one more on top.
+        let victims: Vec<usize> = if built.is_degraded() {
+            vec![0]
+        } else {
+            vec![0, 1]
+        };
+        self.step(
+            &l.name,
+            format!(
+                "second failure: failing {}",
+                victims
+                    .iter()
+                    .map(|&i| built.members[i].display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        );
+        let d2 = self
+            .session
+            .fail_members(built, &victims)
+            .map_err(|e| Self::failed(lr, "degrade2", &e))?;
+        let mut sf = SecondFailureReport {
+            failed_members: d2
+                .failed_members
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            degrade_seconds: d2.seconds,
+            new_members: Vec::new(),
+            rebuild_seconds: None,
+            rebuild_bytes: None,
+            converted: Vec::new(),
+            retried: Vec::new(),
+        };
+        if let Some(set) = data.as_deref_mut() {
+            self.write_degraded(l, set, lr, Step::Degraded2);
+            if let Err(e) = self.check(l, set, lr, Step::Degraded2) {
+                lr.second_failure = Some(sf);
+                return Err(e);
+            }
+        }
+        if l.rebuild {
+            self.step(&l.name, "rebuilding both".into());
+            match self.session.rebuild(built, src) {
+                Ok(r) => {
+                    sf.new_members = r
+                        .new_members
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                    sf.rebuild_seconds = Some(r.seconds);
+                    sf.rebuild_bytes = Some(r.bytes);
+                    sf.converted = r.converted;
+                    sf.retried = r.retried;
+                }
+                Err(e) => {
+                    lr.second_failure = Some(sf);
+                    return Err(Self::failed(lr, "rebuild2", &e));
+                }
+            }
+            lr.second_failure = Some(sf);
+            if let Some(set) = data.as_deref() {
+                self.check(l, set, lr, Step::Rebuilt2)?;
+            }
+            self.scrub(l, built, lr, Step::Rebuilt2)?;
+        } else {
+            lr.second_failure = Some(sf);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,208 @@
+//! The layout's own consistency check after a rebuild: `btrfs scrub` (every copy and parity
+//! read and checked against the checksums) and md's `check` action (mirrors and parity
+//! compared, mismatches counted) — their error counts next to the lab's own file checksums.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::LayoutError;
+use super::cmd::Runner;
+
+/// What one scrub or check found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScrubOutcome {
+    /// `btrfs scrub` or `md check`.
+    pub tool: String,
+    /// Errors the layout could not repair: btrfs `uncorrectable_errors`, md `mismatch_cnt`
+    /// (md's check only counts; a mismatch after a clean rebuild is an inconsistency).
+    pub errors: u64,
+    /// Errors found and repaired from a good copy (btrfs `corrected_errors`).
+    pub corrected: u64,
+    /// Every counter the tool printed (`csum_errors`, `read_errors`, `mismatch_cnt`...).
+    pub counters: BTreeMap<String, u64>,
+}
+
+/// `btrfs scrub start -B -R MNT`: in the foreground, raw counters on stdout (btrfs-progs prints
+/// one `key: value` per line and exits 3 when errors were uncorrectable).
+pub fn btrfs_scrub_argv(mnt: &Path) -> Vec<String> {
+    vec![
+        "btrfs".into(),
+        "scrub".into(),
+        "start".into(),
+        "-B".into(),
+        "-R".into(),
+        mnt.to_string_lossy().into_owned(),
+    ]
+}
+
+/// Parses the raw counters of `btrfs scrub start -B -R` / `btrfs scrub status -R`: every
+/// indented `name: number` line. Empty when the output holds none.
+pub fn parse_btrfs_raw(text: &str) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for l in text.lines() {
+        let Some((k, v)) = l.trim().split_once(':') else {
+            continue;
+        };
+        let k = k.trim();
+        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            continue;
+        }
+        if let Ok(n) = v.trim().parse::<u64>() {
+            // Summed over devices when the tool prints one block per device.
+            *m.entry(k.to_string()).or_insert(0) += n;
+        }
+    }
+    m
+}
+
+/// A scrub outcome from btrfs' raw counters.
+pub fn btrfs_outcome(counters: BTreeMap<String, u64>) -> ScrubOutcome {
+    let get = |k: &str| counters.get(k).copied().unwrap_or(0);
+    ScrubOutcome {
+        tool: "btrfs scrub".into(),
+        errors: get("uncorrectable_errors"),
+        corrected: get("corrected_errors"),
+        counters,
+    }
+}
+
+/// Scrubs the btrfs mounted at `mnt` and returns its counters. A scrub that could not run (no
+/// counters printed) is an error with the tool's own message.
+pub fn btrfs_scrub(runner: &Runner, mnt: &Path) -> Result<ScrubOutcome, LayoutError> {
+    let argv = btrfs_scrub_argv(mnt);
+    let m = mnt.to_string_lossy().into_owned();
+    let (code, out) = runner.run_status(&argv, Some(&["btrfs", "scrub", "cancel", m.as_str()]))?;
+    if runner.is_dry_run() && code == Some(0) {
+        return Ok(btrfs_outcome(BTreeMap::new()));
+    }
+    let counters = parse_btrfs_raw(&out.stdout);
+    if counters.is_empty() || !counters.contains_key("uncorrectable_errors") {
+        return Err(LayoutError::Command {
+            cmd: super::cmd::quote_argv(&argv),
+            msg: format!(
+                "{}: {}",
+                code.map_or_else(|| "killed".to_string(), |c| format!("exit status: {c}")),
+                super::cmd::tool_message(&out.stderr, &out.stdout)
+            ),
+        });
+    }
+    Ok(btrfs_outcome(counters))
+}
+
+/// `/sys/block/mdN/md/<file>` for the array `md` (`/dev/md100`).
+pub fn md_sysfs(md: &Path, file: &str) -> PathBuf {
+    let name = md
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Path::new("/sys/block").join(name).join("md").join(file)
+}
+
+/// Parses md's `mismatch_cnt` (sectors whose copies or parity disagreed in the last check).
+pub fn parse_mismatch_cnt(text: &str) -> Option<u64> {
+    text.trim().parse().ok()
+}
+
+/// Runs md's `check` action on `md` (`echo check > .../sync_action`), waits until it is done
+/// and reads `mismatch_cnt`.
+pub fn md_check(runner: &Runner, md: &Path) -> Result<ScrubOutcome, LayoutError> {
+    runner.write_file(&md_sysfs(md, "sync_action"), "check")?;
+    super::mdadm::wait_idle(runner, md)?;
+    let path = md_sysfs(md, "mismatch_cnt");
+    let text = runner.read_file(&path)?;
+    let n = if runner.is_dry_run() && text.trim().is_empty() {
+        0
+    } else {
+        parse_mismatch_cnt(&text).ok_or_else(|| {
+            LayoutError::Unexpected(format!(
+                "{} holds '{}', not a number",
+                path.display(),
+                text.trim()
+            ))
+        })?
+    };
+    Ok(ScrubOutcome {
+        tool: "md check".into(),
+        errors: n,
+        corrected: 0,
+        counters: BTreeMap::from([("mismatch_cnt".to_string(), n)]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `btrfs scrub start -B -R` of btrfs-progs 6.2 after one block of a `single` layout was
+    /// damaged on its disk.
+    const RAW: &str = "scrub done for 1d2a7d2e-adaf-4a37-9c85-c1b8702b4ac5\n\
+Scrub started:    Sun Nov 22 07:28:35 2026\nStatus:           finished\nDuration:         0:00:00\n\
+\tdata_extents_scrubbed: 800\n\ttree_extents_scrubbed: 26\n\tdata_bytes_scrubbed: 52428800\n\
+\ttree_bytes_scrubbed: 425984\n\tread_errors: 0\n\tcsum_errors: 1\n\tverify_errors: 0\n\
+\tno_csum: 0\n\tcsum_discards: 0\n\tsuper_errors: 0\n\tmalloc_errors: 0\n\
+\tuncorrectable_errors: 1\n\tunverified_errors: 0\n\tcorrected_errors: 0\n\
+\tlast_physical: 198574080\n";
+
+    #[test]
+    fn parses_btrfs_raw_counters() {
+        let c = parse_btrfs_raw(RAW);
+        assert_eq!(c["csum_errors"], 1);
+        assert_eq!(c["data_bytes_scrubbed"], 52428800);
+        assert!(!c.contains_key("Duration"), "{c:?}");
+        let o = btrfs_outcome(c);
+        assert_eq!((o.errors, o.corrected), (1, 0));
+        assert_eq!(o.tool, "btrfs scrub");
+    }
+
+    #[test]
+    fn btrfs_scrub_keeps_counters_of_a_failing_scrub_and_reports_one_that_could_not_run() {
+        let r = Runner::recording_with(Box::new(|_| {
+            Err("ERROR: cannot access '/mnt/b': No such file or directory".into())
+        }));
+        let e = btrfs_scrub(&r, Path::new("/mnt/b"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("No such file or directory"), "{e}");
+        assert!(
+            e.starts_with("`btrfs scrub start -B -R /mnt/b` failed"),
+            "{e}"
+        );
+        let real = Runner::real();
+        let script = format!(
+            "printf '{}'; exit 3",
+            RAW.replace('\n', "\\n").replace('\t', "\\t")
+        );
+        let (code, out) = real
+            .run_status(&["sh", "-c", &script], None::<&[&str]>)
+            .unwrap();
+        assert_eq!(code, Some(3));
+        assert_eq!(btrfs_outcome(parse_btrfs_raw(&out.stdout)).errors, 1);
+    }
+
+    #[test]
+    fn md_check_commands_and_mismatch_count() {
+        let r = Runner::recording_with(Box::new(|a: &[String]| match a[0].as_str() {
+            "cat" => Ok("128\n".into()),
+            _ => Ok(String::new()),
+        }));
+        let o = md_check(&r, Path::new("/dev/md100")).unwrap();
+        assert_eq!(o.errors, 128);
+        assert_eq!(o.tool, "md check");
+        assert_eq!(
+            r.log(),
+            vec![
+                "echo check > /sys/block/md100/md/sync_action",
+                "cat /sys/block/md100/md/mismatch_cnt"
+            ]
+        );
+        assert_eq!(parse_mismatch_cnt("0\n"), Some(0));
+        assert_eq!(parse_mismatch_cnt("x"), None);
+        let bad = Runner::recording_with(Box::new(|_| Ok("idle\n".into())));
+        let e = md_check(&bad, Path::new("/dev/md7"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mismatch_cnt holds 'idle'"), "{e}");
+    }
+}

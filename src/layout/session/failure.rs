@@ -1,0 +1,414 @@
+//! Losing members and getting them back: failing one or more members of a built layout
+//! (btrfs: detached and mounted `-o degraded`; md: `--fail --remove`), replacing them one after
+//! the other (`btrfs replace` then converting what was written while degraded back to the
+//! layout's profiles; `mdadm --add` and waiting for recovery), and the layout's own scrub.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::super::LayoutError;
+use super::super::scrub::{self, ScrubOutcome};
+use super::super::stack::{FsKind, RaidLayer};
+use super::super::state::Owned;
+use super::super::{btrfs, fs, loopdev, mdadm, signature};
+use super::{Built, DiskSource, Session, check_stop};
+
+/// What degrading did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DegradeInfo {
+    /// The member that was failed (the first, when several were).
+    pub failed_member: PathBuf,
+    /// Every member failed by this step.
+    #[serde(default)]
+    pub failed_members: Vec<PathBuf>,
+    /// Time to fail it and be mounted again, seconds.
+    pub seconds: f64,
+}
+
+/// What rebuilding did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RebuildInfo {
+    /// The device that replaced the failed member (the first, when several were replaced).
+    pub new_member: PathBuf,
+    /// Every device that replaced a failed member, in the order of the failed members.
+    #[serde(default)]
+    pub new_members: Vec<PathBuf>,
+    /// Time to rebuild to completion, seconds (md with a spare: from the failure).
+    pub seconds: f64,
+    /// Bytes written to the new members: btrfs' allocated chunks on them, md's component size
+    /// per member.
+    pub bytes: u64,
+    /// btrfs block groups holding data that were not in the layout's profiles after the
+    /// replace (written while degraded, as `single`), converted back by a balance:
+    /// `System single 16KiB used`.
+    #[serde(default)]
+    pub converted: Vec<String>,
+    /// Seconds that balance took.
+    #[serde(default)]
+    pub balance_seconds: Option<f64>,
+    /// Replaces that first failed with ENOSPC and worked after the half-empty data block
+    /// groups were packed (`btrfs balance start -dusage=50`): the first failure's message.
+    #[serde(default)]
+    pub retried: Vec<String>,
+}
+
+impl Session {
+    /// Fails one member (the last) and leaves the layout mounted and degraded: btrfs is
+    /// unmounted, the member's loop device detached (a real device wiped), and mounted again
+    /// with `-o degraded`; md gets `--fail`/`--remove`.
+    pub fn degrade(&mut self, b: &mut Built) -> Result<DegradeInfo, LayoutError> {
+        let last = b.members.len().saturating_sub(1);
+        self.fail_members(b, &[last])
+    }
+
+    /// Fails the members at `which` (indexes into `members`) on top of any already failed, the
+    /// way [`Session::degrade`] fails one. Refused when the layout would lose more members at
+    /// once than it survives.
+    pub fn fail_members(
+        &mut self,
+        b: &mut Built,
+        which: &[usize],
+    ) -> Result<DegradeInfo, LayoutError> {
+        let mut idxs: Vec<usize> = which.to_vec();
+        idxs.sort_unstable();
+        idxs.dedup();
+        if idxs.is_empty() || idxs.iter().any(|&i| i >= b.members.len()) {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: no such member to fail ({which:?} of {})",
+                b.name,
+                b.members.len()
+            )));
+        }
+        if let Some(i) = idxs.iter().find(|i| b.failed.contains(i)) {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: {} is already failed",
+                b.name,
+                b.members[*i].display()
+            )));
+        }
+        let total = b.failed.len() + idxs.len();
+        if total > b.stack.tolerated_failures() {
+            return Err(LayoutError::Refused(format!(
+                "layout {} cannot lose {total} member{} at once ({})",
+                b.name,
+                if total == 1 { "" } else { "s" },
+                b.stack.describe()
+            )));
+        }
+        let t = Instant::now();
+        let victims: Vec<PathBuf> = idxs.iter().map(|&i| b.members[i].clone()).collect();
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        match &b.stack.raid {
+            RaidLayer::Btrfs { .. } => {
+                // A file closed a moment ago (an io_uring ring being torn down) can keep the
+                // mount busy for a few milliseconds: retry before giving up.
+                let mut tries = 0;
+                while let Err(e) = self.runner.run(&["umount", &mnt]) {
+                    tries += 1;
+                    if tries >= 20 {
+                        return Err(e);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                for (&idx, victim) in idxs.iter().zip(&victims) {
+                    let v = victim.to_string_lossy().into_owned();
+                    let _ = self
+                        .runner
+                        .run(&["btrfs", "device", "scan", "--forget", &v]);
+                    if let Some(file) = b.backing[idx].clone() {
+                        loopdev::detach(&self.runner, victim)?;
+                        // The file stays (removed at teardown); no device is attached to it now.
+                        if let Some(i) = self.objects.iter().position(
+                            |o| matches!(o, Owned::Loop { backing, .. } if *backing == file),
+                        ) {
+                            self.set(
+                                i,
+                                Owned::Loop {
+                                    backing: file,
+                                    dev: None,
+                                },
+                            )?;
+                        }
+                    } else {
+                        signature::wipe(&self.runner, victim)?;
+                    }
+                }
+                let remaining: Vec<PathBuf> = b
+                    .members
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !idxs.contains(i) && !b.failed.contains(i))
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                // From here on the members are gone whether or not the mount works: a refused
+                // degraded mount leaves the layout unmounted and degraded.
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
+                self.runner.run(&fs::mount_argv(
+                    FsKind::Btrfs,
+                    &remaining[0],
+                    &remaining[1..],
+                    &b.mount_point,
+                    &b.stack.mount_options,
+                    true,
+                ))?;
+                b.fs_device = remaining[0].clone();
+            }
+            RaidLayer::Md(_) => {
+                let md = b.md.clone().ok_or_else(|| {
+                    LayoutError::Unexpected(format!("{} has no md array", b.name))
+                })?;
+                for victim in &victims {
+                    self.md_fail(&md, victim)?;
+                }
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
+            }
+            RaidLayer::None => unreachable!("tolerated_failures is 0 without RAID"),
+        }
+        Ok(DegradeInfo {
+            failed_member: victims[0].clone(),
+            failed_members: victims,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn md_fail(&mut self, md: &Path, victim: &Path) -> Result<(), LayoutError> {
+        if let Err(e) = self.runner.run(&mdadm::fail_remove_argv(md, victim)) {
+            // md may still hold the just-failed member for a moment: retry the remove.
+            let remove = [
+                "mdadm".to_string(),
+                md.to_string_lossy().into_owned(),
+                "--remove".into(),
+                victim.to_string_lossy().into_owned(),
+            ];
+            for _ in 0..10 {
+                std::thread::sleep(Duration::from_millis(200));
+                if self.runner.run(&remove).is_ok() {
+                    return Ok(());
+                }
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// A fresh disk to replace member `idx`: a new loop disk, the next real device nobody uses
+    /// (after the layout's own), or the wiped failed device itself.
+    fn replacement(
+        &mut self,
+        b: &Built,
+        idx: usize,
+        disks: &DiskSource,
+        taken: &[PathBuf],
+    ) -> Result<(PathBuf, Option<PathBuf>), LayoutError> {
+        match disks {
+            DiskSource::Loop {
+                dir,
+                size,
+                direct_io,
+            } => {
+                let tag = if b.replaced == 0 {
+                    format!("{}-r{idx}", b.index)
+                } else {
+                    format!("{}-r{idx}-{}", b.index, b.replaced)
+                };
+                let (d, f) = self.loop_disk(dir, *size, *direct_io, &tag)?;
+                Ok((d, Some(f)))
+            }
+            DiskSource::Devices(list) => {
+                let unused = list.iter().skip(b.stack.disks()).find(|d| {
+                    !b.members.contains(d) && !b.spares.contains(d) && !taken.contains(d)
+                });
+                match unused {
+                    Some(d) => {
+                        signature::wipe(&self.runner, d)?;
+                        Ok((d.clone(), None))
+                    }
+                    None => Ok((b.members[idx].clone(), None)),
+                }
+            }
+        }
+    }
+
+    /// Replaces every failed member with a fresh disk (a new loop disk, the next unused real
+    /// device, or the wiped failed device itself), one after the other, and times the rebuild
+    /// to completion.
+    pub fn rebuild(
+        &mut self,
+        b: &mut Built,
+        disks: &DiskSource,
+    ) -> Result<RebuildInfo, LayoutError> {
+        if b.failed.is_empty() {
+            return Err(LayoutError::Unexpected(format!(
+                "{} is not degraded; nothing to rebuild",
+                b.name
+            )));
+        }
+        let mut failed = b.failed.clone();
+        failed.sort_unstable();
+        let dry = self.runner.is_dry_run();
+        let mut new_members: Vec<PathBuf> = Vec::new();
+        let mut total_secs = 0.0;
+        let mut total_bytes = 0;
+        let mut converted = Vec::new();
+        let mut balance_seconds = None;
+        let mut retried = Vec::new();
+        match &b.stack.raid {
+            RaidLayer::Btrfs { data, metadata } => {
+                let (data, metadata) = (*data, *metadata);
+                // Missing devices keep their devid; the failed members, in order, are the
+                // missing devids in order.
+                let missing: Vec<u64> = if dry {
+                    failed.iter().map(|&i| i as u64 + 1).collect()
+                } else {
+                    btrfs::show(&self.runner, &b.mount_point)?
+                        .iter()
+                        .filter(|d| d.path.is_none())
+                        .map(|d| d.devid)
+                        .collect()
+                };
+                if missing.len() != failed.len() {
+                    return Err(LayoutError::Unexpected(format!(
+                        "btrfs on {} lists {} missing device{}, {} were failed",
+                        b.mount_point.display(),
+                        missing.len(),
+                        if missing.len() == 1 { "" } else { "s" },
+                        failed.len()
+                    )));
+                }
+                for (&idx, &devid) in failed.iter().zip(&missing) {
+                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+                    check_stop()?;
+
+                    self.push(Owned::Btrfs {
+                        devices: vec![new.clone()],
+                    })?;
+                    let mnt = b.mount_point.to_string_lossy().into_owned();
+                    let t = Instant::now();
+                    let replace = btrfs::replace_argv(devid, &new, &b.mount_point);
+                    let cancel = ["btrfs", "replace", "cancel", mnt.as_str()];
+                    match self.runner.run_interruptible(&replace, Some(&cancel)) {
+                        Ok(_) => {}
+                        // Data block groups the workloads filled stay allocated, mostly empty,
+                        // after their files are deleted; without unallocated space the
+                        // replace cannot get the metadata chunk it needs (see
+                        // `btrfs::reclaim_argv`). Pack them, as an admin would, and try once
+                        // more; the first failure stays in the report.
+                        Err(LayoutError::Command { msg, .. })
+                            if msg.contains("No space left on device") =>
+                        {
+                            self.runner.run_interruptible(
+                                &btrfs::reclaim_argv(&b.mount_point),
+                                Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+                            )?;
+                            self.runner.run_interruptible(&replace, Some(&cancel))?;
+                            retried.push(msg);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    total_secs += t.elapsed().as_secs_f64();
+                    if !dry {
+                        total_bytes += btrfs::show(&self.runner, &b.mount_point)?
+                            .iter()
+                            .find(|d| d.devid == devid)
+                            .map_or(0, |d| d.used);
+                    }
+                    b.members[idx] = new.clone();
+                    b.backing[idx] = new_backing;
+                    b.failed.retain(|&i| i != idx);
+                    b.replaced += 1;
+                    new_members.push(new);
+                }
+                // Writes while degraded went to new `single` block groups, which the replace
+                // leaves as they are: one more failure would lose them. Convert them back, as
+                // the btrfs manual says to after a degraded mount.
+                if !dry {
+                    let mnt = b.mount_point.to_string_lossy().into_owned();
+                    let df = self
+                        .runner
+                        .run(&["btrfs", "filesystem", "df", "-b", mnt.as_str()])?;
+                    let stray = btrfs::stray_profiles(&btrfs::parse_df(&df.stdout), data, metadata);
+                    if !stray.is_empty() {
+                        converted = stray
+                            .iter()
+                            .filter(|d| d.used > 0)
+                            .map(|d| {
+                                format!(
+                                    "{} {} {} used",
+                                    d.kind,
+                                    d.profile,
+                                    crate::units::format_bytes(d.used)
+                                )
+                            })
+                            .collect();
+                        let t = Instant::now();
+                        self.runner.run_interruptible(
+                            &btrfs::balance_convert_argv(data, metadata, &b.mount_point),
+                            Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+                        )?;
+                        balance_seconds = Some(t.elapsed().as_secs_f64());
+                    }
+                }
+            }
+            RaidLayer::Md(_) => {
+                let md = b.md.clone().ok_or_else(|| {
+                    LayoutError::Unexpected(format!("{} has no md array", b.name))
+                })?;
+                // With a hot spare md started recovering at the failure: count from then.
+                let t = if b.spares.is_empty() {
+                    Instant::now()
+                } else {
+                    b.degraded_at.unwrap_or_else(Instant::now)
+                };
+                for &idx in &failed {
+                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+                    check_stop()?;
+                    if new == b.members[idx] {
+                        let _ = self.runner.run(&mdadm::zero_argv(&new));
+                    }
+                    self.runner.run(&mdadm::add_argv(&md, &new))?;
+                    b.members[idx] = new.clone();
+                    b.backing[idx] = new_backing;
+                    b.failed.retain(|&i| i != idx);
+                    b.replaced += 1;
+                    new_members.push(new);
+                }
+                mdadm::wait_idle(&self.runner, &md)?;
+                total_secs = t.elapsed().as_secs_f64();
+                total_bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
+            }
+            RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
+        }
+        Ok(RebuildInfo {
+            new_member: new_members[0].clone(),
+            new_members,
+            seconds: total_secs,
+            bytes: total_bytes,
+            converted,
+            balance_seconds,
+            retried,
+        })
+    }
+
+    /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
+    /// `check` action when there is an md array, `btrfs scrub` when the filesystem is btrfs.
+    pub fn scrub(&mut self, b: &Built) -> Result<Vec<ScrubOutcome>, LayoutError> {
+        if b.is_degraded() {
+            return Err(LayoutError::Refused(format!(
+                "{} is degraded; scrub it after the rebuild",
+                b.name
+            )));
+        }
+        let mut out = Vec::new();
+        if let Some(md) = &b.md {
+            out.push(scrub::md_check(&self.runner, md)?);
+        }
+        if b.stack.fs == FsKind::Btrfs {
+            out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
+        }
+        Ok(out)
+    }
+}
