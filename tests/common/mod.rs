@@ -140,13 +140,41 @@ impl LoopDev {
     }
 }
 
+/// Unmounts a mount a test made: retried while busy (a process that just exited may still hold
+/// it for a moment), then lazily as a last resort, so no test leaves a mount behind.
+pub fn unmount(dir: &Path) {
+    for _ in 0..30 {
+        if Command::new("umount")
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = Command::new("umount").arg("-l").arg(dir).status();
+}
+
 impl Drop for LoopDev {
     fn drop(&mut self) {
         if let Some(m) = self.mounted.take() {
-            let _ = Command::new("umount").arg(&m).status();
+            unmount(&m);
             let _ = std::fs::remove_dir(&m);
         }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        for _ in 0..30 {
+            if Command::new("losetup")
+                .arg("-d")
+                .arg(&self.dev)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let _ = std::fs::remove_file(&self.file);
     }
 }
@@ -182,7 +210,7 @@ impl MemMount {
 
 impl Drop for MemMount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
+        unmount(&self.dir);
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
