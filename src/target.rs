@@ -222,7 +222,7 @@ impl Target {
             } else if let Some(d) = devices.first() {
                 direct_align = d.logical_block_size.max(512);
             }
-            check_writable_dir_or_file(&path, kind)?;
+            check_access(&path, kind, req.writes)?;
         }
         Ok(Target {
             info: TargetInfo {
@@ -252,13 +252,15 @@ impl Target {
     }
 }
 
-fn check_writable_dir_or_file(path: &Path, kind: TargetKind) -> Result<(), TargetError> {
+/// A directory must take a new file; a file must be readable, and writable only when the suite
+/// writes.
+fn check_access(path: &Path, kind: TargetKind, writes: bool) -> Result<(), TargetError> {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| TargetError::Unsupported(path.to_path_buf()))?;
-    let mode = if kind == TargetKind::Directory {
-        libc::W_OK | libc::X_OK
-    } else {
-        libc::R_OK | libc::W_OK
+    let mode = match kind {
+        TargetKind::Directory => libc::W_OK | libc::X_OK,
+        _ if writes => libc::R_OK | libc::W_OK,
+        _ => libc::R_OK,
     };
     // SAFETY: c is a valid NUL-terminated string that lives across the call.
     let r = unsafe { libc::access(c.as_ptr(), mode) };
