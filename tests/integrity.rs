@@ -305,6 +305,25 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
         "{:#}",
         rec["layout"]
     );
+    // ... and in the lab's report, one verdict per layout in the integrity column.
+    let md = w.db.path().join("lab.md");
+    let o = w
+        .cmd()
+        .args(["report", "--lab", &lab_id, "--format", "md", "-o"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("| layout |"))
+        .unwrap_or_else(|| panic!("no lab table in:\n{text}"));
+    assert!(header.contains("| integrity |"), "{header}");
+    assert!(
+        text.lines().filter(|l| l.contains("verified")).count() >= 3,
+        "{text}"
+    );
     w.assert_clean(&lab_id);
     eprintln!("three layouts took {:.1}s", t.elapsed().as_secs_f64());
 }

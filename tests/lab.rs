@@ -292,6 +292,16 @@ fn example_builds_every_layout_then_leaves_nothing() {
         built + degraded,
         "{listed:#}"
     );
+    // Reading the lab back later, the spec's baseline is the baseline again.
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["compare", "--lab", &lab_id, "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let base = &again["runs"][again["baseline"].as_u64().unwrap() as usize];
+    assert_eq!(base["label"], "xfs-single", "{again:#}");
     let layouts = v["layouts"].as_array().unwrap();
     assert_eq!(layouts.len(), 11);
     for l in layouts {

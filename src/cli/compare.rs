@@ -167,6 +167,7 @@ pub(crate) fn select_runs(
     baseline: Option<&str>,
 ) -> anyhow::Result<(Vec<String>, Option<String>)> {
     let mut ids = resolve_all(store, refs)?;
+    let mut lab_baseline = None;
     if let Some(lab) = lab {
         let filter = crate::store::RunFilter {
             lab_id: Some(lab.to_string()),
@@ -180,6 +181,15 @@ pub(crate) fn select_runs(
         }
         // `list` is newest first; a lab reads best in the order its layouts ran.
         lab_runs.reverse();
+        // The lab marks the healthy run of its spec's `baseline` layout.
+        lab_baseline = lab_runs
+            .iter()
+            .find(|r| {
+                store.run_layout(&r.id).ok().flatten().is_some_and(|l| {
+                    l.get("lab_baseline").and_then(serde_json::Value::as_bool) == Some(true)
+                })
+            })
+            .map(|r| r.id.clone());
         for r in lab_runs {
             if !ids.contains(&r.id) {
                 ids.push(r.id);
@@ -194,7 +204,7 @@ pub(crate) fn select_runs(
             }
             Some(id)
         }
-        None => None,
+        None => lab_baseline,
     };
     Ok((ids, baseline))
 }

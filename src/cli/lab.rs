@@ -329,6 +329,9 @@ fn finish_lab(
                 if r.phase == "degraded" {
                     obj.insert("degraded_ratio".into(), serde_json::json!(ratio));
                 }
+                if r.phase == "healthy" && spec.workloads.baseline.as_deref() == Some(&lr.name) {
+                    obj.insert("lab_baseline".into(), serde_json::json!(true));
+                }
             }
             let _ = s.set_layout(&r.run_id, &layout);
         }

@@ -320,7 +320,7 @@ fn lab(o: &mut Out<'_>, r: &Report) {
         o.figure("00-lab", f);
     }
     let secs = |v: f64| format_duration(std::time::Duration::from_secs_f64(v.max(0.0)));
-    let mut head: Vec<String> = ["layout", "stack", "usable", "speed", "rebuild"]
+    let mut head: Vec<String> = ["layout", "stack", "usable", "speed", "rebuild", "integrity"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -340,6 +340,7 @@ fn lab(o: &mut Out<'_>, r: &Report) {
                 l.usable_bytes.map_or("-".into(), format_bytes_si),
                 l.speed.map_or("-".into(), |v| format!("{v:.2}x")),
                 l.rebuild_seconds.map_or("-".into(), secs),
+                md_text(l.integrity.as_deref().unwrap_or("-")),
             ];
             row.extend(
                 r.workloads

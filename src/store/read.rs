@@ -39,6 +39,21 @@ fn decode<T: serde::de::DeserializeOwned>(id: &str, what: &'static str, s: &str)
 }
 
 impl Store {
+    /// The layout document of a run (lab runs only), without loading its trials: enough to
+    /// find a lab's baseline among many runs.
+    pub fn run_layout(&self, id: &str) -> Result<Option<serde_json::Value>> {
+        let row: Option<Option<String>> = self
+            .conn
+            .query_row("SELECT layout FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(self.err("reading a run's layout"))?;
+        match row {
+            None => Err(StoreError::UnknownRun(id.to_string())),
+            Some(None) => Ok(None),
+            Some(Some(l)) => decode(id, "layout", &l).map(Some),
+        }
+    }
+
     /// Loads everything recorded about a run, trials and histograms included.
     pub fn load_run(&self, id: &str) -> Result<RunRecord> {
         let e = self.err("reading a run");

@@ -54,7 +54,7 @@ overflow-wrap:anywhere}\
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.4em 0}\
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}\
 ul.notes{padding-left:1.2em}ul.notes li{margin:.25em 0}\
-li.warn::marker{content:'⚠ ';color:var(--c1)}\
+li.warn::marker{content:'⚠ ';color:var(--c1)}.bad{color:var(--c1)}\
 details{margin:.3em 0}summary{cursor:pointer;color:var(--muted)}\
 footer{margin-top:2.5em;color:var(--muted);font-size:13px}\
 @media (max-width:600px){body{font-size:14px}main{padding:10px}\
@@ -307,7 +307,7 @@ fn lab(o: &mut String, r: &Report) {
             f.svg
         );
     }
-    o.push_str("<div class=\"tw\"><table><thead><tr><th>layout</th><th class=\"l\">stack</th><th>usable</th><th>speed</th><th>rebuild</th>");
+    o.push_str("<div class=\"tw\"><table><thead><tr><th>layout</th><th class=\"l\">stack</th><th>usable</th><th>speed</th><th>rebuild</th><th class=\"l\">integrity</th>");
     for w in &r.workloads {
         let _ = write!(o, "<th>{}</th>", esc(&w.name));
     }
@@ -316,7 +316,7 @@ fn lab(o: &mut String, r: &Report) {
         let s = &r.runs[l.run];
         let _ = write!(
             o,
-            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
             run_cell(r, l.run),
             esc(s.layout.as_ref().map_or("-", |x| x.description.as_str())),
             l.usable_bytes.map_or("-".into(), format_bytes_si),
@@ -324,7 +324,8 @@ fn lab(o: &mut String, r: &Report) {
             l.rebuild_seconds
                 .map_or("-".into(), |v| esc(&format_duration(
                     std::time::Duration::from_secs_f64(v.max(0.0))
-                )))
+                ))),
+            integrity_html(l.integrity.as_deref())
         );
         for w in &r.workloads {
             let c = w.headline.and_then(|h| r.row(h).cells[l.run].as_ref());
@@ -368,6 +369,15 @@ fn lab(o: &mut String, r: &Report) {
         o.push_str("</tbody></table></div>\n");
     }
     o.push_str("</section>\n");
+}
+
+/// A verdict other than `verified` is what the reader must not miss: it is marked bad.
+fn integrity_html(verdict: Option<&str>) -> String {
+    match verdict {
+        None => "-".into(),
+        Some(v) if v == "verified" => esc(v),
+        Some(v) => format!("<strong class=\"bad\">{}</strong>", esc(v)),
+    }
 }
 
 fn workload(o: &mut String, r: &Report, index: usize, w: &model::WorkloadView) {

@@ -131,6 +131,8 @@ pub struct LayoutRow {
     pub speed: Option<f64>,
     /// Seconds the rebuild took.
     pub rebuild_seconds: Option<f64>,
+    /// The lab's integrity verdict for this layout, when it checked one.
+    pub integrity: Option<String>,
     /// When this run is a degraded layout: against its healthy run.
     pub degraded: Option<Degraded>,
     /// `degraded_of` named a run not in the report.
@@ -417,6 +419,7 @@ fn lab_view(
                 usable_bytes: lf.usable_bytes,
                 speed,
                 rebuild_seconds: lf.rebuild_seconds,
+                integrity: lf.integrity,
                 degraded,
                 degraded_of_missing: missing,
             }

@@ -81,6 +81,19 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
             n.push(Severity::Warning, format!("{} failed: {e}", header(i)));
         }
     }
+    if let Some(lab) = &r.lab {
+        for l in &lab.layouts {
+            if let Some(v) = l.integrity.as_deref().filter(|v| *v != "verified") {
+                n.push(
+                    Severity::Warning,
+                    format!(
+                        "{}: integrity through failure and rebuild: {v}",
+                        header(l.run)
+                    ),
+                );
+            }
+        }
+    }
     for note in &c.notes {
         n.free(note.clone());
     }

@@ -69,6 +69,8 @@ pub struct LayoutFacts {
     pub rebuild_seconds: Option<f64>,
     /// Members a disk test found slow.
     pub slow_members: Vec<String>,
+    /// The lab's integrity verdict: `verified`, `DATA LOSS (...)`, `FAILED: <step>`.
+    pub integrity: Option<String>,
 }
 
 /// Breadth-first search for a key anywhere in a JSON document.
@@ -186,6 +188,7 @@ impl LayoutFacts {
             degraded_of: text("degraded_of"),
             rebuild_seconds: find(v, "rebuild_seconds").and_then(as_f64),
             slow_members,
+            integrity: v.get("integrity").and_then(as_text),
         };
         f.description = text("stack")
             .or_else(|| text("description"))
