@@ -1,28 +1,62 @@
 #!/usr/bin/env bash
 # `iolab plan` predicted vs `iolab lab` measured, for btrfs layouts on loop disks.
-# 1. measures one loop disk on its own (stored as run "plan-disk"),
-# 2. runs a lab of btrfs raid0/1/10/5/6 on disks of the same kind,
-# 3. asks `iolab plan --disk-from plan-disk` for each layout and prints predicted, measured, ratio.
-# Needs root (loop devices, btrfs). Usage: bench/plan-vs-lab.sh [SECONDS_PER_TRIAL]
+# 1. attaches five loop disks backed by /dev/shm; with MBPS/IOPS given (default 200 MB/s and
+#    2000 IOPS, read and write), each is throttled through the cgroup v1 blkio controller so that
+#    the disk, not the shared host CPU and memory, is the limit, as with real disks;
+# 2. measures one disk on its own (stored as run "plan-disk");
+# 3. runs a lab of btrfs raid0/1/10/5/6 on those disks (as real devices, --destroy);
+# 4. asks `iolab plan --disk-from plan-disk` for each layout and prints predicted, measured, ratio.
+# MBPS=0 runs unthrottled (then loop disks share one host: the prediction overshoots many-fold).
+# Needs root. Usage: bench/plan-vs-lab.sh [SECONDS_PER_TRIAL] [MBPS] [IOPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-2}
+MBPS=${2:-200}
+IOPS=${3:-2000}
 cargo build --release -q
 IOLAB=$PWD/target/release/iolab
 WORK=$(mktemp -d /dev/shm/iolab-plan-bench.XXXXXX)
 DB=$WORK/bench.db
-LOOP=""
-cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP"; rm -rf "$WORK"; }
+CG=/sys/fs/cgroup/blkio/iolab-plan-bench-$$
+LOOPS=()
+cleanup() {
+  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  [ -d "$CG" ] && rmdir "$CG" 2>/dev/null || true
+  rm -rf "$WORK"
+}
 trap cleanup EXIT INT TERM
-truncate -s 1G "$WORK/disk.img"
-LOOP=$(losetup --find --show "$WORK/disk.img")
-"$IOLAB" run "$LOOP" --destroy "$LOOP" --profile quick --time "${SECS}s" --size 512MiB --repeat 3 \
+for i in 0 1 2 3 4; do
+  truncate -s 1G "$WORK/disk$i.img"
+  LOOPS+=("$(losetup --find --show --direct-io=on "$WORK/disk$i.img")")
+done
+# Runs a command inside the throttled cgroup (or plainly when unthrottled).
+throttled() {
+  if [ "$MBPS" = 0 ]; then "$@"; else sh -c 'echo $$ > "$0/cgroup.procs" && shift && exec "$@"' "$CG" x "$@"; fi
+}
+if [ "$MBPS" != 0 ]; then
+  mkdir "$CG"
+  for l in "${LOOPS[@]}"; do
+    dev=$(lsblk -dno MAJ:MIN "$l" | tr -d ' ')
+    echo "$dev $((MBPS * 1000000))" > "$CG/blkio.throttle.read_bps_device"
+    echo "$dev $((MBPS * 1000000))" > "$CG/blkio.throttle.write_bps_device"
+    echo "$dev $IOPS" > "$CG/blkio.throttle.read_iops_device"
+    echo "$dev $IOPS" > "$CG/blkio.throttle.write_iops_device"
+  done
+  echo "each disk throttled to $MBPS MB/s and $IOPS IOPS (read and write)"
+else
+  echo "disks not throttled"
+fi
+D=${LOOPS[0]}
+# psync for the lone disk: under blk-throttle, io_uring's O_DIRECT writes to a loop device are
+# charged about twice (the cgroup's io_service_bytes shows it; fio at QD 4 too), which would halve
+# the disk's write figure. The lab's btrfs layouts submit their own bios and are charged once.
+throttled "$IOLAB" run "$D" --destroy "$D" --engine psync --profile quick --time "${SECS}s" --size 512MiB --repeat 3 \
   --label plan-disk --db "$DB" >/dev/null
-losetup -d "$LOOP"; LOOP=""; rm -f "$WORK/disk.img"
+DEVLIST=$(printf '"%s", ' "${LOOPS[@]}")
 cat > "$WORK/lab.toml" <<TOML
 name = "plan-vs-lab"
 [disks]
-loop = { count = 5, size = "1GiB", dir = "$WORK/disks" }
+devices = [${DEVLIST%, }]
 [[layout]]
 name = "btrfs-raid0"
 btrfs = { data = "raid0", metadata = "raid1", members = 4 }
@@ -44,7 +78,8 @@ repeat = 3
 time = "${SECS}s"
 size = "256MiB"
 TOML
-"$IOLAB" lab "$WORK/lab.toml" --db "$DB" --format json > "$WORK/lab.json"
+throttled "$IOLAB" lab "$WORK/lab.toml" --db "$DB" --format json --destroy "$(IFS=,; echo "${LOOPS[*]}")" \
+  > "$WORK/lab.json"
 python3 - "$IOLAB" "$DB" "$WORK/lab.json" <<'PY'
 import json, statistics, subprocess, sys
 iolab, db, labfile = sys.argv[1:4]

@@ -168,7 +168,7 @@ pub struct LayoutRow {
     /// Predicted random write IOPS.
     pub rand_write_iops: f64,
     /// Disk IOs per random write.
-    pub write_penalty: u32,
+    pub write_penalty: f64,
     /// What binds each figure.
     pub limits: Limits,
     /// Rebuild speed, MB/s; `None` without redundancy.
@@ -368,6 +368,23 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
     notes.push(
         "sequential figures are one stream of large IOs; random figures assume IOs no larger than the chunk and enough in flight to keep every disk busy".into(),
     );
+    let mirrored_btrfs: Vec<&str> = input
+        .layouts
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.level,
+                Level::BtrfsRaid1 | Level::BtrfsRaid1c3 | Level::BtrfsRaid1c4 | Level::BtrfsRaid10
+            )
+        })
+        .map(|l| l.name.as_str())
+        .collect();
+    if !mirrored_btrfs.is_empty() {
+        notes.push(format!(
+            "{}: btrfs picks the copy to read by the reader's thread id, so the random-read figure needs at least as many reader threads as copies; one reader gets a copy's share",
+            mirrored_btrfs.join(", ")
+        ));
+    }
     if let Some(worst) = rows
         .iter()
         .filter(|r| r.ure_probability >= 0.5)
@@ -425,6 +442,20 @@ mod tests {
             risk: RiskParams::default(),
             rebuild: RebuildSpeed::default(),
         }
+    }
+
+    #[test]
+    fn mirrored_btrfs_gets_the_reader_thread_note_and_md_does_not() {
+        let note = |layouts: &str| {
+            let p = plan(&input(layouts), "defaults").unwrap();
+            p.notes
+                .iter()
+                .find(|n| n.contains("reader's thread id"))
+                .cloned()
+        };
+        let n = note("raid1,btrfs-raid1,btrfs-raid10,btrfs-raid5").expect("note");
+        assert!(n.starts_with("btrfs-raid1, btrfs-raid10: "), "{n}");
+        assert_eq!(note("raid1,raid6,btrfs-raid6"), None);
     }
 
     #[test]
