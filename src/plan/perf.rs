@@ -306,7 +306,7 @@ fn shape(layout: &Layout) -> Shape {
         }
         // Copy-on-write: random writes land in newly allocated space, so with enough in flight
         // they are written as full stripes (n/(n-p) disk writes each, no reads). Measured on
-        // throttled loop disks: 1.05-1.09x this figure, against 3.3-3.9x the in-place one.
+        // throttled loop disks: 1.05-1.11x this figure, against 3.3-3.9x the in-place one.
         Level::BtrfsRaid5 | Level::BtrfsRaid6 => {
             let p = f64::from(layout.level().parity().unwrap_or(0));
             let data = n - p;
