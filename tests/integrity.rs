@@ -6,7 +6,6 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -15,118 +14,18 @@ use iolab::lab::integrity::{Step, Verdict};
 use iolab::lab::{DataWritten, LabHooks, LabOptions, LayoutStatus, MountedLayout};
 use serde_json::Value;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn have(tool: &str) -> bool {
-    ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin"]
-        .iter()
-        .any(|d| Path::new(d).join(tool).exists())
-}
-
-/// Why these tests cannot run here, if they cannot.
-fn cannot_run() -> Option<String> {
-    if !is_root() {
-        return Some("needs root".into());
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no loop devices".into());
-    }
-    for t in ["losetup", "mkfs.btrfs", "btrfs", "wipefs"] {
-        if !have(t) {
-            return Some(format!("{t} missing (apt-get install btrfs-progs)"));
-        }
-    }
-    if !std::fs::read_to_string("/proc/filesystems")
-        .unwrap_or_default()
-        .contains("btrfs")
-    {
-        return Some("kernel without btrfs".into());
-    }
-    None
-}
+mod lab_world;
+use lab_world::World;
 
 macro_rules! need_root_and_btrfs {
     () => {
-        if let Some(why) = cannot_run() {
+        if let Some(why) =
+            lab_world::cannot_run(&["losetup", "mkfs.btrfs", "btrfs", "wipefs"], "btrfs-progs")
+        {
             eprintln!("skipped: {why}");
             return;
         }
     };
-}
-
-/// A state dir, a results database and a disk dir (in /dev/shm when there is one) private to
-/// one test.
-struct World {
-    state: tempfile::TempDir,
-    db: tempfile::TempDir,
-    disk_dir: PathBuf,
-}
-
-impl World {
-    fn new(tag: &str) -> World {
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        World {
-            state: tempfile::tempdir().unwrap(),
-            db: tempfile::tempdir().unwrap(),
-            disk_dir: base.join(format!("iolab-integrity-{tag}-{}", std::process::id())),
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-        c.env("IOLAB_STATE_DIR", self.state.path());
-        c.env("IOLAB_DB", self.db.path().join("iolab.db"));
-        c
-    }
-
-    fn state_files(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.state.path())
-            .map(|r| r.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default()
-    }
-
-    /// Asserts nothing is left: no loop device on our files, no mount, no disk dir, no state.
-    fn assert_clean(&self, lab_id: &str) {
-        let out = Command::new("losetup").arg("-a").output().unwrap();
-        let d = self.disk_dir.to_string_lossy().to_string();
-        let loops: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.contains(&d))
-            .map(str::to_string)
-            .collect();
-        assert!(loops.is_empty(), "loop devices left: {loops:?}");
-        let tag = format!("iolab-{lab_id}-");
-        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-        let left: Vec<&str> = mounts.lines().filter(|l| l.contains(&tag)).collect();
-        assert!(left.is_empty(), "mounts left: {left:?}");
-        assert!(!self.disk_dir.exists(), "disk dir left");
-        let points: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().contains(&tag))
-            .collect();
-        assert!(points.is_empty(), "mount points left: {points:?}");
-        assert!(
-            self.state_files().is_empty(),
-            "state left: {:?}",
-            self.state_files()
-        );
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        // A test that failed half-way leaves the machine clean for the next one.
-        let _ = self.cmd().args(["lab", "--cleanup"]).output();
-    }
 }
 
 const WORKLOADS: &str =
@@ -154,7 +53,7 @@ fn steps(l: &Value) -> Vec<(String, u64, u64)> {
 fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     need_root_and_btrfs!();
     let t = Instant::now();
-    let w = World::new("ok");
+    let w = World::new("integrity-ok");
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("lab.toml");
     std::fs::write(
@@ -356,7 +255,7 @@ fn find_aligned(file: &Path, pat: &[u8]) -> Option<u64> {
 #[test]
 fn a_damaged_single_layout_is_data_loss_never_verified() {
     need_root_and_btrfs!();
-    let w = World::new("bad");
+    let w = World::new("integrity-bad");
     let spec = iolab::lab::parse_lab(
         &format!(
             "[disks]\nloop = {{ count = 2, size = \"1GiB\", dir = \"{}\" }}\n\

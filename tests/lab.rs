@@ -3,8 +3,7 @@
 //! on any machine. Needs root and loop devices; skips with a reason where the machine lacks them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::layout::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
@@ -13,164 +12,19 @@ use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn have(tool: &str) -> bool {
-    ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin"]
-        .iter()
-        .any(|d| Path::new(d).join(tool).exists())
-}
-
-/// Why real lab tests cannot run here, if they cannot.
-fn cannot_build() -> Option<String> {
-    if !is_root() {
-        return Some("needs root".into());
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no loop devices".into());
-    }
-    for t in ["losetup", "mkfs.btrfs", "mkfs.xfs", "mkfs.ext4", "wipefs"] {
-        if !have(t) {
-            return Some(format!(
-                "{t} missing (apt-get install btrfs-progs xfsprogs)"
-            ));
-        }
-    }
-    let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
-    if !fs.contains("btrfs") {
-        return Some("kernel without btrfs".into());
-    }
-    None
-}
+mod lab_world;
+use lab_world::{World, have};
 
 macro_rules! need_root_and_loop {
     () => {
-        if let Some(why) = cannot_build() {
+        if let Some(why) = lab_world::cannot_run(
+            &["losetup", "mkfs.btrfs", "mkfs.xfs", "mkfs.ext4", "wipefs"],
+            "btrfs-progs xfsprogs",
+        ) {
             eprintln!("skipped: {why}");
             return;
         }
     };
-}
-
-/// A private world for one test: a state dir and a disk dir (in /dev/shm when possible).
-struct World {
-    state: tempfile::TempDir,
-    /// The results database's directory (kept apart from the state dir the tests inspect).
-    db: tempfile::TempDir,
-    disk_dir: PathBuf,
-}
-
-static N: AtomicUsize = AtomicUsize::new(0);
-
-impl World {
-    fn new() -> World {
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        World {
-            state: tempfile::tempdir().unwrap(),
-            db: tempfile::tempdir().unwrap(),
-            disk_dir: base.join(format!(
-                "iolab-labtest-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            )),
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-        c.env("IOLAB_STATE_DIR", self.state.path());
-        c.env("IOLAB_DB", self.db.path().join("iolab.db"));
-        c
-    }
-
-    fn lab(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd();
-        c.arg("lab").args(args);
-        c.output().unwrap()
-    }
-
-    /// The lab with loop disks in our disk dir, JSON out.
-    fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Output, Value) {
-        let d = self.disk_dir.to_string_lossy().to_string();
-        let mut args = vec![spec.to_str().unwrap(), "--disk-dir", &d, "--format", "json"];
-        args.extend_from_slice(extra);
-        let out = self.lab(&args);
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "no JSON report ({e}); stdout: {} stderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out, v)
-    }
-
-    fn state_files(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.state.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect()
-    }
-
-    /// Loop devices whose backing file is in our disk dir.
-    fn our_loops(&self) -> Vec<String> {
-        let out = Command::new("losetup").arg("-a").output().unwrap();
-        let d = self.disk_dir.to_string_lossy().to_string();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.contains(&d))
-            .map(str::to_string)
-            .collect()
-    }
-
-    /// Asserts the lab left nothing: no loop device on our files, no mount, no disk dir, no state.
-    fn assert_clean(&self, lab_id: &str) {
-        assert!(
-            self.our_loops().is_empty(),
-            "loop devices left: {:?}",
-            self.our_loops()
-        );
-        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-        let tag = format!("iolab-{lab_id}-");
-        let left: Vec<&str> = mounts.lines().filter(|l| l.contains(&tag)).collect();
-        assert!(left.is_empty(), "mounts left: {left:?}");
-        assert!(
-            !self.disk_dir.exists(),
-            "disk dir left: {:?}",
-            std::fs::read_dir(&self.disk_dir)
-                .map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>())
-        );
-        let tmp_left: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().contains(&tag))
-            .collect();
-        assert!(tmp_left.is_empty(), "mount points left: {tmp_left:?}");
-        assert!(
-            self.state_files().is_empty(),
-            "state left: {:?}",
-            self.state_files()
-        );
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        // If a test failed half-way, leave the machine clean for the next one.
-        let _ = Command::new(env!("CARGO_BIN_EXE_iolab"))
-            .env("IOLAB_STATE_DIR", self.state.path())
-            .args(["lab", "--cleanup"])
-            .output();
-    }
 }
 
 fn example() -> PathBuf {
@@ -205,7 +59,7 @@ fn promised(name: &str) -> Option<u64> {
 #[test]
 fn example_builds_every_layout_then_leaves_nothing() {
     need_root_and_loop!();
-    let w = World::new();
+    let w = World::new("labtest");
     let t = Instant::now();
     // The example's own workloads, made short: the quick suite with 150 ms trials.
     let (out, v) = w.lab_json(
@@ -498,7 +352,7 @@ fn spawn_example(w: &World) -> std::process::Child {
 #[test]
 fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
     need_root_and_loop!();
-    let w = World::new();
+    let w = World::new("labtest");
     let mut child = spawn_example(&w);
     let lab_id = wait_for_mount(&w, &mut child).expect("the lab never got to a mount");
     child.kill().unwrap(); // SIGKILL: no teardown runs
@@ -536,7 +390,7 @@ fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
 #[test]
 fn sigterm_tears_down_and_exits_130() {
     need_root_and_loop!();
-    let w = World::new();
+    let w = World::new("labtest");
     let mut child = spawn_example(&w);
     let lab_id = wait_for_mount(&w, &mut child).expect("the lab never got to a mount");
     // SAFETY: kill has no memory preconditions; the pid is our live child.
@@ -556,7 +410,7 @@ fn sigterm_tears_down_and_exits_130() {
 
 #[test]
 fn bad_specs_exit_2_with_one_line_naming_layout_and_field() {
-    let w = World::new();
+    let w = World::new("labtest");
     let dir = tempfile::tempdir().unwrap();
     let disks = format!(
         "[disks]\nloop = {{ count = 4, size = \"1GiB\", dir = \"{}\" }}\n",
@@ -624,7 +478,7 @@ fn layouts_this_kernel_cannot_build_are_skipped_without_touching_anything() {
         eprintln!("skipped: this machine has md; the example test builds md for real");
         return;
     }
-    let w = World::new();
+    let w = World::new("labtest");
     let dir = tempfile::tempdir().unwrap();
     let p = write_spec(
         dir.path(),
@@ -707,7 +561,7 @@ fn names(devs: &[PathBuf]) -> String {
 #[test]
 fn real_devices_need_destroy_and_are_never_used_when_mounted() {
     need_root_and_loop!();
-    let w = World::new();
+    let w = World::new("labtest");
     let fake = FakeDisks::new(3);
     let (a, b, c) = (&fake.devs[0], &fake.devs[1], &fake.devs[2]);
     assert!(
@@ -787,7 +641,7 @@ fn real_devices_need_destroy_and_are_never_used_when_mounted() {
 
 #[test]
 fn dry_run_prints_the_md_and_lvm_commands() {
-    let w = World::new();
+    let w = World::new("labtest");
     let dir = tempfile::tempdir().unwrap();
     let spec = write_spec(
         dir.path(),
@@ -1045,7 +899,7 @@ fn btrfs_degrade_on_real_devices_wipes_the_failed_member_and_replaces_it() {
 #[test]
 fn an_existing_disk_dir_and_files_in_it_are_left_alone() {
     need_root_and_loop!();
-    let w = World::new();
+    let w = World::new("labtest");
     std::fs::create_dir(&w.disk_dir).unwrap();
     let theirs = w.disk_dir.join("someone-elses.img");
     std::fs::write(&theirs, b"keep me").unwrap();
