@@ -77,17 +77,7 @@ pub struct DisksArgs {
 /// `iolab disks`.
 pub fn run(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     let json = a.json;
-    match run_inner(ctx, a) {
-        Ok(code) => Ok(code),
-        Err(e) if json => {
-            let code = super::exit_code_for(&e);
-            eprintln!("iolab: error: {}", super::one_line(&e));
-            let doc = serde_json::json!({ "error": super::one_line(&e), "exit_code": code });
-            println!("{doc}");
-            Ok(ExitCode::from(code))
-        }
-        Err(e) => Err(e),
-    }
+    super::json_on_error(json, run_inner(ctx, a))
 }
 
 /// The devices named on the command line, each checked to be a block device.

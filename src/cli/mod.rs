@@ -126,6 +126,21 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// With `--json`, a failed command still prints a JSON object on stdout (`error`,
+/// `exit_code`) so scripts always get one document; the message also goes to stderr.
+pub fn json_on_error(json: bool, result: anyhow::Result<ExitCode>) -> anyhow::Result<ExitCode> {
+    match result {
+        Err(e) if json => {
+            let code = exit_code_for(&e);
+            eprintln!("iolab: error: {}", one_line(&e));
+            let doc = serde_json::json!({ "error": one_line(&e), "exit_code": code });
+            println!("{doc}");
+            Ok(ExitCode::from(code))
+        }
+        other => other,
+    }
+}
+
 /// An error and its causes on one line: "what failed: why".
 pub fn one_line(e: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();

@@ -293,17 +293,7 @@ fn suite_writes(s: &Suite) -> bool {
 /// `iolab run`.
 pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let json = a.json;
-    match run_inner(ctx, a) {
-        Ok(code) => Ok(code),
-        Err(e) if json => {
-            let code = super::exit_code_for(&e);
-            eprintln!("iolab: error: {}", super::one_line(&e));
-            let doc = serde_json::json!({ "error": super::one_line(&e), "exit_code": code });
-            println!("{doc}");
-            Ok(ExitCode::from(code))
-        }
-        Err(e) => Err(e),
-    }
+    super::json_on_error(json, run_inner(ctx, a))
 }
 
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
