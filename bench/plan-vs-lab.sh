@@ -88,8 +88,7 @@ members = {"btrfs-raid0": 4, "btrfs-raid1": 2, "btrfs-raid10": 4, "btrfs-raid5":
 figs = [("seq_read_mbps", "seq-read-1m", "read", "mbps"), ("seq_write_mbps", "seq-write-1m", "write", "mbps"),
         ("rand_read_iops", "rand-read-4k-qd32", "read", "iops"), ("rand_write_iops", "rand-write-4k-qd32", "write", "iops")]
 def measured(run_id):
-    d = json.loads(subprocess.check_output([iolab, "show", run_id, "--json", "--db", db]))
-    run = d.get("run", d)
+    run = json.loads(subprocess.check_output([iolab, "show", run_id, "--json", "--db", db]))
     out = {}
     for key, wl, op, fig in figs:
         w = next(w for w in run["workloads"] if w["workload"]["name"] == wl)

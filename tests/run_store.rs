@@ -52,12 +52,8 @@ fn a_run_is_stored_and_read_back_by_label() {
     assert!(so.contains("saved as run"), "{so}");
     let (code, so, se) = iolab_db(&db, &["show", "first", "--json"]);
     assert_eq!(code, 0, "{se}");
-    let j = json(&so);
-    let run = if j.get("run").is_some() {
-        j["run"].clone()
-    } else {
-        j.clone()
-    };
+    // `show --json` prints the run record itself.
+    let run = json(&so);
     assert_eq!(run["label"], "first");
     assert_eq!(run["note"], "hello");
     assert_eq!(run["status"], "complete");
@@ -103,12 +99,8 @@ fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
     assert!(se.contains("interrupted"), "{se}");
     let (code, so, se) = iolab_db(&db, &["show", "cc", "--json"]);
     assert_eq!(code, 0, "{se}");
-    let j = json(&so);
-    let run = if j.get("run").is_some() {
-        j["run"].clone()
-    } else {
-        j.clone()
-    };
+    // `show --json` prints the run record itself.
+    let run = json(&so);
     assert_eq!(run["status"], "interrupted");
     let n = run["workloads"][0]["trials"].as_array().unwrap().len();
     assert!((1..20).contains(&n), "{n} finished trials kept");
@@ -149,12 +141,8 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
     child.wait().unwrap();
     let (code, so, se) = iolab_db(&db, &["show", "killed", "--json"]);
     assert_eq!(code, 0, "{se}");
-    let j = json(&so);
-    let run = if j.get("run").is_some() {
-        j["run"].clone()
-    } else {
-        j.clone()
-    };
+    // `show --json` prints the run record itself.
+    let run = json(&so);
     assert_eq!(run["status"], "incomplete");
     assert!(!run["workloads"][0]["trials"].as_array().unwrap().is_empty());
 }
