@@ -123,7 +123,7 @@ impl Level {
     }
 
     /// Copies of every block for mirrored levels with a fixed copy count.
-    fn copies(self) -> Option<u32> {
+    pub fn copies(self) -> Option<u32> {
         match self {
             Level::Raid10 | Level::BtrfsRaid1 | Level::BtrfsRaid10 => Some(2),
             Level::BtrfsRaid1c3 => Some(3),

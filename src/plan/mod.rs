@@ -371,12 +371,7 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
     let mirrored_btrfs: Vec<&str> = input
         .layouts
         .iter()
-        .filter(|l| {
-            matches!(
-                l.level,
-                Level::BtrfsRaid1 | Level::BtrfsRaid1c3 | Level::BtrfsRaid1c4 | Level::BtrfsRaid10
-            )
-        })
+        .filter(|l| l.level.is_btrfs() && l.level.copies().is_some())
         .map(|l| l.name.as_str())
         .collect();
     if !mirrored_btrfs.is_empty() {
