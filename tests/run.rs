@@ -6,10 +6,7 @@ mod common;
 use common::*;
 
 fn tmpdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("iolab-run-test")
-        .tempdir_in("/var/tmp")
-        .expect("tempdir")
+    disk_tmpdir("iolab-run-test")
 }
 
 #[test]

@@ -7,10 +7,7 @@ use common::*;
 use std::time::{Duration, Instant};
 
 fn tmpdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("iolab-runstore-test")
-        .tempdir_in("/var/tmp")
-        .expect("tempdir")
+    disk_tmpdir("iolab-runstore-test")
 }
 
 fn db_args(db: &std::path::Path) -> Vec<String> {

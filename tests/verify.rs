@@ -10,10 +10,7 @@ use std::os::unix::fs::FileExt;
 const BS: u64 = 4096;
 
 fn setup() -> (tempfile::TempDir, String, String) {
-    let d = tempfile::Builder::new()
-        .prefix("iolab-verify-test")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    let d = disk_tmpdir("iolab-verify-test");
     let f = d.path().join("data.img");
     std::fs::File::create(&f).unwrap();
     let st = d.path().join("data.state");
@@ -103,10 +100,7 @@ fn mismatches(j: &serde_json::Value) -> Vec<(u64, String)> {
 
 #[test]
 fn a_clean_run_reports_no_mismatches() {
-    let d = tempfile::Builder::new()
-        .prefix("iolab-verify-test")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    let d = disk_tmpdir("iolab-verify-test");
     let (code, so, se) = run(&[
         "run",
         d.path().to_str().unwrap(),

@@ -8,10 +8,7 @@ use common::*;
 use proptest::prelude::*;
 
 fn tmpdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("iolab-wl-test")
-        .tempdir_in("/var/tmp")
-        .expect("tempdir")
+    disk_tmpdir("iolab-wl-test")
 }
 
 fn phases(so: &str) -> serde_json::Value {

@@ -12,6 +12,15 @@ pub fn test_db() -> PathBuf {
     dir.join("iolab.db")
 }
 
+/// A temporary directory on a disk filesystem (/var/tmp, not a tmpfs /tmp), so O_DIRECT works
+/// there; removed on drop.
+pub fn disk_tmpdir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp")
+        .expect("tempdir in /var/tmp")
+}
+
 /// The iolab binary under test (with a private results database).
 pub fn iolab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
