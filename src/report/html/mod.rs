@@ -375,7 +375,7 @@ fn lab(o: &mut String, r: &Report) {
 fn integrity_html(verdict: Option<&str>) -> String {
     match verdict {
         None => "-".into(),
-        Some(v) if v == "verified" => esc(v),
+        Some(v) if v == crate::lab::integrity::VERIFIED_TEXT => esc(v),
         Some(v) => format!("<strong class=\"bad\">{}</strong>", esc(v)),
     }
 }

@@ -83,7 +83,11 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
     }
     if let Some(lab) = &r.lab {
         for l in &lab.layouts {
-            if let Some(v) = l.integrity.as_deref().filter(|v| *v != "verified") {
+            if let Some(v) = l
+                .integrity
+                .as_deref()
+                .filter(|v| *v != crate::lab::integrity::VERIFIED_TEXT)
+            {
                 n.push(
                     Severity::Warning,
                     format!(
