@@ -9,6 +9,7 @@
 #        by the disk's segment limit (virtio: ~500 KiB requests): the like-for-like comparison.
 # Bars (PRODUCT.md): (1) IOPS ratio >= 0.95 and CPU/IO ratio <= 1.10; (3) MB/s within 5%;
 # (4) ratio >= 1.0. Usage: bench/vs-fio.sh [PAIRS] [SECONDS]   (defaults 5 and 5)
+# CASES="1 4" runs only those cases (by their number above; 3h goes with 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${1:-5}
@@ -50,13 +51,16 @@ iolab_cmd() { # target pattern bs qd [engine]
   echo "$IOLAB" run "$1" --pattern "$2" --bs "$3" --qd "$4" --engine "${5:-io_uring}" --threads 1 \
     --time "${SECS}s" --size 1GiB --repeat 1 --json --no-save
 }
+want_case() { [ -z "${CASES:-}" ] || [[ " $CASES " == *" $1 "* ]]; }
+ALL=()
+want_case 1 && ALL+=("loop randread 4k qd128|$LOOP randread 4k 128|$LOOP randread 4k 128")
+want_case 2 && ALL+=("file randread 4k qd128 (root disk)|$FILE randread 4k 128|$FILE randread 4k 128")
+want_case 3 && ALL+=("seq read 1m qd32 (root disk)|$FILE read 1m 32|$FILE read 1m 32"
+                     "seq write 1m qd32 (root disk)|$FILE write 1m 32|$FILE write 1m 32"
+                     "${HUGECASES[@]}")
+want_case 4 && ALL+=("null 4k qd128|$FILE randread 4k 128 null|$FILE randread 4k 128 null")
 {
-  for c in "loop randread 4k qd128|$LOOP randread 4k 128|$LOOP randread 4k 128" \
-           "file randread 4k qd128 (root disk)|$FILE randread 4k 128|$FILE randread 4k 128" \
-           "seq read 1m qd32 (root disk)|$FILE read 1m 32|$FILE read 1m 32" \
-           "seq write 1m qd32 (root disk)|$FILE write 1m 32|$FILE write 1m 32" \
-           "${HUGECASES[@]}" \
-           "null 4k qd128|$FILE randread 4k 128 null|$FILE randread 4k 128 null"; do
+  for c in "${ALL[@]}"; do
     IFS='|' read -r name fargs iargs <<<"$c"
     echo "case $name"
     for i in $(seq "$PAIRS"); do
