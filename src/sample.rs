@@ -211,6 +211,10 @@ pub struct IoAccounting {
     pub errors: u64,
     /// Fsync/fdatasync calls issued.
     pub syncs: u64,
+    /// IOs that were in flight at the deadline: drained, so none is left in the kernel, but
+    /// not counted in the figures (they completed outside the window; `docs/accuracy.md`).
+    #[serde(default)]
+    pub after_window: u64,
 }
 
 /// Everything one trial of one workload measured.

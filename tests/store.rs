@@ -92,6 +92,7 @@ fn io_trial(workload: &str, n: u32, iops: f64) -> TrialSample {
             short: 0,
             errors: 0,
             syncs: 3,
+            after_window: 0,
         },
         cpu_user_ns: 12_345_678,
         cpu_sys_ns: 98_765_432,

@@ -3,24 +3,55 @@
 //!
 //! Timing is per batch: one clock read before a batch is submitted, one after it is reaped.
 //! That costs two clock reads per batch instead of two per IO, and is exact at QD 1.
+//!
+//! The measurement window (`docs/accuracy.md`) is defined here and in [`super::worker`]: the
+//! clock starts when every worker's engine is ready (a start line all of them wait at), IOs
+//! count when they complete before the deadline, and the device has been left quiet for
+//! [`QUIET_BEFORE_TRIAL`] before the trial starts so a rate limiter's state from earlier IO
+//! does not leak into it.
 
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, IoOp, NullEngine, PsyncEngine, UringEngine,
-};
+use crate::engine::EngineError;
 use crate::progress::Counters;
 use crate::sample::{IoAccounting, OpSample, SeriesPoint, TrialSample};
-use crate::spec::{EngineKind, IoWorkload, Pattern};
+use crate::spec::{EngineKind, IoWorkload};
 
-use super::data::DataGen;
-use super::offsets::{Offsets, Region, regions, thread_seed};
-use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
+use super::offsets::{Region, regions, thread_seed};
+use super::verify::{VerifySummary, VerifyTable};
+use super::worker::{WorkerOut, WorkerParams, worker_main};
+
+/// How long the target is left without IO from iolab before a trial starts.
+///
+/// Rate limiters keep state between IOs: Linux's blk-throttle accounts in slices of 100 ms
+/// that stay open while IO keeps coming, and a trial started inside the previous trial's slice
+/// inherits its credit or debt (measured: +10% or -20% on a 1 s trial at 2000 IOPS). Leaving
+/// the device idle for longer than a slice (and its extension) makes every trial start a fresh
+/// one, as a first run does. Cloud volumes' burst buckets have longer memories: those show as
+/// the bursts they are.
+pub const QUIET_BEFORE_TRIAL: Duration = Duration::from_millis(250);
+
+/// When this process last finished IO on a target (None before the first trial).
+static LAST_IO_END: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Sleeps until the target has been quiet for [`QUIET_BEFORE_TRIAL`] (the whole of it before
+/// the first trial of the process, which cannot know what ran before it).
+fn wait_for_quiet() {
+    let last = LAST_IO_END.lock().map(|g| *g).unwrap_or(None);
+    let waited = last.map_or(Duration::ZERO, |t| t.elapsed());
+    if let Some(rest) = QUIET_BEFORE_TRIAL.checked_sub(waited) {
+        std::thread::sleep(rest);
+    }
+}
+
+fn note_io_end() {
+    if let Ok(mut g) = LAST_IO_END.lock() {
+        *g = Some(Instant::now());
+    }
+}
 
 /// The file or device IO goes to, already laid out to the working set.
 #[derive(Debug, Clone)]
@@ -128,34 +159,6 @@ impl Default for Control {
     }
 }
 
-struct WorkerParams<'a> {
-    w: &'a IoWorkload,
-    file: &'a IoFile,
-    region: Region,
-    quota: u64,
-    seed: u64,
-    start: Instant,
-    ramp_ns: u64,
-    deadline_ns: u64,
-    direct: bool,
-    stop: &'a AtomicBool,
-    abort: &'a AtomicBool,
-    counters: &'a Counters,
-}
-
-struct WorkerOut {
-    read: OpSample,
-    write: OpSample,
-    sync: OpSample,
-    series: Vec<SeriesPoint>,
-    acct: IoAccounting,
-    last_done_ns: u64,
-    engine: &'static str,
-    notes: Vec<String>,
-    error: Option<IoRunError>,
-    verify: VerifySummary,
-}
-
 /// Runs one trial of an IO workload and returns what it measured.
 pub fn run_io_trial(
     w: &IoWorkload,
@@ -198,9 +201,13 @@ pub fn run_io_trial(
         .runtime
         .map_or(u64::MAX, |r| ramp_ns.saturating_add(r.as_nanos() as u64));
     let abort = AtomicBool::new(false);
+    let start_line = Barrier::new(w.threads as usize);
+    let start = OnceLock::new();
+    if w.engine != EngineKind::Null {
+        wait_for_quiet();
+    }
     let started_unix_ms = crate::sample::now_unix_ms();
     let ru0 = rusage();
-    let start = Instant::now();
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..w.threads as usize)
             .map(|i| {
@@ -210,7 +217,8 @@ pub fn run_io_trial(
                     region: regs[i],
                     quota: per_thread_quota(i),
                     seed: thread_seed(w.seed, i as u32),
-                    start,
+                    start_line: &start_line,
+                    start: &start,
                     ramp_ns,
                     deadline_ns,
                     direct,
@@ -230,6 +238,9 @@ pub fn run_io_trial(
             .collect()
     });
     let ru1 = rusage();
+    if w.engine != EngineKind::Null {
+        note_io_end();
+    }
     merge(
         outs,
         w,
@@ -260,7 +271,7 @@ fn merge(
     let mut sync = OpSample::new("sync");
     let mut acct = IoAccounting::default();
     let mut series: Vec<SeriesPoint> = Vec::new();
-    let mut last = 0u64;
+    let mut end = 0u64;
     let mut notes: Vec<String> = Vec::new();
     let mut first_error = None;
     let mut engine = "";
@@ -281,6 +292,7 @@ fn merge(
         acct.short += o.acct.short;
         acct.errors += o.acct.errors;
         acct.syncs += o.acct.syncs;
+        acct.after_window += o.acct.after_window;
         if series.len() < o.series.len() {
             series.resize(o.series.len(), SeriesPoint::default());
         }
@@ -289,12 +301,7 @@ fn merge(
             series[i].bytes += p.bytes;
             series[i].ops += p.ops;
         }
-        last = last.max(o.last_done_ns);
-        for n in o.notes {
-            if !notes.contains(&n) {
-                notes.push(n);
-            }
-        }
+        end = end.max(o.end_ns);
         engine = o.engine;
         if first_error.is_none() {
             first_error = o.error;
@@ -303,7 +310,7 @@ fn merge(
     if let Some(e) = first_error {
         return Err(e);
     }
-    let elapsed_ns = last.saturating_sub(ramp_ns).max(1);
+    let elapsed_ns = end.saturating_sub(ramp_ns).max(1);
     let mut ops = Vec::new();
     for mut o in [read, write, sync] {
         o.elapsed_ns = elapsed_ns;
@@ -360,527 +367,7 @@ pub fn rusage() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
-fn empty_out(engine: &'static str) -> WorkerOut {
-    WorkerOut {
-        read: OpSample::new("read"),
-        write: OpSample::new("write"),
-        sync: OpSample::new("sync"),
-        series: Vec::new(),
-        acct: IoAccounting::default(),
-        last_done_ns: 0,
-        engine,
-        notes: Vec::new(),
-        error: None,
-        verify: VerifySummary::default(),
-    }
-}
-
-fn worker_main(p: &WorkerParams<'_>) -> WorkerOut {
-    let w = p.w;
-    // psync and null complete inside queue(): one slot keeps psync's per-IO timing exact.
-    let depth = if w.engine == EngineKind::Psync {
-        1
-    } else {
-        w.queue_depth
-    };
-    let file = if w.engine == EngineKind::Null {
-        None
-    } else {
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true);
-        if w.pattern.writes() {
-            o.write(true);
-        }
-        let mut flags = libc::O_CLOEXEC;
-        if p.direct {
-            flags |= libc::O_DIRECT;
-        }
-        o.custom_flags(flags);
-        match o.open(&p.file.path) {
-            Ok(f) => Some(f),
-            Err(source) => {
-                p.abort.store(true, Ordering::Relaxed);
-                let mut out = empty_out("none");
-                out.error = Some(IoRunError::Open {
-                    path: p.file.path.clone(),
-                    source,
-                });
-                return out;
-            }
-        }
-    };
-    // A read-only workload never writes a block: no random pool for it (4 MiB per thread).
-    let mut data = DataGen::new(
-        p.seed,
-        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
-        w.block_size as usize,
-    );
-    // Writes come straight from the pool, except in verify mode (each block owns its bytes).
-    let from_pool = p.file.verify.is_none() && w.pattern.writes();
-    let cfg = EngineConfig {
-        fd: file.as_ref().map_or(-1, |f| f.as_raw_fd()),
-        depth,
-        block_size: w.block_size as usize,
-        extra: if from_pool { data.pool_region() } else { None },
-    };
-    // The engine is dropped inside worker_loop, before `data`, whose pool it may have registered.
-    let out = match w.engine {
-        EngineKind::Null => {
-            NullEngine::new(&cfg).map(|e| worker_loop(e, p, depth, &mut data, from_pool))
-        }
-        EngineKind::Psync => {
-            PsyncEngine::new(&cfg).map(|e| worker_loop(e, p, depth, &mut data, from_pool))
-        }
-        EngineKind::IoUring => match UringEngine::new(&cfg) {
-            Ok(e) => Ok(worker_loop(e, p, depth, &mut data, from_pool)),
-            Err(EngineError::Setup { .. }) => {
-                // io_uring unavailable (old kernel, seccomp): psync, one IO at a time.
-                let cfg1 = EngineConfig { depth: 1, ..cfg };
-                PsyncEngine::new(&cfg1).map(|e| worker_loop(e, p, 1, &mut data, from_pool))
-            }
-            Err(e) => Err(e),
-        },
-    };
-    drop(data);
-    drop(file);
-    out.unwrap_or_else(|e| {
-        p.abort.store(true, Ordering::Relaxed);
-        let mut o = empty_out("none");
-        o.error = Some(e.into());
-        o
-    })
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum SlotOp {
-    Read,
-    Write,
-    Sync,
-}
-
-#[inline]
-fn now_ns(start: Instant) -> u64 {
-    start.elapsed().as_nanos() as u64
-}
-
-fn worker_loop<E: Engine>(
-    mut eng: E,
-    p: &WorkerParams<'_>,
-    depth: u32,
-    data: &mut DataGen,
-    from_pool: bool,
-) -> WorkerOut {
-    let w = p.w;
-    let bs = w.block_size as u32;
-    let mut out = empty_out(eng.name());
-    let mut offsets = Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed);
-    let sync_slot = depth;
-    let mut slot_ts = vec![0u64; depth as usize + 1];
-    let mut slot_op = vec![SlotOp::Read; depth as usize + 1];
-    let mut slot_off = vec![0u64; depth as usize + 1];
-    let mut free: Vec<u32> = (0..depth).rev().collect();
-    let mut comps: Vec<Completion> = Vec::with_capacity(depth as usize + 1);
-    let mut inflight: u32 = 0;
-    let mut issued: u64 = 0;
-    let mut since_sync: u32 = 0;
-    let mut need_sync = false;
-    let mut sync_inflight = false;
-    let read_pct = match w.pattern {
-        Pattern::Read | Pattern::RandRead => 100,
-        Pattern::Write | Pattern::RandWrite => 0,
-        Pattern::RandRw => u32::from(w.read_pct),
-    };
-    let sync_kind = w.sync_kind;
-    let mut last_done = 0u64;
-    let mut final_sync_done = !w.fsync_at_end;
-    let verify = p.file.verify.as_deref();
-    let mut vsum = VerifySummary::default();
-    let mut busy = vec![false; depth as usize + 1];
-    loop {
-        let t = now_ns(p.start);
-        let stopping = issued >= p.quota
-            || t >= p.deadline_ns
-            || p.stop.load(Ordering::Relaxed)
-            || p.abort.load(Ordering::Relaxed);
-        if !stopping {
-            while !need_sync {
-                let Some(slot) = free.pop() else { break };
-                let is_read = read_pct == 100 || (read_pct > 0 && offsets.percent() < read_pct);
-                let off = match verify {
-                    None => offsets.next_offset(),
-                    // Never two IOs on one block at once: their order would be undefined.
-                    Some(_) => match next_free_offset(
-                        &mut offsets,
-                        &slot_off,
-                        &busy,
-                        w.pattern.is_random(),
-                    ) {
-                        Some(o) => o,
-                        None => {
-                            free.push(slot);
-                            break;
-                        }
-                    },
-                };
-                let mut pooled = None;
-                let op = if is_read {
-                    IoOp::Read
-                } else if from_pool {
-                    pooled = data.fresh_block(bs as usize);
-                    IoOp::Write
-                } else {
-                    let buf = eng.buffer_mut(slot);
-                    data.refresh(buf, bs as usize);
-                    if let Some(v) = verify {
-                        v.stamp(&mut buf[..bs as usize], off, v.next_generation(off));
-                        vsum.blocks_written += 1;
-                    }
-                    IoOp::Write
-                };
-                let queued = match pooled {
-                    // SAFETY: the block lies in the data pool, registered as the engine's extra
-                    // region, which outlives the engine (dropped in worker_main after it).
-                    Some(ptr) => unsafe { eng.queue_write_from(slot, ptr, off, bs) },
-                    None => eng.queue(slot, op, off, bs),
-                };
-                if let Err(e) = queued {
-                    out.error = Some(e.into());
-                    p.abort.store(true, Ordering::Relaxed);
-                    break;
-                }
-                let s = slot as usize;
-                slot_ts[s] = t;
-                slot_op[s] = if is_read { SlotOp::Read } else { SlotOp::Write };
-                slot_off[s] = off;
-                busy[s] = true;
-                inflight += 1;
-                issued += u64::from(bs);
-                out.acct.submitted += 1;
-                if !is_read && w.fsync_every > 0 {
-                    since_sync += 1;
-                    if since_sync >= w.fsync_every {
-                        since_sync = 0;
-                        need_sync = true;
-                    }
-                }
-                if issued >= p.quota {
-                    break;
-                }
-            }
-        }
-        // A flush goes out alone, once every write before it has completed.
-        let want_final = stopping && !final_sync_done && inflight == 0 && out.error.is_none();
-        if (need_sync || want_final) && inflight == 0 && !sync_inflight {
-            if let Err(e) = eng.queue(sync_slot, IoOp::Sync(sync_kind), 0, 0) {
-                out.error = Some(e.into());
-                p.abort.store(true, Ordering::Relaxed);
-            } else {
-                slot_ts[sync_slot as usize] = now_ns(p.start);
-                slot_op[sync_slot as usize] = SlotOp::Sync;
-                sync_inflight = true;
-                inflight += 1;
-                out.acct.submitted += 1;
-                out.acct.syncs += 1;
-                if want_final {
-                    final_sync_done = true;
-                }
-            }
-        }
-        if inflight == 0 {
-            if stopping || out.error.is_some() {
-                break;
-            }
-            continue;
-        }
-        comps.clear();
-        if let Err(e) = eng.submit_and_reap(1, &mut comps) {
-            out.error = Some(e.into());
-            p.abort.store(true, Ordering::Relaxed);
-            break;
-        }
-        let done = now_ns(p.start);
-        let measured = done >= p.ramp_ns;
-        let mut batch_bytes = 0u64;
-        for c in &comps {
-            let s = c.slot as usize;
-            inflight -= 1;
-            out.acct.completed += 1;
-            let op = slot_op[s];
-            if c.slot == sync_slot {
-                sync_inflight = false;
-                need_sync = false;
-            } else {
-                free.push(c.slot);
-                busy[s] = false;
-            }
-            let opname = match op {
-                SlotOp::Read => "read",
-                SlotOp::Write => "write",
-                SlotOp::Sync => "sync",
-            };
-            if c.result < 0 && op == SlotOp::Read && verify.is_some() {
-                // In verify mode a failed read is a finding about the layout, not the end.
-                out.acct.errors += 1;
-                vsum.blocks_checked += 1;
-                vsum.add(Mismatch {
-                    offset: slot_off[s],
-                    kind: MismatchKind::ReadError,
-                    expected_generation: verify.map_or(0, |v| v.generation(slot_off[s])),
-                    found_generation: None,
-                    found_offset: None,
-                });
-                continue;
-            }
-            if c.result < 0 {
-                out.acct.errors += 1;
-                if out.error.is_none() {
-                    out.error = Some(IoRunError::Errno {
-                        op: opname,
-                        offset: slot_off[s],
-                        len: if op == SlotOp::Sync { 0 } else { bs },
-                        errno: -c.result,
-                        path: p.file.path.clone(),
-                    });
-                }
-                p.abort.store(true, Ordering::Relaxed);
-                continue;
-            }
-            if op != SlotOp::Sync && c.result as u32 != bs {
-                out.acct.short += 1;
-                if out.error.is_none() {
-                    out.error = Some(IoRunError::Short {
-                        op: opname,
-                        offset: slot_off[s],
-                        got: c.result as u32,
-                        want: bs,
-                        path: p.file.path.clone(),
-                    });
-                }
-                p.abort.store(true, Ordering::Relaxed);
-                continue;
-            }
-            if let (Some(v), SlotOp::Read) = (verify, op) {
-                let buf = eng.buffer_mut(c.slot);
-                if let Some(m) = v.check(&buf[..bs as usize], slot_off[s]) {
-                    vsum.add(m);
-                }
-                vsum.blocks_checked += 1;
-                vsum.bytes_checked += u64::from(bs);
-            }
-            if measured {
-                let lat = done - slot_ts[s];
-                let bytes = if op == SlotOp::Sync { 0 } else { u64::from(bs) };
-                let o = match op {
-                    SlotOp::Read => &mut out.read,
-                    SlotOp::Write => &mut out.write,
-                    SlotOp::Sync => &mut out.sync,
-                };
-                o.count += 1;
-                o.bytes += bytes;
-                o.latency.record(lat);
-                batch_bytes += bytes;
-            }
-        }
-        if measured {
-            let sec = ((done - p.ramp_ns) / 1_000_000_000) as usize;
-            if out.series.len() <= sec {
-                out.series.resize(sec + 1, SeriesPoint::default());
-            }
-            let n = comps.len() as u64;
-            out.series[sec].bytes += batch_bytes;
-            out.series[sec].ops += n;
-            last_done = done;
-        }
-        p.counters.add(batch_bytes, comps.len() as u64);
-    }
-    for (i, pt) in out.series.iter_mut().enumerate() {
-        pt.t = i as u32;
-    }
-    out.last_done_ns = last_done.max(p.ramp_ns);
-    out.verify = vsum;
-    out
-}
-
-/// The next offset with no IO in flight on its block (verify mode), or `None` to wait for one.
-fn next_free_offset(
-    offsets: &mut Offsets,
-    slot_off: &[u64],
-    busy: &[bool],
-    random: bool,
-) -> Option<u64> {
-    let taken = |o: u64| busy.iter().zip(slot_off).any(|(b, so)| *b && *so == o);
-    if random {
-        (0..16).map(|_| offsets.next_offset()).find(|o| !taken(*o))
-    } else if taken(offsets.peek_sequential()) {
-        None
-    } else {
-        Some(offsets.next_offset())
-    }
-}
-
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.
 pub fn expected_duration(w: &IoWorkload) -> Duration {
     w.ramp + w.runtime.unwrap_or(Duration::from_secs(5))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::BufferPool;
-
-    /// Completes IOs like the null engine, but fails or shortens the n-th one.
-    struct Faulty {
-        bufs: BufferPool,
-        done: Vec<Completion>,
-        n: u64,
-        fail_at: u64,
-        result: i32,
-    }
-
-    impl Engine for Faulty {
-        fn name(&self) -> &'static str {
-            "faulty"
-        }
-        fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-            self.bufs.slot_mut(slot as usize)
-        }
-        fn queue(&mut self, slot: u32, op: IoOp, _o: u64, len: u32) -> Result<(), EngineError> {
-            self.n += 1;
-            let ok = if matches!(op, IoOp::Sync(_)) {
-                0
-            } else {
-                len as i32
-            };
-            let result = if self.n == self.fail_at {
-                self.result
-            } else {
-                ok
-            };
-            self.done.push(Completion { slot, result });
-            Ok(())
-        }
-        unsafe fn queue_write_from(
-            &mut self,
-            slot: u32,
-            _d: *const u8,
-            o: u64,
-            len: u32,
-        ) -> Result<(), EngineError> {
-            self.queue(slot, IoOp::Write, o, len)
-        }
-        fn submit_and_reap(
-            &mut self,
-            _m: u32,
-            out: &mut Vec<Completion>,
-        ) -> Result<(), EngineError> {
-            out.append(&mut self.done);
-            Ok(())
-        }
-    }
-
-    fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
-        let file = IoFile {
-            path: "/x".into(),
-            offset: 0,
-            size: 1 << 20,
-            direct_ok: true,
-            verify: None,
-        };
-        let stop = AtomicBool::new(false);
-        let abort = AtomicBool::new(false);
-        let counters = Counters::default();
-        let p = WorkerParams {
-            w,
-            file: &file,
-            region: Region {
-                start: 0,
-                len: 1 << 20,
-            },
-            quota: 1 << 20,
-            seed: 1,
-            start: Instant::now(),
-            ramp_ns: 0,
-            deadline_ns: u64::MAX,
-            direct: true,
-            stop: &stop,
-            abort: &abort,
-            counters: &counters,
-        };
-        let eng = Faulty {
-            bufs: BufferPool::new(4096, 9).unwrap(),
-            done: Vec::new(),
-            n: 0,
-            fail_at,
-            result,
-        };
-        let mut data = DataGen::new(1, !w.pattern.writes(), 4096);
-        worker_loop(eng, &p, w.queue_depth, &mut data, w.pattern.writes())
-    }
-
-    fn wl(pattern: Pattern) -> IoWorkload {
-        IoWorkload {
-            pattern,
-            queue_depth: 8,
-            ..IoWorkload::default()
-        }
-    }
-
-    #[test]
-    fn clean_run_counts_every_io_once() {
-        let o = run_faulty(&wl(Pattern::RandRead), 0, 0);
-        assert!(o.error.is_none());
-        assert_eq!(o.acct.submitted, 256);
-        assert_eq!(o.acct.completed, 256);
-        assert_eq!(o.read.count, 256);
-        assert_eq!(o.read.latency.len(), 256);
-        assert_eq!(o.read.bytes, 1 << 20);
-        assert_eq!(o.series.iter().map(|p| p.ops).sum::<u64>(), 256);
-    }
-
-    #[test]
-    fn eio_is_an_error_not_a_completed_io() {
-        let o = run_faulty(&wl(Pattern::RandRead), 10, -libc::EIO);
-        let e = o.error.expect("error reported");
-        assert!(e.to_string().contains("Input/output error"), "{e}");
-        assert_eq!(o.acct.errors, 1);
-        assert_eq!(
-            o.acct.submitted, o.acct.completed,
-            "drained before stopping"
-        );
-        assert_eq!(
-            o.read.count,
-            o.acct.completed - 1,
-            "the failed IO is not counted as done"
-        );
-    }
-
-    #[test]
-    fn enospc_says_disk_full() {
-        let o = run_faulty(&wl(Pattern::Write), 5, -libc::ENOSPC);
-        let e = o.error.expect("error reported");
-        assert!(e.is_disk_full());
-        assert!(e.to_string().contains("disk full"), "{e}");
-    }
-
-    #[test]
-    fn short_read_is_reported() {
-        let o = run_faulty(&wl(Pattern::Read), 3, 512);
-        let e = o.error.expect("short read reported");
-        assert!(e.to_string().contains("short read"), "{e}");
-        assert_eq!(o.acct.short, 1);
-        assert_eq!(o.read.count, o.acct.completed - 1);
-    }
-
-    #[test]
-    fn fsync_every_n_writes_drains_then_syncs() {
-        let w = IoWorkload {
-            fsync_every: 4,
-            ..wl(Pattern::RandWrite)
-        };
-        let o = run_faulty(&w, 0, 0);
-        assert!(o.error.is_none());
-        assert_eq!(o.write.count, 256);
-        assert_eq!(o.acct.syncs, 64);
-        assert_eq!(o.sync.count, 64);
-    }
 }

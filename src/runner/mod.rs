@@ -14,3 +14,4 @@ pub mod prepare;
 pub mod smallfile;
 pub mod suite;
 pub mod verify;
+mod worker;

@@ -288,6 +288,7 @@ pub fn run_smallfile_trial(
             short: 0,
             errors: 0,
             syncs: syncs.load(Ordering::Relaxed),
+            after_window: 0,
         },
         cpu_user_ns: ru1.0.saturating_sub(ru0.0),
         cpu_sys_ns: ru1.1.saturating_sub(ru0.1),

@@ -404,6 +404,7 @@ fn trial_row(r: &Row<'_>) -> rusqlite::Result<TrialSample> {
             short: to_u64(r.get(9)?),
             errors: to_u64(r.get(10)?),
             syncs: to_u64(r.get(11)?),
+            after_window: 0,
         },
         ops: Vec::new(),
         series: Vec::new(),

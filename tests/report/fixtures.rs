@@ -210,6 +210,7 @@ pub fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSample {
             short: 0,
             errors: 0,
             syncs: 0,
+            after_window: 0,
         },
         cpu_user_ns: 1_000_000,
         cpu_sys_ns: 5_000_000,

@@ -1,0 +1,565 @@
+//! One IO worker thread: opens its own descriptor, sets up its engine, waits for the others at
+//! the start line, then keeps the queue full until the window closes.
+//!
+//! The loop is three steps over one [`Slots`] table: [`Worker::fill`] queues IOs into free
+//! slots, [`Worker::sync_if_due`] sends a flush once every write before it has completed, and
+//! [`Worker::reap`] submits, waits for completions and books them. What is booked follows the
+//! measurement window of `docs/accuracy.md`: an IO counts when it completes inside
+//! `[start + ramp, deadline)`; IOs still in flight at the deadline are drained (waited for, so
+//! nothing is left in the kernel) but not counted, and the window ends at the deadline.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::Instant;
+
+use crate::engine::{
+    Completion, Engine, EngineConfig, EngineError, IoOp, NullEngine, PsyncEngine, UringEngine,
+};
+use crate::progress::Counters;
+use crate::sample::{IoAccounting, OpSample, SeriesPoint};
+use crate::spec::{EngineKind, IoWorkload, Pattern};
+
+use super::data::DataGen;
+use super::io::{IoFile, IoRunError};
+use super::offsets::{Offsets, Region};
+use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
+
+/// What one worker needs to know about its share of a trial.
+pub(super) struct WorkerParams<'a> {
+    pub w: &'a IoWorkload,
+    pub file: &'a IoFile,
+    pub region: Region,
+    pub quota: u64,
+    pub seed: u64,
+    /// Every worker waits here once its engine is ready, so setup is outside the window.
+    pub start_line: &'a Barrier,
+    /// The trial's time zero: the first submission, shared by all workers.
+    pub start: &'a OnceLock<Instant>,
+    pub ramp_ns: u64,
+    pub deadline_ns: u64,
+    pub direct: bool,
+    pub stop: &'a AtomicBool,
+    pub abort: &'a AtomicBool,
+    pub counters: &'a Counters,
+}
+
+/// What one worker measured.
+pub(super) struct WorkerOut {
+    pub read: OpSample,
+    pub write: OpSample,
+    pub sync: OpSample,
+    pub series: Vec<SeriesPoint>,
+    pub acct: IoAccounting,
+    /// Where this worker's window ended (ns since the trial's start).
+    pub end_ns: u64,
+    pub engine: &'static str,
+    pub error: Option<IoRunError>,
+    pub verify: VerifySummary,
+}
+
+impl WorkerOut {
+    fn empty(engine: &'static str) -> WorkerOut {
+        WorkerOut {
+            read: OpSample::new("read"),
+            write: OpSample::new("write"),
+            sync: OpSample::new("sync"),
+            series: Vec::new(),
+            acct: IoAccounting::default(),
+            end_ns: 0,
+            engine,
+            error: None,
+            verify: VerifySummary::default(),
+        }
+    }
+
+    fn failed(e: IoRunError) -> WorkerOut {
+        let mut o = WorkerOut::empty("none");
+        o.error = Some(e);
+        o
+    }
+}
+
+/// Runs one worker thread's share of a trial.
+pub(super) fn worker_main(p: &WorkerParams<'_>) -> WorkerOut {
+    let out = open_and_run(p);
+    if out.error.is_some() {
+        p.abort.store(true, Ordering::Relaxed);
+    }
+    out
+}
+
+fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
+    let w = p.w;
+    let file = if w.engine == EngineKind::Null {
+        None
+    } else {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(w.pattern.writes());
+        o.custom_flags(libc::O_CLOEXEC | if p.direct { libc::O_DIRECT } else { 0 });
+        match o.open(&p.file.path) {
+            Ok(f) => Some(f),
+            Err(source) => {
+                // The others wait at the start line for this one: let them go, then stop them.
+                p.abort.store(true, Ordering::Relaxed);
+                p.start_line.wait();
+                return WorkerOut::failed(IoRunError::Open {
+                    path: p.file.path.clone(),
+                    source,
+                });
+            }
+        }
+    };
+    // psync and null complete inside queue(): one slot keeps psync's per-IO timing exact.
+    let depth = if w.engine == EngineKind::Psync {
+        1
+    } else {
+        w.queue_depth
+    };
+    // A read-only workload never writes a block: no random pool for it (4 MiB per thread).
+    let mut data = DataGen::new(
+        p.seed,
+        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
+        w.block_size as usize,
+    );
+    // Writes come straight from the pool, except in verify mode (each block owns its bytes).
+    let from_pool = p.file.verify.is_none() && w.pattern.writes();
+    let cfg = EngineConfig {
+        fd: file.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        depth,
+        block_size: w.block_size as usize,
+        extra: if from_pool { data.pool_region() } else { None },
+    };
+    // The engine is dropped inside Worker::run, before `data`, whose pool it may have registered.
+    let out = match w.engine {
+        EngineKind::Null => {
+            NullEngine::new(&cfg).map(|e| Worker::new(e, p, depth, &mut data).run())
+        }
+        EngineKind::Psync => {
+            PsyncEngine::new(&cfg).map(|e| Worker::new(e, p, depth, &mut data).run())
+        }
+        EngineKind::IoUring => match UringEngine::new(&cfg) {
+            Ok(e) => Ok(Worker::new(e, p, depth, &mut data).run()),
+            Err(EngineError::Setup { .. }) => {
+                // io_uring unavailable (old kernel, seccomp): psync, one IO at a time.
+                let cfg1 = EngineConfig { depth: 1, ..cfg };
+                PsyncEngine::new(&cfg1).map(|e| Worker::new(e, p, 1, &mut data).run())
+            }
+            Err(e) => Err(e),
+        },
+    };
+    drop(data);
+    drop(file);
+    out.unwrap_or_else(|e| {
+        p.abort.store(true, Ordering::Relaxed);
+        p.start_line.wait();
+        WorkerOut::failed(e.into())
+    })
+}
+
+/// What the IO in a slot does (for booking its completion).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SlotOp {
+    Read,
+    Write,
+    Sync,
+}
+
+impl SlotOp {
+    fn name(self) -> &'static str {
+        match self {
+            SlotOp::Read => "read",
+            SlotOp::Write => "write",
+            SlotOp::Sync => "sync",
+        }
+    }
+}
+
+/// One IO in flight: when it was submitted, what it does and where.
+#[derive(Clone, Copy)]
+struct InFlight {
+    submitted_ns: u64,
+    op: SlotOp,
+    offset: u64,
+}
+
+/// The slot table: which slots are free, and what each busy one holds. Slot `depth` is kept
+/// for flushes, which go out alone.
+struct Slots {
+    busy: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+    inflight: u32,
+    sync_slot: u32,
+}
+
+impl Slots {
+    fn new(depth: u32) -> Slots {
+        Slots {
+            busy: vec![None; depth as usize + 1],
+            free: (0..depth).rev().collect(),
+            inflight: 0,
+            sync_slot: depth,
+        }
+    }
+
+    /// Marks a slot (from [`Slots::free`] or the sync slot) busy.
+    fn occupy(&mut self, slot: u32, io: InFlight) {
+        self.busy[slot as usize] = Some(io);
+        self.inflight += 1;
+    }
+
+    /// Frees the slot of a completion and says what it held (`None`: an unknown slot, which
+    /// an engine must never return).
+    fn release(&mut self, slot: u32) -> Option<InFlight> {
+        let io = self.busy.get_mut(slot as usize)?.take()?;
+        self.inflight -= 1;
+        if slot != self.sync_slot {
+            self.free.push(slot);
+        }
+        Some(io)
+    }
+
+    fn sync_busy(&self) -> bool {
+        self.busy[self.sync_slot as usize].is_some()
+    }
+
+    /// Whether an IO is in flight on the block at `offset` (verify mode never overlaps two).
+    fn offset_busy(&self, offset: u64) -> bool {
+        self.busy
+            .iter()
+            .any(|b| matches!(b, Some(io) if io.op != SlotOp::Sync && io.offset == offset))
+    }
+}
+
+#[inline]
+fn now_ns(start: Instant) -> u64 {
+    start.elapsed().as_nanos() as u64
+}
+
+/// The state of one worker's loop.
+struct Worker<'p, 'd, E: Engine> {
+    eng: E,
+    p: &'p WorkerParams<'p>,
+    data: &'d mut DataGen,
+    from_pool: bool,
+    verify: Option<&'p VerifyTable>,
+    slots: Slots,
+    offsets: Offsets,
+    comps: Vec<Completion>,
+    out: WorkerOut,
+    bs: u32,
+    read_pct: u32,
+    /// Bytes issued so far (against the quota).
+    issued: u64,
+    writes_since_sync: u32,
+    need_sync: bool,
+    final_sync_done: bool,
+    /// The last counted completion, ns since the start.
+    last_counted_ns: u64,
+    start: Instant,
+}
+
+impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
+    fn new(
+        eng: E,
+        p: &'p WorkerParams<'p>,
+        depth: u32,
+        data: &'d mut DataGen,
+    ) -> Worker<'p, 'd, E> {
+        let w = p.w;
+        let out = WorkerOut::empty(eng.name());
+        Worker {
+            eng,
+            p,
+            data,
+            from_pool: p.file.verify.is_none() && w.pattern.writes(),
+            verify: p.file.verify.as_deref(),
+            slots: Slots::new(depth),
+            offsets: Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed),
+            comps: Vec::with_capacity(depth as usize + 1),
+            out,
+            bs: w.block_size as u32,
+            read_pct: match w.pattern {
+                Pattern::Read | Pattern::RandRead => 100,
+                Pattern::Write | Pattern::RandWrite => 0,
+                Pattern::RandRw => u32::from(w.read_pct),
+            },
+            issued: 0,
+            writes_since_sync: 0,
+            need_sync: false,
+            final_sync_done: !w.fsync_at_end,
+            last_counted_ns: 0,
+            start: Instant::now(),
+        }
+    }
+
+    fn fail(&mut self, e: IoRunError) {
+        if self.out.error.is_none() {
+            self.out.error = Some(e);
+        }
+        self.p.abort.store(true, Ordering::Relaxed);
+    }
+
+    fn run(mut self) -> WorkerOut {
+        let p = self.p;
+        p.start_line.wait();
+        self.start = *p.start.get_or_init(Instant::now);
+        let mut reached_deadline = false;
+        loop {
+            let t = now_ns(self.start);
+            reached_deadline |= t >= p.deadline_ns;
+            let stopping = reached_deadline
+                || self.issued >= p.quota
+                || p.stop.load(Ordering::Relaxed)
+                || p.abort.load(Ordering::Relaxed);
+            if !stopping {
+                self.fill(t);
+            }
+            self.sync_if_due(stopping);
+            if self.slots.inflight == 0 {
+                if stopping || self.out.error.is_some() {
+                    break;
+                }
+                continue;
+            }
+            if let Err(e) = self.reap() {
+                self.fail(e.into());
+                break;
+            }
+        }
+        for (i, pt) in self.out.series.iter_mut().enumerate() {
+            pt.t = i as u32;
+        }
+        // A time-limited window ends at the deadline (later completions were not counted),
+        // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.
+        self.out.end_ns = if reached_deadline && !p.w.fsync_at_end {
+            p.deadline_ns
+        } else {
+            self.last_counted_ns.max(p.ramp_ns)
+        };
+        self.out
+    }
+
+    /// Queues IOs into every free slot until the quota, a due flush or a busy block stops it.
+    fn fill(&mut self, t: u64) {
+        let w = self.p.w;
+        while !self.need_sync {
+            let Some(slot) = self.slots.free.pop() else {
+                break;
+            };
+            let is_read = self.read_pct == 100
+                || (self.read_pct > 0 && self.offsets.percent() < self.read_pct);
+            let offset = match self.verify {
+                None => self.offsets.next_offset(),
+                // Never two IOs on one block at once: their order would be undefined.
+                Some(_) => match self.next_free_offset() {
+                    Some(o) => o,
+                    None => {
+                        self.slots.free.push(slot);
+                        break;
+                    }
+                },
+            };
+            if let Err(e) = self.queue_one(slot, is_read, offset) {
+                self.slots.free.push(slot);
+                self.fail(e.into());
+                break;
+            }
+            let op = if is_read { SlotOp::Read } else { SlotOp::Write };
+            self.slots.occupy(
+                slot,
+                InFlight {
+                    submitted_ns: t,
+                    op,
+                    offset,
+                },
+            );
+            self.issued += u64::from(self.bs);
+            self.out.acct.submitted += 1;
+            if !is_read && w.fsync_every > 0 {
+                self.writes_since_sync += 1;
+                if self.writes_since_sync >= w.fsync_every {
+                    self.writes_since_sync = 0;
+                    self.need_sync = true;
+                }
+            }
+            if self.issued >= self.p.quota {
+                break;
+            }
+        }
+    }
+
+    fn queue_one(&mut self, slot: u32, is_read: bool, offset: u64) -> Result<(), EngineError> {
+        let bs = self.bs;
+        if is_read {
+            return self.eng.queue(slot, IoOp::Read, offset, bs);
+        }
+        if self.from_pool
+            && let Some(ptr) = self.data.fresh_block(bs as usize)
+        {
+            // SAFETY: the block lies in the data pool, registered as the engine's extra
+            // region, which outlives the engine (dropped in open_and_run after it).
+            return unsafe { self.eng.queue_write_from(slot, ptr, offset, bs) };
+        }
+        let buf = self.eng.buffer_mut(slot);
+        self.data.refresh(buf, bs as usize);
+        if let Some(v) = self.verify {
+            v.stamp(&mut buf[..bs as usize], offset, v.next_generation(offset));
+            self.out.verify.blocks_written += 1;
+        }
+        self.eng.queue(slot, IoOp::Write, offset, bs)
+    }
+
+    /// The next offset with no IO in flight on its block (verify mode), or `None` to wait.
+    fn next_free_offset(&mut self) -> Option<u64> {
+        if self.p.w.pattern.is_random() {
+            (0..16)
+                .map(|_| self.offsets.next_offset())
+                .find(|o| !self.slots.offset_busy(*o))
+        } else if self.slots.offset_busy(self.offsets.peek_sequential()) {
+            None
+        } else {
+            Some(self.offsets.next_offset())
+        }
+    }
+
+    /// A flush goes out alone, once every write before it has completed: every
+    /// `--fsync-every` writes, and once at the end with `--fsync-at-end`.
+    fn sync_if_due(&mut self, stopping: bool) {
+        let want_final = stopping && !self.final_sync_done && self.out.error.is_none();
+        if !(self.need_sync || want_final) || self.slots.inflight > 0 || self.slots.sync_busy() {
+            return;
+        }
+        let slot = self.slots.sync_slot;
+        if let Err(e) = self.eng.queue(slot, IoOp::Sync(self.p.w.sync_kind), 0, 0) {
+            self.fail(e.into());
+            return;
+        }
+        self.slots.occupy(
+            slot,
+            InFlight {
+                submitted_ns: now_ns(self.start),
+                op: SlotOp::Sync,
+                offset: 0,
+            },
+        );
+        self.out.acct.submitted += 1;
+        self.out.acct.syncs += 1;
+        if want_final {
+            self.final_sync_done = true;
+        }
+    }
+
+    /// Submits what is queued, waits for at least one completion and books every one reaped.
+    fn reap(&mut self) -> Result<(), EngineError> {
+        let mut comps = std::mem::take(&mut self.comps);
+        comps.clear();
+        let r = self.eng.submit_and_reap(1, &mut comps);
+        let done = now_ns(self.start);
+        let p = self.p;
+        // A final flush is part of the window it closes; everything else counts only inside it.
+        let in_window = done >= p.ramp_ns && done < p.deadline_ns;
+        let mut batch_bytes = 0u64;
+        let mut counted = 0u64;
+        for c in &comps {
+            let Some(io) = self.slots.release(c.slot) else {
+                continue;
+            };
+            self.out.acct.completed += 1;
+            if io.op == SlotOp::Sync {
+                self.need_sync = false;
+            }
+            if !self.check(c, io) {
+                continue;
+            }
+            let final_sync = io.op == SlotOp::Sync && p.w.fsync_at_end && done >= p.deadline_ns;
+            if !(in_window || final_sync && done >= p.ramp_ns) {
+                if done >= p.deadline_ns {
+                    self.out.acct.after_window += 1;
+                }
+                continue;
+            }
+            let bytes = if io.op == SlotOp::Sync {
+                0
+            } else {
+                u64::from(self.bs)
+            };
+            let o = match io.op {
+                SlotOp::Read => &mut self.out.read,
+                SlotOp::Write => &mut self.out.write,
+                SlotOp::Sync => &mut self.out.sync,
+            };
+            o.count += 1;
+            o.bytes += bytes;
+            o.latency.record(done - io.submitted_ns);
+            batch_bytes += bytes;
+            counted += 1;
+        }
+        self.comps = comps;
+        if counted > 0 {
+            let sec = ((done - p.ramp_ns) / 1_000_000_000) as usize;
+            if self.out.series.len() <= sec {
+                self.out.series.resize(sec + 1, SeriesPoint::default());
+            }
+            self.out.series[sec].bytes += batch_bytes;
+            self.out.series[sec].ops += counted;
+            self.last_counted_ns = done;
+        }
+        p.counters.add(batch_bytes, counted);
+        r
+    }
+
+    /// Checks a completion's result; false when it is not a good IO to count (an error,
+    /// a short transfer, or a failed read in verify mode, which is a finding).
+    fn check(&mut self, c: &Completion, io: InFlight) -> bool {
+        let bs = self.bs;
+        if c.result < 0 && io.op == SlotOp::Read && self.verify.is_some() {
+            // In verify mode a failed read is a finding about the layout, not the end.
+            self.out.acct.errors += 1;
+            self.out.verify.blocks_checked += 1;
+            self.out.verify.add(Mismatch {
+                offset: io.offset,
+                kind: MismatchKind::ReadError,
+                expected_generation: self.verify.map_or(0, |v| v.generation(io.offset)),
+                found_generation: None,
+                found_offset: None,
+            });
+            return false;
+        }
+        if c.result < 0 {
+            self.out.acct.errors += 1;
+            self.fail(IoRunError::Errno {
+                op: io.op.name(),
+                offset: io.offset,
+                len: if io.op == SlotOp::Sync { 0 } else { bs },
+                errno: -c.result,
+                path: self.p.file.path.clone(),
+            });
+            return false;
+        }
+        if io.op != SlotOp::Sync && c.result as u32 != bs {
+            self.out.acct.short += 1;
+            self.fail(IoRunError::Short {
+                op: io.op.name(),
+                offset: io.offset,
+                got: c.result as u32,
+                want: bs,
+                path: self.p.file.path.clone(),
+            });
+            return false;
+        }
+        if let (Some(v), SlotOp::Read) = (self.verify, io.op) {
+            let buf = self.eng.buffer_mut(c.slot);
+            if let Some(m) = v.check(&buf[..bs as usize], io.offset) {
+                self.out.verify.add(m);
+            }
+            self.out.verify.blocks_checked += 1;
+            self.out.verify.bytes_checked += u64::from(bs);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;
