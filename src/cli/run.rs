@@ -279,7 +279,99 @@ fn apply_overrides(w: &Workload, flags: &RawWorkload) -> anyhow::Result<Workload
         // Block-IO flags do not apply to cached reads.
         return Ok(w.clone());
     }
-    merged.validate().map_err(flag_error)
+    let mut eff = merged.validate().map_err(flag_error)?;
+    eff.name = effective_name(w, &eff);
+    Ok(eff)
+}
+
+/// The workload's name with every flag override that changes what it measures written into it,
+/// so a figure is never shown under a name that describes other IO: `seq-write-1m` run with
+/// `--bs 3k` is `seq-write-3k`; a parameter the name does not carry is appended
+/// (`rand-read-4k-qd32-t4`, `-psync`, `-buffered`). Working set, run time and seed do not change
+/// what is measured and stay out of the name (they are in the stored parameters).
+fn effective_name(base: &Workload, eff: &Workload) -> String {
+    let mut tokens: Vec<String> = base.name.split('-').map(str::to_string).collect();
+    // Replaces the token `old` by `new`, or appends `new` when the name does not carry `old`.
+    let mut set = |old: String, new: String| match tokens.iter_mut().find(|t| **t == old) {
+        Some(t) => *t = new,
+        None => tokens.push(new),
+    };
+    let short = |b: u64| {
+        crate::units::format_bytes(b)
+            .trim_end_matches("iB")
+            .to_lowercase()
+    };
+    match (&base.kind, &eff.kind) {
+        (WorkloadKind::Io(a), WorkloadKind::Io(b)) => {
+            if a.block_size != b.block_size {
+                set(short(a.block_size), short(b.block_size));
+            }
+            if a.queue_depth != b.queue_depth {
+                set(
+                    format!("qd{}", a.queue_depth),
+                    format!("qd{}", b.queue_depth),
+                );
+            }
+            if a.threads != b.threads {
+                set(format!("t{}", a.threads), format!("t{}", b.threads));
+            }
+            if a.read_pct != b.read_pct && b.pattern == crate::spec::Pattern::RandRw {
+                let (ra, rb) = (a.read_pct, b.read_pct);
+                set(format!("{ra}r"), format!("{rb}r"));
+            }
+            if a.engine != b.engine {
+                set(a.engine.name().into(), b.engine.name().into());
+            }
+            if a.direct != b.direct {
+                set(
+                    String::new(),
+                    (if b.direct { "direct" } else { "buffered" }).into(),
+                );
+            }
+            if a.data != b.data {
+                let d = match b.data {
+                    crate::spec::DataKind::Random => "random-data",
+                    crate::spec::DataKind::Zero => "zero-data",
+                };
+                set(String::new(), d.into());
+            }
+            if (a.fsync_every, a.fsync_at_end, a.sync_kind)
+                != (b.fsync_every, b.fsync_at_end, b.sync_kind)
+            {
+                let call = match b.sync_kind {
+                    crate::spec::SyncKind::Fdatasync => "fdatasync",
+                    crate::spec::SyncKind::Fsync => "fsync",
+                };
+                if b.fsync_every > 0 {
+                    set(String::new(), format!("{call}{}", b.fsync_every));
+                } else if b.fsync_at_end {
+                    set(String::new(), format!("{call}-at-end"));
+                }
+            }
+        }
+        (WorkloadKind::SmallFiles(a), WorkloadKind::SmallFiles(b)) => {
+            if a.threads != b.threads {
+                set(format!("t{}", a.threads), format!("t{}", b.threads));
+            }
+            if a.files != b.files {
+                set(String::new(), format!("{}files", b.files));
+            }
+            if (a.min_size, a.max_size) != (b.min_size, b.max_size) {
+                set(String::new(), format!("{}-{}b", b.min_size, b.max_size));
+            }
+            if (a.fsync, a.fsync_dir) != (b.fsync, b.fsync_dir) {
+                let f = match (b.fsync, b.fsync_dir) {
+                    (true, true) => "fsync-dir",
+                    (true, false) => "fsync",
+                    (false, true) => "dir-fsync-only",
+                    (false, false) => "no-fsync",
+                };
+                set(String::new(), f.into());
+            }
+        }
+        _ => {}
+    }
+    tokens.join("-")
 }
 
 fn suite_writes(s: &Suite) -> bool {

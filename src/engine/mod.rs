@@ -17,7 +17,7 @@ pub use uring::UringEngine;
 
 use std::os::fd::RawFd;
 
-use crate::spec::SyncKind;
+use crate::spec::{EngineKind, SyncKind};
 
 /// What one queued IO does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,8 +68,8 @@ pub enum EngineError {
 /// The runner keeps at most `depth` IOs in flight and never queues into a busy slot; in return
 /// an engine may assume both.
 pub trait Engine {
-    /// The engine's name for notes and results.
-    fn name(&self) -> &'static str;
+    /// Which engine this is (for notes when a fallback ran instead of the one asked for).
+    fn kind(&self) -> EngineKind;
     /// Slot buffer, to fill before a write or inspect after a read.
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
     /// Queues one IO; it is not started before [`Engine::submit_and_reap`].

@@ -4,6 +4,7 @@
 //! per IO (compare with fio's `--ioengine=null`).
 
 use super::{BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp};
+use crate::spec::EngineKind;
 
 /// Completes IOs without doing them.
 pub struct NullEngine {
@@ -22,8 +23,8 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn name(&self) -> &'static str {
-        "null"
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {

@@ -2,7 +2,7 @@
 //! reference io_uring is compared with.
 
 use super::{BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp};
-use crate::spec::SyncKind;
+use crate::spec::{EngineKind, SyncKind};
 
 /// Synchronous IO with pread(2)/pwrite(2).
 pub struct PsyncEngine {
@@ -29,8 +29,8 @@ fn errno() -> i32 {
 }
 
 impl Engine for PsyncEngine {
-    fn name(&self) -> &'static str {
-        "psync"
+    fn kind(&self) -> EngineKind {
+        EngineKind::Psync
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {

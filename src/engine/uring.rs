@@ -7,7 +7,7 @@ use std::os::fd::RawFd;
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::{BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp};
-use crate::spec::SyncKind;
+use crate::spec::{EngineKind, SyncKind};
 
 /// io_uring with registered file and buffers.
 pub struct UringEngine {
@@ -140,8 +140,8 @@ impl UringEngine {
 }
 
 impl Engine for UringEngine {
-    fn name(&self) -> &'static str {
-        "io_uring"
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUring
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {

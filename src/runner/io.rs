@@ -274,7 +274,7 @@ fn merge(
     let mut end = 0u64;
     let mut notes: Vec<String> = Vec::new();
     let mut first_error = None;
-    let mut engine = "";
+    let mut engine = None;
     let mut verify = VerifySummary::default();
     for o in outs {
         verify.merge(o.verify);
@@ -302,7 +302,7 @@ fn merge(
             series[i].ops += p.ops;
         }
         end = end.max(o.end_ns);
-        engine = o.engine;
+        engine = engine.or(o.engine);
         if first_error.is_none() {
             first_error = o.error;
         }
@@ -329,13 +329,21 @@ fn merge(
             file.path.display()
         ));
     }
-    if engine != w.engine.name() {
+    if let Some(ran) = engine
+        && ran != w.engine
+    {
         notes.push(format!(
-            "{} engine was not available: ran with {engine}",
-            w.engine.name()
+            "{} engine was not available: ran with {}",
+            w.engine.name(),
+            ran.name()
         ));
     }
-    if engine == "psync" && w.queue_depth > 1 {
+    if w.engine != EngineKind::Null
+        && let Some(n) = crate::system::throttle::throttle_note(&file.path)
+    {
+        notes.push(n);
+    }
+    if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
         notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
             w.queue_depth

@@ -54,13 +54,14 @@ pub(super) struct WorkerOut {
     pub acct: IoAccounting,
     /// Where this worker's window ended (ns since the trial's start).
     pub end_ns: u64,
-    pub engine: &'static str,
+    /// The engine that ran (`None` when none could be set up).
+    pub engine: Option<EngineKind>,
     pub error: Option<IoRunError>,
     pub verify: VerifySummary,
 }
 
 impl WorkerOut {
-    fn empty(engine: &'static str) -> WorkerOut {
+    fn empty(engine: Option<EngineKind>) -> WorkerOut {
         WorkerOut {
             read: OpSample::new("read"),
             write: OpSample::new("write"),
@@ -75,7 +76,7 @@ impl WorkerOut {
     }
 
     fn failed(e: IoRunError) -> WorkerOut {
-        let mut o = WorkerOut::empty("none");
+        let mut o = WorkerOut::empty(None);
         o.error = Some(e);
         o
     }
@@ -268,7 +269,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         data: &'d mut DataGen,
     ) -> Worker<'p, 'd, E> {
         let w = p.w;
-        let out = WorkerOut::empty(eng.name());
+        let out = WorkerOut::empty(Some(eng.kind()));
         Worker {
             eng,
             p,

@@ -5,6 +5,7 @@
 
 pub mod blockdev;
 pub mod mounts;
+pub mod throttle;
 
 use serde::{Deserialize, Serialize};
 

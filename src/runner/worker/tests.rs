@@ -11,8 +11,8 @@ struct Faulty {
 }
 
 impl Engine for Faulty {
-    fn name(&self) -> &'static str {
-        "faulty"
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
     }
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot as usize)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Ground truth: a loop device throttled to a known rate by cgroup v1 blkio (a token bucket
+# refilled in 100 ms slices, like a cloud volume or a QoS'd LUN). iolab and fio run alternately
+# on it; every figure is divided by the throttle, so 1.000 is exact.
+#
+#   bench/truth.sh [PAIRS]            (default 3 alternating pairs per case; medians printed)
+#   IOLAB=/path/to/other/iolab bench/truth.sh   (measure another build, e.g. before a change)
+#
+# Needs root and cgroup v1 blkio (mounted at /sys/fs/cgroup/blkio). Known kernel artifact: with a
+# bytes/s write throttle, blk-throttle charges io_uring O_DIRECT writes about twice, so both
+# tools read ~0.5 there (shown, not a bar).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${1:-3}
+BLKIO=/sys/fs/cgroup/blkio
+[ "$(id -u)" = 0 ] || { echo "bench/truth.sh: needs root (cgroup throttles, loop devices)" >&2; exit 2; }
+[ -w "$BLKIO/cgroup.procs" ] || { echo "bench/truth.sh: cgroup v1 blkio is not mounted at $BLKIO" >&2; exit 2; }
+command -v fio >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y fio >/dev/null
+if [ -z "${IOLAB:-}" ]; then cargo build --release -q; IOLAB=$PWD/target/release/iolab; fi
+IMG=$(mktemp /dev/shm/iolab-truth.XXXXXX)
+CG=$BLKIO/iolab-truth-$$
+LOOP=""
+cleanup() {
+  [ -d "$CG" ] && { cat "$CG/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" > "$BLKIO/cgroup.procs"; done; rmdir "$CG"; }
+  [ -n "$LOOP" ] && losetup -d "$LOOP"
+  rm -f "$IMG"
+}
+trap cleanup EXIT INT TERM
+truncate -s 1G "$IMG"
+dd if=/dev/urandom of="$IMG" bs=1M count=1024 conv=notrunc status=none
+LOOP=$(losetup --find --show --direct-io=on "$IMG")
+DEV=$(lsblk -dno MAJ:MIN "$LOOP" | tr -d ' ')
+mkdir "$CG"
+inside() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
+throttle() { # kind value  (kind: read_iops write_iops read_bps write_bps)
+  for k in read_iops write_iops read_bps write_bps; do echo "$DEV 0" > "$CG/blkio.throttle.${k}_device"; done
+  echo "$DEV $2" > "$CG/blkio.throttle.$1_device"
+}
+fio_fig() { # pattern bs qd secs threads metric
+  inside fio --name=t --filename="$LOOP" --rw="$1" --bs="$2" --iodepth="$3" --ioengine=io_uring --direct=1 \
+    --time_based --runtime="$4" --numjobs="$5" --group_reporting --size=1g --output-format=json |
+    python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; r,w=j['read'],j['write']
+print((r['iops']+w['iops']) if '$6'=='iops' else (r['bw_bytes']+w['bw_bytes']))"
+}
+iolab_fig() { # pattern bs qd secs threads metric
+  local extra=()
+  case $1 in *write*) extra=(--destroy "$LOOP") ;; esac
+  inside "$IOLAB" run "$LOOP" "${extra[@]}" --pattern "$1" --bs "$2" --qd "$3" --time "${4}s" --threads "$5" \
+    --size 1GiB --repeat 1 --json --no-save 2>/dev/null |
+    python3 -c "import json,sys; d=json.load(sys.stdin); t=d['run']['workloads'][0]['trials'][0]
+ops=[o for o in t['ops'] if o['op']!='sync']; s=t['elapsed_ns']/1e9
+print(sum(o['count'] for o in ops)/s if '$6'=='iops' else sum(o['bytes'] for o in ops)/s)"
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+printf '%-44s %8s %8s\n' "case (figure / throttle)" fio iolab
+# name | throttle kind | value | pattern bs qd secs threads | metric
+while IFS='|' read -r name kind value args metric; do
+  [ -z "$name" ] && continue
+  throttle "$kind" "$value"
+  f=(); i=()
+  for p in $(seq "$PAIRS"); do
+    # shellcheck disable=SC2086
+    if [ $((p % 2)) = 1 ]; then f+=("$(fio_fig $args "$metric")"); i+=("$(iolab_fig $args "$metric")")
+    else i+=("$(iolab_fig $args "$metric")"); f+=("$(fio_fig $args "$metric")"); fi
+  done
+  fm=$(printf '%s\n' "${f[@]}" | median); im=$(printf '%s\n' "${i[@]}" | median)
+  printf '%-44s %8.3f %8.3f\n' "$name" "$(echo "$fm / $value" | bc -l)" "$(echo "$im / $value" | bc -l)"
+done <<'CASES'
+read 2000 IOPS: 4k randread QD1, 1 s|read_iops|2000|randread 4k 1 1 1|iops
+read 2000 IOPS: 4k randread QD1, 5 s|read_iops|2000|randread 4k 1 5 1|iops
+read 2000 IOPS: 4k randread QD8, 1 s|read_iops|2000|randread 4k 8 1 1|iops
+read 2000 IOPS: 4k randread QD32, 1 s|read_iops|2000|randread 4k 32 1 1|iops
+read 2000 IOPS: 4k randread QD32, 5 s|read_iops|2000|randread 4k 32 5 1|iops
+read 2000 IOPS: 4k randread QD8 x 4 threads, 2 s|read_iops|2000|randread 4k 8 2 4|iops
+read 500 IOPS: 4k read QD1, 1 s|read_iops|500|read 4k 1 1 1|iops
+write 2000 IOPS: 4k randwrite QD8, 2 s|write_iops|2000|randwrite 4k 8 2 1|iops
+write 2000 IOPS: 4k randwrite QD1, 1 s|write_iops|2000|randwrite 4k 1 1 1|iops
+read 100 MiB/s: 1 MiB read QD4, 2 s|read_bps|104857600|read 1m 4 2 1|bps
+read 100 MiB/s: 1 MiB read QD1, 1 s|read_bps|104857600|read 1m 1 1 1|bps
+read 100 MiB/s: 64k randread QD16, 3 s|read_bps|104857600|randread 64k 16 3 1|bps
+write 100 MiB/s: 1 MiB write QD4, 2 s (kernel charges twice)|write_bps|104857600|write 1m 4 2 1|bps
+CASES
