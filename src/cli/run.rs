@@ -256,12 +256,27 @@ pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
             ))
         })?
     };
-    // Flags override every workload of the suite.
-    let workloads = base
-        .workloads
-        .iter()
-        .map(|w| apply_overrides(w, &flags))
-        .collect::<Result<Vec<Workload>, _>>()?;
+    // Flags override every workload of the suite. Two workloads the flags made identical (the
+    // quick suite's QD 1 and QD 32 random reads under `--qd 4`) run once, under their one name.
+    let mut workloads: Vec<Workload> = Vec::new();
+    for w in &base.workloads {
+        let eff = apply_overrides(w, &flags)?;
+        match workloads.iter().find(|x| x.name == eff.name) {
+            Some(x) if *x == eff => eprintln!(
+                "note: with these flags '{}' is the same workload as another one: it runs once",
+                w.name
+            ),
+            Some(_) => {
+                let n = (2..)
+                    .map(|i| format!("{}-{i}", eff.name))
+                    .find(|n| workloads.iter().all(|x| &x.name != n));
+                let mut eff = eff;
+                eff.name = n.unwrap_or_default();
+                workloads.push(eff);
+            }
+            None => workloads.push(eff),
+        }
+    }
     Ok(Suite {
         name: base.name,
         workloads,
@@ -516,5 +531,73 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(EXIT_INTERRUPTED))
         }
         (None, false) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn suite(args: &[&str]) -> Suite {
+        let mut argv = vec!["iolab", "run"];
+        argv.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("flags parse");
+        let crate::cli::Command::Run(a) = cli.command else {
+            panic!("not a run")
+        };
+        build_suite(&a).expect("suite builds")
+    }
+
+    fn names(s: &Suite) -> Vec<String> {
+        s.workloads.iter().map(|w| w.name.clone()).collect()
+    }
+
+    #[test]
+    fn an_override_shows_in_every_name_it_changes() {
+        let plain = names(&suite(&["--quick"]));
+        assert!(plain.iter().any(|n| n == "seq-write-1m"), "{plain:?}");
+        let s = suite(&["--quick", "--bs", "3k"]);
+        let n = names(&s);
+        assert!(n.iter().any(|n| n == "seq-write-3k"), "{n:?}");
+        assert!(n.iter().any(|n| n == "rand-read-3k-qd1"), "{n:?}");
+        assert!(
+            !n.iter().any(|n| n.contains("1m") || n.contains("4k")),
+            "{n:?}"
+        );
+        for w in &s.workloads {
+            if let WorkloadKind::Io(io) = &w.kind {
+                assert_eq!(io.block_size, 3072, "{}", w.name);
+            }
+        }
+    }
+
+    #[test]
+    fn parameters_the_name_lacks_are_appended() {
+        let n = names(&suite(&[
+            "--quick",
+            "--threads",
+            "4",
+            "--engine",
+            "psync",
+            "--buffered",
+        ]));
+        assert!(
+            n.iter().any(|n| n == "seq-write-1m-t4-psync-buffered"),
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn workloads_made_identical_run_once() {
+        let n = names(&suite(&["--quick", "--qd", "4"]));
+        let reads: Vec<_> = n.iter().filter(|n| n.starts_with("rand-read-4k")).collect();
+        assert_eq!(reads, ["rand-read-4k-qd4"], "{n:?}");
+    }
+
+    #[test]
+    fn size_and_time_do_not_rename() {
+        let n = names(&suite(&["--quick", "--size", "64MiB", "--time", "1s"]));
+        assert_eq!(n, names(&suite(&["--quick"])));
     }
 }
