@@ -36,6 +36,15 @@ pub struct BufferPool {
 // SAFETY: the pool owns its memory exclusively; moving it to another thread moves ownership.
 unsafe impl Send for BufferPool {}
 
+impl std::fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("slot_size", &self.slot_size)
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
 /// The pool could not be allocated.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot allocate {0} bytes of IO buffers; lower the queue depth or block size")]

@@ -61,30 +61,87 @@ pub enum EngineError {
     /// Buffers could not be allocated.
     #[error(transparent)]
     Alloc(#[from] buffer::AllocError),
+    /// The runner asked for something the engine's slots cannot hold: a slot still in flight
+    /// (its buffer is the kernel's until it completes), one that does not exist, or a pooled
+    /// write outside the pool. A bug in the runner, refused instead of corrupting memory.
+    #[error("IO slot {slot}: {why}")]
+    Slot {
+        /// The slot asked for.
+        slot: u32,
+        /// What was wrong.
+        why: &'static str,
+    },
+}
+
+/// Which slots have an IO in flight. Every engine keeps one, so a slot's buffer can never be
+/// handed out or reused while the kernel may still read or write it: the contract the runner
+/// keeps is checked, not assumed.
+#[derive(Debug)]
+pub(crate) struct SlotStates(Vec<bool>);
+
+impl SlotStates {
+    /// `count` slots, all free.
+    pub(crate) fn new(count: usize) -> SlotStates {
+        SlotStates(vec![false; count])
+    }
+
+    /// Marks a free slot busy, or says why it cannot be used.
+    #[inline]
+    pub(crate) fn take(&mut self, slot: u32) -> Result<(), EngineError> {
+        match self.0.get_mut(slot as usize) {
+            Some(b) if !*b => {
+                *b = true;
+                Ok(())
+            }
+            Some(_) => Err(EngineError::Slot {
+                slot,
+                why: "already in flight",
+            }),
+            None => Err(EngineError::Slot {
+                slot,
+                why: "no such slot",
+            }),
+        }
+    }
+
+    /// Frees a slot whose completion was reaped.
+    #[inline]
+    pub(crate) fn done(&mut self, slot: u32) {
+        if let Some(b) = self.0.get_mut(slot as usize) {
+            *b = false;
+        }
+    }
+
+    /// Whether a slot exists and is free (its buffer may be touched).
+    #[inline]
+    pub(crate) fn is_free(&self, slot: u32) -> bool {
+        self.0.get(slot as usize) == Some(&false)
+    }
 }
 
 /// The engine interface the runner drives.
 ///
-/// The runner keeps at most `depth` IOs in flight and never queues into a busy slot; in return
-/// an engine may assume both.
+/// IOs are queued into numbered slots (`0..depth` for reads and writes, `depth` for a flush);
+/// a slot is busy from `queue` until its completion is reaped, and the engine refuses to reuse
+/// or hand out the buffer of a busy slot.
 pub trait Engine {
     /// Which engine this is (for notes when a fallback ran instead of the one asked for).
     fn kind(&self) -> EngineKind;
-    /// Slot buffer, to fill before a write or inspect after a read.
-    fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
-    /// Queues one IO; it is not started before [`Engine::submit_and_reap`].
+    /// Slot buffer, to fill before a write or inspect after a read; `None` while the slot is
+    /// in flight.
+    fn buffer_mut(&mut self, slot: u32) -> Option<&mut [u8]>;
+    /// Queues one IO from or into the slot's buffer; it is not started before
+    /// [`Engine::submit_and_reap`].
     fn queue(&mut self, slot: u32, op: IoOp, offset: u64, len: u32) -> Result<(), EngineError>;
-    /// Queues a write of `len` bytes from `data` instead of the slot's buffer (the slot still
-    /// names the IO in its completion).
-    ///
-    /// # Safety
-    /// `data` must point at `len` readable bytes, aligned as O_DIRECT needs, inside the
-    /// `extra` region of the [`EngineConfig`] when one was given, and stay valid until the
-    /// IO has completed.
-    unsafe fn queue_write_from(
+    /// The data pool writes may be issued from (see [`EngineConfig::pool`]), to stamp a block
+    /// before writing it; `None` without one.
+    fn pool_mut(&mut self) -> Option<&mut [u8]>;
+    /// Queues a write of `len` bytes from the data pool at byte `at` instead of the slot's
+    /// buffer (the slot still names the IO in its completion).
+    fn queue_write_pooled(
         &mut self,
         slot: u32,
-        data: *const u8,
+        at: usize,
         offset: u64,
         len: u32,
     ) -> Result<(), EngineError>;
@@ -94,7 +151,7 @@ pub trait Engine {
 }
 
 /// Settings shared by every engine.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct EngineConfig {
     /// File descriptor to do IO on (owned by the caller, open for the engine's lifetime).
     pub fd: RawFd,
@@ -102,7 +159,20 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Bytes per slot buffer.
     pub block_size: usize,
-    /// Memory writes may come from besides the slots (the data pool), registered with the
-    /// ring when the kernel allows; it must outlive the engine.
-    pub extra: Option<(*mut u8, usize)>,
+    /// Random data writes are issued from without a copy (registered with the ring where the
+    /// kernel allows). The engine owns it, so it lives as long as any IO from it.
+    pub pool: Option<BufferPool>,
+}
+
+/// Checks that `len` bytes at `at` lie inside a pool of `size` bytes.
+#[inline]
+pub(crate) fn pool_range(slot: u32, at: usize, len: u32, size: usize) -> Result<(), EngineError> {
+    if at.checked_add(len as usize).is_some_and(|end| end <= size) {
+        Ok(())
+    } else {
+        Err(EngineError::Slot {
+            slot,
+            why: "pooled write outside the data pool",
+        })
+    }
 }

@@ -6,7 +6,9 @@ use std::os::fd::RawFd;
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::{BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp};
+use super::{
+    BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp, SlotStates, pool_range,
+};
 use crate::spec::{EngineKind, SyncKind};
 
 /// io_uring with registered file and buffers.
@@ -15,6 +17,9 @@ pub struct UringEngine {
     // buffers it points into.
     ring: IoUring,
     bufs: BufferPool,
+    /// The data pool writes are issued from (registered after the slots when it can be).
+    pool: Option<BufferPool>,
+    slots: SlotStates,
     fd: RawFd,
     fixed_file: bool,
     fixed_bufs: bool,
@@ -55,7 +60,7 @@ fn build_ring(entries: u32) -> std::io::Result<(IoUring, &'static str)> {
 
 impl UringEngine {
     /// Sets up a ring for `cfg.depth` IOs plus one flush, registering what the kernel accepts.
-    pub fn new(cfg: &EngineConfig) -> Result<UringEngine, EngineError> {
+    pub fn new(cfg: EngineConfig) -> Result<UringEngine, EngineError> {
         let slots = cfg.depth as usize + 1;
         let entries = (slots as u32).next_power_of_two().max(8);
         let (ring, setup) = build_ring(entries).map_err(|source| EngineError::Setup {
@@ -65,20 +70,18 @@ impl UringEngine {
         let bufs = BufferPool::new(cfg.block_size, slots)?;
         let fixed_file = ring.submitter().register_files(&[cfg.fd]).is_ok();
         let mut iovecs = bufs.iovecs();
-        if let Some((ptr, len)) = cfg.extra {
-            iovecs.push(libc::iovec {
-                iov_base: ptr.cast(),
-                iov_len: len,
-            });
+        if let Some(p) = &cfg.pool {
+            iovecs.extend(p.iovecs());
         }
-        // SAFETY: the slot iovecs point into `bufs`, which lives in the same struct as the ring
-        // and is dropped after it (field order); the extra region outlives the engine (the
-        // caller's contract in EngineConfig). Both stay valid while registered.
+        // SAFETY: the iovecs point into `bufs` and `pool`, which live in the same struct as the
+        // ring and are dropped after it (field order), so they stay valid while registered.
         let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        let extra_index = (fixed_bufs && cfg.extra.is_some()).then_some(slots as u16);
+        let extra_index = (fixed_bufs && cfg.pool.is_some()).then_some(slots as u16);
         Ok(UringEngine {
             ring,
             bufs,
+            pool: cfg.pool,
+            slots: SlotStates::new(slots),
             fd: cfg.fd,
             fixed_file,
             fixed_bufs,
@@ -144,27 +147,40 @@ impl Engine for UringEngine {
         EngineKind::IoUring
     }
 
-    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.bufs.slot_mut(slot as usize)
+    fn buffer_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.slots
+            .is_free(slot)
+            .then(|| self.bufs.slot_mut(slot as usize))
     }
 
     #[inline]
     fn queue(&mut self, slot: u32, op: IoOp, offset: u64, len: u32) -> Result<(), EngineError> {
+        self.slots.take(slot)?;
         let len = len.min(self.bufs.slot_size() as u32);
         let e = self.entry(slot, op, offset, len);
-        // SAFETY: the entry's buffer is a slot of self.bufs, valid until the IO completes (the
-        // runner never reuses a slot in flight and the buffers outlive the ring).
+        // SAFETY: the entry's buffer is a slot of self.bufs, busy (no other IO, no slice handed
+        // out) until its completion is reaped; the buffers outlive the ring (field order).
         unsafe { self.push(&e) }
     }
 
+    fn pool_mut(&mut self) -> Option<&mut [u8]> {
+        self.pool.as_mut().map(|p| p.slot_mut(0))
+    }
+
     #[inline]
-    unsafe fn queue_write_from(
+    fn queue_write_pooled(
         &mut self,
         slot: u32,
-        data: *const u8,
+        at: usize,
         offset: u64,
         len: u32,
     ) -> Result<(), EngineError> {
+        let Some(pool) = self.pool.as_ref() else {
+            return pool_range(slot, at, len, 0);
+        };
+        pool_range(slot, at, len, pool.slot_size())?;
+        self.slots.take(slot)?;
+        let data = pool.slot(0)[at..].as_ptr();
         let e = match (self.fixed_file, self.extra_index) {
             (true, Some(bi)) => opcode::WriteFixed::new(types::Fixed(0), data, len, bi)
                 .offset(offset)
@@ -180,7 +196,8 @@ impl Engine for UringEngine {
                 .build(),
         }
         .user_data(u64::from(slot));
-        // SAFETY: the caller guarantees `data` stays valid until the IO completes.
+        // SAFETY: `data` points at `len` bytes inside the pool this engine owns, which outlives
+        // the ring (field order); the kernel only reads them.
         unsafe { self.push(&e) }
     }
 
@@ -201,8 +218,10 @@ impl Engine for UringEngine {
             }
         }
         for c in self.ring.completion() {
+            let slot = c.user_data() as u32;
+            self.slots.done(slot);
             out.push(Completion {
-                slot: c.user_data() as u32,
+                slot,
                 result: c.result(),
             });
         }

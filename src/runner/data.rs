@@ -47,33 +47,32 @@ impl DataGen {
         DataGen { rng, zero, pool }
     }
 
-    /// The pool's memory, for registering it with an engine (`None` for zero data).
-    pub fn pool_region(&self) -> Option<(*mut u8, usize)> {
-        self.pool.as_ref().map(|p| (p.slot_ptr(0), p.slot_size()))
+    /// Hands the pool to an engine, which issues writes straight from it (`None` for zero
+    /// data). Afterwards [`DataGen::fresh_block`] is given the pool back as a slice.
+    pub fn take_pool(&mut self) -> Option<BufferPool> {
+        self.pool.take()
     }
 
-    /// A fresh block of `len` bytes inside the pool, returned as a pointer the write is issued
-    /// from: a random aligned place, stamped. `None` for zero data (or no pool).
+    /// Picks a fresh block of `len` bytes in `pool` (a random 4 KiB-aligned place), stamps
+    /// it, and returns where it starts: the write is issued from there.
     ///
     /// The place may overlap a block still being written by an earlier IO; its content then
     /// changes under that IO, which is harmless for a benchmark (verify mode copies instead).
     #[inline]
-    pub fn fresh_block(&mut self, len: usize) -> Option<*const u8> {
-        if self.zero {
-            return None;
-        }
-        let pool = self.pool.as_mut()?;
-        let size = pool.slot_size();
+    pub fn fresh_block(&mut self, pool: &mut [u8], len: usize) -> usize {
+        let size = pool.len();
         let len = len.min(size);
         let places = (size - len) / STAMP_STRIDE + 1;
         let at = ((u128::from(self.rng.next_u64()) * places as u128) >> 64) as usize * STAMP_STRIDE;
-        let region = &mut pool.slot_mut(0)[at..at + len];
-        let mut off = 0;
-        while off + 8 <= len {
-            region[off..off + 8].copy_from_slice(&self.rng.next_u64().to_ne_bytes());
-            off += STAMP_STRIDE;
+        if !self.zero {
+            let region = &mut pool[at..at + len];
+            let mut off = 0;
+            while off + 8 <= len {
+                region[off..off + 8].copy_from_slice(&self.rng.next_u64().to_ne_bytes());
+                off += STAMP_STRIDE;
+            }
         }
-        Some(region.as_ptr())
+        at
     }
 
     /// Makes the first `len` bytes of `buf` a block never written before: copied from a random
@@ -130,19 +129,20 @@ mod tests {
     #[test]
     fn fresh_blocks_are_aligned_inside_the_pool_and_stamped() {
         let mut g = DataGen::new(3, false, 1 << 20);
-        let (base, size) = g.pool_region().unwrap();
+        let mut pool = g.take_pool().expect("random data has a pool");
+        let pool = pool.slot_mut(0);
+        let size = pool.len();
         let mut seen = std::collections::HashSet::new();
         for _ in 0..200 {
-            let p = g.fresh_block(1 << 20).unwrap() as usize;
-            assert_eq!(p % 4096, 0);
-            assert!(p >= base as usize && p + (1 << 20) <= base as usize + size);
-            seen.insert(p);
+            let at = g.fresh_block(pool, 1 << 20);
+            assert_eq!(at % 4096, 0);
+            assert!(at + (1 << 20) <= size);
+            seen.insert(at);
         }
         assert!(seen.len() > 100, "places vary: {}", seen.len());
         // Two blocks from the same place differ: the stamps are fresh.
-        let p1 = g.fresh_block(4096).unwrap();
-        // SAFETY: p1 points at 4096 bytes inside the pool, which lives in g.
-        let a = unsafe { std::slice::from_raw_parts(p1, 4096) }.to_vec();
+        let at = g.fresh_block(pool, 4096);
+        let a = pool[at..at + 4096].to_vec();
         let mut b = a.clone();
         g.stamp(&mut b, 4096);
         assert_ne!(a[..8], b[..8]);
@@ -154,6 +154,6 @@ mod tests {
         let mut a = vec![0u8; 4096];
         g.refresh(&mut a, 4096);
         assert!(a.iter().all(|b| *b == 0));
-        assert!(g.fresh_block(4096).is_none());
+        assert!(g.take_pool().is_none());
     }
 }

@@ -118,34 +118,29 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
     } else {
         w.queue_depth
     };
-    // A read-only workload never writes a block: no random pool for it (4 MiB per thread).
-    let mut data = DataGen::new(
-        p.seed,
-        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
-        w.block_size as usize,
-    );
-    // Writes come straight from the pool, except in verify mode (each block owns its bytes).
-    let from_pool = p.file.verify.is_none() && w.pattern.writes();
-    let cfg = EngineConfig {
-        fd: file.as_ref().map_or(-1, |f| f.as_raw_fd()),
+    let mut data = new_data(p);
+    // Writes come straight from the pool, which the engine then owns, except in verify mode
+    // (each block owns its bytes, copied from the pool into the slot).
+    let pooled = p.file.verify.is_none() && w.pattern.writes();
+    let fd = file.as_ref().map_or(-1, |f| f.as_raw_fd());
+    let cfg = |depth, data: &mut DataGen| EngineConfig {
+        fd,
         depth,
         block_size: w.block_size as usize,
-        extra: if from_pool { data.pool_region() } else { None },
+        pool: if pooled { data.take_pool() } else { None },
     };
-    // The engine is dropped inside Worker::run, before `data`, whose pool it may have registered.
     let out = match w.engine {
-        EngineKind::Null => {
-            NullEngine::new(&cfg).map(|e| Worker::new(e, p, depth, &mut data).run())
-        }
-        EngineKind::Psync => {
-            PsyncEngine::new(&cfg).map(|e| Worker::new(e, p, depth, &mut data).run())
-        }
-        EngineKind::IoUring => match UringEngine::new(&cfg) {
+        EngineKind::Null => NullEngine::new(cfg(depth, &mut data))
+            .map(|e| Worker::new(e, p, depth, &mut data).run()),
+        EngineKind::Psync => PsyncEngine::new(cfg(depth, &mut data))
+            .map(|e| Worker::new(e, p, depth, &mut data).run()),
+        EngineKind::IoUring => match UringEngine::new(cfg(depth, &mut data)) {
             Ok(e) => Ok(Worker::new(e, p, depth, &mut data).run()),
             Err(EngineError::Setup { .. }) => {
-                // io_uring unavailable (old kernel, seccomp): psync, one IO at a time.
-                let cfg1 = EngineConfig { depth: 1, ..cfg };
-                PsyncEngine::new(&cfg1).map(|e| Worker::new(e, p, 1, &mut data).run())
+                // io_uring unavailable (old kernel, seccomp): psync, one IO at a time, with a
+                // new pool (the failed ring took the first one down with it).
+                data = new_data(p);
+                PsyncEngine::new(cfg(1, &mut data)).map(|e| Worker::new(e, p, 1, &mut data).run())
             }
             Err(e) => Err(e),
         },
@@ -157,6 +152,17 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
         p.start_line.wait();
         WorkerOut::failed(e.into())
     })
+}
+
+/// The data generator of a worker. A read-only workload never writes a block: no random pool
+/// for it (4 MiB per thread).
+fn new_data(p: &WorkerParams<'_>) -> DataGen {
+    let w = p.w;
+    DataGen::new(
+        p.seed,
+        w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
+        w.block_size as usize,
+    )
 }
 
 /// What the IO in a slot does (for booking its completion).
@@ -243,7 +249,6 @@ struct Worker<'p, 'd, E: Engine> {
     eng: E,
     p: &'p WorkerParams<'p>,
     data: &'d mut DataGen,
-    from_pool: bool,
     verify: Option<&'p VerifyTable>,
     slots: Slots,
     offsets: Offsets,
@@ -274,7 +279,6 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             eng,
             p,
             data,
-            from_pool: p.file.verify.is_none() && w.pattern.writes(),
             verify: p.file.verify.as_deref(),
             slots: Slots::new(depth),
             offsets: Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed),
@@ -396,14 +400,16 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         if is_read {
             return self.eng.queue(slot, IoOp::Read, offset, bs);
         }
-        if self.from_pool
-            && let Some(ptr) = self.data.fresh_block(bs as usize)
-        {
-            // SAFETY: the block lies in the data pool, registered as the engine's extra
-            // region, which outlives the engine (dropped in open_and_run after it).
-            return unsafe { self.eng.queue_write_from(slot, ptr, offset, bs) };
+        if let Some(pool) = self.eng.pool_mut() {
+            let at = self.data.fresh_block(pool, bs as usize);
+            return self.eng.queue_write_pooled(slot, at, offset, bs);
         }
-        let buf = self.eng.buffer_mut(slot);
+        let Some(buf) = self.eng.buffer_mut(slot) else {
+            return Err(EngineError::Slot {
+                slot,
+                why: "a free slot's buffer was refused",
+            });
+        };
         self.data.refresh(buf, bs as usize);
         if let Some(v) = self.verify {
             v.stamp(&mut buf[..bs as usize], offset, v.next_generation(offset));
@@ -550,8 +556,9 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             });
             return false;
         }
-        if let (Some(v), SlotOp::Read) = (self.verify, io.op) {
-            let buf = self.eng.buffer_mut(c.slot);
+        if let (Some(v), SlotOp::Read, Some(buf)) =
+            (self.verify, io.op, self.eng.buffer_mut(c.slot))
+        {
             if let Some(m) = v.check(&buf[..bs as usize], io.offset) {
                 self.out.verify.add(m);
             }

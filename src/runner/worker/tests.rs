@@ -14,8 +14,8 @@ impl Engine for Faulty {
     fn kind(&self) -> EngineKind {
         EngineKind::Null
     }
-    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.bufs.slot_mut(slot as usize)
+    fn buffer_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        Some(self.bufs.slot_mut(slot as usize))
     }
     fn queue(&mut self, slot: u32, op: IoOp, _o: u64, len: u32) -> Result<(), EngineError> {
         self.n += 1;
@@ -32,10 +32,13 @@ impl Engine for Faulty {
         self.done.push(Completion { slot, result });
         Ok(())
     }
-    unsafe fn queue_write_from(
+    fn pool_mut(&mut self) -> Option<&mut [u8]> {
+        None
+    }
+    fn queue_write_pooled(
         &mut self,
         slot: u32,
-        _d: *const u8,
+        _at: usize,
         o: u64,
         len: u32,
     ) -> Result<(), EngineError> {
