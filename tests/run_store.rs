@@ -10,25 +10,15 @@ fn tmpdir() -> tempfile::TempDir {
     disk_tmpdir("iolab-runstore-test")
 }
 
-fn db_args(db: &std::path::Path) -> Vec<String> {
-    vec!["--db".into(), db.to_str().unwrap().into()]
-}
-
-fn iolab_db(db: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let mut c = iolab();
-    c.args(args).args(db_args(db));
-    out(c.output().unwrap())
-}
-
 #[test]
 fn a_run_is_stored_and_read_back_by_label() {
     let d = tmpdir();
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             work.to_str().unwrap(),
             "--pattern",
@@ -43,11 +33,16 @@ fn a_run_is_stored_and_read_back_by_label() {
             "first",
             "--note",
             "hello",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     assert!(so.contains("saved as run"), "{so}");
-    let (code, so, se) = iolab_db(&db, &["show", "first", "--json"]);
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "first", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -55,7 +50,7 @@ fn a_run_is_stored_and_read_back_by_label() {
     assert_eq!(run["note"], "hello");
     assert_eq!(run["status"], "complete");
     assert_eq!(run["workloads"][0]["trials"].as_array().unwrap().len(), 2);
-    let (code, so, _) = iolab_db(&db, &["list", "--json"]);
+    let (code, so, _) = Iolab::new().db(&db).args(["list", "--json"]).run().parts();
     assert_eq!(code, 0);
     assert!(so.contains("first"), "{so}");
 }
@@ -66,22 +61,23 @@ fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let mut c = iolab();
-    c.args([
-        "run",
-        work.to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "700ms",
-        "--repeat",
-        "20",
-        "--label",
-        "cc",
-    ])
-    .args(db_args(&db));
+    let mut c = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            work.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "700ms",
+            "--repeat",
+            "20",
+            "--label",
+            "cc",
+        ])
+        .command();
     c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
@@ -91,10 +87,14 @@ fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
     let t0 = Instant::now();
     let o = child.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(5), "stopped promptly");
-    let (code, _, se) = out(o);
-    assert_eq!(code, 130, "{se}");
-    assert!(se.contains("interrupted"), "{se}");
-    let (code, so, se) = iolab_db(&db, &["show", "cc", "--json"]);
+    Out::new("iolab run (SIGINT)".into(), o)
+        .code(130)
+        .stderr_has("interrupted");
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "cc", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -114,29 +114,34 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let mut c = iolab();
-    c.args([
-        "run",
-        work.to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "500ms",
-        "--repeat",
-        "20",
-        "--label",
-        "killed",
-    ])
-    .args(db_args(&db));
+    let mut c = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            work.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "500ms",
+            "--repeat",
+            "20",
+            "--label",
+            "killed",
+        ])
+        .command();
     c.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = c.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(2200));
     child.kill().unwrap();
     child.wait().unwrap();
-    let (code, so, se) = iolab_db(&db, &["show", "killed", "--json"]);
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "killed", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -148,9 +153,9 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
 fn until_stable_reports_how_many_trials_it_took() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -163,8 +168,9 @@ fn until_stable_reports_how_many_trials_it_took() {
             "--max-repeat",
             "8",
             "--json",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let j = json(&so);
     let n = j["run"]["workloads"][0]["trials"].as_array().unwrap().len();
@@ -177,9 +183,9 @@ fn until_stable_reports_how_many_trials_it_took() {
 fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    let (code, _, se) = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -190,13 +196,14 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "--repeat",
             "1",
             "--no-save",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     assert!(!db.exists(), "nothing stored");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    let (code, _, se) = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -206,8 +213,9 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "4MiB",
             "--label",
             "last",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 2, "{se}");
     assert!(se.contains("--label"), "{se}");
 }
@@ -218,9 +226,9 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    let (code, _, se) = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             work.to_str().unwrap(),
             "--quick",
@@ -230,12 +238,13 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "200ms",
             "--label",
             "onedisk",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "6",
@@ -247,16 +256,17 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "onedisk",
             "--format",
             "json",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let j = json(&so);
     let r0 = &j["layouts"][0];
     assert!(r0["seq_read_mbps"].as_f64().unwrap() > 0.0);
     // Six disks striped read three times what two do (no cap given).
-    let (code, so2, se) = iolab_db(
-        &db,
-        &[
+    let (code, so2, se) = Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "2",
@@ -268,15 +278,16 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "onedisk",
             "--format",
             "json",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let two = json(&so2)["layouts"][0]["seq_read_mbps"].as_f64().unwrap();
     let six = r0["seq_read_mbps"].as_f64().unwrap();
     assert!((six / two - 3.0).abs() < 0.01, "{six} vs {two}");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    let (code, _, se) = Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "6",
@@ -286,7 +297,8 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "raid6",
             "--disk-from",
             "nosuchrun",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 2, "{se}");
 }
