@@ -147,12 +147,11 @@ fn census_reports_loop_devices_with_size_and_block_sizes() {
     require_root!();
     let a = Loop::new("census-a", 48 << 20, &[]);
     let b = Loop::new("census-b", 40 << 20, &["--sector-size", "4096"]);
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args(["disks", "--json", a.path(), &b.name()])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let da = device(&j, &a.name());
     assert_eq!(da["size_bytes"], 48u64 << 20);
     assert_eq!(da["logical_block_size"], 512);
@@ -173,9 +172,11 @@ fn census_reports_loop_devices_with_size_and_block_sizes() {
         .parts();
     assert_eq!(code, 0);
     device(&json(&so), &a.name());
-    let (code, so, _) = Iolab::new().args(["disks", "--json"]).run().parts();
-    assert_eq!(code, 0);
-    let all = json(&so);
+    let all = Iolab::new()
+        .args(["disks", "--json"])
+        .run()
+        .success()
+        .json();
     assert!(
         all["devices"]
             .as_array()
@@ -457,12 +458,11 @@ fn bench_never_opens_a_device_for_writing() {
         seen.extend(open_flags_on(child.id(), &rw.dev));
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let (code, so, se) = Out::new(
+    Out::new(
         "iolab disks --bench".into(),
         child.wait_with_output().expect("output"),
     )
-    .parts();
-    assert_eq!(code, 0, "{so}{se}");
+    .success();
     assert!(!seen.is_empty(), "never saw the device open");
     for f in &seen {
         assert_eq!(
@@ -490,8 +490,10 @@ fn bench_never_opens_a_device_for_writing() {
 
 #[test]
 fn help_documents_exit_codes() {
-    let (code, so, _) = Iolab::new().args(["disks", "--help"]).run().parts();
-    assert_eq!(code, 0);
-    assert!(so.contains("Exit status"), "{so}");
-    assert!(so.contains("--tolerance"));
+    Iolab::new()
+        .args(["disks", "--help"])
+        .run()
+        .success()
+        .stdout_has("Exit status")
+        .stdout_has("--tolerance");
 }

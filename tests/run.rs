@@ -12,7 +12,7 @@ fn tmpdir() -> tempfile::TempDir {
 #[test]
 fn counts_balance_and_histograms_count_every_io() {
     let d = tmpdir();
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             d.path().to_str().unwrap(),
@@ -31,9 +31,8 @@ fn counts_balance_and_histograms_count_every_io() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let trials = j["run"]["workloads"][0]["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2);
     for t in trials {
@@ -60,7 +59,7 @@ fn counts_balance_and_histograms_count_every_io() {
 #[test]
 fn mixed_workload_reports_reads_and_writes_separately() {
     let d = tmpdir();
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             d.path().to_str().unwrap(),
@@ -81,9 +80,8 @@ fn mixed_workload_reports_reads_and_writes_separately() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let ops = j["run"]["workloads"][0]["trials"][0]["ops"]
         .as_array()
         .unwrap();
@@ -103,7 +101,7 @@ fn written_data_is_not_zeros_and_not_repeating() {
     let d = tmpdir();
     let f = d.path().join("target.dat");
     std::fs::File::create(&f).unwrap();
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             f.to_str().unwrap(),
@@ -117,8 +115,7 @@ fn written_data_is_not_zeros_and_not_repeating() {
             "1",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
     let data = std::fs::read(&f).unwrap();
     assert_eq!(data.len(), 4 << 20);
     let mut seen = std::collections::HashSet::new();
@@ -146,7 +143,7 @@ fn written_data_is_not_zeros_and_not_repeating() {
         data.len()
     );
 
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             f.to_str().unwrap(),
@@ -162,8 +159,7 @@ fn written_data_is_not_zeros_and_not_repeating() {
             "zero",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
     assert!(
         std::fs::read(&f).unwrap().iter().all(|x| *x == 0),
         "--data zero writes zeros"
@@ -173,7 +169,7 @@ fn written_data_is_not_zeros_and_not_repeating() {
 #[test]
 fn default_target_is_a_temp_dir_that_goes_away() {
     let d = tmpdir();
-    let (code, so, se) = Iolab::new()
+    Iolab::new()
         .cwd(d.path())
         .args([
             "run",
@@ -187,9 +183,8 @@ fn default_target_is_a_temp_dir_that_goes_away() {
             "1",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    assert!(so.contains("randread"), "{so}");
+        .success()
+        .stdout_has("randread");
     assert_eq!(
         std::fs::read_dir(d.path()).unwrap().count(),
         0,
@@ -334,7 +329,7 @@ fn fsync_at_end_is_timed_once() {
 #[test]
 fn json_carries_system_facts_and_parameters() {
     let d = tmpdir();
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             d.path().to_str().unwrap(),
@@ -349,9 +344,8 @@ fn json_carries_system_facts_and_parameters() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let r = &j["run"];
     assert!(!r["system"]["kernel"].as_str().unwrap().is_empty());
     assert!(r["system"]["cpus"].as_u64().unwrap() >= 1);
@@ -435,12 +429,11 @@ fn bad_input_gets_one_line_and_exit_2() {
 
 #[test]
 fn json_mode_prints_a_json_error() {
-    let (code, so, _) = Iolab::new()
+    let j = Iolab::new()
         .args(["run", "/nonexistent/x", "--json"])
         .run()
-        .parts();
-    assert_eq!(code, 2);
-    let j = json(&so);
+        .code(2)
+        .json();
     assert!(j["error"].as_str().unwrap().contains("does not exist"));
 }
 
@@ -469,7 +462,7 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
     let mut l = LoopDev::new("destroy", 64 << 20);
     let other = LoopDev::new("other", 16 << 20);
     // Reads are fine on an unmounted device.
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             l.path(),
@@ -481,16 +474,14 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
             "1",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
     // Writes are refused without --destroy, and with --destroy naming another device.
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args(["run", l.path(), "--pattern", "write", "--time", "200ms"])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--destroy"), "{se}");
-    let (code, _, se) = Iolab::new()
+        .code(2)
+        .stderr_has("--destroy");
+    Iolab::new()
         .args([
             "run",
             l.path(),
@@ -502,11 +493,10 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
             other.path(),
         ])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("does not match"), "{se}");
+        .code(2)
+        .stderr_has("does not match");
     // With --destroy naming it: written, and the data is random.
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             l.path(),
@@ -522,24 +512,21 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
             l.path(),
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
     let head = std::fs::read(&l.file).unwrap();
     assert!(head[..1 << 20].iter().any(|b| *b != 0));
     // Mounted: refused for reads and writes alike, even with --destroy.
     let _mnt = l.mkfs_and_mount("ext4");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args(["run", l.path(), "--pattern", "read", "--time", "200ms"])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("is mounted"), "{se}");
-    let (code, _, se) = Iolab::new()
+        .code(2)
+        .stderr_has("is mounted");
+    Iolab::new()
         .args(["run", l.path(), "--pattern", "write", "--destroy", l.path()])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("is mounted"), "{se}");
+        .code(2)
+        .stderr_has("is mounted");
 }
 
 #[test]
@@ -548,7 +535,7 @@ fn io_on_a_real_xfs_loop_device() {
     require_tool!("mkfs.xfs", apt = "xfsprogs");
     let mut l = LoopDev::new("xfs", 512 << 20);
     let mnt = l.mkfs_and_mount("xfs");
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             mnt.to_str().unwrap(),
@@ -560,9 +547,8 @@ fn io_on_a_real_xfs_loop_device() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     assert_eq!(j["run"]["target"]["fs_type"], "xfs");
     let devs = j["run"]["target"]["devices"].as_array().unwrap();
     assert!(
@@ -587,7 +573,7 @@ fn io_on_a_real_xfs_loop_device() {
 fn disk_full_is_reported_and_the_file_removed() {
     require_root!();
     let m = MemMount::new("tmpfs", "size=8m");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             m.dir.to_str().unwrap(),
@@ -599,9 +585,8 @@ fn disk_full_is_reported_and_the_file_removed() {
             "64MiB",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("disk full"), "{se}");
+        .code(1)
+        .stderr_has("disk full");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,
@@ -613,7 +598,7 @@ fn disk_full_is_reported_and_the_file_removed() {
 fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
     require_root!();
     let m = MemMount::new("ramfs", "");
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             m.dir.to_str().unwrap(),
@@ -628,11 +613,10 @@ fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    assert!(se.contains("O_DIRECT is not supported"), "{se}");
-    assert!(se.contains("fits in RAM"), "{se}");
-    let j = json(&so);
+        .success()
+        .stderr_has("O_DIRECT is not supported")
+        .stderr_has("fits in RAM")
+        .json();
     assert!(
         j["run"]["workloads"][0]["trials"][0]["notes"]
             .to_string()

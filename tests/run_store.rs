@@ -16,7 +16,7 @@ fn a_run_is_stored_and_read_back_by_label() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, so, se) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args([
             "run",
@@ -35,9 +35,8 @@ fn a_run_is_stored_and_read_back_by_label() {
             "hello",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    assert!(so.contains("saved as run"), "{so}");
+        .success()
+        .stdout_has("saved as run");
     let (code, so, se) = Iolab::new()
         .db(&db)
         .args(["show", "first", "--json"])
@@ -50,9 +49,12 @@ fn a_run_is_stored_and_read_back_by_label() {
     assert_eq!(run["note"], "hello");
     assert_eq!(run["status"], "complete");
     assert_eq!(run["workloads"][0]["trials"].as_array().unwrap().len(), 2);
-    let (code, so, _) = Iolab::new().db(&db).args(["list", "--json"]).run().parts();
-    assert_eq!(code, 0);
-    assert!(so.contains("first"), "{so}");
+    Iolab::new()
+        .db(&db)
+        .args(["list", "--json"])
+        .run()
+        .success()
+        .stdout_has("first");
 }
 
 #[test]
@@ -153,7 +155,7 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
 fn until_stable_reports_how_many_trials_it_took() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .db(&db)
         .args([
             "run",
@@ -170,9 +172,8 @@ fn until_stable_reports_how_many_trials_it_took() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let n = j["run"]["workloads"][0]["trials"].as_array().unwrap().len();
     assert!((3..=8).contains(&n), "{n}");
     let notes = j["run"]["notes"].to_string();
@@ -183,7 +184,7 @@ fn until_stable_reports_how_many_trials_it_took() {
 fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args([
             "run",
@@ -198,10 +199,9 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "--no-save",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
     assert!(!db.exists(), "nothing stored");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args([
             "run",
@@ -215,9 +215,8 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "last",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--label"), "{se}");
+        .code(2)
+        .stderr_has("--label");
 }
 
 #[test]
@@ -226,7 +225,7 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args([
             "run",
@@ -240,9 +239,8 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "onedisk",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let (code, so, se) = Iolab::new()
+        .success();
+    let j = Iolab::new()
         .db(&db)
         .args([
             "plan",
@@ -258,9 +256,8 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let r0 = &j["layouts"][0];
     assert!(r0["seq_read_mbps"].as_f64().unwrap() > 0.0);
     // Six disks striped read three times what two do (no cap given).
@@ -285,7 +282,7 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
     let two = json(&so2)["layouts"][0]["seq_read_mbps"].as_f64().unwrap();
     let six = r0["seq_read_mbps"].as_f64().unwrap();
     assert!((six / two - 3.0).abs() < 0.01, "{six} vs {two}");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args([
             "plan",
@@ -299,6 +296,5 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "nosuchrun",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
+        .code(2);
 }

@@ -1002,12 +1002,11 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     );
 
     // One run alone is not a comparison.
-    let (code, _, err) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args(["compare", "raid5"])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{err}");
+        .code(2);
     let _ = (a, c);
 }
 
@@ -1114,12 +1113,11 @@ fn list_export_and_rm_work_on_real_files() {
     assert_eq!(rec.workloads[0].trials[0].ops[0].latency.len(), 500);
 
     let csv = dir.path().join("out.csv");
-    let (code, _, err) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args(["export", &a, "--format", "csv", "-o", csv.to_str().unwrap()])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{err}");
+        .success();
     let text = std::fs::read_to_string(&csv).unwrap();
     let rec = Store::open(&db).unwrap().load_run(&a).unwrap();
     let want: usize = rec
@@ -1135,13 +1133,12 @@ fn list_export_and_rm_work_on_real_files() {
     );
 
     // rm: a bad reference deletes nothing; then delete two.
-    let (code, _, err) = Iolab::new()
+    Iolab::new()
         .db(&db)
         .args(["rm", "raid5", "nosuchrun"])
         .run()
-        .parts();
-    assert_eq!(code, 2);
-    assert!(err.contains("no run matches 'nosuchrun'"), "{err}");
+        .code(2)
+        .stderr_has("no run matches 'nosuchrun'");
     assert_eq!(
         Store::open(&db)
             .unwrap()
@@ -1150,9 +1147,12 @@ fn list_export_and_rm_work_on_real_files() {
             .len(),
         3
     );
-    let (code, out, _) = Iolab::new().db(&db).args(["rm", "raid5", &c]).run().parts();
-    assert_eq!(code, 0);
-    assert!(out.contains(&format!("removed {a} (raid5)")), "{out}");
+    Iolab::new()
+        .db(&db)
+        .args(["rm", "raid5", &c])
+        .run()
+        .success()
+        .stdout_has(&format!("removed {a} (raid5)"));
     let left = Store::open(&db)
         .unwrap()
         .list(&RunFilter::default())
@@ -1209,11 +1209,13 @@ fn bad_references_and_bad_files_are_one_line_errors() {
 
     // No database yet: list says so and creates nothing; show is a usage error.
     let none = dir.path().join("none/iolab.db");
-    let (c, out, _) = Iolab::new().db(&none).args(["list"]).run().parts();
-    assert_eq!(c, 0);
-    assert!(out.contains("no runs stored yet"), "{out}");
-    let (c, _, err) = Iolab::new().db(&none).args(["show", "last"]).run().parts();
-    assert_eq!(c, 2, "{err}");
+    Iolab::new()
+        .db(&none)
+        .args(["list"])
+        .run()
+        .success()
+        .stdout_has("no runs stored yet");
+    Iolab::new().db(&none).args(["show", "last"]).run().code(2);
     assert!(!none.exists() && !none.parent().unwrap().exists());
 }
 

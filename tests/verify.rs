@@ -22,7 +22,7 @@ fn setup() -> (tempfile::TempDir, String, String) {
 }
 
 fn write_pass(f: &str, st: &str) {
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             f,
@@ -44,8 +44,7 @@ fn write_pass(f: &str, st: &str) {
             st,
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
+        .success();
 }
 
 fn read_pass(f: &str, st: &str) -> (i32, serde_json::Value, String) {
@@ -107,7 +106,7 @@ fn mismatches(j: &serde_json::Value) -> Vec<(u64, String)> {
 #[test]
 fn a_clean_run_reports_no_mismatches() {
     let d = disk_tmpdir("iolab-verify-test");
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             d.path().to_str().unwrap(),
@@ -129,9 +128,8 @@ fn a_clean_run_reports_no_mismatches() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let names: Vec<&str> = j["run"]["workloads"]
         .as_array()
         .unwrap()
@@ -209,18 +207,16 @@ fn an_old_copy_is_a_lost_write_and_a_moved_block_is_misdirected() {
 #[test]
 fn verify_modes_need_a_state_file_and_big_enough_blocks() {
     let (_d, f, _st) = setup();
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args(["run", &f, "--pattern", "write", "--verify", "write"])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--verify-state"), "{se}");
-    let (code, _, se) = Iolab::new()
+        .code(2)
+        .stderr_has("--verify-state");
+    Iolab::new()
         .args(["run", &f, "--pattern", "write", "--verify", "sideways"])
         .run()
-        .parts();
-    assert_eq!(code, 2, "{se}");
-    let (code, _, se) = Iolab::new()
+        .code(2);
+    Iolab::new()
         .args([
             "run",
             &f,
@@ -234,7 +230,6 @@ fn verify_modes_need_a_state_file_and_big_enough_blocks() {
             "--verify",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("at least 512 bytes"), "{se}");
+        .code(1)
+        .stderr_has("at least 512 bytes");
 }

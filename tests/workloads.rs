@@ -172,7 +172,7 @@ fn fsync_counted_by_strace_matches() {
 fn smallfile_failure_removes_everything() {
     require_root!();
     let m = MemMount::new("tmpfs", "size=2m");
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args([
             "run",
             m.dir.to_str().unwrap(),
@@ -188,9 +188,8 @@ fn smallfile_failure_removes_everything() {
             "1",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("disk full"), "{se}");
+        .code(1)
+        .stderr_has("disk full");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,
@@ -283,7 +282,7 @@ fn db_and_hdparm_and_backup_profiles_run() {
     assert_eq!(s[0]["ops"][0]["op"], "cached_read");
     assert!(s[0]["ops"][0]["mb_per_sec_median"].as_f64().unwrap() > 0.0);
     assert_eq!(s[1]["ops"][0]["op"], "read");
-    let (code, so, se) = Iolab::new()
+    let j = Iolab::new()
         .args([
             "run",
             dir,
@@ -296,9 +295,8 @@ fn db_and_hdparm_and_backup_profiles_run() {
             "--json",
         ])
         .run()
-        .parts();
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        .success()
+        .json();
     let w = &j["run"]["workloads"][0]["trials"][0];
     assert_eq!(w["ops"][0]["bytes"], 16 << 20);
     assert_eq!(w["accounting"]["syncs"], 1, "fdatasync at the end");
@@ -345,12 +343,11 @@ fn profiles_are_listed_and_print_as_specs_that_run() {
         json(&so)["run"]["workloads"][0]["workload"]["name"],
         "mail-smallfiles"
     );
-    let (code, _, se) = Iolab::new()
+    Iolab::new()
         .args(["profiles", "--show", "nope"])
         .run()
-        .parts();
-    assert_eq!(code, 2);
-    assert!(se.contains("unknown profile"), "{se}");
+        .code(2)
+        .stderr_has("unknown profile");
 }
 
 #[test]
