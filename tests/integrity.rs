@@ -76,7 +76,7 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
         .args(["lab", spec.to_str().unwrap(), "--format", "json"])
         .run();
     let v: Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", out.stderr.as_str()));
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", out.stderr));
     assert_eq!(out.code, 0, "{v:#}");
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     for l in v["layouts"].as_array().unwrap() {

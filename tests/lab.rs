@@ -380,7 +380,7 @@ fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
     w.assert_clean(&lab_id);
     // A second cleanup finds nothing.
     let out = w.lab(&["--cleanup"]);
-    assert!(out.stdout.as_str().contains("nothing to clean up"));
+    out.stdout_has("nothing to clean up");
 }
 
 #[test]
@@ -616,7 +616,7 @@ fn real_devices_need_destroy_and_are_never_used_when_mounted() {
     // With --destroy matching: built, degraded, rebuilt onto the third device.
     let out = w.lab(&[s, "--destroy", &names(&fake.devs), "--format", "json"]);
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|_| {
-        panic!("{}", out.stderr.as_str());
+        panic!("{}", out.stderr);
     });
     assert_eq!(out.code, 0, "{v:#}");
     let l = &v["layouts"][0];
