@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{iolab, json, out, root_or_skip, run, tool_or_skip};
+use common::{Iolab, Out, json, require_kernel, require_root, require_tool};
 
 /// A loop device over a file in /dev/shm filled with data (not sparse, so reads are real),
 /// detached and deleted on drop.
@@ -100,19 +100,17 @@ impl Throttle {
         t
     }
 
-    /// iolab with args, run inside this cgroup (so its reads are throttled).
-    fn iolab(&self, args: &[&str]) -> (i32, String, String) {
+    /// iolab, to run inside this cgroup (so its reads are throttled): a shell joins the cgroup,
+    /// then execs the binary.
+    fn iolab(&self) -> Iolab {
         let procs = self.dir.join("cgroup.procs");
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg(format!(
-                "echo $$ > '{}' && exec \"$0\" \"$@\"",
-                procs.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_iolab"))
-            .args(args)
-            .env("IOLAB_DB", common::test_db());
-        out(c.output().expect("spawn iolab in cgroup"))
+        Iolab::new().wrap(
+            "sh",
+            [
+                "-c".to_string(),
+                format!("echo $$ > '{}' && exec \"$0\" \"$@\"", procs.display()),
+            ],
+        )
     }
 }
 
@@ -128,14 +126,11 @@ impl Drop for Throttle {
     }
 }
 
-fn blkio_or_skip(test: &str) -> bool {
-    let ok = Path::new(BLKIO)
+/// True when the cgroup v1 blkio controller (which can throttle one device's reads) is there.
+fn have_blkio() -> bool {
+    Path::new(BLKIO)
         .join("blkio.throttle.read_bps_device")
-        .exists();
-    if !ok {
-        eprintln!("SKIP {test}: cgroup v1 blkio is not mounted at {BLKIO}");
-    }
-    ok
+        .exists()
 }
 
 fn device<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -149,14 +144,14 @@ fn device<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 
 #[test]
 fn census_reports_loop_devices_with_size_and_block_sizes() {
-    if !root_or_skip("census_reports_loop_devices_with_size_and_block_sizes") {
-        return;
-    }
+    require_root!();
     let a = Loop::new("census-a", 48 << 20, &[]);
     let b = Loop::new("census-b", 40 << 20, &["--sector-size", "4096"]);
-    let (code, so, se) = run(&["disks", "--json", a.path(), &b.name()]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args(["disks", "--json", a.path(), &b.name()])
+        .run()
+        .success()
+        .json();
     let da = device(&j, &a.name());
     assert_eq!(da["size_bytes"], 48u64 << 20);
     assert_eq!(da["logical_block_size"], 512);
@@ -171,12 +166,17 @@ fn census_reports_loop_devices_with_size_and_block_sizes() {
     assert_eq!(j["flags"].as_array().unwrap().len(), 0);
 
     // --all lists them, the default (whole disks) does not.
-    let (code, so, _) = run(&["disks", "--all", "--json"]);
+    let (code, so, _) = Iolab::new()
+        .args(["disks", "--all", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     device(&json(&so), &a.name());
-    let (code, so, _) = run(&["disks", "--json"]);
-    assert_eq!(code, 0);
-    let all = json(&so);
+    let all = Iolab::new()
+        .args(["disks", "--json"])
+        .run()
+        .success()
+        .json();
     assert!(
         all["devices"]
             .as_array()
@@ -187,7 +187,10 @@ fn census_reports_loop_devices_with_size_and_block_sizes() {
     );
 
     // The table: sizes, block sizes, "-" for what is unknown.
-    let (code, so, se) = run(&["disks", a.path(), b.path()]);
+    let (code, so, se) = Iolab::new()
+        .args(["disks", a.path(), b.path()])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let row = so
         .lines()
@@ -200,10 +203,9 @@ fn census_reports_loop_devices_with_size_and_block_sizes() {
 
 #[test]
 fn census_shows_btrfs_and_lvm_membership_and_mountpoints() {
-    let t = "census_shows_btrfs_and_lvm_membership_and_mountpoints";
-    if !root_or_skip(t) || !tool_or_skip(t, "mkfs.btrfs") || !tool_or_skip(t, "pvcreate") {
-        return;
-    }
+    require_root!();
+    require_tool!("mkfs.btrfs", apt = "btrfs-progs");
+    require_tool!("pvcreate", apt = "lvm2");
     let a = Loop::new("btrfs-a", 160 << 20, &[]);
     let b = Loop::new("btrfs-b", 160 << 20, &[]);
     let pv = Loop::new("pv", 16 << 20, &[]);
@@ -229,7 +231,10 @@ fn census_shows_btrfs_and_lvm_membership_and_mountpoints() {
         .output()
         .expect("mount");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (code, so, se) = run(&["disks", "--json", a.path(), b.path(), pv.path()]);
+    let (code, so, se) = Iolab::new()
+        .args(["disks", "--json", a.path(), b.path(), pv.path()])
+        .run()
+        .parts();
     let _ = Command::new("umount").arg(mnt.path()).status();
     let _ = Command::new("wipefs")
         .args(["-q", "-a", pv.path()])
@@ -257,10 +262,12 @@ fn census_shows_btrfs_and_lvm_membership_and_mountpoints() {
 
 #[test]
 fn bench_flags_exactly_the_throttled_device() {
-    let t = "bench_flags_exactly_the_throttled_device";
-    if !root_or_skip(t) || !blkio_or_skip(t) {
-        return;
-    }
+    require_root!();
+    require_kernel!(
+        "blkio-v1",
+        have_blkio(),
+        &format!("cgroup v1 blkio is not mounted at {BLKIO}")
+    );
     let devs: Vec<Loop> = (0..3)
         .map(|i| Loop::new(&format!("bench{i}"), 64 << 20, &[]))
         .collect();
@@ -276,7 +283,7 @@ fn bench_flags_exactly_the_throttled_device() {
         "1s",
     ];
     args.extend(devs.iter().map(Loop::path));
-    let (code, so, se) = cg.iolab(&args);
+    let (code, so, se) = cg.iolab().args(&args).run().parts();
     assert_eq!(code, 1, "--check with a flag exits 1: {se}");
     let j = json(&so);
     let flags = j["flags"].as_array().expect("flags");
@@ -341,24 +348,28 @@ fn bench_flags_exactly_the_throttled_device() {
 
 #[test]
 fn check_exits_zero_when_nothing_is_flagged() {
-    if !root_or_skip("check_exits_zero_when_nothing_is_flagged") {
-        return;
-    }
+    require_root!();
     let a = Loop::new("check-a", 16 << 20, &[]);
     let b = Loop::new("check-b", 16 << 20, &[]);
-    let (code, _, se) = run(&["disks", "--check", a.path(), b.path()]);
+    let (code, _, se) = Iolab::new()
+        .args(["disks", "--check", a.path(), b.path()])
+        .run()
+        .parts();
     assert_eq!(code, 0, "census --check without temperatures: {se}");
-    let (code, so, se) = run(&[
-        "disks",
-        "--bench",
-        "--check",
-        "--tolerance",
-        "90%",
-        "--time",
-        "300ms",
-        a.path(),
-        b.path(),
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "disks",
+            "--bench",
+            "--check",
+            "--tolerance",
+            "90%",
+            "--time",
+            "300ms",
+            a.path(),
+            b.path(),
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{so}{se}");
     assert!(so.contains("group 'loop (no model)': 2 devices"), "{so}");
     assert!(!so.contains("SLOW"), "{so}");
@@ -377,14 +388,17 @@ fn bad_devices_and_flags_get_one_line_and_exit_2() {
     ];
     for (dev, want) in cases {
         for args in [vec!["disks", dev], vec!["disks", "--bench", dev]] {
-            let (code, so, se) = run(&args);
+            let (code, so, se) = Iolab::new().args(&args).run().parts();
             assert_eq!(code, 2, "{args:?}: {se}");
             assert_eq!(se.lines().count(), 1, "one line: {se}");
             assert!(se.contains(want) && se.contains(dev), "{args:?}: {se}");
             assert!(so.is_empty());
         }
     }
-    let (code, so, _) = run(&["disks", "--json", "/dev/iolab-no-such-disk"]);
+    let (code, so, _) = Iolab::new()
+        .args(["disks", "--json", "/dev/iolab-no-such-disk"])
+        .run()
+        .parts();
     assert_eq!(code, 2);
     assert_eq!(json(&so)["exit_code"], 2);
     for args in [
@@ -395,7 +409,7 @@ fn bad_devices_and_flags_get_one_line_and_exit_2() {
         vec!["disks", "--max-temp=-3"],
         vec!["disks", "--parallel"],
     ] {
-        let (code, _, se) = run(&args);
+        let (code, _, se) = Iolab::new().args(&args).run().parts();
         assert_eq!(code, 2, "{args:?}: {se}");
     }
 }
@@ -428,14 +442,13 @@ fn open_flags_on(pid: u32, dev: &Path) -> Vec<u32> {
 
 #[test]
 fn bench_never_opens_a_device_for_writing() {
-    if !root_or_skip("bench_never_opens_a_device_for_writing") {
-        return;
-    }
+    require_root!();
     // Watch the open flags of the running bench: read-only and O_DIRECT, every time.
     let rw = Loop::new("rw", 16 << 20, &[]);
     let before = std::fs::read(&rw.file).expect("read backing");
-    let mut child = iolab()
+    let mut child = Iolab::new()
         .args(["disks", "--bench", "--time", "1s", rw.path()])
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -445,8 +458,11 @@ fn bench_never_opens_a_device_for_writing() {
         seen.extend(open_flags_on(child.id(), &rw.dev));
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let (code, so, se) = out(child.wait_with_output().expect("output"));
-    assert_eq!(code, 0, "{so}{se}");
+    Out::new(
+        "iolab disks --bench".into(),
+        child.wait_with_output().expect("output"),
+    )
+    .success();
     assert!(!seen.is_empty(), "never saw the device open");
     for f in &seen {
         assert_eq!(
@@ -461,7 +477,10 @@ fn bench_never_opens_a_device_for_writing() {
     // A read-only loop device (a disk image attached with losetup -r) reads fine too.
     let ro = Loop::new("ro", 16 << 20, &["--read-only"]);
     let before = std::fs::read(&ro.file).expect("read backing");
-    let (code, so, se) = run(&["disks", "--bench", "--time", "300ms", "--json", ro.path()]);
+    let (code, so, se) = Iolab::new()
+        .args(["disks", "--bench", "--time", "300ms", "--json", ro.path()])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let d = &json(&so)["bench"]["devices"][0];
     assert_eq!(d["error"], serde_json::Value::Null, "{d}");
@@ -471,8 +490,10 @@ fn bench_never_opens_a_device_for_writing() {
 
 #[test]
 fn help_documents_exit_codes() {
-    let (code, so, _) = out(iolab().args(["disks", "--help"]).output().expect("spawn"));
-    assert_eq!(code, 0);
-    assert!(so.contains("Exit status"), "{so}");
-    assert!(so.contains("--tolerance"));
+    Iolab::new()
+        .args(["disks", "--help"])
+        .run()
+        .success()
+        .stdout_has("Exit status")
+        .stdout_has("--tolerance");
 }

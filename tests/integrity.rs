@@ -14,17 +14,18 @@ use iolab::lab::integrity::{Step, Verdict};
 use iolab::lab::{DataWritten, LabHooks, LabOptions, LayoutStatus, MountedLayout};
 use serde_json::Value;
 
+mod common;
 mod lab_world;
 use lab_world::World;
 
 macro_rules! need_root_and_btrfs {
     () => {
-        if let Some(why) =
-            lab_world::cannot_run(&["losetup", "mkfs.btrfs", "btrfs", "wipefs"], "btrfs-progs")
-        {
-            eprintln!("skipped: {why}");
-            return;
-        }
+        lab_world::require_lab!(
+            "losetup" => "mount",
+            "mkfs.btrfs" => "btrfs-progs",
+            "btrfs" => "btrfs-progs",
+            "wipefs" => "util-linux",
+        );
     };
 }
 
@@ -71,13 +72,12 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     )
     .unwrap();
     let out = w
-        .cmd()
+        .iolab()
         .args(["lab", spec.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    assert_eq!(out.status.code(), Some(0), "{v:#}");
+        .run();
+    let v: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", out.stderr));
+    assert_eq!(out.code, 0, "{v:#}");
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     for l in v["layouts"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
@@ -196,9 +196,9 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     }
     // The verdict is in the stored runs' layout too.
     let run = v["runs"][0]["run_id"].as_str().unwrap();
-    let o = w.cmd().args(["show", run, "--json"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rec: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o = w.iolab().args(["show", run, "--json"]).run();
+    o.success();
+    let rec: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(
         rec["layout"]["integrity"], "verified",
         "{:#}",
@@ -207,12 +207,11 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     // ... and in the lab's report, one verdict per layout in the integrity column.
     let md = w.db.path().join("lab.md");
     let o = w
-        .cmd()
+        .iolab()
         .args(["report", "--lab", &lab_id, "--format", "md", "-o"])
         .arg(&md)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .run();
+    o.success();
     let text = std::fs::read_to_string(&md).unwrap();
     let header = text
         .lines()

@@ -12,18 +12,20 @@ use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
 
+mod common;
 mod lab_world;
-use lab_world::{World, have};
+use common::{Iolab, Out, have_tool, kind, skip};
+use lab_world::World;
 
 macro_rules! need_root_and_loop {
     () => {
-        if let Some(why) = lab_world::cannot_run(
-            &["losetup", "mkfs.btrfs", "mkfs.xfs", "mkfs.ext4", "wipefs"],
-            "btrfs-progs xfsprogs",
-        ) {
-            eprintln!("skipped: {why}");
-            return;
-        }
+        lab_world::require_lab!(
+            "losetup" => "mount",
+            "mkfs.btrfs" => "btrfs-progs",
+            "mkfs.xfs" => "xfsprogs",
+            "mkfs.ext4" => "e2fsprogs",
+            "wipefs" => "util-linux",
+        );
     };
 }
 
@@ -38,7 +40,7 @@ fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn md_here() -> bool {
-    Path::new("/proc/mdstat").exists() && have("mdadm")
+    Path::new("/proc/mdstat").exists() && have_tool("mdadm")
 }
 
 /// Usable bytes each example layout promises, worked out here independently of the code.
@@ -66,7 +68,7 @@ fn example_builds_every_layout_then_leaves_nothing() {
         &example(),
         &["--quick", "--time", "150ms", "--size", "32MiB"],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = out.stderr.as_str();
     // A layout that lost data makes the lab exit 1; which (if any) is up to this kernel's
     // btrfs raid5/6, so only the consistency is checked for those.
     let lost: Vec<&str> = v["layouts"]
@@ -99,7 +101,7 @@ fn example_builds_every_layout_then_leaves_nothing() {
     } else {
         1
     };
-    assert_eq!(out.status.code(), Some(want), "stderr: {stderr}\n{v:#}");
+    assert_eq!(out.code, want, "stderr: {stderr}\n{v:#}");
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     // Every layout built here left a stored run (and a degraded one for the degrade layout),
     // and the comparison across layouts has the baseline the spec names.
@@ -134,26 +136,24 @@ fn example_builds_every_layout_then_leaves_nothing() {
     let base = &cmp["runs"][cmp["baseline"].as_u64().unwrap() as usize];
     assert_eq!(base["label"], "xfs-single");
     let db = w.db.path().join("iolab.db");
-    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+    let o = Iolab::new()
         .args(["list", "--lab", &lab_id, "--json", "--db"])
         .arg(&db)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
+        .run();
+    o.success();
+    let listed: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(
         listed.as_array().map_or(0, |a| a.len()),
         built + degraded,
         "{listed:#}"
     );
     // Reading the lab back later, the spec's baseline is the baseline again.
-    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+    let o = Iolab::new()
         .args(["compare", "--lab", &lab_id, "--format", "json", "--db"])
         .arg(&db)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+        .run();
+    o.success();
+    let again: Value = serde_json::from_str(&o.stdout).unwrap();
     let base = &again["runs"][again["baseline"].as_u64().unwrap() as usize];
     assert_eq!(base["label"], "xfs-single", "{again:#}");
     let layouts = v["layouts"].as_array().unwrap();
@@ -340,9 +340,10 @@ fn wait_for_mount(w: &World, child: &mut std::process::Child) -> Option<String> 
 }
 
 fn spawn_example(w: &World) -> std::process::Child {
-    w.cmd()
+    w.iolab()
         .args(["lab", example().to_str().unwrap(), "--disk-dir"])
         .arg(&w.disk_dir)
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -369,13 +370,8 @@ fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
         .count();
     assert_eq!(json, 1, "{states:?}");
     let out = w.lab(&["--cleanup"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
     assert!(
         stdout.contains(&format!("lab {lab_id}: removed")),
         "{stdout}"
@@ -384,7 +380,7 @@ fn sigkill_mid_lab_then_cleanup_leaves_nothing() {
     w.assert_clean(&lab_id);
     // A second cleanup finds nothing.
     let out = w.lab(&["--cleanup"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to clean up"));
+    out.stdout_has("nothing to clean up");
 }
 
 #[test]
@@ -395,14 +391,12 @@ fn sigterm_tears_down_and_exits_130() {
     let lab_id = wait_for_mount(&w, &mut child).expect("the lab never got to a mount");
     // SAFETY: kill has no memory preconditions; the pid is our live child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = Out::new(
+        "iolab lab (SIGTERM)".into(),
+        child.wait_with_output().unwrap(),
     );
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 130, "{stdout}{}", out.stderr.as_str());
     assert!(stdout.contains("interrupted"), "{stdout}");
     assert!(stdout.contains("skipped"), "{stdout}");
     w.assert_clean(&lab_id);
@@ -449,8 +443,8 @@ fn bad_specs_exit_2_with_one_line_naming_layout_and_field() {
             &format!("{disks}{body}"),
         );
         let out = w.lab(&[p.to_str().unwrap()]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        let err = out.stderr.as_str();
+        assert_eq!(out.code, 2, "case {i}: {err}");
         assert_eq!(err.lines().count(), 1, "case {i}: {err}");
         assert!(err.contains(want), "case {i}: want '{want}' in: {err}");
         assert!(err.contains(&format!("bad{i}.toml")), "{err}");
@@ -461,8 +455,8 @@ fn bad_specs_exit_2_with_one_line_naming_layout_and_field() {
         "[disks]\ndevices = [\"/dev/iolab-no-such-disk\"]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n",
     );
     let out = w.lab(&[p.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = out.stderr.as_str();
+    assert_eq!(out.code, 2, "{err}");
     assert!(
         err.contains("disks.devices[1]") && err.contains("/dev/iolab-no-such-disk"),
         "{err}"
@@ -475,7 +469,10 @@ fn bad_specs_exit_2_with_one_line_naming_layout_and_field() {
 #[test]
 fn layouts_this_kernel_cannot_build_are_skipped_without_touching_anything() {
     if md_here() {
-        eprintln!("skipped: this machine has md; the example test builds md for real");
+        skip(
+            &kind::kernel("md"),
+            "this machine has md; the example test builds md for real",
+        );
         return;
     }
     let w = World::new("labtest");
@@ -490,8 +487,8 @@ fn layouts_this_kernel_cannot_build_are_skipped_without_touching_anything() {
         ),
     );
     let out = w.lab(&[p.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}");
     assert!(stdout.contains("unavailable here: "), "{stdout}");
     assert!(!w.disk_dir.exists(), "a disk dir was made for nothing");
     assert!(w.state_files().is_empty());
@@ -589,16 +586,16 @@ fn real_devices_need_destroy_and_are_never_used_when_mounted() {
     let s = spec.to_str().unwrap();
     // No --destroy: refused, naming the device and what is on it.
     let out = w.lab(&[s]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = out.stderr.as_str();
+    assert_eq!(out.code, 2, "{err}");
     assert!(
         err.contains(&a.display().to_string()) && err.contains("xfs"),
         "{err}"
     );
     // --destroy naming other devices than the spec: refused.
     let out = w.lab(&[s, "--destroy", &names(&fake.devs[..2])]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = out.stderr.as_str();
+    assert_eq!(out.code, 2, "{err}");
     assert!(err.contains("does not match"), "{err}");
     // Mounted: refused even with --destroy.
     let mnt = tempfile::tempdir().unwrap();
@@ -612,16 +609,16 @@ fn real_devices_need_destroy_and_are_never_used_when_mounted() {
     );
     let out = w.lab(&[s, "--destroy", &names(&fake.devs)]);
     let _ = Command::new("umount").arg(mnt.path()).status();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = out.stderr.as_str();
+    assert_eq!(out.code, 2, "{err}");
     assert!(err.contains("mounted"), "{err}");
     assert!(w.state_files().is_empty());
     // With --destroy matching: built, degraded, rebuilt onto the third device.
     let out = w.lab(&[s, "--destroy", &names(&fake.devs), "--format", "json"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!("{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|_| {
+        panic!("{}", out.stderr);
     });
-    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert_eq!(out.code, 0, "{v:#}");
     let l = &v["layouts"][0];
     assert_eq!(l["status"], "ok", "{l:#}");
     assert_eq!(l["rebuild"]["new_member"], c.display().to_string(), "{l:#}");
@@ -654,17 +651,12 @@ fn dry_run_prints_the_md_and_lvm_commands() {
         ),
     );
     let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
     let create = stdout
         .lines()
         .find(|l| l.starts_with("mdadm --create"))
-        .expect(&stdout);
+        .expect(stdout);
     assert!(
         create.contains(
             "--run --metadata=1.2 --name=iolab-" 
@@ -914,7 +906,7 @@ fn an_existing_disk_dir_and_files_in_it_are_left_alone() {
         ),
     );
     let (out, v) = w.lab_json(&spec, &["--quick"]);
-    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert_eq!(out.code, 0, "{v:#}");
     assert_eq!(v["layouts"][0]["status"], "ok", "{v:#}");
     assert!(
         v["layouts"][0]["commands"]

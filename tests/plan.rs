@@ -1,11 +1,12 @@
 //! `iolab plan`: the binary as users run it, and the model's properties over many inputs.
 
-use std::process::{Command, Output};
-
+mod common;
 #[path = "plan/disk_from.rs"]
 mod disk_from;
 #[path = "plan/properties.rs"]
 mod properties;
+
+use common::Iolab;
 
 const POD: &[&str] = &[
     "plan",
@@ -17,30 +18,12 @@ const POD: &[&str] = &[
     "raid6,raid6+2spares,raid5+1spare,raid5",
 ];
 
-fn iolab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .env(
-            "IOLAB_DB",
-            std::env::temp_dir().join(format!("iolab-plan-tests-{}.db", std::process::id())),
-        )
-        .args(args)
-        .output()
-        .expect("the iolab binary runs")
-}
-
 fn with(base: &[&str], extra: &[&str]) -> Vec<String> {
     base.iter().chain(extra).map(|s| (*s).to_string()).collect()
 }
 
 fn run_json(args: &[String]) -> serde_json::Value {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = iolab(&a);
-    assert!(
-        out.status.success(),
-        "{a:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("--format json prints JSON")
+    Iolab::new().args(args).run().success().json()
 }
 
 fn layout<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -58,13 +41,9 @@ fn f(v: &serde_json::Value, key: &str) -> f64 {
 
 #[test]
 fn the_45_disk_pod_as_a_table() {
-    let out = iolab(POD);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = Iolab::new().args(POD).run();
+    out.success();
+    let text = out.stdout;
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[0].starts_with("layout") && lines[0].contains("loss 1y"),
@@ -139,14 +118,9 @@ fn the_45_disk_pod_as_json() {
 
 #[test]
 fn markdown_table() {
-    let out = iolab(
-        &with(POD, &["--format", "md"])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = Iolab::new().args(with(POD, &["--format", "md"])).run();
+    out.success();
+    let text = out.stdout;
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("| layout | disks | usable"), "{text}");
     assert!(lines[1].starts_with("|:--|"), "{text}");
@@ -181,16 +155,18 @@ fn dominated_layouts_are_marked() {
     );
     assert_eq!(layout(&doc, "btrfs-raid1")["dominated_by"], "btrfs-raid10");
     assert_eq!(layout(&doc, "btrfs-raid10")["dominated"], false);
-    let out = iolab(&[
-        "plan",
-        "--disks",
-        "12",
-        "--disk-size",
-        "4TB",
-        "--layouts",
-        "btrfs-raid1,btrfs-raid10",
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = Iolab::new()
+        .args([
+            "plan",
+            "--disks",
+            "12",
+            "--disk-size",
+            "4TB",
+            "--layouts",
+            "btrfs-raid1,btrfs-raid10",
+        ])
+        .run()
+        .stdout;
     let row = text
         .lines()
         .find(|l| l.starts_with("btrfs-raid1 "))
@@ -211,13 +187,10 @@ fn the_controller_cap_binds_and_is_shown() {
     assert!((f(r6, "rand_write_iops") - 500.0).abs() < 1e-9); // 3000 / 6 disk IOs
     // A 45-disk parity rebuild moves 45 bytes per byte rebuilt: 1000/45 MB/s, 25 h for 2 TB.
     assert!((f(r6, "rebuild_mbps") - 1000.0 / 45.0).abs() < 1e-9);
-    let out = iolab(
-        &with(POD, &["--cap-mbps", "1000"])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = Iolab::new()
+        .args(with(POD, &["--cap-mbps", "1000"]))
+        .run()
+        .stdout;
     assert!(
         text.contains("1000*") && text.contains("* held by the controller cap"),
         "{text}"
@@ -226,8 +199,7 @@ fn the_controller_cap_binds_and_is_shown() {
 
 #[test]
 fn help_cites_the_afr_source() {
-    let out = iolab(&["plan", "--help"]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = Iolab::new().args(["plan", "--help"]).run().stdout;
     assert!(text.contains("Backblaze Drive Stats for 2024"), "{text}");
     assert!(text.contains("1.57%") && text.contains("--afr"), "{text}");
 }
@@ -379,9 +351,9 @@ fn impossible_inputs_give_one_line_and_exit_2() {
         ),
     ];
     for (args, want) in cases {
-        let out = iolab(&[&["plan"], *args].concat());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let out = Iolab::new().arg("plan").args(*args).run();
+        let err = &out.stderr;
+        assert_eq!(out.code, 2, "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
         assert!(
             err.starts_with("iolab: error: ") && err.contains(want),

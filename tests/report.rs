@@ -15,7 +15,7 @@ mod fixtures;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use common::{iolab, out, run};
+use common::{Iolab, kind, skip};
 use fixtures::{Shape, four_workloads, many_workloads, save};
 use iolab::report::compare::{format_estimate, format_ratio};
 use iolab::sample::RunRecord;
@@ -42,10 +42,15 @@ fn artifacts() -> PathBuf {
     dir
 }
 
+/// `iolab --db DB report ARGS` (the `--db` flag itself, not `IOLAB_DB`).
 fn report(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut c = iolab();
-    c.arg("--db").arg(db).arg("report").args(args);
-    out(c.output().expect("spawn iolab"))
+    Iolab::new()
+        .arg("--db")
+        .arg(db)
+        .arg("report")
+        .args(args)
+        .run()
+        .parts()
 }
 
 fn unescape(s: &str) -> String {
@@ -391,7 +396,7 @@ fn bad_input_is_refused_with_exit_2_and_writes_nothing() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
-    let (code, _, err) = run(&["report", "raid5"]);
+    let (code, _, err) = Iolab::new().args(["report", "raid5"]).run().parts();
     assert_eq!(code, 2, "-o is required: {err}");
     assert!(!Path::new(o).exists(), "nothing written");
     // One run is a report too.
@@ -539,8 +544,9 @@ fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
 #[test]
 fn report_renders_in_headless_chromium() {
     let Some(bin) = browser::chromium() else {
-        eprintln!(
-            "SKIP report_renders_in_headless_chromium: chromium is not installed (scripts/test installs it)"
+        skip(
+            &kind::tool("chromium"),
+            "chromium is not installed (scripts/test installs it)",
         );
         return;
     };
@@ -574,22 +580,25 @@ fn report_of_real_runs_renders() {
         std::fs::create_dir(&target).unwrap();
         // Its own --db, so a run command that stores runs never touches the user's database.
         let run_db = dir.path().join("run.db");
-        let (code, stdout, stderr) = run(&[
-            "--db",
-            run_db.to_str().unwrap(),
-            "run",
-            target.to_str().unwrap(),
-            "--quick",
-            "--size",
-            "16MiB",
-            "--time",
-            "300ms",
-            "--repeat",
-            "2",
-            "--label",
-            label,
-            "--json",
-        ]);
+        let (code, stdout, stderr) = Iolab::new()
+            .args([
+                "--db",
+                run_db.to_str().unwrap(),
+                "run",
+                target.to_str().unwrap(),
+                "--quick",
+                "--size",
+                "16MiB",
+                "--time",
+                "300ms",
+                "--repeat",
+                "2",
+                "--label",
+                label,
+                "--json",
+            ])
+            .run()
+            .parts();
         assert_eq!(code, 0, "{stderr}");
         let doc = common::json(&stdout);
         let rec: RunRecord = serde_json::from_value(doc["run"].clone()).unwrap();
@@ -615,7 +624,10 @@ fn report_of_real_runs_renders() {
     let (code, _, err) = report(&db, &[&ids[0], &ids[1], "-o", md.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let Some(bin) = browser::chromium() else {
-        eprintln!("SKIP browser part of report_of_real_runs_renders: chromium is not installed");
+        skip(
+            &kind::tool("chromium"),
+            "browser part: chromium is not installed (scripts/test installs it)",
+        );
         return;
     };
     let svgs = html.matches("<svg class=\"chart\"").count();

@@ -12,25 +12,27 @@ fn tmpdir() -> tempfile::TempDir {
 #[test]
 fn counts_balance_and_histograms_count_every_io() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "write",
-        "--bs",
-        "64k",
-        "--qd",
-        "8",
-        "--io-size",
-        "8MiB",
-        "--size",
-        "16MiB",
-        "--repeat",
-        "2",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "write",
+            "--bs",
+            "64k",
+            "--qd",
+            "8",
+            "--io-size",
+            "8MiB",
+            "--size",
+            "16MiB",
+            "--repeat",
+            "2",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     let trials = j["run"]["workloads"][0]["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2);
     for t in trials {
@@ -57,27 +59,29 @@ fn counts_balance_and_histograms_count_every_io() {
 #[test]
 fn mixed_workload_reports_reads_and_writes_separately() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "randrw",
-        "--read-pct",
-        "70",
-        "--bs",
-        "4k",
-        "--qd",
-        "16",
-        "--io-size",
-        "16MiB",
-        "--size",
-        "32MiB",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "randrw",
+            "--read-pct",
+            "70",
+            "--bs",
+            "4k",
+            "--qd",
+            "16",
+            "--io-size",
+            "16MiB",
+            "--size",
+            "32MiB",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     let ops = j["run"]["workloads"][0]["trials"][0]["ops"]
         .as_array()
         .unwrap();
@@ -97,19 +101,21 @@ fn written_data_is_not_zeros_and_not_repeating() {
     let d = tmpdir();
     let f = d.path().join("target.dat");
     std::fs::File::create(&f).unwrap();
-    let (code, _, se) = run(&[
-        "run",
-        f.to_str().unwrap(),
-        "--pattern",
-        "write",
-        "--bs",
-        "16k",
-        "--size",
-        "4MiB",
-        "--repeat",
-        "1",
-    ]);
-    assert_eq!(code, 0, "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--pattern",
+            "write",
+            "--bs",
+            "16k",
+            "--size",
+            "4MiB",
+            "--repeat",
+            "1",
+        ])
+        .run()
+        .success();
     let data = std::fs::read(&f).unwrap();
     assert_eq!(data.len(), 4 << 20);
     let mut seen = std::collections::HashSet::new();
@@ -137,21 +143,23 @@ fn written_data_is_not_zeros_and_not_repeating() {
         data.len()
     );
 
-    let (code, _, se) = run(&[
-        "run",
-        f.to_str().unwrap(),
-        "--pattern",
-        "write",
-        "--bs",
-        "16k",
-        "--size",
-        "4MiB",
-        "--repeat",
-        "1",
-        "--data",
-        "zero",
-    ]);
-    assert_eq!(code, 0, "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--pattern",
+            "write",
+            "--bs",
+            "16k",
+            "--size",
+            "4MiB",
+            "--repeat",
+            "1",
+            "--data",
+            "zero",
+        ])
+        .run()
+        .success();
     assert!(
         std::fs::read(&f).unwrap().iter().all(|x| *x == 0),
         "--data zero writes zeros"
@@ -161,9 +169,9 @@ fn written_data_is_not_zeros_and_not_repeating() {
 #[test]
 fn default_target_is_a_temp_dir_that_goes_away() {
     let d = tmpdir();
-    let (code, so, se) = run_in(
-        d.path(),
-        &[
+    Iolab::new()
+        .cwd(d.path())
+        .args([
             "run",
             "--pattern",
             "randread",
@@ -173,10 +181,10 @@ fn default_target_is_a_temp_dir_that_goes_away() {
             "300ms",
             "--repeat",
             "1",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
-    assert!(so.contains("randread"), "{so}");
+        ])
+        .run()
+        .success()
+        .stdout_has("randread");
     assert_eq!(
         std::fs::read_dir(d.path()).unwrap().count(),
         0,
@@ -187,54 +195,63 @@ fn default_target_is_a_temp_dir_that_goes_away() {
 #[test]
 fn same_seed_same_offsets_different_seed_different() {
     // With the null engine, the IO sequence is pure computation: same seed, same counts/series.
-    let a = run(&[
-        "run",
-        "--engine",
-        "null",
-        "--pattern",
-        "randrw",
-        "--io-size",
-        "4MiB",
-        "--size",
-        "1GiB",
-        "--seed",
-        "7",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    let b = run(&[
-        "run",
-        "--engine",
-        "null",
-        "--pattern",
-        "randrw",
-        "--io-size",
-        "4MiB",
-        "--size",
-        "1GiB",
-        "--seed",
-        "7",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    let c = run(&[
-        "run",
-        "--engine",
-        "null",
-        "--pattern",
-        "randrw",
-        "--io-size",
-        "4MiB",
-        "--size",
-        "1GiB",
-        "--seed",
-        "8",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let a = Iolab::new()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randrw",
+            "--io-size",
+            "4MiB",
+            "--size",
+            "1GiB",
+            "--seed",
+            "7",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
+    let b = Iolab::new()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randrw",
+            "--io-size",
+            "4MiB",
+            "--size",
+            "1GiB",
+            "--seed",
+            "7",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
+    let c = Iolab::new()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--pattern",
+            "randrw",
+            "--io-size",
+            "4MiB",
+            "--size",
+            "1GiB",
+            "--seed",
+            "8",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     let reads = |s: &str| {
         json(s)["run"]["workloads"][0]["trials"][0]["ops"][0]["count"]
             .as_u64()
@@ -247,25 +264,28 @@ fn same_seed_same_offsets_different_seed_different() {
 #[test]
 fn fsync_every_write_issues_one_sync_per_write() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "randwrite",
-        "--bs",
-        "4k",
-        "--qd",
-        "4",
-        "--fsync-every",
-        "1",
-        "--io-size",
-        "400k",
-        "--size",
-        "8MiB",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--fsync-every",
+            "1",
+            "--io-size",
+            "400k",
+            "--size",
+            "8MiB",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let t = &json(&so)["run"]["workloads"][0]["trials"][0];
     assert_eq!(t["accounting"]["syncs"], 100);
@@ -282,22 +302,25 @@ fn fsync_every_write_issues_one_sync_per_write() {
 #[test]
 fn fsync_at_end_is_timed_once() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "write",
-        "--bs",
-        "1m",
-        "--fsync-at-end",
-        "--io-size",
-        "8MiB",
-        "--size",
-        "8MiB",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "write",
+            "--bs",
+            "1m",
+            "--fsync-at-end",
+            "--io-size",
+            "8MiB",
+            "--size",
+            "8MiB",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let t = &json(&so)["run"]["workloads"][0]["trials"][0];
     assert_eq!(t["accounting"]["syncs"], 1);
@@ -306,21 +329,23 @@ fn fsync_at_end_is_timed_once() {
 #[test]
 fn json_carries_system_facts_and_parameters() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "200ms",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "200ms",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     let r = &j["run"];
     assert!(!r["system"]["kernel"].as_str().unwrap().is_empty());
     assert!(r["system"]["cpus"].as_u64().unwrap() >= 1);
@@ -384,7 +409,7 @@ fn bad_input_gets_one_line_and_exit_2() {
         (&["run", dir, "--repeat", "0"], "--repeat"),
     ];
     for (args, needle) in cases {
-        let (code, so, se) = run(args);
+        let (code, so, se) = Iolab::new().args(*args).run().parts();
         assert_eq!(code, 2, "{args:?}: exit {code}, stderr {se}");
         let err: Vec<&str> = se
             .lines()
@@ -404,121 +429,126 @@ fn bad_input_gets_one_line_and_exit_2() {
 
 #[test]
 fn json_mode_prints_a_json_error() {
-    let (code, so, _) = run(&["run", "/nonexistent/x", "--json"]);
-    assert_eq!(code, 2);
-    let j = json(&so);
+    let j = Iolab::new()
+        .args(["run", "/nonexistent/x", "--json"])
+        .run()
+        .code(2)
+        .json();
     assert!(j["error"].as_str().unwrap().contains("does not exist"));
 }
 
 #[test]
 fn no_permission_is_a_clear_error() {
-    if !root_or_skip("no_permission_is_a_clear_error")
-        || !tool_or_skip("no_permission_is_a_clear_error", "setpriv")
-    {
-        return;
-    }
+    require_root!();
+    require_tool!("setpriv", apt = "util-linux");
     let d = tmpdir();
-    let o = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_iolab"),
-            "run",
-        ])
+    Iolab::new()
+        .wrap(
+            "setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups"],
+        )
+        .arg("run")
         .arg(d.path())
         .args(["--pattern", "write", "--size", "1MiB"])
-        .output()
-        .unwrap();
-    let (code, _, se) = out(o);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("no permission"), "{se}");
+        .run()
+        .code(2)
+        .stderr_has("no permission");
 }
 
 #[test]
 fn device_writes_need_destroy_and_mounted_devices_are_refused() {
-    if !root_or_skip("device_writes_need_destroy") {
-        return;
-    }
+    require_root!();
+    require_tool!("mkfs.ext4", apt = "e2fsprogs");
     let mut l = LoopDev::new("destroy", 64 << 20);
     let other = LoopDev::new("other", 16 << 20);
     // Reads are fine on an unmounted device.
-    let (code, _, se) = run(&[
-        "run",
-        l.path(),
-        "--pattern",
-        "randread",
-        "--time",
-        "200ms",
-        "--repeat",
-        "1",
-    ]);
-    assert_eq!(code, 0, "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            l.path(),
+            "--pattern",
+            "randread",
+            "--time",
+            "200ms",
+            "--repeat",
+            "1",
+        ])
+        .run()
+        .success();
     // Writes are refused without --destroy, and with --destroy naming another device.
-    let (code, _, se) = run(&["run", l.path(), "--pattern", "write", "--time", "200ms"]);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--destroy"), "{se}");
-    let (code, _, se) = run(&[
-        "run",
-        l.path(),
-        "--pattern",
-        "write",
-        "--time",
-        "200ms",
-        "--destroy",
-        other.path(),
-    ]);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("does not match"), "{se}");
+    Iolab::new()
+        .args(["run", l.path(), "--pattern", "write", "--time", "200ms"])
+        .run()
+        .code(2)
+        .stderr_has("--destroy");
+    Iolab::new()
+        .args([
+            "run",
+            l.path(),
+            "--pattern",
+            "write",
+            "--time",
+            "200ms",
+            "--destroy",
+            other.path(),
+        ])
+        .run()
+        .code(2)
+        .stderr_has("does not match");
     // With --destroy naming it: written, and the data is random.
-    let (code, _, se) = run(&[
-        "run",
-        l.path(),
-        "--pattern",
-        "write",
-        "--bs",
-        "1m",
-        "--io-size",
-        "8MiB",
-        "--repeat",
-        "1",
-        "--destroy",
-        l.path(),
-    ]);
-    assert_eq!(code, 0, "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            l.path(),
+            "--pattern",
+            "write",
+            "--bs",
+            "1m",
+            "--io-size",
+            "8MiB",
+            "--repeat",
+            "1",
+            "--destroy",
+            l.path(),
+        ])
+        .run()
+        .success();
     let head = std::fs::read(&l.file).unwrap();
     assert!(head[..1 << 20].iter().any(|b| *b != 0));
     // Mounted: refused for reads and writes alike, even with --destroy.
     let _mnt = l.mkfs_and_mount("ext4");
-    let (code, _, se) = run(&["run", l.path(), "--pattern", "read", "--time", "200ms"]);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("is mounted"), "{se}");
-    let (code, _, se) = run(&["run", l.path(), "--pattern", "write", "--destroy", l.path()]);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("is mounted"), "{se}");
+    Iolab::new()
+        .args(["run", l.path(), "--pattern", "read", "--time", "200ms"])
+        .run()
+        .code(2)
+        .stderr_has("is mounted");
+    Iolab::new()
+        .args(["run", l.path(), "--pattern", "write", "--destroy", l.path()])
+        .run()
+        .code(2)
+        .stderr_has("is mounted");
 }
 
 #[test]
 fn io_on_a_real_xfs_loop_device() {
-    if !root_or_skip("io_on_a_real_xfs_loop_device")
-        || !tool_or_skip("io_on_a_real_xfs_loop_device", "mkfs.xfs")
-    {
-        return;
-    }
+    require_root!();
+    require_tool!("mkfs.xfs", apt = "xfsprogs");
     let mut l = LoopDev::new("xfs", 512 << 20);
     let mnt = l.mkfs_and_mount("xfs");
-    let (code, so, se) = run(&[
-        "run",
-        mnt.to_str().unwrap(),
-        "--quick",
-        "--size",
-        "64MiB",
-        "--time",
-        "300ms",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            mnt.to_str().unwrap(),
+            "--quick",
+            "--size",
+            "64MiB",
+            "--time",
+            "300ms",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     assert_eq!(j["run"]["target"]["fs_type"], "xfs");
     let devs = j["run"]["target"]["devices"].as_array().unwrap();
     assert!(
@@ -541,22 +571,22 @@ fn io_on_a_real_xfs_loop_device() {
 
 #[test]
 fn disk_full_is_reported_and_the_file_removed() {
-    if !root_or_skip("disk_full_is_reported") {
-        return;
-    }
+    require_root!();
     let m = MemMount::new("tmpfs", "size=8m");
-    let (code, _, se) = run(&[
-        "run",
-        m.dir.to_str().unwrap(),
-        "--pattern",
-        "write",
-        "--size",
-        "64MiB",
-        "--io-size",
-        "64MiB",
-    ]);
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("disk full"), "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            m.dir.to_str().unwrap(),
+            "--pattern",
+            "write",
+            "--size",
+            "64MiB",
+            "--io-size",
+            "64MiB",
+        ])
+        .run()
+        .code(1)
+        .stderr_has("disk full");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,
@@ -566,27 +596,27 @@ fn disk_full_is_reported_and_the_file_removed() {
 
 #[test]
 fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
-    if !root_or_skip("filesystem_without_o_direct") {
-        return;
-    }
+    require_root!();
     let m = MemMount::new("ramfs", "");
-    let (code, so, se) = run(&[
-        "run",
-        m.dir.to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "200ms",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    assert!(se.contains("O_DIRECT is not supported"), "{se}");
-    assert!(se.contains("fits in RAM"), "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            m.dir.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "200ms",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .success()
+        .stderr_has("O_DIRECT is not supported")
+        .stderr_has("fits in RAM")
+        .json();
     assert!(
         j["run"]["workloads"][0]["trials"][0]["notes"]
             .to_string()

@@ -10,25 +10,15 @@ fn tmpdir() -> tempfile::TempDir {
     disk_tmpdir("iolab-runstore-test")
 }
 
-fn db_args(db: &std::path::Path) -> Vec<String> {
-    vec!["--db".into(), db.to_str().unwrap().into()]
-}
-
-fn iolab_db(db: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let mut c = iolab();
-    c.args(args).args(db_args(db));
-    out(c.output().unwrap())
-}
-
 #[test]
 fn a_run_is_stored_and_read_back_by_label() {
     let d = tmpdir();
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+    Iolab::new()
+        .db(&db)
+        .args([
             "run",
             work.to_str().unwrap(),
             "--pattern",
@@ -43,11 +33,15 @@ fn a_run_is_stored_and_read_back_by_label() {
             "first",
             "--note",
             "hello",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
-    assert!(so.contains("saved as run"), "{so}");
-    let (code, so, se) = iolab_db(&db, &["show", "first", "--json"]);
+        ])
+        .run()
+        .success()
+        .stdout_has("saved as run");
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "first", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -55,9 +49,12 @@ fn a_run_is_stored_and_read_back_by_label() {
     assert_eq!(run["note"], "hello");
     assert_eq!(run["status"], "complete");
     assert_eq!(run["workloads"][0]["trials"].as_array().unwrap().len(), 2);
-    let (code, so, _) = iolab_db(&db, &["list", "--json"]);
-    assert_eq!(code, 0);
-    assert!(so.contains("first"), "{so}");
+    Iolab::new()
+        .db(&db)
+        .args(["list", "--json"])
+        .run()
+        .success()
+        .stdout_has("first");
 }
 
 #[test]
@@ -66,22 +63,23 @@ fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let mut c = iolab();
-    c.args([
-        "run",
-        work.to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "700ms",
-        "--repeat",
-        "20",
-        "--label",
-        "cc",
-    ])
-    .args(db_args(&db));
+    let mut c = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            work.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "700ms",
+            "--repeat",
+            "20",
+            "--label",
+            "cc",
+        ])
+        .command();
     c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
@@ -91,10 +89,14 @@ fn ctrl_c_keeps_finished_trials_marks_interrupted_and_exits_130() {
     let t0 = Instant::now();
     let o = child.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(5), "stopped promptly");
-    let (code, _, se) = out(o);
-    assert_eq!(code, 130, "{se}");
-    assert!(se.contains("interrupted"), "{se}");
-    let (code, so, se) = iolab_db(&db, &["show", "cc", "--json"]);
+    Out::new("iolab run (SIGINT)".into(), o)
+        .code(130)
+        .stderr_has("interrupted");
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "cc", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -114,29 +116,34 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let mut c = iolab();
-    c.args([
-        "run",
-        work.to_str().unwrap(),
-        "--pattern",
-        "randread",
-        "--size",
-        "8MiB",
-        "--time",
-        "500ms",
-        "--repeat",
-        "20",
-        "--label",
-        "killed",
-    ])
-    .args(db_args(&db));
+    let mut c = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            work.to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--size",
+            "8MiB",
+            "--time",
+            "500ms",
+            "--repeat",
+            "20",
+            "--label",
+            "killed",
+        ])
+        .command();
     c.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = c.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(2200));
     child.kill().unwrap();
     child.wait().unwrap();
-    let (code, so, se) = iolab_db(&db, &["show", "killed", "--json"]);
+    let (code, so, se) = Iolab::new()
+        .db(&db)
+        .args(["show", "killed", "--json"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     // `show --json` prints the run record itself.
     let run = json(&so);
@@ -148,9 +155,9 @@ fn sigkill_leaves_a_consistent_store_and_an_incomplete_run() {
 fn until_stable_reports_how_many_trials_it_took() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+    let j = Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -163,10 +170,10 @@ fn until_stable_reports_how_many_trials_it_took() {
             "--max-repeat",
             "8",
             "--json",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        ])
+        .run()
+        .success()
+        .json();
     let n = j["run"]["workloads"][0]["trials"].as_array().unwrap().len();
     assert!((3..=8).contains(&n), "{n}");
     let notes = j["run"]["notes"].to_string();
@@ -177,9 +184,9 @@ fn until_stable_reports_how_many_trials_it_took() {
 fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
     let d = tmpdir();
     let db = d.path().join("r.db");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -190,13 +197,13 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "--repeat",
             "1",
             "--no-save",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
+        ])
+        .run()
+        .success();
     assert!(!db.exists(), "nothing stored");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    Iolab::new()
+        .db(&db)
+        .args([
             "run",
             "--engine",
             "null",
@@ -206,10 +213,10 @@ fn no_save_keeps_nothing_and_a_bad_label_is_refused() {
             "4MiB",
             "--label",
             "last",
-        ],
-    );
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--label"), "{se}");
+        ])
+        .run()
+        .code(2)
+        .stderr_has("--label");
 }
 
 #[test]
@@ -218,9 +225,9 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
     let db = d.path().join("r.db");
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    Iolab::new()
+        .db(&db)
+        .args([
             "run",
             work.to_str().unwrap(),
             "--quick",
@@ -230,12 +237,12 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "200ms",
             "--label",
             "onedisk",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
-    let (code, so, se) = iolab_db(
-        &db,
-        &[
+        ])
+        .run()
+        .success();
+    let j = Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "6",
@@ -247,16 +254,16 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "onedisk",
             "--format",
             "json",
-        ],
-    );
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+        ])
+        .run()
+        .success()
+        .json();
     let r0 = &j["layouts"][0];
     assert!(r0["seq_read_mbps"].as_f64().unwrap() > 0.0);
     // Six disks striped read three times what two do (no cap given).
-    let (code, so2, se) = iolab_db(
-        &db,
-        &[
+    let (code, so2, se) = Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "2",
@@ -268,15 +275,16 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "onedisk",
             "--format",
             "json",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let two = json(&so2)["layouts"][0]["seq_read_mbps"].as_f64().unwrap();
     let six = r0["seq_read_mbps"].as_f64().unwrap();
     assert!((six / two - 3.0).abs() < 0.01, "{six} vs {two}");
-    let (code, _, se) = iolab_db(
-        &db,
-        &[
+    Iolab::new()
+        .db(&db)
+        .args([
             "plan",
             "--disks",
             "6",
@@ -286,7 +294,7 @@ fn plan_takes_disk_speeds_from_a_stored_run() {
             "raid6",
             "--disk-from",
             "nosuchrun",
-        ],
-    );
-    assert_eq!(code, 2, "{se}");
+        ])
+        .run()
+        .code(2);
 }

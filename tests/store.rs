@@ -6,6 +6,8 @@
 //! The concurrency and SIGKILL tests re-execute this test binary as child processes: the
 //! `child_role` test does nothing unless `IOLAB_STORE_CHILD` names a role.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,6 +21,8 @@ use iolab::stats;
 use iolab::store::{RunFilter, Store, StoreError};
 use iolab::system::{BlockDevice, SystemInfo};
 use iolab::target::{TargetInfo, TargetKind};
+
+use common::Iolab;
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -850,19 +854,6 @@ fn three_runs(dir: &Path) -> (PathBuf, [String; 3]) {
     (db, [a, b, c])
 }
 
-fn iolab(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .env("IOLAB_DB", db)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     use iolab::report::compare::{CompareOptions, build};
@@ -913,17 +904,18 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     );
 
     // The same through the binary, in every format, with another baseline.
-    let (code, out, err) = iolab(
-        &db,
-        &[
+    let (code, out, err) = Iolab::new()
+        .db(&db)
+        .args([
             "compare",
             "raid5",
             "raid6",
             "noisy",
             "--metric",
             "read.iops",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     println!("{out}");
     assert!(out.contains("100.0 ± 5.0"), "{out}");
@@ -933,17 +925,18 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     assert!(out.contains("! trials disagree"), "{out}");
     assert!(!out.contains("write.iops"), "--metric filters rows: {out}");
 
-    let (code, out, _) = iolab(
-        &db,
-        &[
+    let (code, out, _) = Iolab::new()
+        .db(&db)
+        .args([
             "compare",
             &b[..4],
             "--baseline",
             "raid5",
             "--format",
             "json",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["runs"][0]["header"], "raid5");
@@ -959,9 +952,9 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     assert!((row["cells"][1]["ratio"]["value"].as_f64().unwrap() - 3.0).abs() < 1e-9);
     assert_eq!(row["cells"][1]["ratio"]["significant"], true);
 
-    let (code, out, _) = iolab(
-        &db,
-        &[
+    let (code, out, _) = Iolab::new()
+        .db(&db)
+        .args([
             "compare",
             "raid6",
             "noisy",
@@ -971,8 +964,9 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
             "csv",
             "--metric",
             "iops",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     let line = out
         .lines()
@@ -984,9 +978,9 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
         line.split(',').count()
     );
 
-    let (code, out, _) = iolab(
-        &db,
-        &[
+    let (code, out, _) = Iolab::new()
+        .db(&db)
+        .args([
             "compare",
             "raid5",
             "raid6",
@@ -994,8 +988,9 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
             "md",
             "--metric",
             "read.iops",
-        ],
-    );
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     assert!(
         out.starts_with("| workload | metric | unit | raid5 (baseline) | raid6 | raid6 vs raid5 |"),
@@ -1008,8 +1003,11 @@ fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     );
 
     // One run alone is not a comparison.
-    let (code, _, err) = iolab(&db, &["compare", "raid5"]);
-    assert_eq!(code, 2, "{err}");
+    Iolab::new()
+        .db(&db)
+        .args(["compare", "raid5"])
+        .run()
+        .code(2);
     let _ = (a, c);
 }
 
@@ -1034,7 +1032,11 @@ fn compare_and_show_report_cliffs_and_differing_workloads() {
     r.status = RunStatus::Interrupted;
     let other = s.save_run(&r).unwrap();
     drop(s);
-    let (code, out, err) = iolab(&db, &["compare", "ssd-a", "ssd-b"]);
+    let (code, out, err) = Iolab::new()
+        .db(&db)
+        .args(["compare", "ssd-a", "ssd-b"])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("cliff: ssd-b / mail trial 1: throughput fell 70% at 4s for 4s (from 1000.0 to 300.0 ops/s)"), "{out}");
     assert!(
@@ -1043,7 +1045,7 @@ fn compare_and_show_report_cliffs_and_differing_workloads() {
     );
     assert!(out.contains("note: ssd-b was interrupted"), "{out}");
 
-    let (code, out, err) = iolab(&db, &["show", &other]);
+    let (code, out, err) = Iolab::new().db(&db).args(["show", &other]).run().parts();
     assert_eq!(code, 0, "{err}");
     println!("{out}");
     for want in [
@@ -1065,7 +1067,7 @@ fn compare_and_show_report_cliffs_and_differing_workloads() {
         assert!(out.contains(want), "show lacks {want:?}:\n{out}");
     }
     // `show` defaults to the newest run; --json is the stored record.
-    let (code, out, _) = iolab(&db, &["show", "--json"]);
+    let (code, out, _) = Iolab::new().db(&db).args(["show", "--json"]).run().parts();
     assert_eq!(code, 0);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["id"], other.as_str());
@@ -1077,7 +1079,7 @@ fn list_export_and_rm_work_on_real_files() {
     let dir = tmp();
     let (db, [a, b, c]) = three_runs(dir.path());
 
-    let (code, out, _) = iolab(&db, &["list", "--json"]);
+    let (code, out, _) = Iolab::new().db(&db).args(["list", "--json"]).run().parts();
     assert_eq!(code, 0);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     let ids: Vec<&str> = j
@@ -1088,12 +1090,20 @@ fn list_export_and_rm_work_on_real_files() {
         .collect();
     assert_eq!(ids, [c.as_str(), b.as_str(), a.as_str()], "newest first");
     assert_eq!(j[0]["status"], "complete");
-    let (code, out, _) = iolab(&db, &["list", "--label", "raid6"]);
+    let (code, out, _) = Iolab::new()
+        .db(&db)
+        .args(["list", "--label", "raid6"])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     assert!(out.contains(&b) && !out.contains(&a), "{out}");
     assert!(out.lines().next().unwrap().starts_with("id "), "{out}");
 
-    let (code, out, _) = iolab(&db, &["export", "raid5", "last", "--format", "json"]);
+    let (code, out, _) = Iolab::new()
+        .db(&db)
+        .args(["export", "raid5", "last", "--format", "json"])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["format"], "iolab-runs/1");
@@ -1104,11 +1114,11 @@ fn list_export_and_rm_work_on_real_files() {
     assert_eq!(rec.workloads[0].trials[0].ops[0].latency.len(), 500);
 
     let csv = dir.path().join("out.csv");
-    let (code, _, err) = iolab(
-        &db,
-        &["export", &a, "--format", "csv", "-o", csv.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
+    Iolab::new()
+        .db(&db)
+        .args(["export", &a, "--format", "csv", "-o", csv.to_str().unwrap()])
+        .run()
+        .success();
     let text = std::fs::read_to_string(&csv).unwrap();
     let rec = Store::open(&db).unwrap().load_run(&a).unwrap();
     let want: usize = rec
@@ -1124,9 +1134,12 @@ fn list_export_and_rm_work_on_real_files() {
     );
 
     // rm: a bad reference deletes nothing; then delete two.
-    let (code, _, err) = iolab(&db, &["rm", "raid5", "nosuchrun"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no run matches 'nosuchrun'"), "{err}");
+    Iolab::new()
+        .db(&db)
+        .args(["rm", "raid5", "nosuchrun"])
+        .run()
+        .code(2)
+        .stderr_has("no run matches 'nosuchrun'");
     assert_eq!(
         Store::open(&db)
             .unwrap()
@@ -1135,9 +1148,12 @@ fn list_export_and_rm_work_on_real_files() {
             .len(),
         3
     );
-    let (code, out, _) = iolab(&db, &["rm", "raid5", &c]);
-    assert_eq!(code, 0);
-    assert!(out.contains(&format!("removed {a} (raid5)")), "{out}");
+    Iolab::new()
+        .db(&db)
+        .args(["rm", "raid5", &c])
+        .run()
+        .success()
+        .stdout_has(&format!("removed {a} (raid5)"));
     let left = Store::open(&db)
         .unwrap()
         .list(&RunFilter::default())
@@ -1160,7 +1176,7 @@ fn bad_references_and_bad_files_are_one_line_errors() {
             "invalid value 'xml'",
         ),
     ] {
-        let (c, _, err) = iolab(&db, &args);
+        let (c, _, err) = Iolab::new().db(&db).args(&args).run().parts();
         assert_eq!(c, code, "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
@@ -1173,7 +1189,7 @@ fn bad_references_and_bad_files_are_one_line_errors() {
         s.save_run(&r).unwrap();
     }
     drop(s);
-    let (c, _, err) = iolab(&db, &["show", "aa"]);
+    let (c, _, err) = Iolab::new().db(&db).args(["show", "aa"]).run().parts();
     assert_eq!(c, 2);
     assert!(
         err.contains("'aa' matches 2 runs") && err.lines().count() == 1,
@@ -1183,7 +1199,7 @@ fn bad_references_and_bad_files_are_one_line_errors() {
     // A file that is not a database, and a damaged one: exit 1, one line, file untouched.
     let junk = dir.path().join("junk.db");
     std::fs::write(&junk, vec![7u8; 10_000]).unwrap();
-    let (c, _, err) = iolab(&junk, &["list"]);
+    let (c, _, err) = Iolab::new().db(&junk).args(["list"]).run().parts();
     assert_eq!(c, 1);
     assert!(
         err.starts_with("iolab: error: ") && err.contains("not an iolab results database"),
@@ -1194,11 +1210,13 @@ fn bad_references_and_bad_files_are_one_line_errors() {
 
     // No database yet: list says so and creates nothing; show is a usage error.
     let none = dir.path().join("none/iolab.db");
-    let (c, out, _) = iolab(&none, &["list"]);
-    assert_eq!(c, 0);
-    assert!(out.contains("no runs stored yet"), "{out}");
-    let (c, _, err) = iolab(&none, &["show", "last"]);
-    assert_eq!(c, 2, "{err}");
+    Iolab::new()
+        .db(&none)
+        .args(["list"])
+        .run()
+        .success()
+        .stdout_has("no runs stored yet");
+    Iolab::new().db(&none).args(["show", "last"]).run().code(2);
     assert!(!none.exists() && !none.parent().unwrap().exists());
 }
 
@@ -1210,27 +1228,21 @@ fn the_default_database_lives_in_the_xdg_data_directory() {
     let mut s = Store::open(&db).unwrap();
     let id = s.save_run(&record(Some("xdg"), &[5.0])).unwrap();
     drop(s);
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(["list", "--json"])
-        .env_remove("IOLAB_DB")
+    Iolab::new()
+        .no_db()
         .env("XDG_DATA_HOME", &data)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+        .args(["list", "--json"])
+        .run()
+        .success()
+        .stdout_has(&id);
     // Without XDG_DATA_HOME: ~/.local/share.
     let home = dir.path().join("home");
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(["list"])
-        .env_remove("IOLAB_DB")
+    Iolab::new()
+        .no_db()
         .env_remove("XDG_DATA_HOME")
         .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains(&format!("{}/.local/share/iolab/iolab.db", home.display())),
-        "{text}"
-    );
+        .args(["list"])
+        .run()
+        .success()
+        .stdout_has(&format!("{}/.local/share/iolab/iolab.db", home.display()));
 }

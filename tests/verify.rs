@@ -22,51 +22,56 @@ fn setup() -> (tempfile::TempDir, String, String) {
 }
 
 fn write_pass(f: &str, st: &str) {
-    let (code, _, se) = run(&[
-        "run",
-        f,
-        "--pattern",
-        "write",
-        "--bs",
-        "4k",
-        "--qd",
-        "8",
-        "--size",
-        "1MiB",
-        "--io-size",
-        "1MiB",
-        "--repeat",
-        "1",
-        "--verify",
-        "write",
-        "--verify-state",
-        st,
-    ]);
-    assert_eq!(code, 0, "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            f,
+            "--pattern",
+            "write",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--size",
+            "1MiB",
+            "--io-size",
+            "1MiB",
+            "--repeat",
+            "1",
+            "--verify",
+            "write",
+            "--verify-state",
+            st,
+        ])
+        .run()
+        .success();
 }
 
 fn read_pass(f: &str, st: &str) -> (i32, serde_json::Value, String) {
-    let (code, so, se) = run(&[
-        "run",
-        f,
-        "--pattern",
-        "read",
-        "--bs",
-        "4k",
-        "--qd",
-        "8",
-        "--size",
-        "1MiB",
-        "--io-size",
-        "1MiB",
-        "--repeat",
-        "1",
-        "--verify",
-        "read",
-        "--verify-state",
-        st,
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            f,
+            "--pattern",
+            "read",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--size",
+            "1MiB",
+            "--io-size",
+            "1MiB",
+            "--repeat",
+            "1",
+            "--verify",
+            "read",
+            "--verify-state",
+            st,
+            "--json",
+        ])
+        .run()
+        .parts();
     (code, json(&so), se)
 }
 
@@ -101,28 +106,30 @@ fn mismatches(j: &serde_json::Value) -> Vec<(u64, String)> {
 #[test]
 fn a_clean_run_reports_no_mismatches() {
     let d = disk_tmpdir("iolab-verify-test");
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "randrw",
-        "--bs",
-        "4k",
-        "--qd",
-        "16",
-        "--threads",
-        "2",
-        "--size",
-        "8MiB",
-        "--io-size",
-        "16MiB",
-        "--repeat",
-        "1",
-        "--verify",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "randrw",
+            "--bs",
+            "4k",
+            "--qd",
+            "16",
+            "--threads",
+            "2",
+            "--size",
+            "8MiB",
+            "--io-size",
+            "16MiB",
+            "--repeat",
+            "1",
+            "--verify",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     let names: Vec<&str> = j["run"]["workloads"]
         .as_array()
         .unwrap()
@@ -200,23 +207,29 @@ fn an_old_copy_is_a_lost_write_and_a_moved_block_is_misdirected() {
 #[test]
 fn verify_modes_need_a_state_file_and_big_enough_blocks() {
     let (_d, f, _st) = setup();
-    let (code, _, se) = run(&["run", &f, "--pattern", "write", "--verify", "write"]);
-    assert_eq!(code, 2, "{se}");
-    assert!(se.contains("--verify-state"), "{se}");
-    let (code, _, se) = run(&["run", &f, "--pattern", "write", "--verify", "sideways"]);
-    assert_eq!(code, 2, "{se}");
-    let (code, _, se) = run(&[
-        "run",
-        &f,
-        "--pattern",
-        "write",
-        "--bs",
-        "256",
-        "--buffered",
-        "--size",
-        "64k",
-        "--verify",
-    ]);
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("at least 512 bytes"), "{se}");
+    Iolab::new()
+        .args(["run", &f, "--pattern", "write", "--verify", "write"])
+        .run()
+        .code(2)
+        .stderr_has("--verify-state");
+    Iolab::new()
+        .args(["run", &f, "--pattern", "write", "--verify", "sideways"])
+        .run()
+        .code(2);
+    Iolab::new()
+        .args([
+            "run",
+            &f,
+            "--pattern",
+            "write",
+            "--bs",
+            "256",
+            "--buffered",
+            "--size",
+            "64k",
+            "--verify",
+        ])
+        .run()
+        .code(1)
+        .stderr_has("at least 512 bytes");
 }

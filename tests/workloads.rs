@@ -18,25 +18,28 @@ fn phases(so: &str) -> serde_json::Value {
 #[test]
 fn smallfile_phases_count_every_file_and_clean_up() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "smallfile",
-        "--files",
-        "500",
-        "--dirs",
-        "4",
-        "--min-file-size",
-        "1k",
-        "--max-file-size",
-        "8k",
-        "--threads",
-        "2",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "500",
+            "--dirs",
+            "4",
+            "--min-file-size",
+            "1k",
+            "--max-file-size",
+            "8k",
+            "--threads",
+            "2",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let t = phases(&so);
     let names: Vec<&str> = t["ops"]
@@ -71,41 +74,47 @@ fn smallfile_phases_count_every_file_and_clean_up() {
 #[test]
 fn fsync_is_really_issued_when_asked() {
     let d = tmpdir();
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "smallfile",
-        "--files",
-        "200",
-        "--dirs",
-        "2",
-        "--fsync",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "200",
+            "--dirs",
+            "2",
+            "--fsync",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     assert_eq!(
         phases(&so)["accounting"]["syncs"],
         400,
         "one per file in each of the two create phases"
     );
-    let (code, so, se) = run(&[
-        "run",
-        d.path().to_str().unwrap(),
-        "--pattern",
-        "smallfile",
-        "--files",
-        "200",
-        "--dirs",
-        "2",
-        "--fsync",
-        "--fsync-dir",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "200",
+            "--dirs",
+            "2",
+            "--fsync",
+            "--fsync-dir",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     assert_eq!(
         phases(&so)["accounting"]["syncs"],
@@ -116,15 +125,21 @@ fn fsync_is_really_issued_when_asked() {
 
 #[test]
 fn fsync_counted_by_strace_matches() {
-    if !tool_or_skip("fsync_counted_by_strace_matches", "strace") {
-        return;
-    }
+    require_tool!("strace", apt = "strace");
     let d = tmpdir();
-    let o = std::process::Command::new("strace")
-        .env("IOLAB_DB", test_db())
-        .args(["-f", "-c", "-e", "trace=fsync,unlinkat,openat", "-o"])
-        .arg(d.path().join("strace.out"))
-        .arg(env!("CARGO_BIN_EXE_iolab"))
+    let strace_out = d.path().join("strace.out");
+    Iolab::new()
+        .wrap(
+            "strace",
+            [
+                "-f",
+                "-c",
+                "-e",
+                "trace=fsync,unlinkat,openat",
+                "-o",
+                strace_out.to_str().unwrap(),
+            ],
+        )
         .args(["run"])
         .arg(d.path())
         .args([
@@ -139,9 +154,8 @@ fn fsync_counted_by_strace_matches() {
             "1",
             "--no-save",
         ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .run()
+        .success();
     let s = std::fs::read_to_string(d.path().join("strace.out")).unwrap();
     let calls = |name: &str| -> u64 {
         s.lines()
@@ -156,26 +170,26 @@ fn fsync_counted_by_strace_matches() {
 
 #[test]
 fn smallfile_failure_removes_everything() {
-    if !root_or_skip("smallfile_failure_removes_everything") {
-        return;
-    }
+    require_root!();
     let m = MemMount::new("tmpfs", "size=2m");
-    let (code, _, se) = run(&[
-        "run",
-        m.dir.to_str().unwrap(),
-        "--pattern",
-        "smallfile",
-        "--files",
-        "2000",
-        "--min-file-size",
-        "4k",
-        "--max-file-size",
-        "8k",
-        "--repeat",
-        "1",
-    ]);
-    assert_eq!(code, 1, "{se}");
-    assert!(se.contains("disk full"), "{se}");
+    Iolab::new()
+        .args([
+            "run",
+            m.dir.to_str().unwrap(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "2000",
+            "--min-file-size",
+            "4k",
+            "--max-file-size",
+            "8k",
+            "--repeat",
+            "1",
+        ])
+        .run()
+        .code(1)
+        .stderr_has("disk full");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,
@@ -185,22 +199,24 @@ fn smallfile_failure_removes_everything() {
 
 #[test]
 fn mail_profile_on_ext4_in_a_loop_device() {
-    if !root_or_skip("mail_profile_on_ext4") {
-        return;
-    }
+    require_root!();
+    require_tool!("mkfs.ext4", apt = "e2fsprogs");
     let mut l = LoopDev::new("mail", 256 << 20);
     let mnt = l.mkfs_and_mount("ext4");
-    let (code, so, se) = run(&[
-        "run",
-        mnt.to_str().unwrap(),
-        "--profile",
-        "mail",
-        "--scale",
-        "0.004",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            mnt.to_str().unwrap(),
+            "--profile",
+            "mail",
+            "--scale",
+            "0.004",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let t = phases(&so);
     let n = (128.0_f64 * 1024.0 * 0.004).round() as u64;
@@ -220,19 +236,22 @@ fn mail_profile_on_ext4_in_a_loop_device() {
 fn db_and_hdparm_and_backup_profiles_run() {
     let d = tmpdir();
     let dir = d.path().to_str().unwrap();
-    let (code, so, se) = run(&[
-        "run",
-        dir,
-        "--profile",
-        "db",
-        "--size",
-        "32MiB",
-        "--time",
-        "300ms",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            dir,
+            "--profile",
+            "db",
+            "--size",
+            "32MiB",
+            "--time",
+            "300ms",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let s = json(&so)["summary"].clone();
     assert_eq!(s.as_array().unwrap().len(), 3);
@@ -242,37 +261,42 @@ fn db_and_hdparm_and_backup_profiles_run() {
         2,
         "mix reports reads and writes separately"
     );
-    let (code, so, se) = run(&[
-        "run",
-        dir,
-        "--profile",
-        "hdparm",
-        "--size",
-        "32MiB",
-        "--time",
-        "300ms",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            dir,
+            "--profile",
+            "hdparm",
+            "--size",
+            "32MiB",
+            "--time",
+            "300ms",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     let s = json(&so)["summary"].clone();
     assert_eq!(s[0]["ops"][0]["op"], "cached_read");
     assert!(s[0]["ops"][0]["mb_per_sec_median"].as_f64().unwrap() > 0.0);
     assert_eq!(s[1]["ops"][0]["op"], "read");
-    let (code, so, se) = run(&[
-        "run",
-        dir,
-        "--profile",
-        "backup",
-        "--size",
-        "16MiB",
-        "--repeat",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{se}");
-    let j = json(&so);
+    let j = Iolab::new()
+        .args([
+            "run",
+            dir,
+            "--profile",
+            "backup",
+            "--size",
+            "16MiB",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .success()
+        .json();
     let w = &j["run"]["workloads"][0]["trials"][0];
     assert_eq!(w["ops"][0]["bytes"], 16 << 20);
     assert_eq!(w["accounting"]["syncs"], 1, "fdatasync at the end");
@@ -282,7 +306,7 @@ fn db_and_hdparm_and_backup_profiles_run() {
 
 #[test]
 fn profiles_are_listed_and_print_as_specs_that_run() {
-    let (code, so, _) = run(&["profiles"]);
+    let (code, so, _) = Iolab::new().args(["profiles"]).run().parts();
     assert_eq!(code, 0);
     for p in ["default", "quick", "mail", "db", "backup", "hdparm"] {
         assert!(so.lines().any(|l| l.starts_with(p)), "{p} missing: {so}");
@@ -291,7 +315,10 @@ fn profiles_are_listed_and_print_as_specs_that_run() {
         so.contains("files=4096 dirs=16 size=500..25000 fsync=true"),
         "{so}"
     );
-    let (code, toml, _) = run(&["profiles", "--show", "mail", "--scale", "0.002"]);
+    let (code, toml, _) = Iolab::new()
+        .args(["profiles", "--show", "mail", "--scale", "0.002"])
+        .run()
+        .parts();
     assert_eq!(code, 0);
     assert!(toml.contains("files = 262"), "{toml}");
     let d = tmpdir();
@@ -299,23 +326,28 @@ fn profiles_are_listed_and_print_as_specs_that_run() {
     std::fs::write(&spec, &toml).unwrap();
     let work = d.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let (code, so, se) = run(&[
-        "run",
-        work.to_str().unwrap(),
-        "--spec",
-        spec.to_str().unwrap(),
-        "--repeat",
-        "1",
-        "--json",
-    ]);
+    let (code, so, se) = Iolab::new()
+        .args([
+            "run",
+            work.to_str().unwrap(),
+            "--spec",
+            spec.to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{se}");
     assert_eq!(
         json(&so)["run"]["workloads"][0]["workload"]["name"],
         "mail-smallfiles"
     );
-    let (code, _, se) = run(&["profiles", "--show", "nope"]);
-    assert_eq!(code, 2);
-    assert!(se.contains("unknown profile"), "{se}");
+    Iolab::new()
+        .args(["profiles", "--show", "nope"])
+        .run()
+        .code(2)
+        .stderr_has("unknown profile");
 }
 
 #[test]
@@ -333,12 +365,15 @@ fn spec_file_errors_name_file_line_and_key() {
     for (i, (text, needle)) in cases.iter().enumerate() {
         let p = d.path().join(format!("s{i}.toml"));
         std::fs::write(&p, text).unwrap();
-        let (code, _, se) = run(&[
-            "run",
-            d.path().to_str().unwrap(),
-            "--spec",
-            p.to_str().unwrap(),
-        ]);
+        let (code, _, se) = Iolab::new()
+            .args([
+                "run",
+                d.path().to_str().unwrap(),
+                "--spec",
+                p.to_str().unwrap(),
+            ])
+            .run()
+            .parts();
         assert_eq!(code, 2, "{text}: {se}");
         assert!(se.contains(needle), "{text}: {se}");
         assert_eq!(se.lines().count(), 1, "{se}");

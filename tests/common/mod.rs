@@ -1,7 +1,17 @@
-//! Shared helpers for the integration tests: run the real binary, make loop devices that are
-//! always detached, skip with a printed reason when the machine truly lacks something.
-#![allow(dead_code)]
+//! Shared helpers for the integration tests: run the real binary through one builder
+//! ([`Iolab`]), skip with a printed and logged reason when the machine truly lacks something
+//! ([`skip`], [`require_root!`], [`require_tool!`]), make loop devices and mounts that are always
+//! undone.
+//!
+//! ```ignore
+//! let out = Iolab::new().db(&db).cwd(&dir).args(["run", "x", "--json"]).run();
+//! out.success().stderr_has("saved as run");
+//! let doc = out.json();
+//! ```
+#![allow(dead_code, unused_macros, unused_imports)]
 
+use std::ffi::{OsStr, OsString};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -21,59 +31,385 @@ pub fn disk_tmpdir(prefix: &str) -> tempfile::TempDir {
         .expect("tempdir in /var/tmp")
 }
 
-/// The iolab binary under test (with a private results database).
-pub fn iolab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.env("IOLAB_DB", test_db());
-    c
+// ---------------------------------------------------------------------------------------------
+// Running the binary
+
+/// The one way tests run the iolab binary: set it up fluently, then [`Iolab::run`] it (or take
+/// its [`Iolab::command`] to spawn it yourself, e.g. to signal it).
+///
+/// By default it uses this test process's private results database ([`test_db`]) through
+/// `IOLAB_DB`, which the CLI reads exactly like `--db`.
+#[derive(Debug, Clone)]
+#[must_use = "an Iolab does nothing until .run() or .command()"]
+pub struct Iolab {
+    args: Vec<OsString>,
+    /// `Some(v)` sets, `None` removes; applied in order.
+    env: Vec<(OsString, Option<OsString>)>,
+    cwd: Option<PathBuf>,
+    /// A program (with its arguments) that runs the binary: `strace -f`, `setpriv ...`.
+    wrapper: Vec<OsString>,
 }
 
-/// Runs iolab with args; returns (exit code, stdout, stderr).
-pub fn run(args: &[&str]) -> (i32, String, String) {
-    out(iolab().args(args).output().expect("spawn iolab"))
-}
-
-/// Runs iolab in a directory.
-pub fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    out(iolab()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("spawn iolab"))
-}
-
-/// Splits an Output.
-pub fn out(o: Output) -> (i32, String, String) {
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// True when running as root; prints why a test skips otherwise.
-pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!("SKIP {test}: needs root (loop devices, mounts)");
+impl Default for Iolab {
+    fn default() -> Iolab {
+        Iolab::new()
     }
-    root
 }
 
-/// True when a tool is on PATH; prints why a test skips otherwise.
-pub fn tool_or_skip(test: &str, tool: &str) -> bool {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+impl Iolab {
+    /// The binary with no arguments and the private test database.
+    pub fn new() -> Iolab {
+        Iolab {
+            args: Vec::new(),
+            env: vec![("IOLAB_DB".into(), Some(test_db().into()))],
+            cwd: None,
+            wrapper: Vec::new(),
+        }
+    }
+
+    /// The results database to use (`IOLAB_DB`).
+    pub fn db(self, path: impl AsRef<Path>) -> Iolab {
+        self.env("IOLAB_DB", path.as_ref())
+    }
+
+    /// No results database chosen: the binary falls back to its default location.
+    pub fn no_db(self) -> Iolab {
+        self.env_remove("IOLAB_DB")
+    }
+
+    /// The working directory.
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Iolab {
+        self.cwd = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// One more argument.
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Iolab {
+        self.args.push(a.as_ref().to_os_string());
+        self
+    }
+
+    /// More arguments.
+    pub fn args<I, S>(mut self, args: I) -> Iolab
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    /// An environment variable.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Iolab {
+        self.env.push((
+            key.as_ref().to_os_string(),
+            Some(value.as_ref().to_os_string()),
+        ));
+        self
+    }
+
+    /// An environment variable removed.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Iolab {
+        self.env.push((key.as_ref().to_os_string(), None));
+        self
+    }
+
+    /// Runs the binary under another program: `program wrapper_args... iolab args...`.
+    pub fn wrap<I, S>(mut self, program: impl AsRef<OsStr>, wrapper_args: I) -> Iolab
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.wrapper = std::iter::once(program.as_ref().to_os_string())
+            .chain(wrapper_args.into_iter().map(|a| a.as_ref().to_os_string()))
+            .collect();
+        self
+    }
+
+    /// The command, set up but not started (for tests that spawn and signal it).
+    pub fn command(&self) -> Command {
+        let bin = env!("CARGO_BIN_EXE_iolab");
+        let mut c = match self.wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        c.args(&self.args);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        if let Some(d) = &self.cwd {
+            c.current_dir(d);
+        }
+        c
+    }
+
+    /// Runs it to completion and captures its output.
+    pub fn run(&self) -> Out {
+        let o = self
+            .command()
+            .output()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.describe()));
+        Out::new(self.describe(), o)
+    }
+
+    /// The command line, for assertion messages.
+    fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .wrapper
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        parts.push("iolab".into());
+        parts.extend(self.args.iter().map(|a| a.to_string_lossy().into_owned()));
+        parts.join(" ")
+    }
+}
+
+/// What a finished run of the binary printed, with asserts that show the command line, the
+/// exit code, stdout and stderr when they fail. The asserts return `&Out`, so they chain.
+#[derive(Debug, Clone)]
+pub struct Out {
+    /// The command line that ran (for messages).
+    pub cmd: String,
+    /// The exit code; -1 when killed by a signal.
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    /// Wraps a finished process's output.
+    pub fn new(cmd: String, o: Output) -> Out {
+        Out {
+            cmd,
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// (exit code, stdout, stderr), for tests that take them apart.
+    pub fn parts(self) -> (i32, String, String) {
+        (self.code, self.stdout, self.stderr)
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "`{}` exited {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.cmd, self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Asserts exit code 0.
+    #[track_caller]
+    pub fn success(&self) -> &Out {
+        self.code(0)
+    }
+
+    /// Asserts this exit code.
+    #[track_caller]
+    pub fn code(&self, want: i32) -> &Out {
+        assert_eq!(self.code, want, "exit code\n{}", self.context());
+        self
+    }
+
+    /// Asserts stdout contains `s`.
+    #[track_caller]
+    pub fn stdout_has(&self, s: &str) -> &Out {
+        assert!(
+            self.stdout.contains(s),
+            "stdout lacks {s:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts stdout does not contain `s`.
+    #[track_caller]
+    pub fn stdout_lacks(&self, s: &str) -> &Out {
+        assert!(
+            !self.stdout.contains(s),
+            "stdout has {s:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts stderr contains `s`.
+    #[track_caller]
+    pub fn stderr_has(&self, s: &str) -> &Out {
+        assert!(
+            self.stderr.contains(s),
+            "stderr lacks {s:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts stderr does not contain `s`.
+    #[track_caller]
+    pub fn stderr_lacks(&self, s: &str) -> &Out {
+        assert!(
+            !self.stderr.contains(s),
+            "stderr has {s:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Parses stdout as one JSON document; fails the test (showing both streams) otherwise.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", self.context()))
+    }
+}
+
+/// Parses a JSON document printed by the binary.
+#[track_caller]
+pub fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skipping
+
+/// Why a test skips, as a kind `scripts/test` sorts on (see [`skip`]).
+pub mod kind {
+    /// Not root. CI runs as root, so CI must not skip for this.
+    pub const ROOT: &str = "root";
+
+    /// A tool CI installs from this apt package: CI must not skip for it.
+    pub fn tool(apt: &str) -> String {
+        format!("tool:{apt}")
+    }
+
+    /// Something this kernel lacks or has (md, dm, loop devices, cgroup v1 blkio): allowed.
+    pub fn kernel(feature: &str) -> String {
+        format!("kernel:{feature}")
+    }
+}
+
+/// The running test's name: libtest names each test's thread after it.
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Records that the running test skips (all or part of itself): prints `SKIP <test>: <reason>`
+/// to stderr and, when `IOLAB_SKIP_LOG` names a file, appends `<test>\t<kind>\t<reason>` to it,
+/// so `scripts/test` can count skips and fail CI on the ones CI is meant to make impossible.
+/// `kind` is [`kind::ROOT`], [`kind::tool`] or [`kind::kernel`].
+pub fn skip(kind: &str, reason: &str) {
+    let test = test_name();
+    eprintln!("SKIP {test}: {reason}");
+    if let Some(log) = std::env::var_os("IOLAB_SKIP_LOG").filter(|l| !l.is_empty()) {
+        let line = format!("{test}\t{kind}\t{}\n", reason.replace(['\t', '\n'], " "));
+        // One write of one short line to an O_APPEND file: lines from parallel tests and test
+        // binaries do not interleave.
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("cannot log the skip to {}: {e}", Path::new(&log).display());
+        }
+    }
+}
+
+/// True when running as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// True when `tool` is on PATH or in an sbin directory (which a non-root PATH may lack).
+pub fn have_tool(tool: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .any(|d| d.join(tool).is_file())
+}
+
+/// True when root; otherwise records a skip.
+pub fn need_root() -> bool {
+    let ok = is_root();
     if !ok {
-        eprintln!("SKIP {test}: {tool} is not installed (scripts/test installs it)");
+        skip(kind::ROOT, "needs root (loop devices, mounts)");
     }
     ok
 }
+
+/// True when `tool` is installed; otherwise records a skip naming the apt package that brings
+/// it (scripts/test installs it).
+pub fn need_tool(tool: &str, apt: &str) -> bool {
+    let ok = have_tool(tool);
+    if !ok {
+        skip(
+            &kind::tool(apt),
+            &format!("{tool} is not installed (apt-get install {apt}; scripts/test installs it)"),
+        );
+    }
+    ok
+}
+
+/// True when the kernel has `feature` (`present`); otherwise records a skip with `why`.
+pub fn need_kernel(feature: &str, present: bool, why: &str) -> bool {
+    if !present {
+        skip(&kind::kernel(feature), why);
+    }
+    present
+}
+
+/// Returns from the test (skipping it) unless running as root.
+macro_rules! require_root {
+    () => {
+        if !$crate::common::need_root() {
+            return;
+        }
+    };
+}
+
+/// Returns from the test (skipping it) unless `tool` is installed:
+/// `require_tool!("mkfs.xfs", apt = "xfsprogs");`.
+macro_rules! require_tool {
+    ($tool:expr, apt = $apt:expr) => {
+        if !$crate::common::need_tool($tool, $apt) {
+            return;
+        }
+    };
+}
+
+/// Returns from the test (skipping it) unless the kernel has a feature:
+/// `require_kernel!("blkio-v1", present, "cgroup v1 blkio is not mounted");`.
+macro_rules! require_kernel {
+    ($feature:expr, $present:expr, $why:expr) => {
+        if !$crate::common::need_kernel($feature, $present, $why) {
+            return;
+        }
+    };
+}
+
+pub(crate) use {require_kernel, require_root, require_tool};
+
+// ---------------------------------------------------------------------------------------------
+// Loop devices and mounts
 
 /// A loop device over a sparse file in /dev/shm, detached and deleted on drop.
 pub struct LoopDev {
@@ -222,9 +558,4 @@ impl Drop for MemMount {
         unmount(&self.dir);
         let _ = std::fs::remove_dir(&self.dir);
     }
-}
-
-/// Parses the JSON document of `iolab run --json`.
-pub fn json(stdout: &str) -> serde_json::Value {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
 }

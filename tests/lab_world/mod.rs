@@ -1,48 +1,48 @@
-//! What the real-lab tests (`tests/lab.rs`, `tests/integrity.rs`) share: why they cannot run on
-//! a machine, and a private world per test (state dir, results database, disk dir) that checks
-//! the lab left nothing behind and cleans up after a test that failed half-way.
+//! What the real-lab tests (`tests/lab.rs`, `tests/integrity.rs`) share: whether they can run on
+//! this machine (skipping through `common::skip` when not), and a private world per test (state
+//! dir, results database, disk dir) that checks the lab left nothing behind and cleans up after
+//! a test that failed half-way. Needs `mod common;` next to `mod lab_world;` in the test file.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+use crate::common::{Iolab, Out, need_kernel, need_root, need_tool};
+
+/// Whether real lab tests can run here: root, loop devices, btrfs in the kernel, and `tools`
+/// (each with the apt package that brings it). When not, the test's skip is recorded (see
+/// `common::skip`) and this is false.
+pub fn can_run(tools: &[(&str, &str)]) -> bool {
+    need_root()
+        && need_kernel(
+            "loop",
+            Path::new("/dev/loop-control").exists(),
+            "no loop devices (/dev/loop-control)",
+        )
+        && tools.iter().all(|(tool, apt)| need_tool(tool, apt))
+        && need_kernel(
+            "btrfs",
+            std::fs::read_to_string("/proc/filesystems")
+                .unwrap_or_default()
+                .contains("btrfs"),
+            "kernel without btrfs",
+        )
 }
 
-pub fn have(tool: &str) -> bool {
-    ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin"]
-        .iter()
-        .any(|d| Path::new(d).join(tool).exists())
-}
-
-/// Why real lab tests cannot run here, if they cannot: root, loop devices, btrfs in the kernel,
-/// and `tools` (with the apt packages that bring them in `install`).
-pub fn cannot_run(tools: &[&str], install: &str) -> Option<String> {
-    if !is_root() {
-        return Some("needs root".into());
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no loop devices".into());
-    }
-    for t in tools {
-        if !have(t) {
-            return Some(format!("{t} missing (apt-get install {install})"));
+/// Returns from the test (skipping it) unless real lab tests can run here with these
+/// `(tool, apt package)` pairs.
+macro_rules! require_lab {
+    ($($tool:expr => $apt:expr),* $(,)?) => {
+        if !$crate::lab_world::can_run(&[$(($tool, $apt)),*]) {
+            return;
         }
-    }
-    if !std::fs::read_to_string("/proc/filesystems")
-        .unwrap_or_default()
-        .contains("btrfs")
-    {
-        return Some("kernel without btrfs".into());
-    }
-    None
+    };
 }
+pub(crate) use require_lab;
 
 /// A private world for one test: a state dir, a results database and a disk dir (in /dev/shm
 /// when there is one).
@@ -73,30 +73,28 @@ impl World {
         }
     }
 
-    pub fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-        c.env("IOLAB_STATE_DIR", self.state.path());
-        c.env("IOLAB_DB", self.db.path().join("iolab.db"));
-        c
+    /// The binary in this world: its state dir and results database.
+    pub fn iolab(&self) -> Iolab {
+        Iolab::new()
+            .env("IOLAB_STATE_DIR", self.state.path())
+            .db(self.db.path().join("iolab.db"))
     }
 
-    pub fn lab(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd();
-        c.arg("lab").args(args);
-        c.output().unwrap()
+    /// `iolab lab ARGS` in this world.
+    pub fn lab(&self, args: &[&str]) -> Out {
+        self.iolab().arg("lab").args(args).run()
     }
 
     /// The lab with loop disks in our disk dir, JSON out.
-    pub fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Output, Value) {
+    pub fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Out, Value) {
         let d = self.disk_dir.to_string_lossy().to_string();
         let mut args = vec![spec.to_str().unwrap(), "--disk-dir", &d, "--format", "json"];
         args.extend_from_slice(extra);
         let out = self.lab(&args);
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
             panic!(
                 "no JSON report ({e}); stdout: {} stderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                out.stdout, out.stderr
             )
         });
         (out, v)
@@ -156,6 +154,6 @@ impl World {
 impl Drop for World {
     fn drop(&mut self) {
         // A test that failed half-way leaves the machine clean for the next one.
-        let _ = self.cmd().args(["lab", "--cleanup"]).output();
+        let _ = self.iolab().args(["lab", "--cleanup"]).command().output();
     }
 }

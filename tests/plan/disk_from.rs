@@ -7,7 +7,8 @@ use iolab::sample::{
 };
 use iolab::spec::{IoWorkload, Pattern, Workload, WorkloadKind};
 
-use super::{f, iolab, layout, run_json, with};
+use super::common::Iolab;
+use super::{f, layout, run_json, with};
 
 fn op(name: &str, count: u64, bytes: u64, secs: f64) -> OpSample {
     OpSample {
@@ -235,9 +236,9 @@ fn disk_from_file_drives_the_prediction() {
         "--disk-from",
         p,
     ];
-    let out = iolab(&base);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let out = Iolab::new().args(base).run();
+    let err = &out.stderr;
+    assert_eq!(out.code, 2, "{err}");
     assert!(
         err.contains("--disk-write-mbps")
             && err.contains("--disk-write-iops")
@@ -261,9 +262,9 @@ fn disk_from_file_drives_the_prediction() {
 
     // Not a run record at all.
     std::fs::write(&path, "{\"hello\": 1}").unwrap();
-    let out = iolab(&base);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let out = Iolab::new().args(base).run();
+    let err = &out.stderr;
+    assert_eq!(out.code, 2, "{err}");
     assert!(
         err.contains("not a JSON run record") && err.lines().count() == 1,
         "{err}"
