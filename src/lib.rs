@@ -31,5 +31,6 @@ pub mod plan;
 
 pub mod progress;
 pub mod signals;
+pub mod sys;
 
 pub mod cli;

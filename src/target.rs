@@ -255,23 +255,13 @@ impl Target {
 /// A directory must take a new file; a file must be readable, and writable only when the suite
 /// writes.
 fn check_access(path: &Path, kind: TargetKind, writes: bool) -> Result<(), TargetError> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| TargetError::Unsupported(path.to_path_buf()))?;
+    use rustix::fs::Access;
     let mode = match kind {
-        TargetKind::Directory => libc::W_OK | libc::X_OK,
-        _ if writes => libc::R_OK | libc::W_OK,
-        _ => libc::R_OK,
+        TargetKind::Directory => Access::WRITE_OK | Access::EXEC_OK,
+        _ if writes => Access::READ_OK | Access::WRITE_OK,
+        _ => Access::READ_OK,
     };
-    // SAFETY: c is a valid NUL-terminated string that lives across the call.
-    let r = unsafe { libc::access(c.as_ptr(), mode) };
-    if r != 0 {
-        return Err(TargetError::io(
-            "cannot use",
-            path,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+    rustix::fs::access(path, mode).map_err(|e| TargetError::io("cannot use", path, e.into()))
 }
 
 fn same_device(a: &Path, b: &Path) -> bool {
@@ -334,13 +324,9 @@ fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(
 
 /// The O_DIRECT offset alignment the kernel reports for a path (statx DIOALIGN), when it does.
 pub fn dio_alignment(path: &Path) -> Option<u32> {
-    const STATX_DIOALIGN: u32 = 0x2000;
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statx is plain data; all-zero is a valid value.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: c is NUL-terminated and st is a valid out-pointer for the duration of the call.
-    let r = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, STATX_DIOALIGN, &mut st) };
-    if r != 0 || st.stx_mask & STATX_DIOALIGN == 0 || st.stx_dio_offset_align == 0 {
+    use rustix::fs::{AtFlags, CWD, StatxFlags};
+    let st = rustix::fs::statx(CWD, path, AtFlags::empty(), StatxFlags::DIOALIGN).ok()?;
+    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || st.stx_dio_offset_align == 0 {
         return None;
     }
     Some(st.stx_dio_offset_align)

@@ -367,12 +367,7 @@ fn merge(
 
 /// (user, system) CPU time of the whole process so far, ns.
 pub fn rusage() -> (u64, u64) {
-    // SAFETY: rusage is plain data; zeroed is valid.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid out-pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    (ns(ru.ru_utime), ns(ru.ru_stime))
+    crate::sys::rusage_self()
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.

@@ -14,7 +14,7 @@
 //! names built once, so the measured cost is the filesystem's, not path walking.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -120,20 +120,12 @@ struct ThreadFiles {
 }
 
 fn open_dir(p: &Path) -> std::io::Result<OwnedFd> {
-    let c = CString::new(p.as_os_str().as_encoded_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: c is a valid NUL-terminated path for the duration of the call.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fd is a freshly opened descriptor we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    use rustix::fs::{Mode, OFlags};
+    Ok(rustix::fs::open(
+        p,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
 }
 
 /// Per-thread measurements of one phase.
@@ -344,7 +336,7 @@ fn thread_main(
                     break;
                 }
                 let (d, name, size) = &tf.files[k];
-                let dfd = tf.dir_fds[*d].as_raw_fd();
+                let dfd = tf.dir_fds[*d].as_fd();
                 let r = match *phase {
                     "create" | "rand_create" => create_file(
                         dfd,
@@ -419,8 +411,9 @@ enum FileErr {
     Short(u64),
 }
 
-fn os(call: &'static str) -> FileErr {
-    FileErr::Os(call, std::io::Error::last_os_error())
+/// A failed call as the error of the operation that made it.
+fn os(call: &'static str) -> impl Fn(rustix::io::Errno) -> FileErr {
+    move |e| FileErr::Os(call, e.into())
 }
 
 fn permutation(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<usize> {
@@ -434,7 +427,7 @@ fn permutation(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<usize> {
 
 #[allow(clippy::too_many_arguments)]
 fn create_file(
-    dfd: i32,
+    dfd: BorrowedFd<'_>,
     name: &CString,
     size: usize,
     fsync: bool,
@@ -443,106 +436,76 @@ fn create_file(
     buf: &mut [u8],
     syncs: &AtomicU64,
 ) -> Result<usize, FileErr> {
-    // SAFETY: dfd is an open directory descriptor, name a valid C string.
-    let fd = unsafe {
-        libc::openat(
-            dfd,
-            name.as_ptr(),
-            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
-            0o644,
-        )
-    };
-    if fd < 0 {
-        return Err(os("create"));
-    }
-    // SAFETY: fd was just opened and is owned here; OwnedFd closes it on every path.
-    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    use rustix::fs::{Mode, OFlags};
+    let file = rustix::fs::openat(
+        dfd,
+        name.as_c_str(),
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(os("create"))?;
     let mut done = 0;
     if size > 0 {
         data.refresh(buf, size);
         while done < size {
-            // SAFETY: buf holds at least `size` bytes; fd is open for writing.
-            let r = unsafe {
-                libc::write(
-                    file.as_raw_fd(),
-                    buf[done..size].as_ptr().cast(),
-                    size - done,
-                )
-            };
-            if r < 0 {
-                return Err(os("write"));
-            }
+            let r = rustix::io::write(&file, &buf[done..size]).map_err(os("write"))?;
             if r == 0 {
                 return Err(FileErr::Os(
                     "write",
                     std::io::Error::from_raw_os_error(libc::ENOSPC),
                 ));
             }
-            done += r as usize;
+            done += r;
         }
     }
     if fsync {
-        // SAFETY: fd is open.
-        if unsafe { libc::fsync(file.as_raw_fd()) } != 0 {
-            return Err(os("fsync"));
-        }
+        rustix::fs::fsync(&file).map_err(os("fsync"))?;
         syncs.fetch_add(1, Ordering::Relaxed);
     }
     if fsync_dir {
         // The new name is durable only once its directory is.
-        // SAFETY: dfd is an open directory descriptor.
-        if unsafe { libc::fsync(dfd) } != 0 {
-            return Err(os("fsync"));
-        }
+        rustix::fs::fsync(dfd).map_err(os("fsync"))?;
         syncs.fetch_add(1, Ordering::Relaxed);
     }
     drop(file);
     Ok(done)
 }
 
-fn stat_file(dfd: i32, name: &CString) -> Result<usize, FileErr> {
-    // SAFETY: plain-data out struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: dfd open, name valid, st a valid out-pointer.
-    if unsafe { libc::fstatat(dfd, name.as_ptr(), &mut st, 0) } != 0 {
-        return Err(os("stat"));
-    }
+fn stat_file(dfd: BorrowedFd<'_>, name: &CString) -> Result<usize, FileErr> {
+    rustix::fs::statat(dfd, name.as_c_str(), rustix::fs::AtFlags::empty()).map_err(os("stat"))?;
     Ok(0)
 }
 
-fn read_file(dfd: i32, name: &CString, buf: &mut [u8]) -> Result<usize, FileErr> {
-    // SAFETY: dfd open, name valid.
-    let fd = unsafe { libc::openat(dfd, name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(os("open"));
-    }
-    // SAFETY: fd was just opened and is owned here.
-    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+fn read_file(dfd: BorrowedFd<'_>, name: &CString, buf: &mut [u8]) -> Result<usize, FileErr> {
+    use rustix::fs::{Mode, OFlags};
+    let file = rustix::fs::openat(
+        dfd,
+        name.as_c_str(),
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(os("open"))?;
     let mut total = 0;
     loop {
-        // SAFETY: buf is a valid writable buffer of buf.len() bytes.
-        let r = unsafe { libc::read(file.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if r < 0 {
-            return Err(os("read"));
-        }
+        let r = rustix::io::read(&file, &mut *buf).map_err(os("read"))?;
         if r == 0 {
             break;
         }
-        total += r as usize;
+        total += r;
     }
     Ok(total)
 }
 
-fn unlink_file(dfd: i32, name: &CString, fsync: bool, syncs: &AtomicU64) -> Result<usize, FileErr> {
-    // SAFETY: dfd open, name valid.
-    if unsafe { libc::unlinkat(dfd, name.as_ptr(), 0) } != 0 {
-        return Err(os("unlink"));
-    }
+fn unlink_file(
+    dfd: BorrowedFd<'_>,
+    name: &CString,
+    fsync: bool,
+    syncs: &AtomicU64,
+) -> Result<usize, FileErr> {
+    rustix::fs::unlinkat(dfd, name.as_c_str(), rustix::fs::AtFlags::empty())
+        .map_err(os("unlink"))?;
     if fsync {
-        // SAFETY: dfd is an open directory descriptor.
-        if unsafe { libc::fsync(dfd) } != 0 {
-            return Err(os("fsync"));
-        }
+        rustix::fs::fsync(dfd).map_err(os("fsync"))?;
         syncs.fetch_add(1, Ordering::Relaxed);
     }
     Ok(0)

@@ -71,14 +71,12 @@ pub fn ram_bytes() -> Option<u64> {
 
 /// True when running as root (needed for dropping caches, loop devices, mounts).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// Drops the page cache (sync first). Returns why not when it cannot.
 pub fn drop_caches() -> Result<(), String> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
+    rustix::fs::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(|e| {
         if is_root() {
             format!("cannot drop caches: {e}")
