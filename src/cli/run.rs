@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use super::{Context, EXIT_INTERRUPTED, usage};
 use crate::runner::suite::{SuiteOptions, VerifyMode};
 use crate::spec::profiles::{ProfileScale, profile, profile_names};
-use crate::spec::{RawWorkload, SpecError, Suite, Workload, WorkloadKind};
+use crate::spec::{EngineKind, RawWorkload, SpecError, Suite, Workload, WorkloadKind};
 use crate::target::{Target, TargetRequest};
 
 /// Run a suite, a profile, a spec file or one custom workload.
@@ -91,8 +91,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
     /// IO engine: io_uring (default), psync, null.
-    #[arg(long, help_heading = "Workload")]
-    pub engine: Option<String>,
+    #[arg(long, value_enum, help_heading = "Workload")]
+    pub engine: Option<EngineArg>,
     /// Small files: how many files (bonnie++ -n N means N*1024).
     #[arg(
         long,
@@ -142,8 +142,15 @@ pub struct RunArgs {
     /// checked (corrupt, misdirected, lost write, read error). `--verify` alone fills the
     /// working set, runs the workloads and reads everything back; `write` and `read` split that
     /// across two runs with --verify-state.
-    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "both", help_heading = "Verify")]
-    pub verify: Option<String>,
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        num_args = 0..=1,
+        default_missing_value = "both",
+        help_heading = "Verify"
+    )]
+    pub verify: Option<VerifyMode>,
     /// Where `--verify write` saves the generations written and `--verify read` loads them.
     #[arg(long, value_name = "FILE", help_heading = "Verify")]
     pub verify_state: Option<PathBuf>,
@@ -163,6 +170,28 @@ pub struct RunArgs {
     /// Do not keep the run in the results store.
     #[arg(long)]
     pub no_save: bool,
+}
+
+/// `--engine` values (the spec's engine names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// io_uring: one ring per thread, batched submission, registered file and buffers.
+    #[value(name = "io_uring", alias = "io-uring")]
+    IoUring,
+    /// pread/pwrite, one IO at a time per thread.
+    Psync,
+    /// Completes every IO at once: iolab's own cost per IO.
+    Null,
+}
+
+impl From<EngineArg> for EngineKind {
+    fn from(e: EngineArg) -> EngineKind {
+        match e {
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Psync => EngineKind::Psync,
+            EngineArg::Null => EngineKind::Null,
+        }
+    }
 }
 
 impl RunArgs {
@@ -186,7 +215,7 @@ impl RunArgs {
             sync: self.sync.clone(),
             data: self.data.clone(),
             seed: self.seed,
-            engine: self.engine.clone(),
+            engine: self.engine.map(|e| EngineKind::from(e).name().to_string()),
             files: self.files,
             dirs: self.dirs,
             min_file_size: self.min_file_size.clone().map(SizeValue::Text),
@@ -391,7 +420,7 @@ fn effective_name(base: &Workload, eff: &Workload) -> String {
 
 fn suite_writes(s: &Suite) -> bool {
     s.workloads.iter().any(|w| match &w.kind {
-        WorkloadKind::Io(io) => io.pattern.writes() && io.engine != crate::spec::EngineKind::Null,
+        WorkloadKind::Io(io) => io.pattern.writes() && io.engine != EngineKind::Null,
         WorkloadKind::SmallFiles(_) => true,
         WorkloadKind::CachedRead(_) => false,
     })
@@ -424,7 +453,8 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let target = Target::resolve(&TargetRequest {
         path: a.target.clone(),
-        writes: suite_writes(&suite) || matches!(a.verify.as_deref(), Some("both" | "write")),
+        writes: suite_writes(&suite)
+            || matches!(a.verify, Some(VerifyMode::Both | VerifyMode::Write)),
         destroy: a.destroy.clone(),
     })?;
     if target.info.kind == crate::target::TargetKind::BlockDevice
@@ -437,17 +467,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             "the small-file workload needs a directory on a filesystem, not a block device",
         ));
     }
-    let verify = match a.verify.as_deref() {
-        None => None,
-        Some("both") => Some(VerifyMode::Both),
-        Some("write") => Some(VerifyMode::Write),
-        Some("read") => Some(VerifyMode::Read),
-        Some(o) => {
-            return Err(usage(format!(
-                "--verify: unknown mode '{o}' (use no value, write or read)"
-            )));
-        }
-    };
+    let verify = a.verify;
     if matches!(verify, Some(VerifyMode::Write | VerifyMode::Read)) && a.verify_state.is_none() {
         return Err(usage(
             "--verify write/read: give --verify-state FILE to keep the generations between the two runs",

@@ -45,7 +45,7 @@ pub struct SuiteOptions {
 }
 
 /// What `--verify` does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum VerifyMode {
     /// Fill the working set with headers, run the workloads, read everything back and check.
     Both,
