@@ -41,48 +41,7 @@ pub(super) fn parse_workloads(
         );
     }
     let names = list_of(&w.profiles, split_commas);
-    let mut suite = Suite {
-        name: String::new(),
-        workloads: Vec::new(),
-    };
-    for n in &names {
-        let p = profiles::profile(n, scale).ok_or_else(|| {
-            loc.err(
-                at("profiles"),
-                "workloads.profiles",
-                format!(
-                    "unknown profile '{n}' (known: {})",
-                    profiles::profile_names().join(", ")
-                ),
-            )
-        })?;
-        suite.workloads.extend(p.workloads);
-    }
-    let defaults = w.defaults.clone().unwrap_or_default();
-    for (i, item) in w.workload.iter().enumerate() {
-        let merged = item.get_ref().clone().or(&defaults);
-        let valid = merged.validate().map_err(|e| {
-            loc.err(
-                Some(loc.line_of_key(item.span().start, "workloads.workload", &e.key)),
-                format!("workloads.workload[{}].{}", i + 1, e.key),
-                e.msg,
-            )
-        })?;
-        suite.workloads.push(valid);
-    }
-    let mut names_seen = std::collections::HashSet::new();
-    for wl in &suite.workloads {
-        if !names_seen.insert(wl.name.clone()) {
-            return Err(loc.err(
-                at("profiles"),
-                "workloads",
-                format!(
-                    "two workloads are named '{}'; names must be unique",
-                    wl.name
-                ),
-            ));
-        }
-    }
+    let mut suite = listed_workloads(loc, &at, w, &names, scale)?;
     let mut profiles_used = names;
     if suite.workloads.is_empty() {
         suite = profiles::profile("default", scale).unwrap_or_default();
@@ -128,4 +87,57 @@ pub(super) fn parse_workloads(
         size: scale.size,
         runtime: scale.runtime,
     })
+}
+
+/// The profiles' workloads then the inline ones, names unique.
+fn listed_workloads(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+    names: &[String],
+    scale: ProfileScale,
+) -> Result<Suite, SpecError> {
+    let mut suite = Suite {
+        name: String::new(),
+        workloads: Vec::new(),
+    };
+    for n in names {
+        let p = profiles::profile(n, scale).ok_or_else(|| {
+            loc.err(
+                at("profiles"),
+                "workloads.profiles",
+                format!(
+                    "unknown profile '{n}' (known: {})",
+                    profiles::profile_names().join(", ")
+                ),
+            )
+        })?;
+        suite.workloads.extend(p.workloads);
+    }
+    let defaults = w.defaults.clone().unwrap_or_default();
+    for (i, item) in w.workload.iter().enumerate() {
+        let merged = item.get_ref().clone().or(&defaults);
+        let valid = merged.validate().map_err(|e| {
+            loc.err(
+                Some(loc.line_of_key(item.span().start, "workloads.workload", &e.key)),
+                format!("workloads.workload[{}].{}", i + 1, e.key),
+                e.msg,
+            )
+        })?;
+        suite.workloads.push(valid);
+    }
+    let mut names_seen = std::collections::HashSet::new();
+    for wl in &suite.workloads {
+        if !names_seen.insert(wl.name.clone()) {
+            return Err(loc.err(
+                at("profiles"),
+                "workloads",
+                format!(
+                    "two workloads are named '{}'; names must be unique",
+                    wl.name
+                ),
+            ));
+        }
+    }
+    Ok(suite)
 }
