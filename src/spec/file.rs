@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::SpecError;
+use super::locate::Locator;
 use super::raw::RawWorkload;
 use super::workload::Suite;
 
@@ -35,60 +36,17 @@ struct OutSpec<'a> {
     workload: Vec<RawWorkload>,
 }
 
-fn line_of(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
-}
-
-/// The line of `key = ...` inside a table's byte range, or the table's first line.
-fn line_of_key(text: &str, span: std::ops::Range<usize>, key: &str) -> usize {
-    // A table's span may cover only its header: the body runs to the next header line.
-    let start = span.start.min(text.len());
-    let after_header = text[start..]
-        .find('\n')
-        .map_or(text.len(), |i| start + i + 1);
-    let end = text[after_header..]
-        .match_indices('\n')
-        .map(|(i, _)| after_header + i + 1)
-        .find(|&i| text[i..].trim_start().starts_with('['))
-        .unwrap_or(text.len())
-        .max(span.end.min(text.len()));
-    let body = &text[start..end];
-    let mut off = 0;
-    for l in body.split_inclusive('\n') {
-        let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix(key) {
-            if rest.trim_start().starts_with('=') {
-                return line_of(text, start + off);
-            }
-        }
-        off += l.len();
-    }
-    line_of(text, start)
-}
-
-/// Parses a spec from text; `file` names it in errors.
+/// Parses a workload spec from text; `file` names it in errors. Pure: no filesystem, no
+/// process, and no panic on any input (a fuzzing target).
 pub fn parse_spec(text: &str, file: &str) -> Result<Suite, SpecError> {
-    let raw: RawSpec = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        let msg = e.message().trim().replace('\n', " ");
-        SpecError {
-            file: Some(file.to_string()),
-            line,
-            key: String::new(),
-            msg,
-        }
-    })?;
+    let loc = Locator { text, file };
+    let raw: RawSpec = toml::from_str(text).map_err(|e| loc.toml_err(&e))?;
     if raw.workload.is_empty() {
-        return Err(SpecError {
-            file: Some(file.to_string()),
-            line: None,
-            key: "workload".into(),
-            msg: "the spec has no [[workload]] table; add at least one".into(),
-        });
+        return Err(loc.err(
+            None,
+            "workload",
+            "the spec has no [[workload]] table; add at least one",
+        ));
     }
     let defaults = raw
         .defaults
@@ -97,33 +55,28 @@ pub fn parse_spec(text: &str, file: &str) -> Result<Suite, SpecError> {
         .unwrap_or_default();
     let mut workloads = Vec::new();
     for (i, w) in raw.workload.iter().enumerate() {
-        let span = w.span();
+        let start = w.span().start;
         let merged = w.get_ref().clone().or(&defaults);
-        let valid = merged.validate().map_err(|mut e| {
-            let in_item = w.get_ref().clone().or(&RawWorkload::default());
-            let key_in_item = key_is_set(&in_item, &e.key);
-            e.line = Some(if key_in_item {
-                line_of_key(text, span.clone(), &e.key)
+        let valid = merged.validate().map_err(|e| {
+            let line = if key_is_set(w.get_ref(), &e.key) {
+                loc.line_of_key(start, "workload", &e.key)
             } else if let Some(d) = &raw.defaults {
-                line_of_key(text, d.span(), &e.key)
+                loc.line_of_key(d.span().start, "defaults", &e.key)
             } else {
-                line_of(text, span.start)
-            });
-            e.file = Some(file.to_string());
-            e.key = format!("workload[{}].{}", i + 1, e.key);
-            e
+                loc.line_of(start)
+            };
+            loc.err(Some(line), format!("workload[{}].{}", i + 1, e.key), e.msg)
         })?;
         workloads.push(valid);
     }
     let mut seen = std::collections::HashSet::new();
     for (i, w) in workloads.iter().enumerate() {
         if !seen.insert(w.name.clone()) {
-            return Err(SpecError {
-                file: Some(file.to_string()),
-                line: Some(line_of_key(text, raw.workload[i].span(), "name")),
-                key: format!("workload[{}].name", i + 1),
-                msg: format!("duplicate workload name '{}'; names must be unique", w.name),
-            });
+            return Err(loc.err(
+                Some(loc.line_of_key(raw.workload[i].span().start, "workload", "name")),
+                format!("workload[{}].name", i + 1),
+                format!("duplicate workload name '{}'; names must be unique", w.name),
+            ));
         }
     }
     let name = raw.name.unwrap_or_else(|| {

@@ -1,14 +1,25 @@
-//! What to run: workloads (IO patterns and small-file phases), the built-in profiles, and
-//! spec files. Raw input (flags or TOML) is validated once into these types; nothing later
-//! re-checks it.
+//! What to run and on what: workloads (IO patterns and small-file phases), the built-in
+//! profiles, workload spec files, and the [`lab`] spec (disks, layouts, workloads). Raw input
+//! (flags or TOML) is validated once into these types; nothing later re-checks it.
+//!
+//! Both spec files share [`locate`]: the values a field may be written as and the line lookup
+//! behind every `file:line: key: message` error. [`parse_spec`] and [`lab::parse_lab_spec`] read
+//! a spec from a string alone (no filesystem, no process) and never panic.
 
 mod file;
+pub mod lab;
+pub mod locate;
 pub mod profiles;
 mod raw;
 mod workload;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use file::{parse_spec, parse_spec_file, suite_to_toml};
-pub use raw::{RawWorkload, SizeValue, TimeValue};
+pub use lab::parse_lab_spec;
+pub use locate::{SizeValue, TimeValue};
+pub use raw::RawWorkload;
 pub use workload::*;
 
 use std::fmt;

@@ -6,56 +6,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::SpecError;
+use super::locate::{SizeValue, TimeValue};
 use super::workload::*;
 use crate::units;
-
-/// A size written as a number of bytes or as a human string (`4k`, `1MiB`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum SizeValue {
-    /// Plain bytes.
-    Bytes(u64),
-    /// A string with a unit.
-    Text(String),
-}
-
-impl SizeValue {
-    fn bytes(&self, key: &str) -> Result<u64, SpecError> {
-        match self {
-            SizeValue::Bytes(b) => Ok(*b),
-            SizeValue::Text(s) => {
-                units::parse_bytes(s).map_err(|e| SpecError::field(key, e.to_string()))
-            }
-        }
-    }
-}
-
-/// A duration written as seconds or as a human string (`30s`, `2m`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum TimeValue {
-    /// Seconds.
-    Secs(f64),
-    /// A string with a unit.
-    Text(String),
-}
-
-impl TimeValue {
-    fn duration(&self, key: &str) -> Result<Duration, SpecError> {
-        match self {
-            TimeValue::Secs(s) if s.is_finite() && *s >= 0.0 && *s < 1e12 => {
-                Ok(Duration::from_secs_f64(*s))
-            }
-            TimeValue::Secs(_) => Err(SpecError::field(
-                key,
-                "must be a non-negative number of seconds",
-            )),
-            TimeValue::Text(s) => {
-                units::parse_duration(s).map_err(|e| SpecError::field(key, e.to_string()))
-            }
-        }
-    }
-}
 
 /// One workload as written: every field optional, unknown fields refused.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -400,7 +353,7 @@ impl RawWorkload {
             Some(if units::parse_bytes(&t) == Ok(b) {
                 SizeValue::Text(t)
             } else {
-                SizeValue::Bytes(b)
+                SizeValue::from_bytes(b)
             })
         };
         let dur = |d: Duration| Some(TimeValue::Text(crate::units::HumanDuration(d).to_string()));
@@ -436,8 +389,8 @@ impl RawWorkload {
                 r.pattern = Some("smallfile".into());
                 r.files = Some(s.files);
                 r.dirs = Some(s.dirs);
-                r.min_file_size = Some(SizeValue::Bytes(s.min_size));
-                r.max_file_size = Some(SizeValue::Bytes(s.max_size));
+                r.min_file_size = Some(SizeValue::from_bytes(s.min_size));
+                r.max_file_size = Some(SizeValue::from_bytes(s.max_size));
                 r.fsync = Some(s.fsync);
                 r.fsync_dir = s.fsync_dir.then_some(true);
                 r.threads = Some(s.threads);
@@ -453,11 +406,15 @@ impl RawWorkload {
 }
 
 fn opt_size(v: &Option<SizeValue>, key: &str) -> Result<Option<u64>, SpecError> {
-    v.as_ref().map(|v| v.bytes(key)).transpose()
+    v.as_ref()
+        .map(|v| v.bytes().map_err(|m| SpecError::field(key, m)))
+        .transpose()
 }
 
 fn opt_time(v: &Option<TimeValue>, key: &str) -> Result<Option<Duration>, SpecError> {
-    v.as_ref().map(|v| v.duration(key)).transpose()
+    v.as_ref()
+        .map(|v| v.duration().map_err(|m| SpecError::field(key, m)))
+        .transpose()
 }
 
 fn default_name(kind: &WorkloadKind) -> String {

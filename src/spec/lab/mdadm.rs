@@ -1,0 +1,169 @@
+//! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean }`: a Linux md
+//! array under LVM and/or a filesystem.
+
+use serde::Deserialize;
+
+use super::raw::RawLayout;
+use super::section::{Cx, Draft, Raid, Section};
+use crate::layout::stack::{MdLevel, MdOptions, RaidLayer};
+use crate::spec::SpecError;
+use crate::spec::locate::{IntOrStr, SizeValue};
+
+/// The `mdadm` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMd {
+    level: Option<IntOrStr>,
+    members: Option<i64>,
+    spares: Option<i64>,
+    chunk: Option<SizeValue>,
+    bitmap: Option<String>,
+    bitmap_chunk: Option<SizeValue>,
+    assume_clean: Option<bool>,
+}
+
+/// The md RAID layer.
+pub(super) struct Mdadm;
+
+impl Section for Mdadm {
+    fn raid_table(&self) -> Option<&'static str> {
+        Some("mdadm")
+    }
+
+    fn stray(&self, raw: &RawLayout) -> Option<&'static str> {
+        raw.mdadm.is_some().then_some("mdadm")
+    }
+
+    fn parse(&self, cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(), SpecError> {
+        let Some(m) = &raw.mdadm else {
+            return Ok(());
+        };
+        let lv = m.level.as_ref().ok_or_else(|| {
+            cx.err(
+                "mdadm",
+                "mdadm.level",
+                "missing; the RAID level (0, 1, 4, 5, 6 or 10)",
+            )
+        })?;
+        let lv_s = lv.text();
+        let level = MdLevel::parse(&lv_s).ok_or_else(|| {
+            cx.err(
+                "level",
+                "mdadm.level",
+                format!("unknown level '{lv_s}' (use 0, 1, 4, 5, 6 or 10)"),
+            )
+        })?;
+        let spares = cx.count(m.spares, "mdadm.spares", 0)?;
+        if spares > 0 && !level.redundant() {
+            return Err(cx.err(
+                "spares",
+                "mdadm.spares",
+                "raid0 cannot use spares; drop spares or pick a redundant level",
+            ));
+        }
+        let members = cx.count(m.members, "mdadm.members", cx.pool.saturating_sub(spares))?;
+        if members < level.min_devices() {
+            let (at, field) = if m.members.is_some() {
+                ("members", "mdadm.members")
+            } else {
+                ("level", "mdadm.level")
+            };
+            return Err(cx.err(
+                at,
+                field,
+                format!(
+                    "md raid{} needs at least {} members, the layout has {members}",
+                    level.number(),
+                    level.min_devices()
+                ),
+            ));
+        }
+        let chunk = chunk(cx, m, level)?;
+        let bitmap = bitmap(cx, m, level)?;
+        let bitmap_chunk = bitmap_chunk(cx, m, bitmap.as_deref())?;
+        let fs = draft.fs.ok_or_else(|| {
+            cx.err(
+                "mdadm",
+                "fs",
+                "missing; the filesystem on the array (xfs, ext4 or btrfs)",
+            )
+        })?;
+        draft.fs = Some(fs);
+        draft.raid = Some(Raid {
+            layer: RaidLayer::Md(MdOptions {
+                level,
+                chunk,
+                bitmap,
+                bitmap_chunk,
+                assume_clean: m.assume_clean.unwrap_or(false),
+            }),
+            members,
+            spares,
+            section: "mdadm",
+        });
+        Ok(())
+    }
+}
+
+fn chunk(cx: &Cx, m: &RawMd, level: MdLevel) -> Result<Option<u64>, SpecError> {
+    let Some(v) = &m.chunk else {
+        return Ok(None);
+    };
+    let c = v.bytes().map_err(|e| cx.err("chunk", "mdadm.chunk", e))?;
+    if !level.has_chunk() {
+        return Err(cx.err("chunk", "mdadm.chunk", "raid1 has no chunks; drop chunk"));
+    }
+    if c < 4096 || !c.is_power_of_two() {
+        return Err(cx.err(
+            "chunk",
+            "mdadm.chunk",
+            "must be a power of two of at least 4k (e.g. 512k)",
+        ));
+    }
+    Ok(Some(c))
+}
+
+fn bitmap(cx: &Cx, m: &RawMd, level: MdLevel) -> Result<Option<String>, SpecError> {
+    match m.bitmap.as_deref() {
+        None => Ok(None),
+        Some(b @ ("internal" | "none")) => {
+            if b == "internal" && !level.redundant() {
+                return Err(cx.err(
+                    "bitmap",
+                    "mdadm.bitmap",
+                    "raid0 has no redundancy to track; drop bitmap",
+                ));
+            }
+            Ok(Some(b.to_string()))
+        }
+        Some(o) => Err(cx.err(
+            "bitmap",
+            "mdadm.bitmap",
+            format!("unknown bitmap '{o}' (use internal or none)"),
+        )),
+    }
+}
+
+fn bitmap_chunk(cx: &Cx, m: &RawMd, bitmap: Option<&str>) -> Result<Option<u64>, SpecError> {
+    let Some(v) = &m.bitmap_chunk else {
+        return Ok(None);
+    };
+    let c = v
+        .bytes()
+        .map_err(|e| cx.err("bitmap_chunk", "mdadm.bitmap_chunk", e))?;
+    if bitmap != Some("internal") {
+        return Err(cx.err(
+            "bitmap_chunk",
+            "mdadm.bitmap_chunk",
+            "needs bitmap = \"internal\"",
+        ));
+    }
+    if c < 4096 || !c.is_power_of_two() {
+        return Err(cx.err(
+            "bitmap_chunk",
+            "mdadm.bitmap_chunk",
+            "must be a power of two of at least 4k (e.g. 64M)",
+        ));
+    }
+    Ok(Some(c))
+}

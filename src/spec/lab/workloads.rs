@@ -1,0 +1,143 @@
+//! The `[workloads]` table: profiles and inline workloads every layout runs, trials, baseline.
+
+use toml::Spanned;
+
+use super::raw::RawWorkloads;
+use super::{LabWorkloads, LayoutSpec};
+use crate::spec::locate::{Locator, list_of, split_commas};
+use crate::spec::profiles::{self, ProfileScale};
+use crate::spec::{SpecError, Suite};
+
+pub(super) fn parse_workloads(
+    loc: &Locator,
+    raw: Option<&Spanned<RawWorkloads>>,
+    layouts: &[LayoutSpec],
+) -> Result<LabWorkloads, SpecError> {
+    let Some(sw) = raw else {
+        let suite = profiles::profile("default", ProfileScale::default()).unwrap_or_default();
+        return Ok(LabWorkloads {
+            profiles: vec!["default".into()],
+            suite,
+            repeat: 3,
+            baseline: None,
+            size: None,
+            runtime: None,
+        });
+    };
+    let w = sw.get_ref();
+    let start = sw.span().start;
+    let at = |key: &str| Some(loc.line_of_key(start, "workloads", key));
+    let mut scale = ProfileScale::default();
+    if let Some(v) = &w.size {
+        scale.size = Some(
+            v.bytes()
+                .map_err(|e| loc.err(at("size"), "workloads.size", e))?,
+        );
+    }
+    if let Some(v) = &w.time {
+        scale.runtime = Some(
+            v.positive_duration()
+                .map_err(|e| loc.err(at("time"), "workloads.time", e))?,
+        );
+    }
+    let names = list_of(&w.profiles, split_commas);
+    let mut suite = listed_workloads(loc, &at, w, &names, scale)?;
+    let mut profiles_used = names;
+    if suite.workloads.is_empty() {
+        suite = profiles::profile("default", scale).unwrap_or_default();
+        profiles_used = vec!["default".into()];
+    }
+    suite.name = if profiles_used.is_empty() {
+        "lab".into()
+    } else {
+        profiles_used.join("+")
+    };
+    let repeat = match w.repeat {
+        None => 3,
+        Some(n) if (1..=1000).contains(&n) => n as u32,
+        Some(_) => {
+            return Err(loc.err(
+                at("repeat"),
+                "workloads.repeat",
+                "must be between 1 and 1000",
+            ));
+        }
+    };
+    if let Some(b) = &w.baseline {
+        if !layouts.iter().any(|l| &l.name == b) {
+            return Err(loc.err(
+                at("baseline"),
+                "workloads.baseline",
+                format!(
+                    "'{b}' is not a layout of this lab (layouts: {})",
+                    layouts
+                        .iter()
+                        .map(|l| l.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(LabWorkloads {
+        profiles: profiles_used,
+        suite,
+        repeat,
+        baseline: w.baseline.clone(),
+        size: scale.size,
+        runtime: scale.runtime,
+    })
+}
+
+/// The profiles' workloads then the inline ones, names unique.
+fn listed_workloads(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+    names: &[String],
+    scale: ProfileScale,
+) -> Result<Suite, SpecError> {
+    let mut suite = Suite {
+        name: String::new(),
+        workloads: Vec::new(),
+    };
+    for n in names {
+        let p = profiles::profile(n, scale).ok_or_else(|| {
+            loc.err(
+                at("profiles"),
+                "workloads.profiles",
+                format!(
+                    "unknown profile '{n}' (known: {})",
+                    profiles::profile_names().join(", ")
+                ),
+            )
+        })?;
+        suite.workloads.extend(p.workloads);
+    }
+    let defaults = w.defaults.clone().unwrap_or_default();
+    for (i, item) in w.workload.iter().enumerate() {
+        let merged = item.get_ref().clone().or(&defaults);
+        let valid = merged.validate().map_err(|e| {
+            loc.err(
+                Some(loc.line_of_key(item.span().start, "workloads.workload", &e.key)),
+                format!("workloads.workload[{}].{}", i + 1, e.key),
+                e.msg,
+            )
+        })?;
+        suite.workloads.push(valid);
+    }
+    let mut names_seen = std::collections::HashSet::new();
+    for wl in &suite.workloads {
+        if !names_seen.insert(wl.name.clone()) {
+            return Err(loc.err(
+                at("profiles"),
+                "workloads",
+                format!(
+                    "two workloads are named '{}'; names must be unique",
+                    wl.name
+                ),
+            ));
+        }
+    }
+    Ok(suite)
+}
