@@ -135,14 +135,13 @@ struct PhaseOut {
     series: Vec<SeriesPoint>,
 }
 
-/// Runs one trial of the small-file workload in `dir`.
-pub fn run_smallfile_trial(
+/// Makes the trial's directory tree (`dirs` directories, each owned by one thread) and names
+/// every file, spread over the directories as bonnie++ does.
+fn lay_out_tree(
     w: &SmallFileWorkload,
     dir: &Path,
-    ctl: &Control,
-    name: &str,
     trial: u32,
-) -> Result<TrialSample, SmallFileError> {
+) -> Result<(Tree, Vec<ThreadFiles>), SmallFileError> {
     let root = dir.join(format!("iolab-smallfile-{}-{trial}", std::process::id()));
     let mkdir_err = |p: &Path, source| SmallFileError::Io {
         phase: "setup",
@@ -180,6 +179,19 @@ pub fn run_smallfile_trial(
         let name = CString::new(format!("{i:010}")).expect("digits have no NUL");
         per[t].files.push((local, name, file_size(w, i)));
     }
+    Ok((tree, per))
+}
+
+/// Runs one trial of the small-file workload in `dir`.
+pub fn run_smallfile_trial(
+    w: &SmallFileWorkload,
+    dir: &Path,
+    ctl: &Control,
+    name: &str,
+    trial: u32,
+) -> Result<TrialSample, SmallFileError> {
+    let (tree, per) = lay_out_tree(w, dir, trial)?;
+    let threads = per.len();
     let max_size = w.max_size as usize;
     let barrier = Barrier::new(threads);
     let abort = AtomicBool::new(false);
