@@ -21,6 +21,7 @@ use iolab::report::compare::{format_estimate, format_ratio};
 use iolab::sample::RunRecord;
 use iolab::stats;
 use iolab::store::Store;
+use iolab::store::schema::v2::from_v1;
 
 fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -290,23 +291,25 @@ fn lab_report_shows_capacity_degraded_ratios_and_rebuild_times() {
     let dir = tmp();
     let db = dir.path().join("iolab.db");
     let ws = four_workloads();
-    let layout = |name: &str, level: &str, usable: u64| {
+    // Written as v1 documents, converted the way the store's v1 -> v2 migration does.
+    let v1 = |name: &str, level: &str, usable: u64| {
         serde_json::json!({"name": name, "level": level, "members": 4, "chunk": 524_288,
                            "lvm": false, "fs": "xfs", "mount_options": ["noatime"],
                            "usable_bytes": usable})
     };
+    let layout = |name: &str, level: &str, usable: u64| from_v1(&v1(name, level, usable));
     let mut r5 = fixtures::run("raid5", 1.0, &ws, 3, 11);
     r5.layout = Some(layout("raid5", "5", 12_000_000_000_000));
     let mut r10 = fixtures::run("raid10", 1.6, &ws, 3, 12);
     r10.layout = Some(layout("raid10", "10", 8_000_000_000_000));
     let mut r5d = fixtures::run("raid5-degraded", 0.4, &ws, 3, 13);
-    let mut l = layout("raid5", "5", 12_000_000_000_000);
+    let mut l = v1("raid5", "5", 12_000_000_000_000);
     l["degraded_of"] = "raid5".into();
     l["rebuild_seconds"] = 4321.0.into();
     l["slow_members"] = serde_json::json!(["sdd"]);
-    r5d.layout = Some(l);
+    r5d.layout = Some(from_v1(&l));
     let mut r10_no_facts = fixtures::run("raid0", 2.0, &ws, 3, 14);
-    r10_no_facts.layout = Some(serde_json::json!({"anything": "else"}));
+    r10_no_facts.layout = Some(from_v1(&serde_json::json!({"anything": "else"})));
     let mut runs = vec![r5, r10, r5d, r10_no_facts];
     for (i, r) in runs.iter_mut().enumerate() {
         r.lab_id = Some("lab42".into());
@@ -550,10 +553,8 @@ fn report_renders_in_headless_chromium() {
     for (i, r) in runs.iter_mut().enumerate() {
         r.lab_id = Some("lab7".into());
         let (level, usable) = [("5", 12e12), ("6", 8e12), ("10", 8e12)][i];
-        r.layout = Some(
-            serde_json::json!({"level": level, "members": 4, "fs": "xfs",
-            "usable_bytes": usable}),
-        );
+        r.layout = Some(from_v1(&serde_json::json!({"level": level, "members": 4,
+            "fs": "xfs", "usable_bytes": usable})));
     }
     save(&db, &runs);
     let page = artifacts().join("sample.html");

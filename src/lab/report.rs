@@ -221,8 +221,8 @@ pub struct LabReport {
 pub struct LabRun {
     /// The layout.
     pub layout: String,
-    /// `healthy` or `degraded`.
-    pub phase: String,
+    /// Healthy or degraded (`healthy`, `degraded` in JSON).
+    pub phase: super::Phase,
     /// The store id (`iolab show ID`).
     pub run_id: String,
 }
