@@ -61,7 +61,8 @@ pub struct LabArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print every command as it runs.
+    /// Print every command as it runs, and a table with every detail (mkfs and mount options,
+    /// rebuild bytes, expected capacity) instead of one that fits 120 columns.
     #[arg(short, long)]
     pub verbose: bool,
 
@@ -170,7 +171,12 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     let saved = save_records(store.as_mut(), &records);
     match a.format {
         Format::Table => {
-            print!("{}", lab::report::render_table(&report));
+            let detail = if a.verbose {
+                lab::table::Detail::Full
+            } else {
+                lab::table::Detail::Short
+            };
+            print!("{}", lab::table::render_table(&report, detail));
             if let Some(c) = &comparison {
                 println!();
                 print!(
