@@ -200,7 +200,13 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rec: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
-        rec["layout"]["integrity"], "verified",
+        rec["layout"]["integrity"]["verdict"], "verified",
+        "{:#}",
+        rec["layout"]
+    );
+    assert_eq!(rec["layout"]["phase"], "healthy", "{:#}", rec["layout"]);
+    assert!(
+        rec["layout"]["integrity"]["detail"]["steps"].is_array(),
         "{:#}",
         rec["layout"]
     );
