@@ -398,3 +398,26 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_that_cannot_keep_a_record_is_an_error_naming_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
+        let rec = LayoutRecord {
+            name: Some("r6".into()),
+            ..LayoutRecord::default()
+        };
+        let e = save_records(Some(&mut store), &[("deadbeef".into(), rec.clone())])
+            .expect_err("no such run");
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("saving the layout record of run deadbeef (r6)") && text.contains("t.db"),
+            "{text}"
+        );
+        assert!(save_records(None, &[("deadbeef".into(), rec)]).is_ok());
+    }
+}
