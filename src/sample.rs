@@ -454,6 +454,8 @@ pub struct RunRecord {
     /// The lab this run belongs to, when made by `iolab lab`.
     pub lab_id: Option<String>,
     /// The layout it ran on, when made by `iolab lab` (stack, capacity, phase, rebuild...).
+    /// A run file written by an older iolab still reads (see [`layout_record::lenient`]).
+    #[serde(default, deserialize_with = "layout_record::lenient")]
     pub layout: Option<LayoutRecord>,
     /// The suite that ran.
     pub suite_name: String,

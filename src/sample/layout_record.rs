@@ -194,6 +194,23 @@ impl Layer {
     }
 }
 
+/// Reads a run file's layout: a record as written, or, for a document this version cannot read
+/// as one (a v1 run file from `iolab show --json`), an empty record that keeps it whole as
+/// `other["v1_layout"]`, so the rest of the run still reads. (The store converts its own v1
+/// rows properly, in its migration.)
+pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<LayoutRecord>, D::Error> {
+    let Some(v) = Option::<serde_json::Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        serde_json::from_value::<LayoutRecord>(v.clone()).unwrap_or_else(|_| {
+            let mut r = LayoutRecord::default();
+            r.other.insert("v1_layout".into(), v);
+            r
+        }),
+    ))
+}
+
 impl LayoutRecord {
     /// The RAID layer at the bottom of the stack, when there is one.
     pub fn raid(&self) -> Option<&Layer> {
@@ -242,6 +259,26 @@ mod tests {
         assert!(back.get("lab_baseline").is_none() && back.get("rebuild").is_none());
         let empty: LayoutRecord = serde_json::from_str("{}").unwrap();
         assert_eq!(empty, LayoutRecord::default());
+    }
+
+    #[test]
+    fn a_run_file_with_a_layout_of_another_shape_still_reads() {
+        #[derive(Deserialize)]
+        struct Run {
+            #[serde(default, deserialize_with = "lenient")]
+            layout: Option<LayoutRecord>,
+        }
+        let v1: Run =
+            serde_json::from_str(r#"{"layout": {"name": "r1", "integrity": "verified"}}"#).unwrap();
+        let r = v1.layout.unwrap();
+        assert_eq!(r.other["v1_layout"]["integrity"], "verified");
+        assert!(r.name.is_none());
+        let v2: Run = serde_json::from_str(r#"{"layout": {"name": "r1"}}"#).unwrap();
+        assert_eq!(v2.layout.unwrap().name.as_deref(), Some("r1"));
+        let none: Run = serde_json::from_str(r#"{"layout": null}"#).unwrap();
+        assert!(none.layout.is_none());
+        let absent: Run = serde_json::from_str("{}").unwrap();
+        assert!(absent.layout.is_none());
     }
 
     #[test]

@@ -449,6 +449,7 @@ pub mod v2 {
         match k {
             "integrity_detail" => r.integrity.as_ref().is_none_or(|i| i.detail.is_none()),
             "stack" => !x.is_string(),
+            "spec" => serde_json::from_value::<Stack>(x.clone()).is_err(),
             _ => false,
         }
     }
