@@ -167,8 +167,30 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         comparison,
         records,
     } = lab::summary::conclude(&spec, &mut report, runs);
-    // Printed first, so a store that fails now does not cost the lab's results.
+    // Kept before printing, its error returned after: a failing store does not cost the
+    // lab's results.
     let saved = save_records(store.as_mut(), &records);
+    print_report(&a, &spec, &report, comparison.as_ref(), saved.is_ok())?;
+    saved?;
+    if report.interrupted {
+        return Err(super::Interrupted.into());
+    }
+    // A layout that lost data failed the check the lab exists for: exit 1 like a failure.
+    Ok(if report.any_failed() || report.any_data_lost() {
+        ExitCode::from(super::EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
+fn print_report(
+    a: &LabArgs,
+    spec: &lab::LabSpec,
+    report: &lab::LabReport,
+    comparison: Option<&crate::report::compare::Comparison>,
+    saved: bool,
+) -> anyhow::Result<()> {
     match a.format {
         Format::Table => {
             let detail = if a.verbose {
@@ -176,15 +198,15 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             } else {
                 lab::table::Detail::Short
             };
-            print!("{}", lab::table::render_table(&report, detail));
-            if let Some(c) = &comparison {
+            print!("{}", lab::table::render_table(report, detail));
+            if let Some(c) = comparison {
                 println!();
                 print!(
                     "{}",
-                    lab::report::render_summary(&report, c, &spec.workloads.suite)
+                    lab::report::render_summary(report, c, &spec.workloads.suite)
                 );
             }
-            if !report.runs.is_empty() {
+            if saved && !report.runs.is_empty() {
                 println!(
                     "lab {} saved: iolab list --lab {}; iolab report --lab {} -o lab.html",
                     report.lab_id, report.lab_id, report.lab_id
@@ -200,30 +222,21 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Format::Md => {
-            print!("{}", lab::report::render_markdown(&report));
-            if let Some(c) = &comparison {
+            print!("{}", lab::report::render_markdown(report));
+            if let Some(c) = comparison {
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));
             }
         }
         Format::Json => {
-            let mut doc = serde_json::to_value(&report)?;
+            let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
-                obj.insert("comparison".into(), serde_json::to_value(&comparison)?);
+                obj.insert("comparison".into(), serde_json::to_value(comparison)?);
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
     }
-    saved?;
-    if report.interrupted {
-        return Err(super::Interrupted.into());
-    }
-    // A layout that lost data failed the check the lab exists for: exit 1 like a failure.
-    Ok(if report.any_failed() || report.any_data_lost() {
-        ExitCode::from(super::EXIT_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 /// Runs the lab's workloads on one mounted layout as one stored run, labelled with the layout's
