@@ -10,6 +10,9 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub mod layout_record;
+pub use layout_record::LayoutRecord;
+
 /// A latency histogram in nanoseconds, with 3 significant figures (relative error < 0.1%).
 ///
 /// Kept as a newtype so the serialized form (HDR V2 + deflate, base64 in JSON) is defined once.
@@ -454,8 +457,10 @@ pub struct RunRecord {
     pub note: Option<String>,
     /// The lab this run belongs to, when made by `iolab lab`.
     pub lab_id: Option<String>,
-    /// The layout description when made by `iolab lab` (RAID level, chunk, fs, mount options...).
-    pub layout: Option<serde_json::Value>,
+    /// The layout it ran on, when made by `iolab lab` (stack, capacity, phase, rebuild...).
+    /// A run file written by an older iolab still reads (see [`layout_record::lenient`]).
+    #[serde(default, deserialize_with = "layout_record::lenient")]
+    pub layout: Option<LayoutRecord>,
     /// The suite that ran.
     pub suite_name: String,
     /// The machine.

@@ -21,8 +21,8 @@ pub struct RunMeta {
     pub note: Option<String>,
     /// The lab this run belongs to.
     pub lab_id: Option<String>,
-    /// The layout description (lab runs).
-    pub layout: Option<serde_json::Value>,
+    /// The layout it runs on (lab runs).
+    pub layout: Option<crate::sample::LayoutRecord>,
 }
 
 /// What a session produced.

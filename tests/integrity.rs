@@ -200,7 +200,13 @@ fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     o.success();
     let rec: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(
-        rec["layout"]["integrity"], "verified",
+        rec["layout"]["integrity"]["verdict"], "verified",
+        "{:#}",
+        rec["layout"]
+    );
+    assert_eq!(rec["layout"]["phase"], "healthy", "{:#}", rec["layout"]);
+    assert!(
+        rec["layout"]["integrity"]["detail"]["steps"].is_array(),
         "{:#}",
         rec["layout"]
     );
@@ -352,7 +358,7 @@ fn a_damaged_single_layout_is_data_loss_never_verified() {
         l.integrity_text()
     );
     assert!(report.any_data_lost());
-    let table = iolab::lab::report::render_table(&report);
+    let table = iolab::lab::table::render_table(&report, iolab::lab::table::Detail::Short);
     assert!(table.contains("DATA LOSS (1 file, "), "{table}");
     assert!(!table.contains("verified"), "{table}");
     // The checksums stay for a human to look at; the layout itself is gone.

@@ -21,6 +21,7 @@ use iolab::report::compare::{format_estimate, format_ratio};
 use iolab::sample::RunRecord;
 use iolab::stats;
 use iolab::store::Store;
+use iolab::store::schema::v2::from_v1;
 
 fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -295,23 +296,25 @@ fn lab_report_shows_capacity_degraded_ratios_and_rebuild_times() {
     let dir = tmp();
     let db = dir.path().join("iolab.db");
     let ws = four_workloads();
-    let layout = |name: &str, level: &str, usable: u64| {
+    // Written as v1 documents, converted the way the store's v1 -> v2 migration does.
+    let v1 = |name: &str, level: &str, usable: u64| {
         serde_json::json!({"name": name, "level": level, "members": 4, "chunk": 524_288,
                            "lvm": false, "fs": "xfs", "mount_options": ["noatime"],
                            "usable_bytes": usable})
     };
+    let layout = |name: &str, level: &str, usable: u64| from_v1(&v1(name, level, usable));
     let mut r5 = fixtures::run("raid5", 1.0, &ws, 3, 11);
     r5.layout = Some(layout("raid5", "5", 12_000_000_000_000));
     let mut r10 = fixtures::run("raid10", 1.6, &ws, 3, 12);
     r10.layout = Some(layout("raid10", "10", 8_000_000_000_000));
     let mut r5d = fixtures::run("raid5-degraded", 0.4, &ws, 3, 13);
-    let mut l = layout("raid5", "5", 12_000_000_000_000);
+    let mut l = v1("raid5", "5", 12_000_000_000_000);
     l["degraded_of"] = "raid5".into();
     l["rebuild_seconds"] = 4321.0.into();
     l["slow_members"] = serde_json::json!(["sdd"]);
-    r5d.layout = Some(l);
+    r5d.layout = Some(from_v1(&l));
     let mut r10_no_facts = fixtures::run("raid0", 2.0, &ws, 3, 14);
-    r10_no_facts.layout = Some(serde_json::json!({"anything": "else"}));
+    r10_no_facts.layout = Some(from_v1(&serde_json::json!({"anything": "else"})));
     let mut runs = vec![r5, r10, r5d, r10_no_facts];
     for (i, r) in runs.iter_mut().enumerate() {
         r.lab_id = Some("lab42".into());
@@ -556,10 +559,8 @@ fn report_renders_in_headless_chromium() {
     for (i, r) in runs.iter_mut().enumerate() {
         r.lab_id = Some("lab7".into());
         let (level, usable) = [("5", 12e12), ("6", 8e12), ("10", 8e12)][i];
-        r.layout = Some(
-            serde_json::json!({"level": level, "members": 4, "fs": "xfs",
-            "usable_bytes": usable}),
-        );
+        r.layout = Some(from_v1(&serde_json::json!({"level": level, "members": 4,
+            "fs": "xfs", "usable_bytes": usable})));
     }
     save(&db, &runs);
     let page = artifacts().join("sample.html");
@@ -632,4 +633,94 @@ fn report_of_real_runs_renders() {
     };
     let svgs = html.matches("<svg class=\"chart\"").count();
     browser_checks(&bin, &page, "real", svgs);
+}
+
+/// What the lab concludes once its layouts are done: each degraded layout's speed ratio, the
+/// baseline mark and the completed layout record of every stored run, the comparison.
+#[test]
+fn a_lab_concludes_ratios_baseline_and_layout_records() {
+    use iolab::lab::report::{DegradedReport, LabRun, LayoutReport};
+    use iolab::lab::{LabReport, Phase};
+    use iolab::sample::LayoutRecord;
+    let spec = iolab::lab::parse_lab(
+        "name = \"t\"\n[disks]\nloop = { count = 2, size = \"1GiB\" }\n\
+         [[layout]]\nname = \"r1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\n\
+         degrade = true\n\
+         [[layout]]\nname = \"x\"\nfs = \"xfs\"\n\
+         [workloads]\nprofiles = [\"quick\"]\nbaseline = \"x\"\n",
+        "t.toml",
+    )
+    .expect("spec");
+    let ws = four_workloads();
+    let mut r1 = LayoutReport::new("r1", "btrfs raid1 x2".into(), None);
+    r1.degraded = Some(DegradedReport {
+        failed_member: "/dev/loop1".into(),
+        degrade_seconds: 0.1,
+        workload_seconds: Some(1.0),
+        data_verified: true,
+        perf_ratio: None,
+        workload_error: None,
+    });
+    r1.build_seconds = Some(2.5);
+    let mut report = LabReport {
+        lab_id: "ab12cd".into(),
+        name: "t".into(),
+        spec_file: "t.toml".into(),
+        disks: "2 x 1GiB".into(),
+        baseline: Some("x".into()),
+        interrupted: false,
+        dry_run: false,
+        layouts: vec![r1, LayoutReport::new("x", "disk > xfs".into(), None)],
+        leftovers: vec![],
+        runs: vec![],
+    };
+    let run = |layout: &str, phase: Phase, id: &str, label: &str, speed: f64| {
+        let mut rec = fixtures::run(label, speed, &ws, 3, 7);
+        rec.id = id.into();
+        rec.layout = Some(LayoutRecord {
+            name: Some(layout.into()),
+            phase: Some(phase),
+            ..LayoutRecord::default()
+        });
+        let lr = LabRun {
+            layout: layout.into(),
+            phase,
+            run_id: id.into(),
+        };
+        (lr, rec)
+    };
+    let runs = vec![
+        run("r1", Phase::Healthy, "a1", "r1", 1.0),
+        run("r1", Phase::Degraded, "a2", "r1-degraded", 0.5),
+        run("x", Phase::Healthy, "a3", "x", 2.0),
+        run("x", Phase::Degraded, "", "x-unsaved", 2.0),
+    ];
+    let c = iolab::lab::summary::conclude(&spec, &mut report, runs);
+    let ratio = report.layouts[0]
+        .degraded
+        .as_ref()
+        .unwrap()
+        .perf_ratio
+        .unwrap();
+    assert!((ratio - 0.5).abs() < 0.05, "{ratio}");
+    assert!(report.layouts[1].degraded.is_none());
+    assert_eq!(
+        report
+            .runs
+            .iter()
+            .map(|r| r.run_id.as_str())
+            .collect::<Vec<_>>(),
+        ["a1", "a2", "a3"],
+        "unsaved runs are not listed"
+    );
+    let rec = |id: &str| &c.records.iter().find(|(i, _)| i == id).unwrap().1;
+    assert_eq!(c.records.len(), 3);
+    assert_eq!(rec("a2").degraded_ratio, Some(ratio));
+    assert!(rec("a1").degraded_ratio.is_none() && !rec("a1").lab_baseline);
+    assert!(rec("a3").lab_baseline && !rec("a2").lab_baseline);
+    assert_eq!(rec("a1").build_seconds, Some(2.5));
+    let cmp = c.comparison.expect("healthy runs compared");
+    assert_eq!(cmp.runs.len(), 2);
+    assert_eq!(cmp.runs[1].label.as_deref(), Some("x"));
+    assert!(cmp.runs[1].baseline && !cmp.runs[0].baseline);
 }

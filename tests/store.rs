@@ -174,7 +174,9 @@ fn record(label: Option<&str>, iops: &[f64]) -> RunRecord {
         label: label.map(str::to_string),
         note: Some("bitmap on, 2 hot spares".to_string()),
         lab_id: Some("lab-1".to_string()),
-        layout: Some(serde_json::json!({"raid": "raid6", "chunk": "512k", "fs": "xfs"})),
+        layout: Some(iolab::store::schema::v2::from_v1(
+            &serde_json::json!({"raid": "raid6", "chunk": "512k", "fs": "xfs"}),
+        )),
         suite_name: "db".to_string(),
         system: SystemInfo {
             hostname: "flurry".to_string(),

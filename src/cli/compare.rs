@@ -182,14 +182,16 @@ pub(crate) fn select_runs(
         // `list` is newest first; a lab reads best in the order its layouts ran.
         lab_runs.reverse();
         // The lab marks the healthy run of its spec's `baseline` layout.
-        lab_baseline = lab_runs
-            .iter()
-            .find(|r| {
-                store.run_layout(&r.id).ok().flatten().is_some_and(|l| {
-                    l.get("lab_baseline").and_then(serde_json::Value::as_bool) == Some(true)
-                })
-            })
-            .map(|r| r.id.clone());
+        for r in &lab_runs {
+            if store
+                .run_layout(&r.id)
+                .map_err(store_err)?
+                .is_some_and(|l| l.lab_baseline)
+            {
+                lab_baseline = Some(r.id.clone());
+                break;
+            }
+        }
         for r in lab_runs {
             if !ids.contains(&r.id) {
                 ids.push(r.id);

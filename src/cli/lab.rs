@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use anyhow::Context as _;
+
 use super::Context;
 use crate::lab::{self, LabError, LabEvent, LabOptions, MountedLayout};
 use crate::layout::{Runner, state};
 use crate::runner::suite::SuiteOptions;
-use crate::sample::RunRecord;
+use crate::sample::{LayoutRecord, RunRecord};
 use crate::session::RunMeta;
 use crate::target::{Target, TargetRequest};
 
@@ -59,7 +61,8 @@ pub struct LabArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print every command as it runs.
+    /// Print every command as it runs, and a table with every detail (mkfs and mount options,
+    /// rebuild bytes, expected capacity) instead of one that fits 120 columns.
     #[arg(short, long)]
     pub verbose: bool,
 
@@ -141,14 +144,10 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             store.as_mut(),
             terminal && a.format == Format::Table,
         )?;
-        let phase = match m.phase {
-            lab::Phase::Healthy => "healthy",
-            lab::Phase::Degraded => "degraded",
-        };
         runs.push((
             lab::report::LabRun {
                 layout: m.layout.name.clone(),
-                phase: phase.into(),
+                phase: m.phase,
                 run_id: rec.id.clone(),
             },
             rec,
@@ -164,18 +163,50 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    let comparison = finish_lab(&spec, &mut report, runs, store.as_mut());
+    let lab::summary::Conclusion {
+        comparison,
+        records,
+    } = lab::summary::conclude(&spec, &mut report, runs);
+    // Kept before printing, its error returned after: a failing store does not cost the
+    // lab's results.
+    let saved = save_records(store.as_mut(), &records);
+    print_report(&a, &spec, &report, comparison.as_ref(), saved.is_ok())?;
+    saved?;
+    if report.interrupted {
+        return Err(super::Interrupted.into());
+    }
+    // A layout that lost data failed the check the lab exists for: exit 1 like a failure.
+    Ok(if report.any_failed() || report.any_data_lost() {
+        ExitCode::from(super::EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
+fn print_report(
+    a: &LabArgs,
+    spec: &lab::LabSpec,
+    report: &lab::LabReport,
+    comparison: Option<&crate::report::compare::Comparison>,
+    saved: bool,
+) -> anyhow::Result<()> {
     match a.format {
         Format::Table => {
-            print!("{}", lab::report::render_table(&report));
-            if let Some(c) = &comparison {
+            let detail = if a.verbose {
+                lab::table::Detail::Full
+            } else {
+                lab::table::Detail::Short
+            };
+            print!("{}", lab::table::render_table(report, detail));
+            if let Some(c) = comparison {
                 println!();
                 print!(
                     "{}",
-                    lab::report::render_summary(&report, c, &spec.workloads.suite)
+                    lab::report::render_summary(report, c, &spec.workloads.suite)
                 );
             }
-            if !report.runs.is_empty() {
+            if saved && !report.runs.is_empty() {
                 println!(
                     "lab {} saved: iolab list --lab {}; iolab report --lab {} -o lab.html",
                     report.lab_id, report.lab_id, report.lab_id
@@ -191,29 +222,21 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Format::Md => {
-            print!("{}", lab::report::render_markdown(&report));
-            if let Some(c) = &comparison {
+            print!("{}", lab::report::render_markdown(report));
+            if let Some(c) = comparison {
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));
             }
         }
         Format::Json => {
-            let mut doc = serde_json::to_value(&report)?;
+            let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
-                obj.insert("comparison".into(), serde_json::to_value(&comparison)?);
+                obj.insert("comparison".into(), serde_json::to_value(comparison)?);
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
     }
-    if report.interrupted {
-        return Err(super::Interrupted.into());
-    }
-    // A layout that lost data failed the check the lab exists for: exit 1 like a failure.
-    Ok(if report.any_failed() || report.any_data_lost() {
-        ExitCode::from(super::EXIT_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 /// Runs the lab's workloads on one mounted layout as one stored run, labelled with the layout's
@@ -239,28 +262,16 @@ fn run_layout(
         ..SuiteOptions::default()
     };
     crate::runner::suite::preflight(&spec.workloads.suite, &target, &opts)?;
-    let (label, degraded_of) = match m.phase {
-        lab::Phase::Healthy => (m.layout.name.clone(), None),
-        lab::Phase::Degraded => (
-            format!("{}-degraded", m.layout.name),
-            Some(m.layout.name.clone()),
-        ),
+    let label = match m.phase {
+        lab::Phase::Healthy => m.layout.name.clone(),
+        lab::Phase::Degraded => format!("{}-degraded", m.layout.name),
     };
-    let layout = serde_json::json!({
-        "name": m.layout.name,
-        "description": m.description,
-        "phase": m.phase,
-        "degraded_of": degraded_of,
-        "usable_bytes": m.usable_bytes,
-        "spec": match &m.layout.kind { lab::spec::LayoutKind::Stack(s) => serde_json::to_value(s).ok(), _ => None },
-        "lab": spec.name,
-    });
     let meta = RunMeta {
         command_line: std::env::args().collect(),
         label: Some(label),
         note: None,
         lab_id: Some(m.lab_id.to_string()),
-        layout: Some(layout),
+        layout: Some(lab::summary::mounted_record(spec, m)),
     };
     let progress = crate::progress::Progress::new(
         show_progress,
@@ -281,104 +292,22 @@ fn run_layout(
     Ok((r.record, r.error, r.interrupted))
 }
 
-/// After the lab: the degraded/healthy ratios and rebuild times go into the report and into the
-/// stored runs' layout descriptions, and the comparison across layouts is built.
-fn finish_lab(
-    spec: &lab::LabSpec,
-    report: &mut lab::LabReport,
-    runs: Vec<(lab::report::LabRun, RunRecord)>,
-    mut store: Option<&mut crate::store::Store>,
-) -> Option<crate::report::compare::Comparison> {
-    let mut healthy: Vec<RunRecord> = Vec::new();
-    for (r, rec) in &runs {
-        if r.phase == "healthy" && !rec.workloads.iter().all(|w| w.trials.is_empty()) {
-            healthy.push(rec.clone());
-        }
+/// Keeps each run's completed layout record; the first store error, with the run it was for.
+fn save_records(
+    store: Option<&mut crate::store::Store>,
+    records: &[(String, LayoutRecord)],
+) -> anyhow::Result<()> {
+    let Some(s) = store else { return Ok(()) };
+    for (id, rec) in records {
+        s.set_layout(id, rec).with_context(|| {
+            format!(
+                "saving the layout record of run {id} ({}) to {}",
+                rec.name.as_deref().unwrap_or("-"),
+                s.path().display()
+            )
+        })?;
     }
-    for lr in &mut report.layouts {
-        let h = runs
-            .iter()
-            .find(|(r, _)| r.layout == lr.name && r.phase == "healthy");
-        let d = runs
-            .iter()
-            .find(|(r, _)| r.layout == lr.name && r.phase == "degraded");
-        let ratio = match (h, d) {
-            (Some((_, h)), Some((_, d))) => degraded_ratio(h, d),
-            _ => None,
-        };
-        if let (Some(dr), Some(x)) = (lr.degraded.as_mut(), ratio) {
-            dr.perf_ratio = Some(x);
-        }
-        for (r, rec) in runs.iter().filter(|(r, _)| r.layout == lr.name) {
-            let Some(s) = store.as_deref_mut() else { break };
-            let mut layout = rec.layout.clone().unwrap_or_default();
-            if let Some(obj) = layout.as_object_mut() {
-                obj.insert("build_seconds".into(), serde_json::json!(lr.build_seconds));
-                obj.insert(
-                    "expected_usable_bytes".into(),
-                    serde_json::json!(lr.expected_usable_bytes),
-                );
-                if let Some(rb) = &lr.rebuild {
-                    obj.insert("rebuild_seconds".into(), serde_json::json!(rb.seconds));
-                    obj.insert("rebuild_bytes".into(), serde_json::json!(rb.bytes));
-                }
-                if let Some(i) = &lr.integrity {
-                    obj.insert("integrity".into(), serde_json::json!(i.verdict.text()));
-                    obj.insert("integrity_detail".into(), serde_json::json!(i));
-                }
-                if r.phase == "degraded" {
-                    obj.insert("degraded_ratio".into(), serde_json::json!(ratio));
-                }
-                if r.phase == "healthy" && spec.workloads.baseline.as_deref() == Some(&lr.name) {
-                    obj.insert("lab_baseline".into(), serde_json::json!(true));
-                }
-            }
-            let _ = s.set_layout(&r.run_id, &layout);
-        }
-    }
-    report.runs = runs
-        .into_iter()
-        .map(|(r, _)| r)
-        .filter(|r| !r.run_id.is_empty())
-        .collect();
-    if healthy.is_empty() {
-        return None;
-    }
-    let baseline = spec.workloads.baseline.as_ref().and_then(|b| {
-        healthy
-            .iter()
-            .position(|r| r.label.as_deref() == Some(b.as_str()))
-    });
-    Some(crate::report::compare::build(
-        &healthy,
-        &crate::report::compare::CompareOptions {
-            baseline,
-            metrics: Vec::new(),
-        },
-    ))
-}
-
-/// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.
-fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
-    let med = |r: &RunRecord, name: &str| -> Option<f64> {
-        let wr = r.workloads.iter().find(|w| w.workload.name == name)?;
-        let v: Vec<f64> = wr
-            .trials
-            .iter()
-            .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
-            .map(|m| m.1)
-            .collect();
-        crate::stats::Summary::of(&v).map(|s| s.median)
-    };
-    let mut logs = Vec::new();
-    for w in &h.workloads {
-        if let (Some(a), Some(b)) = (med(h, &w.workload.name), med(d, &w.workload.name)) {
-            if a > 0.0 && b > 0.0 {
-                logs.push((b / a).ln());
-            }
-        }
-    }
-    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    Ok(())
 }
 
 fn cleanup(a: &LabArgs) -> anyhow::Result<ExitCode> {
@@ -480,5 +409,28 @@ impl Progress {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_that_cannot_keep_a_record_is_an_error_naming_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
+        let rec = LayoutRecord {
+            name: Some("r6".into()),
+            ..LayoutRecord::default()
+        };
+        let e = save_records(Some(&mut store), &[("deadbeef".into(), rec.clone())])
+            .expect_err("no such run");
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("saving the layout record of run deadbeef (r6)") && text.contains("t.db"),
+            "{text}"
+        );
+        assert!(save_records(None, &[("deadbeef".into(), rec)]).is_ok());
     }
 }

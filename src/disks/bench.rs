@@ -592,8 +592,7 @@ fn build_record(
             .as_ref()
             .map(|e| format!("read test failed on {}: {e}", r.device))
     });
-    let layout = serde_json::json!({
-        "disks_bench": {
+    let bench = serde_json::json!({
             "block_size": BLOCK_SIZE,
             "queue_depth": opts.queue_depth.max(1),
             "runtime_s": opts.runtime.as_secs_f64(),
@@ -606,8 +605,11 @@ fn build_record(
                 "temperature_c": d.temperature_c,
                 "places": p,
             })).collect::<Vec<_>>(),
-        }
     });
+    let layout = crate::sample::LayoutRecord {
+        disks_bench: Some(bench),
+        ..Default::default()
+    };
     let path = match devs {
         [one] => one.path().to_path_buf(),
         _ => Path::new("/dev").to_path_buf(),

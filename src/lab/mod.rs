@@ -5,7 +5,8 @@
 //! before anything is touched; [`driver`] walks the layouts through build -> workloads ->
 //! degrade -> rebuild -> teardown on top of [`crate::layout`], writing a [`dataset`] before
 //! degrading and reading it back after every step into an [`integrity`] verdict; [`report`] is
-//! what comes out.
+//! what comes out ([`table`] for a terminal), and [`summary`] what the lab concludes from its
+//! stored runs.
 //! The workloads themselves are a callback, so the lab does not care how they are run or stored.
 
 pub mod dataset;
@@ -13,6 +14,8 @@ pub mod driver;
 pub mod integrity;
 pub mod report;
 pub mod spec;
+pub mod summary;
+pub mod table;
 
 pub use driver::{
     DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,

@@ -221,8 +221,8 @@ pub struct LabReport {
 pub struct LabRun {
     /// The layout.
     pub layout: String,
-    /// `healthy` or `degraded`.
-    pub phase: String,
+    /// Healthy or degraded (`healthy`, `degraded` in JSON).
+    pub phase: super::Phase,
     /// The store id (`iolab show ID`).
     pub run_id: String,
 }
@@ -243,7 +243,8 @@ impl LabReport {
     }
 }
 
-const HEADERS: [&str; 8] = [
+/// The columns of the full table (Markdown, `-v`).
+pub(super) const HEADERS: [&str; 8] = [
     "LAYOUT",
     "STACK",
     "USABLE",
@@ -254,7 +255,8 @@ const HEADERS: [&str; 8] = [
     "INTEGRITY",
 ];
 
-fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
+/// A layout's cells under [`HEADERS`], every detail included.
+pub(super) fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
     let dash = || "-".to_string();
     vec![
         l.name.clone(),
@@ -289,113 +291,6 @@ fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
         }),
         l.integrity_text(),
     ]
-}
-
-/// The per-layout table for a terminal.
-pub fn render_table(r: &LabReport) -> String {
-    let mut rows: Vec<Vec<String>> = vec![HEADERS.iter().map(|h| h.to_string()).collect()];
-    rows.extend(r.layouts.iter().map(|l| row(l, r.dry_run)));
-    let widths: Vec<usize> = (0..HEADERS.len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = format!(
-        "lab {} (id {}): {} layout{} on {}{}\n",
-        r.name,
-        r.lab_id,
-        r.layouts.len(),
-        if r.layouts.len() == 1 { "" } else { "s" },
-        r.disks,
-        if r.dry_run {
-            " (dry run: nothing built)"
-        } else {
-            ""
-        }
-    );
-    let status: Vec<String> = std::iter::once("STATUS".to_string())
-        .chain(r.layouts.iter().map(|l| {
-            if r.dry_run && l.status == LayoutStatus::Ok {
-                "would build".to_string()
-            } else {
-                l.status_text()
-            }
-        }))
-        .collect();
-    for (cells, st) in rows.iter().zip(&status) {
-        let mut line = String::new();
-        for (c, cell) in cells.iter().enumerate() {
-            line.push_str(cell);
-            line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
-        }
-        line.push_str(st);
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    for l in &r.layouts {
-        if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
-            out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
-        }
-        let retried = l
-            .rebuild
-            .iter()
-            .flat_map(|r| r.retried.iter().map(|m| ("rebuild", m)))
-            .chain(
-                l.second_failure
-                    .iter()
-                    .flat_map(|s| s.retried.iter().map(|m| ("rebuild2", m))),
-            );
-        for (step, m) in retried {
-            out.push_str(&format!(
-                "note: {} {step}: the replace failed ({m}); packed half-empty data block groups (btrfs balance -dusage=50) and retried\n",
-                l.name
-            ));
-        }
-        if let Some(r) = l.rebuild.as_ref().filter(|r| !r.converted.is_empty()) {
-            out.push_str(&format!(
-                "note: {} after the replace, block groups written while degraded had no redundancy ({}); a balance converted them back\n",
-                l.name,
-                r.converted.join(", ")
-            ));
-        }
-        if let Some(i) = &l.integrity {
-            // Writes refused while degraded: the application was told, so not a loss, but a
-            // finding even when everything acknowledged came back.
-            if matches!(i.verdict, super::integrity::Verdict::Verified) {
-                for sc in i.scrubs.iter().filter(|s| s.outcome.corrected > 0) {
-                    out.push_str(&format!(
-                        "note: {} {} after {} repaired {} errors from good copies: the layout was inconsistent\n",
-                        l.name,
-                        sc.outcome.tool,
-                        sc.after.name(),
-                        sc.outcome.corrected
-                    ));
-                }
-                for w in i.degraded_writes.iter().filter(|w| w.error.is_some()) {
-                    out.push_str(&format!(
-                        "note: {} while {}: {} files written, then {}\n",
-                        l.name,
-                        w.step.name(),
-                        w.files,
-                        w.error.as_deref().unwrap_or("")
-                    ));
-                }
-            }
-            if !matches!(i.verdict, super::integrity::Verdict::Verified) {
-                for line in i.lines() {
-                    out.push_str(&format!("{} integrity: {line}\n", l.name));
-                }
-                if let Some(m) = &i.manifest {
-                    out.push_str(&format!("{} integrity: checksums kept in {m}\n", l.name));
-                }
-            }
-        }
-    }
-    if r.interrupted {
-        out.push_str("interrupted: later layouts were not built\n");
-    }
-    for l in &r.leftovers {
-        out.push_str(&format!("left behind: {l} (run `iolab lab --cleanup`)\n"));
-    }
-    out
 }
 
 /// The per-layout table as Markdown.
@@ -626,7 +521,7 @@ mod tests {
 
     #[test]
     fn table_shows_every_layout_and_status() {
-        let t = render_table(&report());
+        let t = super::super::table::render_table(&report(), super::super::table::Detail::Full);
         assert!(t.contains("btrfs-raid5"), "{t}");
         assert!(t.contains("3GiB"), "{t}");
         assert!(t.contains("0.50x speed"), "{t}");
@@ -705,7 +600,7 @@ mod tests {
     #[test]
     fn integrity_column_notes_and_markdown() {
         let r = lossy();
-        let t = render_table(&r);
+        let t = super::super::table::render_table(&r, super::super::table::Detail::Full);
         let lines: Vec<&str> = t.lines().collect();
         let col = lines[1].find("INTEGRITY").unwrap();
         assert_eq!(&lines[2][col..col + 8], "verified", "{t}");

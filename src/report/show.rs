@@ -120,7 +120,8 @@ pub fn render_run(r: &RunRecord) -> String {
         let _ = writeln!(o, "  lab        {l}");
     }
     if let Some(l) = &r.layout {
-        let _ = writeln!(o, "  layout     {l}");
+        let text = serde_json::to_string(l).unwrap_or_default();
+        let _ = writeln!(o, "  layout     {text}");
     }
     if let Some(e) = &r.error {
         let _ = writeln!(o, "  error      {e}");

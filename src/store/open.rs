@@ -189,6 +189,9 @@ impl Store {
                 .map_err(e)?;
             if current < m.version {
                 tx.execute_batch(m.sql).map_err(e)?;
+                if let Some(convert) = m.convert {
+                    convert(&tx).map_err(e)?;
+                }
                 tx.pragma_update(None, "user_version", m.version)
                     .map_err(e)?;
             }

@@ -6,8 +6,8 @@ use rusqlite::{OptionalExtension, Row, params};
 use super::owner::{Liveness, Owner};
 use super::{Result, RunFilter, RunSummary, Store, StoreError, parse_last, parse_status, to_u64};
 use crate::sample::{
-    IoAccounting, LatencyHistogram, OpSample, RunRecord, RunStatus, SeriesPoint, TrialSample,
-    WorkloadRecord,
+    IoAccounting, LatencyHistogram, LayoutRecord, OpSample, RunRecord, RunStatus, SeriesPoint,
+    TrialSample, WorkloadRecord,
 };
 use crate::spec::Workload;
 
@@ -39,9 +39,9 @@ fn decode<T: serde::de::DeserializeOwned>(id: &str, what: &'static str, s: &str)
 }
 
 impl Store {
-    /// The layout document of a run (lab runs only), without loading its trials: enough to
+    /// The layout record of a run (lab runs only), without loading its trials: enough to
     /// find a lab's baseline among many runs.
-    pub fn run_layout(&self, id: &str) -> Result<Option<serde_json::Value>> {
+    pub fn run_layout(&self, id: &str) -> Result<Option<LayoutRecord>> {
         let row: Option<Option<String>> = self
             .conn
             .query_row("SELECT layout FROM runs WHERE id = ?1", [id], |r| r.get(0))

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::owner::Owner;
 use super::{Result, Store, StoreError, check_label, sql_error, status_str, to_i64};
-use crate::sample::{RunRecord, RunStatus, TrialSample};
+use crate::sample::{LayoutRecord, RunRecord, RunStatus, TrialSample};
 use crate::spec::{Workload, WorkloadKind};
 
 /// Length of a run id in hex digits: 32 random bits, so a thousand stored runs collide with
@@ -170,10 +170,10 @@ impl Store {
         Ok(())
     }
 
-    /// Replaces a run's layout description: the lab adds what it learns after the run was
-    /// stored (the rebuild time, the degraded/healthy ratio).
-    pub fn set_layout(&mut self, run_id: &str, layout: &serde_json::Value) -> Result<()> {
-        let text = serde_json::to_string(layout).unwrap_or_else(|_| "null".into());
+    /// Replaces a run's layout record: the lab adds what it learns after the run was stored
+    /// (the rebuild time, the degraded/healthy ratio).
+    pub fn set_layout(&mut self, run_id: &str, layout: &LayoutRecord) -> Result<()> {
+        let text = json(layout).map_err(self.err("encoding a run's layout"))?;
         let n = self
             .conn
             .execute(

@@ -455,7 +455,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         .iter()
         .zip(&c.runs)
         .map(|(r, cr)| {
-            let layout = r.layout.as_ref().map(LayoutFacts::from_json);
+            let layout = r.layout.as_ref().map(LayoutFacts::from_record);
             RunSetup {
                 header: cr.header.clone(),
                 id: r.id.clone(),

@@ -2,9 +2,8 @@
 //! options, devices with model and firmware, RAID level and chunk, LVM, and the layout a lab
 //! recorded. Facts equal in every run are said once; the rest become columns.
 
-use serde_json::Value;
-
 use crate::sample::RunRecord;
+use crate::sample::layout_record::{Layer, LayoutRecord};
 use crate::system::BlockDevice;
 use crate::target::TargetKind;
 use crate::units::{format_bytes, format_bytes_si};
@@ -39,15 +38,15 @@ pub struct DeviceRow {
     pub raid: String,
 }
 
-/// What a lab recorded about the layout a run ran on. Every field is optional: the layout
-/// document is free-form JSON, and the report shows what it finds.
+/// What a lab recorded about the layout a run ran on, as the setup table and notes show it.
+/// Every field is optional: a record has what its lab knew (a directory layout has no stack).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LayoutFacts {
     /// Layout name (the label of its runs).
     pub name: Option<String>,
     /// One line describing the stack.
     pub description: String,
-    /// RAID level (`raid6`, `btrfs raid1`).
+    /// RAID level (`raid6`, `btrfs raid1`, `single disk`).
     pub level: Option<String>,
     /// Chunk size.
     pub chunk: Option<String>,
@@ -55,7 +54,7 @@ pub struct LayoutFacts {
     pub members: Option<u64>,
     /// Hot spares.
     pub spares: Option<u64>,
-    /// An LVM volume in the stack.
+    /// An LVM volume in the stack (`None`: no stack recorded).
     pub lvm: Option<bool>,
     /// Filesystem.
     pub fs: Option<String>,
@@ -73,125 +72,52 @@ pub struct LayoutFacts {
     pub integrity: Option<String>,
 }
 
-/// Breadth-first search for a key anywhere in a JSON document.
-fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    let mut queue = vec![v];
-    while !queue.is_empty() {
-        let mut next = Vec::new();
-        for v in queue {
-            match v {
-                Value::Object(m) => {
-                    if let Some(x) = m.get(key).filter(|x| !x.is_null()) {
-                        return Some(x);
-                    }
-                    next.extend(m.values());
-                }
-                Value::Array(a) => next.extend(a.iter()),
-                _ => {}
-            }
-        }
-        queue = next;
-    }
-    None
-}
-
-fn as_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Array(a) if !a.is_empty() => {
-            Some(a.iter().filter_map(as_text).collect::<Vec<_>>().join(","))
-        }
-        _ => None,
-    }
-}
-
-fn as_u64(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
-        Value::String(s) => crate::units::parse_bytes(s).ok(),
-        Value::Array(a) => Some(a.len() as u64),
-        _ => None,
-    }
-}
-
-fn as_f64(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => crate::units::parse_duration(s)
-            .ok()
-            .map(|d| d.as_secs_f64()),
-        _ => None,
-    }
-    .filter(|f| f.is_finite())
-}
-
-/// `6` -> `raid6`; anything else as given.
-fn level_name(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) {
-        format!("raid{s}")
-    } else {
-        s.to_string()
-    }
-}
-
 impl LayoutFacts {
-    /// Reads what it can from a lab's layout document.
-    pub fn from_json(v: &Value) -> LayoutFacts {
-        let text = |k: &str| find(v, k).and_then(as_text);
-        let mut level = text("level").map(|l| level_name(&l));
-        if level.is_none() {
-            if let Some(raid) = find(v, "raid") {
-                level = match raid {
-                    Value::String(s) => Some(level_name(s)),
-                    Value::Object(m) => match m.get("type").and_then(Value::as_str) {
-                        Some("btrfs") => Some(format!(
-                            "btrfs {}",
-                            m.get("data").and_then(as_text).unwrap_or_default()
-                        )),
-                        Some("none") => Some("single disk".into()),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-            }
-        }
-        let chunk = find(v, "chunk")
-            .or_else(|| find(v, "chunk_bytes"))
-            .and_then(|c| match c {
-                Value::Number(_) => as_u64(c).map(format_bytes),
-                _ => as_text(c),
-            });
-        let slow_members = ["slow_members", "slow_disks", "slow"]
-            .iter()
-            .filter_map(|k| find(v, k))
-            .flat_map(|x| match x {
-                Value::Array(a) => a.iter().filter_map(as_text).collect::<Vec<_>>(),
-                other => as_text(other)
-                    .filter(|s| s != "false")
-                    .into_iter()
-                    .collect(),
-            })
-            .collect();
+    /// The facts of a run's layout record.
+    pub fn from_record(r: &LayoutRecord) -> LayoutFacts {
+        let (level, chunk, members, spares) = match r.raid() {
+            Some(Layer::Md {
+                level,
+                members,
+                spares,
+                chunk_bytes,
+                ..
+            }) => (
+                Some(level.clone()),
+                chunk_bytes.map(format_bytes),
+                Some(*members).filter(|m| *m > 0),
+                Some(*spares),
+            ),
+            Some(Layer::Btrfs { data, members, .. }) => (
+                Some(format!("btrfs {data}")),
+                None,
+                Some(*members).filter(|m| *m > 0),
+                None,
+            ),
+            Some(Layer::Disk) => (Some("single disk".into()), None, Some(1), None),
+            _ => (None, None, None, None),
+        };
+        let fs = r.fs();
         let mut f = LayoutFacts {
-            name: text("name"),
+            name: r.name.clone(),
             description: String::new(),
             level,
             chunk,
-            members: find(v, "members").and_then(as_u64),
-            spares: find(v, "spares").and_then(as_u64),
-            lvm: find(v, "lvm").and_then(Value::as_bool),
-            fs: text("fs").or_else(|| text("filesystem")),
-            mount_options: text("mount_options"),
-            usable_bytes: find(v, "usable_bytes").and_then(as_u64),
-            degraded_of: text("degraded_of"),
-            rebuild_seconds: find(v, "rebuild_seconds").and_then(as_f64),
-            slow_members,
-            integrity: v.get("integrity").and_then(as_text),
+            members,
+            spares,
+            lvm: (!r.stack.is_empty()).then(|| r.stack.contains(&Layer::Lvm)),
+            fs: fs.map(|(fs, _)| fs.to_string()),
+            mount_options: fs.map(|(_, o)| o.join(",")).filter(|o| !o.is_empty()),
+            usable_bytes: r.capacity.usable_bytes,
+            degraded_of: r.degraded_of.clone(),
+            rebuild_seconds: r.rebuild.as_ref().map(|b| b.seconds),
+            slow_members: r.slow_members.clone(),
+            integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
         };
-        f.description = text("stack")
-            .or_else(|| text("description"))
+        f.description = r
+            .description
+            .clone()
+            .filter(|d| !d.is_empty())
             .unwrap_or_else(|| f.compose());
         f
     }
@@ -437,51 +363,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layout_facts_come_from_nested_or_flat_documents() {
-        // The shape `layout::Stack` serializes to, with the lab's extra keys.
-        let v = serde_json::json!({
-            "name": "r6",
-            "stack": {"raid": {"type": "md", "level": "6", "chunk": 524288, "bitmap": null,
-                               "bitmap_chunk": null, "assume_clean": false},
-                      "members": 6, "spares": 1, "lvm": true, "fs": "xfs",
-                      "mkfs_options": [], "mount_options": ["noatime", "nobarrier"]},
-            "usable_bytes": 4_000_000_000u64,
-            "degraded_of": "r6-healthy",
-            "rebuild_seconds": 81.5
-        });
-        let f = LayoutFacts::from_json(&v);
-        assert_eq!(f.name.as_deref(), Some("r6"));
+    fn layout_facts_come_from_the_record() {
+        let r: LayoutRecord = serde_json::from_value(serde_json::json!({
+            "name": "r6-degraded",
+            "stack": [
+                {"layer": "md", "level": "raid6", "members": 6, "spares": 1, "chunk_bytes": 524288},
+                {"layer": "lvm"},
+                {"layer": "fs", "fs": "xfs", "mount_options": ["noatime", "nobarrier"]}
+            ],
+            "capacity": {"usable_bytes": 4_000_000_000u64},
+            "degraded_of": "r6",
+            "rebuild": {"seconds": 81.5},
+            "integrity": {"verdict": "verified"},
+            "slow_members": ["sdd"]
+        }))
+        .unwrap();
+        let f = LayoutFacts::from_record(&r);
+        assert_eq!(f.name.as_deref(), Some("r6-degraded"));
         assert_eq!(f.level.as_deref(), Some("raid6"));
         assert_eq!(f.chunk.as_deref(), Some("512KiB"));
         assert_eq!(f.members, Some(6));
         assert_eq!(f.lvm, Some(true));
         assert_eq!(f.mount_options.as_deref(), Some("noatime,nobarrier"));
         assert_eq!(f.usable_bytes, Some(4_000_000_000));
-        assert_eq!(f.degraded_of.as_deref(), Some("r6-healthy"));
+        assert_eq!(f.degraded_of.as_deref(), Some("r6"));
         assert_eq!(f.rebuild_seconds, Some(81.5));
+        assert_eq!(f.integrity.as_deref(), Some("verified"));
+        assert_eq!(f.slow_members, ["sdd"]);
         assert_eq!(
             f.description,
             "raid6 x6 +1 spare, chunk 512KiB > lvm > xfs (noatime,nobarrier)"
         );
 
-        let flat = serde_json::json!({"level": "raid10", "chunk": "64k", "fs": "ext4",
-                                      "stack": "md raid10 x4 > ext4"});
-        let f = LayoutFacts::from_json(&flat);
-        assert_eq!(f.level.as_deref(), Some("raid10"));
-        assert_eq!(f.chunk.as_deref(), Some("64k"));
-        assert_eq!(f.description, "md raid10 x4 > ext4");
-        assert!(f.usable_bytes.is_none() && f.degraded_of.is_none());
-
-        let btrfs = serde_json::json!({"raid": {"type": "btrfs", "data": "raid1",
-                                                "metadata": "raid1c3"}});
+        let mut d = r.clone();
+        d.description = Some("md raid6 x6 > lvm > xfs".into());
         assert_eq!(
-            LayoutFacts::from_json(&btrfs).level.as_deref(),
-            Some("btrfs raid1")
+            LayoutFacts::from_record(&d).description,
+            "md raid6 x6 > lvm > xfs"
         );
-        assert_eq!(
-            LayoutFacts::from_json(&serde_json::json!(null)).description,
-            "-"
-        );
+        let btrfs: LayoutRecord = serde_json::from_value(serde_json::json!({
+            "stack": [{"layer": "btrfs", "data": "raid1", "metadata": "raid1c3", "members": 3},
+                      {"layer": "fs", "fs": "btrfs"}]
+        }))
+        .unwrap();
+        let f = LayoutFacts::from_record(&btrfs);
+        assert_eq!(f.level.as_deref(), Some("btrfs raid1"));
+        assert_eq!(f.lvm, Some(false));
+        let none = LayoutFacts::from_record(&LayoutRecord::default());
+        assert_eq!(none.description, "-");
+        assert_eq!(none.lvm, None);
     }
 
     #[test]

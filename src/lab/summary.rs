@@ -1,0 +1,154 @@
+//! What a lab concludes from its stored runs once every layout is done: each degraded layout's
+//! speed against its healthy run, the layout record every run keeps, and the comparison of the
+//! healthy layouts.
+//!
+//! Like [`super::report::render_summary`], this reads run records and builds a comparison: it is
+//! the lab's own conclusion, so it lives here and the CLI only prints it.
+
+use super::driver::{MountedLayout, Phase};
+use super::report::{LabReport, LabRun, LayoutReport};
+use super::spec::{LabSpec, LayoutKind};
+use crate::report::compare::{self, CompareOptions, Comparison};
+use crate::sample::RunRecord;
+use crate::sample::layout_record::{Capacity, IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+
+/// The record a run starts with: what the lab knows when the layout is mounted.
+pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
+    let stack = match &m.layout.kind {
+        LayoutKind::Stack(s) => Layer::of_stack(s),
+        _ => Vec::new(),
+    };
+    LayoutRecord {
+        name: Some(m.layout.name.clone()),
+        lab: Some(spec.name.clone()),
+        description: Some(m.description.clone()),
+        stack,
+        phase: Some(m.phase),
+        degraded_of: (m.phase == Phase::Degraded).then(|| m.layout.name.clone()),
+        capacity: Capacity {
+            usable_bytes: m.usable_bytes,
+            expected_usable_bytes: None,
+        },
+        ..LayoutRecord::default()
+    }
+}
+
+/// Adds to a run's record what the lab learned about its layout afterwards: build time,
+/// expected capacity, rebuild, integrity, and the degraded ratio (degraded runs) or the
+/// baseline mark (`baseline`: the healthy run of the spec's baseline layout).
+pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool) {
+    rec.build_seconds = l.build_seconds;
+    rec.capacity.expected_usable_bytes = l.expected_usable_bytes;
+    rec.rebuild = l.rebuild.as_ref().map(|r| RebuildRecord {
+        seconds: r.seconds,
+        bytes: Some(r.bytes),
+    });
+    rec.integrity = l.integrity.as_ref().map(|i| IntegrityRecord {
+        verdict: i.verdict.text(),
+        detail: Some(i.clone()),
+    });
+    match rec.phase {
+        Some(Phase::Degraded) => {
+            rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio)
+        }
+        _ => rec.lab_baseline = baseline,
+    }
+}
+
+/// What [`conclude`] found.
+#[derive(Debug)]
+pub struct Conclusion {
+    /// The healthy layouts compared, baseline first when the spec names one; `None` when no
+    /// healthy layout produced a result.
+    pub comparison: Option<Comparison>,
+    /// The complete layout record of every stored run, by run id, for the store.
+    pub records: Vec<(String, LayoutRecord)>,
+}
+
+/// Fills in each degraded layout's speed ratio and the report's list of stored runs, and
+/// returns the comparison and the runs' final layout records. `runs` are the lab's runs in
+/// the order they ran, each with its [`LabRun`] (an empty `run_id` when nothing was stored).
+pub fn conclude(
+    spec: &LabSpec,
+    report: &mut LabReport,
+    runs: Vec<(LabRun, RunRecord)>,
+) -> Conclusion {
+    let find = |name: &str, phase: Phase| {
+        runs.iter()
+            .find(|(r, _)| r.layout == name && r.phase == phase)
+            .map(|(_, rec)| rec)
+    };
+    for lr in &mut report.layouts {
+        let ratio = match (
+            find(&lr.name, Phase::Healthy),
+            find(&lr.name, Phase::Degraded),
+        ) {
+            (Some(h), Some(d)) => degraded_ratio(h, d),
+            _ => None,
+        };
+        if let (Some(dr), Some(x)) = (lr.degraded.as_mut(), ratio) {
+            dr.perf_ratio = Some(x);
+        }
+    }
+    let baseline = spec.workloads.baseline.as_deref();
+    let mut records = Vec::new();
+    for (r, rec) in runs.iter().filter(|(r, _)| !r.run_id.is_empty()) {
+        let Some(lr) = report.layouts.iter().find(|l| l.name == r.layout) else {
+            continue;
+        };
+        let mut layout = rec.layout.clone().unwrap_or_default();
+        let is_base = r.phase == Phase::Healthy && baseline == Some(lr.name.as_str());
+        complete_record(&mut layout, lr, is_base);
+        records.push((r.run_id.clone(), layout));
+    }
+    let healthy: Vec<RunRecord> = runs
+        .iter()
+        .filter(|(r, rec)| {
+            r.phase == Phase::Healthy && !rec.workloads.iter().all(|w| w.trials.is_empty())
+        })
+        .map(|(_, rec)| rec.clone())
+        .collect();
+    report.runs = runs
+        .into_iter()
+        .map(|(r, _)| r)
+        .filter(|r| !r.run_id.is_empty())
+        .collect();
+    let comparison = (!healthy.is_empty()).then(|| {
+        let baseline =
+            baseline.and_then(|b| healthy.iter().position(|r| r.label.as_deref() == Some(b)));
+        compare::build(
+            &healthy,
+            &CompareOptions {
+                baseline,
+                metrics: Vec::new(),
+            },
+        )
+    });
+    Conclusion {
+        comparison,
+        records,
+    }
+}
+
+/// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.
+pub fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
+    let med = |r: &RunRecord, name: &str| -> Option<f64> {
+        let wr = r.workloads.iter().find(|w| w.workload.name == name)?;
+        let v: Vec<f64> = wr
+            .trials
+            .iter()
+            .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
+            .map(|m| m.1)
+            .collect();
+        crate::stats::Summary::of(&v).map(|s| s.median)
+    };
+    let mut logs = Vec::new();
+    for w in &h.workloads {
+        if let (Some(a), Some(b)) = (med(h, &w.workload.name), med(d, &w.workload.name)) {
+            if a > 0.0 && b > 0.0 {
+                logs.push((b / a).ln());
+            }
+        }
+    }
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}

@@ -1,0 +1,354 @@
+//! The lab's table for a terminal: a row per layout that fits 120 columns (the stack in a few
+//! words, the rebuild time, the status in one word, the reasons on lines below), or with every
+//! detail under `-v`. Markdown and JSON always carry everything.
+
+use super::integrity::Verdict;
+use super::report::{HEADERS, LabReport, LayoutReport, LayoutStatus, row};
+use crate::layout::stack::{RaidLayer, Stack};
+use crate::units::{format_bytes, format_duration};
+
+/// How much the table says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// What fits 120 columns; the details are on lines below the table or in JSON.
+    Short,
+    /// Every mkfs and mount option, rebuild bytes, expected capacity and full reasons (`-v`).
+    Full,
+}
+
+const SHORT_HEADERS: [&str; 7] = [
+    "LAYOUT",
+    "STACK",
+    "USABLE",
+    "BUILD",
+    "DEGRADED",
+    "REBUILD",
+    "INTEGRITY",
+];
+
+/// The stack in a few words, without mkfs or mount options: `md raid6 x5 +1 > lvm > xfs`,
+/// `btrfs raid1 x2`, `disk > ext4`.
+pub fn short_stack(s: &Stack) -> String {
+    let mut parts = vec![match &s.raid {
+        RaidLayer::None => "disk".to_string(),
+        RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), s.members),
+        RaidLayer::Md(md) => {
+            let mut m = format!("md raid{} x{}", md.level.number(), s.members);
+            if s.spares > 0 {
+                m.push_str(&format!(" +{}", s.spares));
+            }
+            m
+        }
+    }];
+    if s.lvm {
+        parts.push("lvm".into());
+    }
+    if !matches!(s.raid, RaidLayer::Btrfs { .. }) {
+        parts.push(s.fs.name().to_string());
+    }
+    parts.join(" > ")
+}
+
+fn secs(s: f64) -> String {
+    format_duration(std::time::Duration::from_secs_f64(s))
+}
+
+/// A layout's cells under [`SHORT_HEADERS`].
+fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
+    let dash = || "-".to_string();
+    let stack = l.spec.as_ref().map_or_else(
+        || {
+            // A directory layout: its description, cut to a column's width.
+            let mut s: String = l.stack.chars().take(30).collect();
+            if l.stack.chars().count() > 30 {
+                s.pop();
+                s.push('~');
+            }
+            s
+        },
+        short_stack,
+    );
+    vec![
+        l.name.clone(),
+        stack,
+        l.usable_bytes.map_or_else(dash, format_bytes),
+        l.build_seconds.map_or_else(dash, secs),
+        match (&l.degraded, l.degraded_ratio()) {
+            (Some(d), _) if d.workload_error.is_some() => "IO failed".to_string(),
+            (Some(_), Some(r)) => format!("{r:.2}x"),
+            (Some(_), None) => "yes".into(),
+            (None, _) => dash(),
+        },
+        l.rebuild.as_ref().map_or_else(dash, |r| {
+            if dry_run {
+                "yes".into()
+            } else {
+                secs(r.seconds)
+            }
+        }),
+        match l.integrity.as_ref().map(|i| &i.verdict) {
+            None => dash(),
+            Some(Verdict::DataLoss { .. }) => "DATA LOSS".into(),
+            Some(Verdict::Failed { .. }) => "FAILED".into(),
+            Some(v) => v.text(),
+        },
+    ]
+}
+
+/// The status column: a word in the short table (the reason goes below), the whole text in
+/// the full one.
+fn status(r: &LabReport, l: &LayoutReport, detail: Detail) -> String {
+    if r.dry_run && l.status == LayoutStatus::Ok {
+        return "would build".into();
+    }
+    match (detail, l.status) {
+        (Detail::Full, _) => l.status_text(),
+        (Detail::Short, LayoutStatus::Ok) => "ok".into(),
+        (Detail::Short, LayoutStatus::Unavailable) => "unavailable".into(),
+        (Detail::Short, LayoutStatus::Failed) => "failed".into(),
+        (Detail::Short, LayoutStatus::Skipped) => "skipped".into(),
+    }
+}
+
+/// The per-layout table for a terminal, with the notes under it.
+pub fn render_table(r: &LabReport, detail: Detail) -> String {
+    let headers: &[&str] = match detail {
+        Detail::Short => &SHORT_HEADERS,
+        Detail::Full => &HEADERS,
+    };
+    let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| h.to_string()).collect()];
+    rows.extend(r.layouts.iter().map(|l| match detail {
+        Detail::Short => short_row(l, r.dry_run),
+        Detail::Full => row(l, r.dry_run),
+    }));
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "lab {} (id {}): {} layout{} on {}{}\n",
+        r.name,
+        r.lab_id,
+        r.layouts.len(),
+        if r.layouts.len() == 1 { "" } else { "s" },
+        r.disks,
+        if r.dry_run {
+            " (dry run: nothing built)"
+        } else {
+            ""
+        }
+    );
+    let status: Vec<String> = std::iter::once("STATUS".to_string())
+        .chain(r.layouts.iter().map(|l| status(r, l, detail)))
+        .collect();
+    for (cells, st) in rows.iter().zip(&status) {
+        let mut line = String::new();
+        for (c, cell) in cells.iter().enumerate() {
+            line.push_str(cell);
+            line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+        }
+        line.push_str(st);
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if detail == Detail::Short {
+        out.push_str(&short_notes(r));
+    }
+    out.push_str(&notes(r));
+    out
+}
+
+/// What the short table leaves out of its cells: why a layout is not `ok`, what an integrity
+/// verdict counted.
+fn short_notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        if l.status != LayoutStatus::Ok {
+            out.push_str(&format!("{}: {}\n", l.name, l.status_text()));
+        }
+        if let Some(i) = &l.integrity {
+            if !matches!(i.verdict, Verdict::Verified) {
+                out.push_str(&format!("{}: {}\n", l.name, i.verdict.text()));
+            }
+        }
+    }
+    out
+}
+
+/// The notes under the table: degraded IO errors, retried replaces, conversions, integrity.
+fn notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
+            out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
+        }
+        let retried = l
+            .rebuild
+            .iter()
+            .flat_map(|r| r.retried.iter().map(|m| ("rebuild", m)))
+            .chain(
+                l.second_failure
+                    .iter()
+                    .flat_map(|s| s.retried.iter().map(|m| ("rebuild2", m))),
+            );
+        for (step, m) in retried {
+            out.push_str(&format!(
+                "note: {} {step}: the replace failed ({m}); packed half-empty data block groups (btrfs balance -dusage=50) and retried\n",
+                l.name
+            ));
+        }
+        if let Some(r) = l.rebuild.as_ref().filter(|r| !r.converted.is_empty()) {
+            out.push_str(&format!(
+                "note: {} after the replace, block groups written while degraded had no redundancy ({}); a balance converted them back\n",
+                l.name,
+                r.converted.join(", ")
+            ));
+        }
+        if let Some(i) = &l.integrity {
+            // Writes refused while degraded: the application was told, so not a loss, but a
+            // finding even when everything acknowledged came back.
+            if matches!(i.verdict, Verdict::Verified) {
+                for sc in i.scrubs.iter().filter(|s| s.outcome.corrected > 0) {
+                    out.push_str(&format!(
+                        "note: {} {} after {} repaired {} errors from good copies: the layout was inconsistent\n",
+                        l.name,
+                        sc.outcome.tool,
+                        sc.after.name(),
+                        sc.outcome.corrected
+                    ));
+                }
+                for w in i.degraded_writes.iter().filter(|w| w.error.is_some()) {
+                    out.push_str(&format!(
+                        "note: {} while {}: {} files written, then {}\n",
+                        l.name,
+                        w.step.name(),
+                        w.files,
+                        w.error.as_deref().unwrap_or("")
+                    ));
+                }
+            }
+            if !matches!(i.verdict, Verdict::Verified) {
+                for line in i.lines() {
+                    out.push_str(&format!("{} integrity: {line}\n", l.name));
+                }
+                if let Some(m) = &i.manifest {
+                    out.push_str(&format!("{} integrity: checksums kept in {m}\n", l.name));
+                }
+            }
+        }
+    }
+    if r.interrupted {
+        out.push_str("interrupted: later layouts were not built\n");
+    }
+    for l in &r.leftovers {
+        out.push_str(&format!("left behind: {l} (run `iolab lab --cleanup`)\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::report::{DegradedReport, RebuildReport};
+
+    fn stack(v: serde_json::Value) -> Stack {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// The layouts of examples/lab-loop.toml at their widest: long names, every option.
+    fn wide() -> LabReport {
+        let md = stack(serde_json::json!({
+            "raid": {"type": "md", "level": "6", "chunk": 524288, "bitmap": "internal",
+                     "bitmap_chunk": 67108864, "assume_clean": false},
+            "members": 5, "spares": 1, "lvm": true, "fs": "xfs",
+            "mkfs_options": ["-m", "reflink=1,crc=1", "-l", "size=128m"],
+            "mount_options": ["noatime", "logbufs=8", "logbsize=256k", "inode64"]
+        }));
+        let btrfs = stack(serde_json::json!({
+            "raid": {"type": "btrfs", "data": "raid5", "metadata": "raid1c3"},
+            "members": 4, "spares": 0, "lvm": false, "fs": "btrfs",
+            "mkfs_options": ["--nodesize", "32k"], "mount_options": ["noatime", "compress=zstd:3"]
+        }));
+        let mut a = LayoutReport::new(
+            "btrfs-raid5-degraded-rebuild",
+            btrfs.describe(),
+            Some(btrfs),
+        );
+        a.usable_bytes = Some(2_899_102_924);
+        a.expected_usable_bytes = Some(3 << 30);
+        a.build_seconds = Some(1.25);
+        a.degraded = Some(DegradedReport {
+            failed_member: "/dev/loop3".into(),
+            degrade_seconds: 0.1,
+            workload_seconds: Some(2.0),
+            data_verified: true,
+            perf_ratio: Some(0.4567),
+            workload_error: None,
+        });
+        a.rebuild = Some(RebuildReport {
+            new_member: "/dev/loop9".into(),
+            seconds: 12.5,
+            bytes: 1_234_567_890,
+            data_verified: true,
+            converted: vec![],
+            balance_seconds: Some(3.25),
+            retried: vec![],
+        });
+        let mut b = LayoutReport::new("md-raid6-bitmap-lvm-xfs-big", md.describe(), Some(md));
+        b.status = LayoutStatus::Unavailable;
+        b.reason =
+            Some("the kernel has no md RAID support (no /proc/mdstat, no md-mod module)".into());
+        LabReport {
+            lab_id: "ab12cd".into(),
+            name: "raid-levels-on-loop-disks".into(),
+            spec_file: "t.toml".into(),
+            disks: "6 x 1GiB loop disks in /var/tmp/iolab-disks".into(),
+            baseline: None,
+            interrupted: false,
+            dry_run: false,
+            layouts: vec![a, b],
+            leftovers: vec![],
+            runs: vec![],
+        }
+    }
+
+    #[test]
+    fn the_default_table_fits_120_columns_and_says_the_rest_below() {
+        let r = wide();
+        let full = render_table(&r, Detail::Full);
+        assert!(full.lines().any(|l| l.chars().count() > 120), "{full}");
+        assert!(full.contains("[mkfs -m reflink=1,crc=1") && full.contains("(1.15GiB) +balance"));
+        let t = render_table(&r, Detail::Short);
+        for l in t.lines().skip(1).take(3) {
+            assert!(
+                l.chars().count() <= 120,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        let lines: Vec<&str> = t.lines().collect();
+        let col = lines[1].find("STACK").unwrap();
+        assert!(lines[2][col..].starts_with("btrfs raid5 x4  "), "{t}");
+        assert!(
+            lines[3][col..].starts_with("md raid6 x5 +1 > lvm > xfs  "),
+            "{t}"
+        );
+        assert!(
+            lines[2].contains(" 0.46x ") && lines[2].contains(" 12.5s "),
+            "{t}"
+        );
+        assert!(lines[3].ends_with(" unavailable"), "{t}");
+        assert!(
+            t.contains("md-raid6-bitmap-lvm-xfs-big: unavailable here: the kernel has no md"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn short_stacks() {
+        let s = stack(serde_json::json!({
+            "raid": {"type": "none"}, "members": 1, "spares": 0, "lvm": false, "fs": "ext4",
+            "mkfs_options": [], "mount_options": ["noatime"]
+        }));
+        assert_eq!(short_stack(&s), "disk > ext4");
+    }
+}

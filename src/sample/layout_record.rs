@@ -1,0 +1,329 @@
+//! What a run knows about the layout it ran on: the stack layer by layer, capacity, phase,
+//! the degraded ratio, the rebuild and the data's integrity.
+//!
+//! One typed record, written by `iolab lab` (from what [`crate::lab`] reports), kept by the
+//! store in `runs.layout` (schema v2; v1's free-form JSON is converted once, by the store's
+//! migration) and read by the reports. It sits beside [`crate::sample::RunRecord`] because it is
+//! run data: the lab is before it in the data flow, the store and the reports after.
+//!
+//! Reading is tolerant: every field has a default, layers this version does not know read as
+//! [`Layer::Unknown`], and top-level keys it does not know are kept in [`LayoutRecord::other`],
+//! so a record written by a newer iolab (an `environment`, ZFS vdevs) still loads and is
+//! written back without losing them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::Phase;
+use crate::lab::integrity::IntegrityReport;
+use crate::layout::stack::{RaidLayer, Stack};
+
+/// The layout of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LayoutRecord {
+    /// Layout name: the label of its healthy run, what a degraded run's `degraded_of` names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Name of the lab (the spec's `name`) that built it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lab: Option<String>,
+    /// One line describing the stack, with every mkfs and mount option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The stack from the disks up, one entry per layer (empty for a directory layout).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Layer>,
+    /// Healthy, or with members failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// For a degraded run: the layout name of its healthy run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_of: Option<String>,
+    /// How much space the layout gives.
+    pub capacity: Capacity,
+    /// Seconds from the first build command to mounted (md resync included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_seconds: Option<f64>,
+    /// For a degraded run: degraded over healthy speed, the geometric mean over workloads of
+    /// the ratio of headline medians (1.0 = no loss).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_ratio: Option<f64>,
+    /// The rebuild after the degraded run, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<RebuildRecord>,
+    /// What reading the lab's data set back and scrubbing found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<IntegrityRecord>,
+    /// The healthy run of the layout the lab spec named as `baseline`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lab_baseline: bool,
+    /// Members a disk test found slow (kernel names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slow_members: Vec<String>,
+    /// What `iolab disks --bench` read and how (see docs/disks.md); not a lab layout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disks_bench: Option<serde_json::Value>,
+    /// Keys this version does not know (a newer iolab's), kept as they were.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// Space a layout gives.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Capacity {
+    /// Bytes the filesystem reported right after mounting (btrfs: estimated free space,
+    /// which accounts for copies and parity; others: statvfs size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usable_bytes: Option<u64>,
+    /// Bytes the RAID level promises from its members, before filesystem overhead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_usable_bytes: Option<u64>,
+}
+
+/// A rebuild: a new member replacing a failed one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RebuildRecord {
+    /// Seconds from start to completion.
+    pub seconds: f64,
+    /// Bytes written to the new member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+/// The integrity of the lab's data set on the layout.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IntegrityRecord {
+    /// The verdict as the lab prints it: `verified` ([`crate::lab::integrity::VERIFIED_TEXT`]),
+    /// `DATA LOSS (n files, m scrub errors)`, `FAILED: <step>`.
+    pub verdict: String,
+    /// Every read-back and scrub behind the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<IntegrityReport>,
+}
+
+/// One layer of a stack. Tagged by `layer`; a tag from a newer iolab reads as
+/// [`Layer::Unknown`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "layer", rename_all = "snake_case")]
+pub enum Layer {
+    /// One plain disk.
+    Disk,
+    /// An md array.
+    Md {
+        /// RAID level: `raid6`.
+        level: String,
+        /// Member disks holding data (0 when not recorded).
+        #[serde(default)]
+        members: u64,
+        /// Hot spares.
+        #[serde(default)]
+        spares: u64,
+        /// Chunk size, bytes (`None`: mdadm's default or not recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chunk_bytes: Option<u64>,
+        /// Write-intent bitmap: `internal`, `none`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bitmap: Option<String>,
+        /// Bitmap chunk, bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bitmap_chunk_bytes: Option<u64>,
+    },
+    /// btrfs as the RAID layer: its profiles over the member disks.
+    Btrfs {
+        /// Data profile: `raid1`.
+        data: String,
+        /// Metadata profile (empty when not recorded).
+        #[serde(default)]
+        metadata: String,
+        /// Member disks (0 when not recorded).
+        #[serde(default)]
+        members: u64,
+    },
+    /// A linear LVM volume.
+    Lvm,
+    /// The filesystem on top.
+    Fs {
+        /// Its type: `xfs`, `ext4`, `btrfs`.
+        fs: String,
+        /// Extra mkfs arguments, as given.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mkfs_options: Vec<String>,
+        /// Mount options, one per entry (`noatime`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mount_options: Vec<String>,
+    },
+    /// A layer a newer iolab wrote.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Layer {
+    /// The layers of a lab stack, from the disks up.
+    pub fn of_stack(s: &Stack) -> Vec<Layer> {
+        let members = s.members as u64;
+        let mut v = vec![match &s.raid {
+            RaidLayer::None => Layer::Disk,
+            RaidLayer::Btrfs { data, metadata } => Layer::Btrfs {
+                data: data.name().to_string(),
+                metadata: metadata.name().to_string(),
+                members,
+            },
+            RaidLayer::Md(md) => Layer::Md {
+                level: format!("raid{}", md.level.number()),
+                members,
+                spares: s.spares as u64,
+                chunk_bytes: md.chunk,
+                bitmap: md.bitmap.clone(),
+                bitmap_chunk_bytes: md.bitmap_chunk,
+            },
+        }];
+        if s.lvm {
+            v.push(Layer::Lvm);
+        }
+        v.push(Layer::Fs {
+            fs: s.fs.name().to_string(),
+            mkfs_options: s.mkfs_options.clone(),
+            mount_options: s.mount_options.clone(),
+        });
+        v
+    }
+}
+
+/// Reads a run file's layout: a record as written, or, for a document this version cannot read
+/// as one (a v1 run file from `iolab show --json`), an empty record that keeps it whole as
+/// `other["v1_layout"]`, so the rest of the run still reads. (The store converts its own v1
+/// rows properly, in its migration.)
+pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<LayoutRecord>, D::Error> {
+    let Some(v) = Option::<serde_json::Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        serde_json::from_value::<LayoutRecord>(v.clone()).unwrap_or_else(|_| {
+            let mut r = LayoutRecord::default();
+            r.other.insert("v1_layout".into(), v);
+            r
+        }),
+    ))
+}
+
+impl LayoutRecord {
+    /// The RAID layer at the bottom of the stack, when there is one.
+    pub fn raid(&self) -> Option<&Layer> {
+        self.stack
+            .iter()
+            .find(|l| matches!(l, Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Disk))
+    }
+
+    /// The filesystem layer, when there is one.
+    pub fn fs(&self) -> Option<(&str, &[String])> {
+        self.stack.iter().find_map(|l| match l {
+            Layer::Fs {
+                fs, mount_options, ..
+            } => Some((fs.as_str(), mount_options.as_slice())),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_round_trips_and_keeps_what_it_does_not_know() {
+        let v = serde_json::json!({
+            "name": "r6",
+            "stack": [
+                {"layer": "md", "level": "raid6", "members": 5, "spares": 1, "chunk_bytes": 524288},
+                {"layer": "zfs_vdev", "resilver_bytes": 7},
+                {"layer": "fs", "fs": "xfs", "mount_options": ["noatime"]}
+            ],
+            "phase": "degraded",
+            "environment": "vm (tcg)",
+            "capacity": {"usable_bytes": 100, "future": 1}
+        });
+        let r: LayoutRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(r.phase, Some(Phase::Degraded));
+        assert_eq!(r.stack[1], Layer::Unknown);
+        assert_eq!(r.capacity.usable_bytes, Some(100));
+        assert_eq!(r.other["environment"], "vm (tcg)");
+        assert_eq!(r.fs(), Some(("xfs", &["noatime".to_string()][..])));
+        let back = serde_json::to_value(&r).unwrap();
+        assert_eq!(back["environment"], "vm (tcg)");
+        assert_eq!(back["stack"][0]["chunk_bytes"], 524288);
+        assert!(back.get("lab_baseline").is_none() && back.get("rebuild").is_none());
+        let empty: LayoutRecord = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, LayoutRecord::default());
+    }
+
+    #[test]
+    fn a_run_file_with_a_layout_of_another_shape_still_reads() {
+        #[derive(Deserialize)]
+        struct Run {
+            #[serde(default, deserialize_with = "lenient")]
+            layout: Option<LayoutRecord>,
+        }
+        let v1: Run =
+            serde_json::from_str(r#"{"layout": {"name": "r1", "integrity": "verified"}}"#).unwrap();
+        let r = v1.layout.unwrap();
+        assert_eq!(r.other["v1_layout"]["integrity"], "verified");
+        assert!(r.name.is_none());
+        let v2: Run = serde_json::from_str(r#"{"layout": {"name": "r1"}}"#).unwrap();
+        assert_eq!(v2.layout.unwrap().name.as_deref(), Some("r1"));
+        let none: Run = serde_json::from_str(r#"{"layout": null}"#).unwrap();
+        assert!(none.layout.is_none());
+        let absent: Run = serde_json::from_str("{}").unwrap();
+        assert!(absent.layout.is_none());
+    }
+
+    #[test]
+    fn stacks_become_layers() {
+        let s: Stack = serde_json::from_value(serde_json::json!({
+            "raid": {"type": "btrfs", "data": "raid1", "metadata": "raid1c3"},
+            "members": 3, "spares": 0, "lvm": false, "fs": "btrfs",
+            "mkfs_options": [], "mount_options": ["noatime"]
+        }))
+        .unwrap();
+        let l = Layer::of_stack(&s);
+        assert_eq!(
+            l,
+            [
+                Layer::Btrfs {
+                    data: "raid1".into(),
+                    metadata: "raid1c3".into(),
+                    members: 3
+                },
+                Layer::Fs {
+                    fs: "btrfs".into(),
+                    mkfs_options: vec![],
+                    mount_options: vec!["noatime".into()]
+                }
+            ]
+        );
+        let s: Stack = serde_json::from_value(serde_json::json!({
+            "raid": {"type": "md", "level": "5", "chunk": 262144, "bitmap": null,
+                     "bitmap_chunk": null, "assume_clean": false},
+            "members": 4, "spares": 1, "lvm": true, "fs": "ext4",
+            "mkfs_options": ["-E", "stride=64"], "mount_options": []
+        }))
+        .unwrap();
+        let l = Layer::of_stack(&s);
+        assert_eq!(
+            l[0],
+            Layer::Md {
+                level: "raid5".into(),
+                members: 4,
+                spares: 1,
+                chunk_bytes: Some(262144),
+                bitmap: None,
+                bitmap_chunk_bytes: None
+            }
+        );
+        assert_eq!(l[1], Layer::Lvm);
+    }
+}
