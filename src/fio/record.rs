@@ -138,6 +138,9 @@ fn op_of(name: &'static str, dirs: &[&FioDir], kinds: &mut Vec<(LatencyKind, boo
         o.count += d.total_ios;
         o.bytes += d.io_bytes;
         o.elapsed_ns = o.elapsed_ns.max(d.runtime.saturating_mul(1_000_000));
+        if d.total_ios == 0 {
+            continue;
+        }
         if let Some((lat, kind, exact)) = latency_of(d) {
             let h = match lat.bin_list() {
                 Some(b) => from_bins(&b),
