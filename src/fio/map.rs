@@ -124,6 +124,9 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
             )),
         }
     }
+    // A [global] option is reported once, not once per job it applies to.
+    let mut seen = BTreeSet::new();
+    problems.retain(|p| seen.insert(p.clone()));
     if !problems.is_empty() {
         let (skip, hard): (Vec<String>, Vec<String>) = problems
             .into_iter()

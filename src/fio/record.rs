@@ -108,7 +108,7 @@ fn from_table(l: &FioLat) -> LatencyHistogram {
     }
     let mut placed = 0u64;
     for (pct, ns) in &table {
-        let upto = ((pct / 100.0) * l.n as f64).round() as u64;
+        let upto = ((pct / 100.0) * l.n as f64).ceil() as u64;
         let n = upto.saturating_sub(placed);
         if n > 0 {
             h.0.saturating_record_n((*ns).max(1), n);
@@ -154,6 +154,9 @@ fn op_of(name: &'static str, dirs: &[&FioDir], kinds: &mut Vec<(LatencyKind, boo
 }
 
 /// The options of a job as fio printed them, globals first.
+///
+/// fio leaves valueless flags out of its JSON, `time_based` among them; a job that ran for
+/// its whole `runtime` (within 1%) is taken as time based.
 fn job_options(out: &FioOutput, j: &FioJob) -> Vec<(String, String)> {
     let mut m: BTreeMap<String, String> = out
         .global_options
@@ -162,6 +165,13 @@ fn job_options(out: &FioOutput, j: &FioJob) -> Vec<(String, String)> {
         .collect();
     for (k, v) in &j.options {
         m.insert(k.clone(), value_text(v));
+    }
+    let runtime_ms = m
+        .get("runtime")
+        .and_then(|r| super::jobfile::parse_fio_time_ns(r, 1_000_000_000))
+        .map(|ns| ns / 1_000_000);
+    if runtime_ms.is_some_and(|r| r > 0 && j.job_runtime * 100 >= r * 99) {
+        m.entry("time_based".into()).or_insert_with(|| "1".into());
     }
     m.into_iter().collect()
 }
