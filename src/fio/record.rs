@@ -204,6 +204,50 @@ fn workload_for(g: &Group<'_>, opts: &[(String, String)]) -> Workload {
     })
 }
 
+/// One group's trial (one op per direction with IO, CPU from fio's percentages) and workload.
+fn group_trial(
+    g: &Group<'_>,
+    opts: &[(String, String)],
+    started: u64,
+    kinds: &mut Vec<(LatencyKind, bool)>,
+) -> (Workload, TrialSample) {
+    let mut ops = Vec::new();
+    for (i, name) in ["read", "write", "trim", "sync"].into_iter().enumerate() {
+        let dirs: Vec<&FioDir> = g.jobs.iter().filter_map(|j| j.dirs()[i].1).collect();
+        let op = op_of(name, &dirs, kinds);
+        if op.count > 0 {
+            ops.push(op);
+        }
+    }
+    let runtime_ms = g.jobs.iter().map(|j| j.job_runtime).max().unwrap_or(0);
+    let cpu = |f: fn(&FioJob) -> f64| -> u64 {
+        g.jobs
+            .iter()
+            .map(|j| (f(j) / 100.0 * j.job_runtime as f64 * 1e6).max(0.0) as u64)
+            .sum()
+    };
+    let total: u64 = ops.iter().map(|o| o.count).sum();
+    let workload = workload_for(g, opts);
+    let trial = TrialSample {
+        workload: workload.name.clone(),
+        trial: 1,
+        started_unix_ms: started,
+        elapsed_ns: runtime_ms.saturating_mul(1_000_000),
+        ops,
+        series: Vec::new(),
+        accounting: IoAccounting {
+            submitted: total,
+            completed: total,
+            ..Default::default()
+        },
+        cpu_user_ns: cpu(|j| j.usr_cpu),
+        cpu_sys_ns: cpu(|j| j.sys_cpu),
+        notes: Vec::new(),
+        verify: None,
+    };
+    (workload, trial)
+}
+
 /// Builds the run an import stores: one workload per job, one op per direction with IO, CPU
 /// from fio's percentages, and the setup (version, time, options, hosts) in the notes.
 pub fn to_run_record(out: &FioOutput, text: &str, meta: &ImportMeta) -> RunRecord {
@@ -248,40 +292,8 @@ pub fn to_run_record(out: &FioOutput, text: &str, meta: &ImportMeta) -> RunRecor
             },
             shown.join(" ")
         ));
-        let mut ops = Vec::new();
-        for (i, name) in ["read", "write", "trim", "sync"].into_iter().enumerate() {
-            let dirs: Vec<&FioDir> = g.jobs.iter().filter_map(|j| j.dirs()[i].1).collect();
-            let op = op_of(name, &dirs, &mut kinds);
-            if op.count > 0 {
-                ops.push(op);
-            }
-        }
-        let runtime_ms = g.jobs.iter().map(|j| j.job_runtime).max().unwrap_or(0);
-        let cpu = |f: fn(&FioJob) -> f64| -> u64 {
-            g.jobs
-                .iter()
-                .map(|j| (f(j) / 100.0 * j.job_runtime as f64 * 1e6).max(0.0) as u64)
-                .sum()
-        };
-        let total: u64 = ops.iter().map(|o| o.count).sum();
-        let workload = workload_for(&g, &opts);
-        let trial = TrialSample {
-            workload: workload.name.clone(),
-            trial: 1,
-            started_unix_ms: started,
-            elapsed_ns: runtime_ms.saturating_mul(1_000_000),
-            ops,
-            series: Vec::new(),
-            accounting: IoAccounting {
-                submitted: total,
-                completed: total,
-                ..Default::default()
-            },
-            cpu_user_ns: cpu(|j| j.usr_cpu),
-            cpu_sys_ns: cpu(|j| j.sys_cpu),
-            notes: Vec::new(),
-            verify: None,
-        };
+        let trial_and_workload = group_trial(&g, &opts, started, &mut kinds);
+        let (workload, trial) = trial_and_workload;
         workloads.push(WorkloadRecord {
             workload,
             trials: vec![trial],
