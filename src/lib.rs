@@ -25,6 +25,7 @@ pub mod session;
 pub mod report;
 
 pub mod disks;
+pub mod fio;
 pub mod lab;
 pub mod layout;
 pub mod plan;

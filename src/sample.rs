@@ -598,3 +598,46 @@ impl VerifySummary {
         )
     }
 }
+
+/// Which latency an op's histogram holds. iolab measures submit to complete; runs imported
+/// from fio may hold fio's `clat` (completion latency, submission excluded) instead. Kept as a
+/// marker line in the run's notes (a stored field needs no schema change that way), so every
+/// report that prints notes labels it and `compare` can refuse to mix kinds silently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyKind {
+    /// Submit to complete: iolab's own, fio's `lat`.
+    Lat,
+    /// fio's `clat`: from issue to completion, submission time excluded.
+    Clat,
+}
+
+impl LatencyKind {
+    const CLAT_NOTE: &'static str = "latency kind: clat (fio completion latency, submission time excluded; iolab measures submit to complete)";
+    const LAT_NOTE: &'static str = "latency kind: lat (submit to complete, as iolab measures)";
+
+    /// The note that records this kind in a run's notes.
+    pub fn note(self) -> &'static str {
+        match self {
+            LatencyKind::Lat => Self::LAT_NOTE,
+            LatencyKind::Clat => Self::CLAT_NOTE,
+        }
+    }
+
+    /// The kind recorded in a run's notes; a run without the marker is iolab's own (`lat`).
+    pub fn from_notes(notes: &[String]) -> LatencyKind {
+        if notes.iter().any(|n| n == Self::CLAT_NOTE) {
+            LatencyKind::Clat
+        } else {
+            LatencyKind::Lat
+        }
+    }
+
+    /// Short name for tables: `lat` or `clat`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyKind::Lat => "lat",
+            LatencyKind::Clat => "clat",
+        }
+    }
+}

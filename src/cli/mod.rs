@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod compare;
 pub mod disks;
+pub mod import;
 pub mod lab;
 pub mod plan;
 pub mod profiles;
@@ -91,6 +92,10 @@ pub enum Command {
     Disks(disks::DisksArgs),
     /// Capacity, predicted performance and data-loss risk of candidate layouts.
     Plan(plan::PlanArgs),
+    /// Import fio results (--output-format=json or json+) as stored runs.
+    Import(import::ImportArgs),
+    /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`).
+    Spec(import::SpecArgs),
 }
 
 /// Entry point of the binary.
@@ -116,6 +121,8 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
+        Command::Import(a) => import::import(&ctx, a),
+        Command::Spec(a) => import::spec(&ctx, a),
     };
     match result {
         Ok(code) => code,

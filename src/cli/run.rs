@@ -37,13 +37,19 @@ pub struct RunArgs {
     /// A spec file (TOML list of workloads).
     #[arg(long, value_name = "FILE", conflicts_with = "quick")]
     pub spec: Option<PathBuf>,
+    /// A fio job file: its jobs run as iolab workloads (see docs/fio.md).
+    #[arg(long, value_name = "FILE.fio", conflicts_with_all = ["spec", "profile", "quick"])]
+    pub fio_job: Option<PathBuf>,
+    /// With --fio-job: skip options iolab does not support (kept in the run's note).
+    #[arg(long, requires = "fio_job")]
+    pub lenient: bool,
     /// Fraction of a full-size profile (`mail`: 1 is bonnie++ -n 128:25000:500:16, 131072 files;
     /// default 1/32 = 4096 files, about a minute).
     #[arg(long, value_name = "FRACTION")]
     pub scale: Option<f64>,
 
     /// One custom workload: read, write, randread, randwrite, randrw, smallfile, cached-read.
-    #[arg(long, help_heading = "Workload", conflicts_with_all = ["profile", "spec", "quick"])]
+    #[arg(long, help_heading = "Workload", conflicts_with_all = ["profile", "spec", "quick", "fio_job"])]
     pub pattern: Option<String>,
     /// Name of the custom workload in tables.
     #[arg(long, help_heading = "Workload")]
@@ -245,6 +251,8 @@ pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
     }
     let base = if let Some(spec) = &a.spec {
         crate::spec::parse_spec_file(spec)?
+    } else if let Some(job) = &a.fio_job {
+        super::import::fio_job_suite(job, a.lenient)?
     } else {
         let name = if a.quick {
             "quick"
@@ -433,6 +441,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    let a = super::import::apply_fio_job(a)?;
     let suite = build_suite(&a)?;
     let repeat = a
         .repeat

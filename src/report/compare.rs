@@ -251,6 +251,7 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
         }
     }
 
+    latency_kind_note(runs, &headers, &mut notes);
     Comparison {
         runs: runs
             .iter()
@@ -275,6 +276,34 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
         ci_method: CiMethod::StudentT,
         ratio_method: CiMethod::DeltaLogT,
     }
+}
+
+/// Latency rows of runs imported from fio may hold fio's `clat` rather than submit-to-complete
+/// latency: say which, and that a ratio across kinds is not like for like.
+fn latency_kind_note(runs: &[RunRecord], headers: &[String], notes: &mut Vec<String>) {
+    use crate::sample::LatencyKind;
+    let kinds: Vec<LatencyKind> = runs
+        .iter()
+        .map(|r| LatencyKind::from_notes(&r.notes))
+        .collect();
+    if kinds.iter().all(|k| *k == LatencyKind::Lat) {
+        return;
+    }
+    let each: Vec<String> = headers
+        .iter()
+        .zip(&kinds)
+        .map(|(h, k)| format!("{h}: {}", k.name()))
+        .collect();
+    let mixed = kinds.iter().any(|k| *k != kinds[0]);
+    notes.push(format!(
+        "latency kind ({}){}",
+        each.join(", "),
+        if mixed {
+            "; clat excludes submission time, lat includes it: latency ratios between them are not like for like"
+        } else {
+            "; clat is fio's completion latency (submission time excluded)"
+        }
+    ));
 }
 
 /// Notes for one workload: runs that lack it, and parameters that differ from the baseline's

@@ -1,0 +1,434 @@
+//! fio job options -> iolab workloads. One workload per job section (`numjobs` clones become
+//! threads of that workload); options iolab cannot honour are refused by name and line, or
+//! skipped with a note under `--lenient`. The table in `docs/fio.md` is this file in prose.
+
+use std::collections::BTreeSet;
+
+use super::FioError;
+use super::jobfile::{JobFile, JobOption, parse_fio_size, parse_fio_time_ns};
+use crate::spec::{RawWorkload, SizeValue, Suite, TimeValue, Workload};
+
+/// Options mapped onto an iolab workload field (aliases included).
+pub const MAPPED: &[&str] = &[
+    "name",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "iodepth",
+    "numjobs",
+    "size",
+    "io_size",
+    "io_limit",
+    "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
+    "ioengine",
+    "direct",
+    "buffered",
+    "fsync",
+    "fdatasync",
+    "end_fsync",
+    "filename",
+    "directory",
+    "nrfiles",
+    "nr_files",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "randseed",
+    "verify",
+];
+
+/// Options accepted because they change nothing iolab measures or does differently.
+pub const NO_EFFECT: &[&str] = &[
+    "description",     // free text
+    "group_reporting", // reporting only; iolab always sums a workload's threads
+    "thread",          // iolab's workers are threads anyway
+    "norandommap",     // iolab's random offsets never keep a map (uniform, with repeats)
+    "randrepeat",      // iolab's offsets are always repeatable from the seed
+    "clat_percentiles",
+    "lat_percentiles",
+    "percentile_list",
+];
+
+/// A job file turned into iolab terms.
+#[derive(Debug, Clone)]
+pub struct Conversion {
+    /// The workloads, one per job section, in file order.
+    pub suite: Suite,
+    /// Things the reader must know (engine substituted, jobs that ran in parallel in fio...).
+    pub notes: Vec<String>,
+    /// `--lenient`: the unsupported options that were skipped, one line each.
+    pub skipped: Vec<String>,
+    /// Some job asked for `verify`: run with iolab's `--verify`.
+    pub verify: bool,
+    /// Distinct `filename`/`directory` values: the target when none is given.
+    pub targets: Vec<String>,
+}
+
+/// Converts a parsed job file. Unsupported options are an error listing every one of them
+/// (one line each, `FILE:LINE: option 'X' is not supported by iolab`) unless `lenient`.
+pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conversion, FioError> {
+    let mut c = Conversion {
+        suite: Suite {
+            name: suite_name.to_string(),
+            workloads: Vec::new(),
+        },
+        notes: Vec::new(),
+        skipped: Vec::new(),
+        verify: false,
+        targets: Vec::new(),
+    };
+    let mut problems: Vec<String> = file
+        .unset_env
+        .iter()
+        .map(|(var, at)| format!("{at}: ${{{var}}} is not set in the environment; export it"))
+        .collect();
+    let mut names = BTreeSet::new();
+    for (i, job) in file.jobs.iter().enumerate() {
+        let mut m = JobMapper::default();
+        for o in job.effective() {
+            m.option(o);
+        }
+        problems.append(&mut m.unsupported);
+        let mut raw = m.raw_workload(&job.name);
+        let mut name = raw.name.clone().unwrap_or_else(|| job.name.clone());
+        let mut n = 2;
+        while !names.insert(name.clone()) {
+            name = format!("{}-{n}", raw.name.as_deref().unwrap_or(&job.name));
+            n += 1;
+        }
+        raw.name = Some(name);
+        if i > 0 && !m.stonewall {
+            c.notes.push(format!(
+                "job '{}' ({}:{}) runs at the same time as the job before it in fio (no stonewall); iolab runs workloads one after another",
+                job.name, job.file, job.line
+            ));
+        }
+        c.notes.append(&mut m.notes);
+        c.verify |= m.verify;
+        for t in m.targets {
+            if !c.targets.contains(&t) {
+                c.targets.push(t);
+            }
+        }
+        match raw.validate() {
+            Ok(w) => c.suite.workloads.push(w),
+            Err(e) => problems.push(format!(
+                "{}:{}: job '{}': {}",
+                job.file, job.line, job.name, e
+            )),
+        }
+    }
+    // A [global] option is reported once, not once per job it applies to.
+    let mut seen = BTreeSet::new();
+    problems.retain(|p| seen.insert(p.clone()));
+    if !problems.is_empty() {
+        let (skip, hard): (Vec<String>, Vec<String>) = problems
+            .into_iter()
+            .partition(|p| p.contains("is not supported by iolab"));
+        if !hard.is_empty() || !lenient {
+            let mut all = hard;
+            all.extend(skip);
+            return Err(FioError::Unsupported { lines: all });
+        }
+        c.skipped = skip;
+    }
+    if c.suite.workloads.is_empty() {
+        return Err(FioError::Unsupported {
+            lines: vec![format!("{suite_name}: no job could be converted")],
+        });
+    }
+    Ok(c)
+}
+
+/// Builds the workload a job of fio's JSON output ran, from its printed options. Options
+/// iolab does not model are ignored here (the numbers are fio's either way).
+pub fn workload_from_options(name: &str, options: &[(String, String)]) -> Option<Workload> {
+    let mut m = JobMapper::default();
+    for (k, v) in options {
+        m.option(&JobOption {
+            key: k.to_ascii_lowercase(),
+            value: Some(v.clone()),
+            file: String::new(),
+            line: 0,
+        });
+    }
+    m.raw_workload(name).validate().ok()
+}
+
+/// The state of one job while its options are read.
+#[derive(Default)]
+struct JobMapper {
+    raw: RawWorkload,
+    read_pct: Option<u32>,
+    numjobs: u64,
+    size: Option<u64>,
+    io_size: Option<u64>,
+    runtime_ns: Option<u64>,
+    time_based: bool,
+    engine_set: bool,
+    direct_set: bool,
+    stonewall: bool,
+    verify: bool,
+    targets: Vec<String>,
+    unsupported: Vec<String>,
+    notes: Vec<String>,
+}
+
+fn truthy(o: &JobOption) -> bool {
+    o.value.as_deref().is_none_or(|v| v.trim() != "0")
+}
+
+impl JobMapper {
+    fn refuse(&mut self, o: &JobOption) {
+        self.unsupported.push(format!(
+            "{}: option '{}' is not supported by iolab",
+            o.at(),
+            o.key
+        ));
+    }
+
+    fn refuse_value(&mut self, o: &JobOption, why: &str) {
+        self.unsupported.push(format!(
+            "{}: option '{}' value '{}' is not supported by iolab ({why})",
+            o.at(),
+            o.key,
+            o.value.as_deref().unwrap_or("")
+        ));
+    }
+
+    fn size(&mut self, o: &JobOption) -> Option<u64> {
+        let v = parse_fio_size(o.value.as_deref().unwrap_or(""));
+        if v.is_none() {
+            self.refuse_value(o, "give one size such as 4k or 1g");
+        }
+        v
+    }
+
+    fn number(&mut self, o: &JobOption) -> Option<u64> {
+        let v = o
+            .value
+            .as_deref()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if v.is_none() {
+            self.refuse_value(o, "give a whole number");
+        }
+        v
+    }
+
+    fn option(&mut self, o: &JobOption) {
+        let v = o.value.clone().unwrap_or_default();
+        match o.key.as_str() {
+            "name" => self.raw.name = Some(v),
+            "rw" | "readwrite" => self.pattern(o, &v),
+            "rwmixread" => self.read_pct = self.number(o).map(|n| n.min(100) as u32),
+            "rwmixwrite" => self.read_pct = self.number(o).map(|n| 100 - n.min(100) as u32),
+            "bs" | "blocksize" => {
+                if v.contains([',', ':']) {
+                    self.refuse_value(o, "one block size for reads and writes");
+                } else if let Some(b) = self.size(o) {
+                    self.raw.bs = Some(SizeValue::Bytes(b));
+                }
+            }
+            "iodepth" => self.raw.qd = self.number(o).map(|n| n.min(u64::from(u32::MAX)) as u32),
+            "numjobs" => {
+                if let Some(n) = self.number(o) {
+                    self.numjobs = n;
+                    self.raw.threads = Some(n.min(u64::from(u32::MAX)) as u32);
+                }
+            }
+            "size" => {
+                self.size = if v.ends_with('%') {
+                    self.refuse_value(o, "a percentage of the device; give a size");
+                    None
+                } else {
+                    self.size(o)
+                }
+            }
+            "io_size" | "io_limit" => self.io_size = self.size(o),
+            "runtime" | "timeout" => {
+                self.runtime_ns = parse_fio_time_ns(&v, 1_000_000_000);
+                if self.runtime_ns.is_none() {
+                    self.refuse_value(o, "give a time such as 30 or 2m");
+                }
+            }
+            "time_based" => self.time_based = truthy(o),
+            "ramp_time" => match parse_fio_time_ns(&v, 1_000_000_000) {
+                Some(ns) => self.raw.ramp = Some(TimeValue::Secs(ns as f64 / 1e9)),
+                None => self.refuse_value(o, "give a time such as 5 or 500ms"),
+            },
+            "ioengine" => self.engine(o, &v),
+            "direct" => {
+                self.direct_set = true;
+                self.raw.direct = Some(truthy(o));
+            }
+            "buffered" => {
+                self.direct_set = true;
+                self.raw.direct = Some(!truthy(o));
+            }
+            "fsync" | "fdatasync" => {
+                if let Some(n) = self.number(o) {
+                    self.raw.fsync_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
+                    if n > 0 {
+                        self.raw.sync = Some(o.key.clone());
+                    }
+                }
+            }
+            "end_fsync" => {
+                if truthy(o) {
+                    self.raw.fsync_at_end = Some(true);
+                    self.raw.sync.get_or_insert_with(|| "fsync".into());
+                }
+            }
+            "filename" | "directory" => {
+                if v.contains(':') && !v.starts_with("/dev/") {
+                    self.refuse_value(o, "one file or directory per job");
+                } else {
+                    self.targets.push(v);
+                }
+            }
+            "nrfiles" | "nr_files" => {
+                if self.number(o).is_some_and(|n| n != 1) {
+                    self.refuse_value(o, "iolab runs one file per workload");
+                }
+            }
+            "stonewall" | "wait_for_previous" | "new_group" => self.stonewall |= truthy(o),
+            "randseed" => self.raw.seed = self.number(o),
+            "verify" => self.verify = !matches!(v.trim(), "0" | "null" | ""),
+            k if NO_EFFECT.contains(&k) => {}
+            _ => self.refuse(o),
+        }
+    }
+
+    fn pattern(&mut self, o: &JobOption, v: &str) {
+        let p = match v.trim() {
+            "read" => "read",
+            "write" => "write",
+            "randread" => "randread",
+            "randwrite" => "randwrite",
+            "randrw" => "randrw",
+            "rw" | "readwrite" => {
+                return self.refuse_value(o, "iolab has no sequential read+write mix; use randrw");
+            }
+            _ => return self.refuse_value(o, "use read, write, randread, randwrite or randrw"),
+        };
+        self.raw.pattern = Some(p.to_string());
+    }
+
+    fn engine(&mut self, o: &JobOption, v: &str) {
+        self.engine_set = true;
+        let e = match v.trim() {
+            "io_uring" => "io_uring",
+            "psync" | "sync" | "pvsync" => "psync",
+            "null" => "null",
+            "libaio" => {
+                self.notes.push(format!(
+                    "{}: ioengine=libaio runs as io_uring in iolab (both queue IOs asynchronously)",
+                    o.at()
+                ));
+                "io_uring"
+            }
+            _ => return self.refuse_value(o, "use io_uring, libaio, psync, sync, pvsync or null"),
+        };
+        self.raw.engine = Some(e.to_string());
+    }
+
+    /// The raw workload with fio's defaults where the job said nothing (fio reads
+    /// sequentially, through the page cache, with psync, one job, 50/50 mixes).
+    fn raw_workload(&mut self, section: &str) -> RawWorkload {
+        let mut r = self.raw.clone();
+        r.name.get_or_insert_with(|| section.to_string());
+        r.pattern.get_or_insert_with(|| "read".into());
+        if !self.engine_set {
+            r.engine = Some("psync".into());
+        }
+        if !self.direct_set {
+            r.direct = Some(false);
+        }
+        if r.pattern.as_deref() == Some("randrw") {
+            r.read_pct = Some(self.read_pct.unwrap_or(50));
+        }
+        let writes = matches!(r.pattern.as_deref(), Some("write" | "randwrite" | "randrw"));
+        if !writes {
+            r.fsync_every = None;
+            r.fsync_at_end = None;
+            r.sync = None;
+        }
+        r.size = self.size.map(SizeValue::Bytes);
+        let jobs = self.numjobs.max(1);
+        if self.time_based {
+            r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
+        } else {
+            r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
+            r.io_size = self
+                .io_size
+                .or(self.size)
+                .map(|b| SizeValue::Bytes(b.saturating_mul(jobs)));
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::jobfile::parse_job_text;
+    use crate::spec::{EngineKind, Pattern};
+    use std::path::Path;
+
+    fn conv(text: &str, lenient: bool) -> Result<Conversion, FioError> {
+        let f = parse_job_text(text, "j.fio", Path::new("."))?;
+        convert(&f, "j", lenient)
+    }
+
+    #[test]
+    fn maps_the_common_options_with_fio_defaults() {
+        let c = conv(
+            "[global]\nioengine=libaio\ndirect=1\nbs=8k\n[mix]\nrw=randrw\nrwmixread=70\niodepth=32\nnumjobs=2\nsize=64m\nruntime=10\ntime_based\n[seq]\nstonewall\nrw=write\nsize=1m\nend_fsync=1\n",
+            false,
+        )
+        .unwrap();
+        let w = c.suite.workloads[0].io().unwrap();
+        assert_eq!(w.pattern, Pattern::RandRw);
+        assert_eq!((w.read_pct, w.queue_depth, w.threads), (70, 32, 2));
+        assert_eq!((w.block_size, w.size), (8192, Some(64 << 20)));
+        assert_eq!(w.runtime, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(w.total_bytes, None);
+        assert_eq!(w.engine, EngineKind::IoUring);
+        assert!(w.direct);
+        assert!(c.notes.iter().any(|n| n.contains("libaio")));
+        let s = c.suite.workloads[1].io().unwrap();
+        assert_eq!(s.total_bytes, Some(1 << 20));
+        assert!(s.fsync_at_end);
+        let d = conv("[a]\n", false).unwrap();
+        let a = d.suite.workloads[0].io().unwrap();
+        assert_eq!(
+            (a.pattern, a.engine, a.direct),
+            (Pattern::Read, EngineKind::Psync, false)
+        );
+    }
+
+    #[test]
+    fn unsupported_options_are_named_with_their_lines() {
+        let e = conv("[a]\nrw=read\nzonemode=zbd\n\nrate=1m\n", false).unwrap_err();
+        let FioError::Unsupported { lines } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(
+            lines,
+            &vec![
+                "j.fio:3: option 'zonemode' is not supported by iolab".to_string(),
+                "j.fio:5: option 'rate' is not supported by iolab".to_string()
+            ]
+        );
+        let c = conv("[a]\nrw=read\nzonemode=zbd\n", true).unwrap();
+        assert_eq!(c.skipped.len(), 1);
+        let e = conv("[a]\nrw=readwrite\n", false).unwrap_err();
+        assert!(e.to_string().contains("'rw' value 'readwrite'"), "{e}");
+    }
+}
