@@ -7,7 +7,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{disk_tmpdir, run, test_db, tool_or_skip};
+use common::{Iolab, disk_tmpdir, require_tool, test_db};
+
+/// Runs iolab on this process's test database: (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    Iolab::new().args(args).run().parts()
+}
 use iolab::sample::{LatencyHistogram, RunRecord};
 use serde_json::Value;
 
@@ -84,9 +89,7 @@ const JOBS: &str = "[global]\nioengine=psync\nsize=16m\nruntime=1\ntime_based\nb
 /// with fio's table within one bin; two clones merge to the p99 of their summed bins.
 #[test]
 fn json_plus_import_matches_fio() {
-    if !tool_or_skip("json_plus_import_matches_fio", "fio") {
-        return;
-    }
+    require_tool!("fio", apt = "fio");
     let dir = disk_tmpdir("iolab-fio-");
     let file = dir.path().join("data");
     let job = write(dir.path(), "jobs.fio", JOBS);
@@ -199,9 +202,7 @@ fn merged_p99_is_not_the_mean_of_p99s() {
 /// approximate.
 #[test]
 fn group_reporting_and_plain_json() {
-    if !tool_or_skip("group_reporting_and_plain_json", "fio") {
-        return;
-    }
+    require_tool!("fio", apt = "fio");
     let dir = disk_tmpdir("iolab-fio-");
     let file = dir.path().join("data");
     let job = write(
@@ -251,9 +252,7 @@ fn group_reporting_and_plain_json() {
 /// `fio --server` on loopback and `fio --client`: the imported run names the host.
 #[test]
 fn client_server_output_names_the_host() {
-    if !tool_or_skip("client_server_output_names_the_host", "fio") {
-        return;
-    }
+    require_tool!("fio", apt = "fio");
     let dir = disk_tmpdir("iolab-fio-");
     let port = 20000 + (std::process::id() % 20000);
     let mut server = Command::new("fio")
@@ -457,9 +456,7 @@ fn converting_examples_run_under_fio_job() {
 /// under the job's name with a ratio, and says the latency kinds differ.
 #[test]
 fn round_trip_fio_and_iolab_compare_side_by_side() {
-    if !tool_or_skip("round_trip_fio_and_iolab_compare_side_by_side", "fio") {
-        return;
-    }
+    require_tool!("fio", apt = "fio");
     let dir = disk_tmpdir("iolab-fio-");
     let data = dir.path().join("data");
     let job = write(

@@ -38,17 +38,14 @@ fn user_version(db: &Path) -> i32 {
 
 /// iolab in `dir` on `db`, in UTC like the run that made the expected output.
 fn iolab_in(dir: &Path, db: &Path, args: &[&str]) -> String {
-    let o = common::iolab()
-        .current_dir(dir)
+    let o = common::Iolab::new()
+        .db(db)
+        .cwd(dir)
         .env("TZ", "UTC")
-        .arg("--db")
-        .arg(db)
         .args(args)
-        .output()
-        .expect("spawn iolab");
-    let (code, stdout, stderr) = common::out(o);
-    assert_eq!(code, 0, "iolab {args:?}: {stderr}");
-    stdout
+        .run();
+    o.success();
+    o.stdout.clone()
 }
 
 /// Drops the one thing that differs between two reports of the same runs: when it was made.

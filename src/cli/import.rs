@@ -142,7 +142,7 @@ pub fn apply_fio_job(mut a: super::run::RunArgs) -> anyhow::Result<super::run::R
         }
     }
     if c.verify && a.verify.is_none() {
-        a.verify = Some("both".into());
+        a.verify = Some(crate::runner::suite::VerifyMode::Both);
     }
     if !c.skipped.is_empty() {
         let skipped = format!("fio options skipped (--lenient): {}", c.skipped.join("; "));

@@ -232,7 +232,7 @@ impl JobMapper {
                 if v.contains([',', ':']) {
                     self.refuse_value(o, "one block size for reads and writes");
                 } else if let Some(b) = self.size(o) {
-                    self.raw.bs = Some(SizeValue::Bytes(b));
+                    self.raw.bs = Some(bytes_value(b));
                 }
             }
             "iodepth" => self.raw.qd = self.number(o).map(|n| n.min(u64::from(u32::MAX)) as u32),
@@ -359,7 +359,7 @@ impl JobMapper {
             r.fsync_at_end = None;
             r.sync = None;
         }
-        r.size = self.size.map(SizeValue::Bytes);
+        r.size = self.size.map(bytes_value);
         let jobs = self.numjobs.max(1);
         if self.time_based {
             r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
@@ -368,10 +368,15 @@ impl JobMapper {
             r.io_size = self
                 .io_size
                 .or(self.size)
-                .map(|b| SizeValue::Bytes(b.saturating_mul(jobs)));
+                .map(|b| bytes_value(b.saturating_mul(jobs)));
         }
         r
     }
+}
+
+/// A byte count as a spec size (sizes past i64 saturate; the spec then refuses them).
+fn bytes_value(b: u64) -> SizeValue {
+    SizeValue::Bytes(i64::try_from(b).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
