@@ -6,6 +6,7 @@
 //! the exact setup) -> `report` (what people read). `system` and `target` describe the machine and
 //! the thing under test; `disks` and `plan` are commands of their own built on the same stages.
 //! A module imports only from the stages before it.
+#![deny(unsafe_code)]
 
 pub mod units;
 
@@ -13,6 +14,7 @@ pub mod spec;
 pub mod system;
 pub mod target;
 
+#[allow(unsafe_code)] // io_uring, aligned and huge-page buffers: the engines' own contracts.
 pub mod engine;
 pub mod runner;
 pub mod sample;
@@ -32,6 +34,7 @@ pub mod plan;
 
 pub mod progress;
 pub mod signals;
+#[allow(unsafe_code)] // the few syscalls no safe crate wraps.
 pub mod sys;
 
 pub mod cli;

@@ -226,10 +226,7 @@ impl DataSet {
             self.files.push(f);
         }
         let flush = std::fs::File::open(self.root.join(dir)).and_then(|d| {
-            // SAFETY: the descriptor is open for the duration of the call.
-            if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            rustix::fs::syncfs(&d)?;
             Ok(())
         });
         let err = flush
@@ -351,9 +348,9 @@ fn check_file(path: &Path, f: &DataFile, buf: &mut [u8]) -> Result<(), (Problem,
         }
         Err(e) => return Err((Problem::ReadError, format!("cannot open: {e}"))),
     };
-    // SAFETY: the descriptor is open for the duration of the call; fadvise only drops clean
-    // cached pages of this file.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    // Drop the file's clean cached pages so it is read from the disks (best effort: a failure
+    // only means a cached read).
+    let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed);
     let mut h = Xxh3::new();
     let mut done = 0u64;
     loop {

@@ -270,23 +270,8 @@ impl Runner {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // If iolab is killed (SIGKILL), its tools die with it instead of finishing a mkfs or a
-        // mount behind the back of `iolab lab --cleanup`.
-        // SAFETY: the closure runs in the forked child before exec and only calls prctl, which
-        // is async-signal-safe; it touches no memory of the parent.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
+        // If iolab is killed (SIGKILL), its tools die with it.
+        crate::sys::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| LayoutError::Spawn {
             cmd: line.clone(),
             source,
@@ -311,8 +296,11 @@ impl Runner {
                 if let Some(c) = cancel {
                     let _ = self.run(c);
                 }
-                // SAFETY: kill has no memory preconditions; the pid is our own live child.
-                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                // Our own live child: a failure means it is already gone.
+                let _ = rustix::process::kill_process(
+                    rustix::process::Pid::from_child(&child),
+                    rustix::process::Signal::TERM,
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         };

@@ -57,20 +57,8 @@ pub fn mount_argv(
 
 /// Total and available bytes of the filesystem holding `path` (what `df` shows).
 pub fn statvfs_bytes(path: &Path) -> Result<(u64, u64), LayoutError> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
-        LayoutError::Unexpected(format!("path {} holds a NUL byte", path.display()))
-    })?;
-    // SAFETY: statvfs is plain data; all-zero is a valid value.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is NUL-terminated and st is a valid out-pointer for the duration of the call.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    if r != 0 {
-        return Err(LayoutError::io(
-            "cannot statvfs",
-            path,
-            std::io::Error::last_os_error(),
-        ));
-    }
+    let st = rustix::fs::statvfs(path)
+        .map_err(|e| LayoutError::io("cannot statvfs", path, e.into()))?;
     let f = st.f_frsize as u64;
     Ok((st.f_blocks as u64 * f, st.f_bavail as u64 * f))
 }

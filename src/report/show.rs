@@ -12,25 +12,12 @@ use super::compare::{format_estimate, text_table};
 
 /// Local date and time of a Unix timestamp in ms: `2024-05-01 14:03:22`.
 pub fn format_time(ms: u64) -> String {
-    let secs = (ms / 1000) as libc::time_t;
-    // SAFETY: `tm` is a plain C struct for which all-zero bytes are a valid value.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are valid for the duration of the call; localtime_r is the
-    // thread-safe variant and writes only into `tm`.
-    let ok = unsafe { !libc::localtime_r(&secs, &mut tm).is_null() };
-    if !ok {
+    let Some((y, mo, d, h, mi, se)) = crate::sys::local_time((ms / 1000) as i64) else {
         return format!("@{}", ms / 1000);
-    }
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
-    )
+    };
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{se:02}")
 }
+
 
 /// A status as the tables spell it.
 pub fn status_name(s: crate::sample::RunStatus) -> &'static str {
