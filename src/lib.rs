@@ -28,6 +28,7 @@ pub mod disks;
 pub mod lab;
 pub mod layout;
 pub mod plan;
+pub mod vm;
 
 pub mod progress;
 pub mod signals;
