@@ -40,6 +40,28 @@ fn guest_args(a: &LabArgs) -> Vec<String> {
     v
 }
 
+/// The text of a console line without terminal escape sequences (cursor moves, colours).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if it.peek() == Some(&'[') {
+            it.next();
+            // Parameters and intermediates, then one final byte in @..~.
+            for d in it.by_ref() {
+                if ('@'..='~').contains(&d) {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Runs the lab in a VM and prints what the guest printed, labelled.
 pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCode> {
     crate::signals::install();
@@ -55,7 +77,8 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
     let show = std::io::stderr().is_terminal() || a.verbose;
     let mut console = |line: &str, lab_started: bool| {
         // After a progress bar's redraws only the last state of the line matters.
-        let text = line.rsplit('\r').next().unwrap_or(line);
+        let text = strip_ansi(line.rsplit('\r').next().unwrap_or(line));
+        let text = text.as_str();
         if (show && lab_started && !text.starts_with("iolab-guest: done"))
             || (a.verbose && !lab_started)
         {
@@ -120,5 +143,19 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
         None => Err(anyhow::anyhow!(
             "iolab lab --vm: the VM ended without the lab's exit code (see the console lines above with --verbose)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_are_dropped() {
+        assert_eq!(
+            strip_ansi("\u{1b}[2K\u{1b}[1A[1/1] md5: degrading"),
+            "[1/1] md5: degrading"
+        );
+        assert_eq!(strip_ansi("plain"), "plain");
     }
 }

@@ -75,6 +75,11 @@ pub const TOOLS: &[Tool] = &[
         guest: true,
     },
     Tool {
+        name: "blkdiscard",
+        package: "util-linux",
+        guest: true,
+    },
+    Tool {
         name: "blkid",
         package: "util-linux",
         guest: true,

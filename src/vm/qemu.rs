@@ -94,7 +94,7 @@ pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
     for (i, d) in c.disks.iter().enumerate() {
         a.push("-drive".into());
         a.push(format!(
-            "file={},if=none,id=d{i},format=raw,cache=unsafe",
+            "file={},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap",
             d.to_string_lossy().replace(',', ",,")
         ));
         a.push("-device".into());
@@ -278,7 +278,7 @@ mod tests {
             a.starts_with("qemu-system-x86_64 -accel tcg -cpu max "),
             "{a}"
         );
-        assert!(a.contains("-drive file=/d/d1.img,if=none,id=d1,format=raw,cache=unsafe -device virtio-blk-pci,drive=d1,serial=d1"), "{a}");
+        assert!(a.contains("-drive file=/d/d1.img,if=none,id=d1,format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap -device virtio-blk-pci,drive=d1,serial=d1"), "{a}");
         assert!(a.contains("-virtfs local,path=/d/share,mount_tag=share,security_model=none"));
         assert!(a.contains("-kernel /c/vmlinux -initrd /c/i.cpio -append console=ttyS0"));
         assert!(
