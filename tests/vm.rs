@@ -279,3 +279,33 @@ fn a_killed_vm_lab_is_cleaned_up() {
     assert!(so.contains("temporary directory"), "{so}");
     lab.assert_nothing_left();
 }
+
+#[test]
+fn specs_a_vm_cannot_run_are_refused_in_one_line() {
+    let dir = disk_tmpdir("iolab-vmbad");
+    let cases = [
+        (
+            "[disks]\ndevices = [\"/dev/null\"]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n",
+            "disks.devices: --vm builds on emulated disks",
+        ),
+        (
+            "[disks]\nloop = { count = 2, size = \"256MiB\" }\n[[layout]]\nname = \"old\"\ndir = \"/tmp\"\n",
+            "layout[old].dir: an existing directory cannot be measured inside the VM",
+        ),
+    ];
+    for (body, want) in cases {
+        let p = dir.path().join("bad.toml");
+        std::fs::write(&p, body).unwrap();
+        let (code, _, stderr) = run(&["lab", &p.to_string_lossy(), "--vm"]);
+        // A spec naming /dev/null as a disk may already be refused by the spec check.
+        if body.contains("/dev/null") && !stderr.contains("--vm") {
+            assert_eq!(code, 2, "{stderr}");
+            continue;
+        }
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+    let (code, _, stderr) = run(&["lab", "x.toml", "--vm", "--dry-run"]);
+    assert_eq!(code, 2, "{stderr}");
+}

@@ -193,7 +193,9 @@ mod tests {
         let a = Availability::detect();
         // md needs both the kernel and the tool; whatever the answer, it must say which.
         if !Path::new("/proc/mdstat").exists() && !kernel_module("/md-mod.ko") {
-            assert!(a.md.unwrap_err().contains("md"));
+            let why = a.md.unwrap_err();
+            assert!(why.contains("md"), "{why}");
+            assert!(why.ends_with(VM_HINT), "{why}");
         }
         if which("sh").is_none() {
             panic!("which() cannot find sh");
