@@ -110,7 +110,9 @@ pub fn run_script(spec_name: &str, devices: &[String], lab_args: &[String]) -> S
         cmd.join(" ")
     ));
     s.push_str(&format!(
-        "[ -f {GUEST_DB} ] && cp {GUEST_DB} {SHARE}/{RESULTS_DB}\necho $rc > {SHARE}/rc\nsync\nexit $rc\n"
+        "[ -f {GUEST_DB} ] && cp {GUEST_DB} {SHARE}/{RESULTS_DB}\n\
+         for m in /run/iolab/manifest-*.xxh3; do [ -f \"$m\" ] && cp \"$m\" {SHARE}/; done\n\
+         echo $rc > {SHARE}/rc\nsync\nexit $rc\n"
     ));
     s
 }
@@ -174,5 +176,6 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("cp /tmp/iolab.db /share/results.db"));
+        assert!(s.contains("/run/iolab/manifest-*.xxh3"), "{s}");
     }
 }

@@ -206,6 +206,7 @@ pub fn run_lab_in_vm(
         .ok()
         .and_then(|s| s.trim().parse().ok());
     out.stdout = std::fs::read_to_string(share.join("out.txt")).unwrap_or_default();
+    keep_manifests(&share, &opts.state_dir, &mut out.notes);
     let db = share.join(RESULTS_DB);
     if let (Some(store), true) = (store, db.is_file()) {
         let from = Store::open_existing(&db)?;
@@ -232,6 +233,26 @@ pub fn label_run(r: &mut RunRecord, environment: &str) {
     r.notes.push(format!(
         "environment: {environment}: measured inside a virtual machine; speeds are emulated, not the hardware's"
     ));
+}
+
+/// The checksums of a data set that came back damaged outlive the guest as evidence: they go
+/// to the host's state directory under the same name (the path the guest's report printed,
+/// when the host's state directory is `/run/iolab` too).
+fn keep_manifests(share: &Path, state_dir: &Path, notes: &mut Vec<String>) {
+    for e in std::fs::read_dir(share).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("manifest-") && name.ends_with(".xxh3")) {
+            continue;
+        }
+        let dst = state_dir.join(&name);
+        match std::fs::copy(e.path(), &dst) {
+            Ok(_) => notes.push(format!(
+                "checksums of the damaged data set kept in {}",
+                dst.display()
+            )),
+            Err(err) => notes.push(format!("could not keep {name}: {err}")),
+        }
+    }
 }
 
 fn check_space(dir: &Path, need: u64) -> Result<(), VmError> {
