@@ -31,6 +31,7 @@ pub mod fio;
 pub mod lab;
 pub mod layout;
 pub mod plan;
+pub mod vm;
 
 pub mod progress;
 pub mod signals;

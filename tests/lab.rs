@@ -774,7 +774,16 @@ fn mdadm_bitmap_spares_degrade_and_rebuild_command_lines() {
     let log = record(&stack(RaidLayer::Md(o), 5, 1, false, FsKind::Ext4), true);
     let devs = "/dev/sdb /dev/sdc /dev/sdd /dev/sde /dev/sdf /dev/sdg";
     let mnt = "/mnt/iolab-t1-0-l";
-    let mut want = wipes(devs);
+    // --assume-clean on real devices: each is zeroed after its wipe.
+    let mut want: Vec<String> = devs
+        .split(' ')
+        .flat_map(|d| {
+            [
+                format!("wipefs --all --quiet {d}"),
+                format!("blkdiscard --zeroout {d}"),
+            ]
+        })
+        .collect();
     want.extend([
         format!("mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-t1-0 --level=6 --raid-devices=5 --spare-devices=1 --chunk=512K --bitmap=internal --bitmap-chunk=65536K --assume-clean {devs}"),
         "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/md100".into(),

@@ -79,6 +79,12 @@ pub struct LabArgs {
     /// Do not keep the lab's runs in the results store.
     #[arg(long)]
     pub no_save: bool,
+
+    /// Run the whole lab inside a throwaway virtual machine (qemu, the installed Debian
+    /// kernel, one emulated disk per loop disk): builds md and LVM layouts this kernel cannot.
+    /// Speeds are emulated; behaviour and integrity are the point.
+    #[arg(long, conflicts_with_all = ["cleanup", "destroy", "dry_run"])]
+    pub vm: bool,
 }
 
 /// `iolab lab`.
@@ -121,6 +127,9 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             std::env::current_dir()?.join(d)
         };
         spec.set_disk_dir(d);
+    }
+    if a.vm {
+        return super::vm::run(ctx, &a, &spec);
     }
     crate::signals::install();
     let mut opts = LabOptions::new();

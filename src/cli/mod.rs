@@ -13,6 +13,7 @@ pub mod plan;
 pub mod profiles;
 pub mod report;
 pub mod run;
+pub mod vm;
 
 /// Exit code of a run that could not do its work.
 pub const EXIT_FAILED: u8 = 1;

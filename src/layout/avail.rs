@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::stack::{FsKind, RaidLayer, Stack};
 
+/// What a layout the kernel cannot build should try instead.
+pub const VM_HINT: &str = "run with --vm to build it in a virtual machine";
+
 /// Why each building block is or is not usable here (`Err` holds the reason).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Availability {
@@ -80,7 +83,9 @@ impl Availability {
     /// Probes this machine.
     pub fn detect() -> Availability {
         let md = if !Path::new("/proc/mdstat").exists() && !kernel_module("/md-mod.ko") {
-            Err("the kernel has no md RAID support (no /proc/mdstat, no md-mod module)".into())
+            Err(format!(
+                "the kernel has no md RAID support (no /proc/mdstat, no md-mod module); {VM_HINT}"
+            ))
         } else {
             tools(&["mdadm"], "mdadm")
         };
@@ -88,7 +93,9 @@ impl Availability {
             || Path::new("/dev/mapper/control").exists()
             || kernel_module("/dm-mod.ko");
         let lvm = if !dm {
-            Err("the kernel has no device-mapper (no /dev/mapper/control, no dm-mod module), which LVM needs".into())
+            Err(format!(
+                "the kernel has no device-mapper (no /dev/mapper/control, no dm-mod module), which LVM needs; {VM_HINT}"
+            ))
         } else {
             tools(&["lvm"], "lvm2")
         };
@@ -186,7 +193,9 @@ mod tests {
         let a = Availability::detect();
         // md needs both the kernel and the tool; whatever the answer, it must say which.
         if !Path::new("/proc/mdstat").exists() && !kernel_module("/md-mod.ko") {
-            assert!(a.md.unwrap_err().contains("md"));
+            let why = a.md.unwrap_err();
+            assert!(why.contains("md"), "{why}");
+            assert!(why.ends_with(VM_HINT), "{why}");
         }
         if which("sh").is_none() {
             panic!("which() cannot find sh");

@@ -98,6 +98,17 @@ pub fn zero_argv(dev: &Path) -> Vec<String> {
     ]
 }
 
+/// `blkdiscard --zeroout DEV`: the device reads as zeros afterwards, so an array created with
+/// `--assume-clean` on it has consistent parity and mirrors (unmapped where the device can,
+/// written otherwise).
+pub fn zeroout_argv(dev: &Path) -> Vec<String> {
+    vec![
+        "blkdiscard".into(),
+        "--zeroout".into(),
+        dev.to_string_lossy().into_owned(),
+    ]
+}
+
 /// The first `/dev/mdN` (N >= 100) that does not exist.
 pub fn free_device() -> PathBuf {
     (100..10_000)

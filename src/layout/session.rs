@@ -305,6 +305,12 @@ impl Session {
                         signature::check_device(&self.runner, d, true)?;
                     }
                     signature::wipe(&self.runner, d)?;
+                    // `--assume-clean` is only true of members that read as zeros: a device
+                    // that held the previous layout is zeroed first.
+                    if matches!(&stack.raid, RaidLayer::Md(o) if o.assume_clean) {
+                        check_stop()?;
+                        self.runner.run(&mdadm::zeroout_argv(d))?;
+                    }
                 }
             }
         }

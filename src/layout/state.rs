@@ -62,6 +62,22 @@ pub enum Owned {
         /// The mount point.
         path: PathBuf,
     },
+    /// A process we started (the qemu of `iolab lab --vm`); killed only when its start time
+    /// still matches, so a reused pid is left alone.
+    Process {
+        /// Its pid.
+        pid: u32,
+        /// Its start time in clock ticks since boot.
+        start: Option<u64>,
+        /// What it is, for messages.
+        what: String,
+    },
+    /// A directory of our own temporary files (a VM's disks and share), removed with its
+    /// contents; only a directory whose name starts with `iolab-vm-` is ever removed.
+    TempDir {
+        /// Its path.
+        path: PathBuf,
+    },
 }
 
 impl Owned {
@@ -70,12 +86,12 @@ impl Owned {
     /// before their files, files before their directory.
     pub fn rank(&self) -> u8 {
         match self {
-            Owned::Mount { .. } => 0,
+            Owned::Process { .. } | Owned::Mount { .. } => 0,
             Owned::Btrfs { .. } => 1,
             Owned::Vg { .. } => 2,
             Owned::Md { .. } => 3,
             Owned::Loop { .. } => 4,
-            Owned::BackingFile { .. } => 5,
+            Owned::BackingFile { .. } | Owned::TempDir { .. } => 5,
             Owned::Dir { .. } => 6,
         }
     }
@@ -100,6 +116,8 @@ impl Owned {
             Owned::Md { dev, .. } => format!("md array {}", dev.display()),
             Owned::Vg { name, .. } => format!("volume group {name}"),
             Owned::Mount { path } => format!("mount {}", path.display()),
+            Owned::Process { pid, what, .. } => format!("{what} (pid {pid})"),
+            Owned::TempDir { path } => format!("temporary directory {}", path.display()),
         }
     }
 
@@ -167,7 +185,47 @@ impl Owned {
             Owned::Md { dev, name, members } => {
                 super::mdadm::stop_owned(runner, dev, name, members, !stale)
             }
+            Owned::Process { pid, start, .. } => {
+                if !dry {
+                    kill_process(*pid, *start);
+                }
+                Ok(())
+            }
+            Owned::TempDir { path } => {
+                let ours = path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("iolab-vm-"));
+                if dry || !ours {
+                    return Ok(());
+                }
+                match std::fs::remove_dir_all(path) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(LayoutError::io("cannot remove directory", path, e)),
+                }
+            }
         }
+    }
+}
+
+/// Kills `pid` (SIGKILL) when it is still the process started at `start`, and waits up to 5 s
+/// for it to go.
+pub fn kill_process(pid: u32, start: Option<u64>) {
+    let alive = || {
+        !matches!(process_state(pid), None | Some('Z' | 'X'))
+            && (start.is_none() || process_start(pid) == start)
+    };
+    if !alive() {
+        return;
+    }
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill has no memory preconditions; the pid was checked to be our process.
+    unsafe { libc::kill(p, libc::SIGKILL) };
+    let t = std::time::Instant::now();
+    while alive() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

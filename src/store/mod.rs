@@ -14,6 +14,7 @@ mod open;
 pub mod owner;
 mod read;
 pub mod schema;
+pub mod transfer;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,153 @@
+//! Host prerequisites of `--vm`, checked before anything is made: each missing piece is one
+//! line naming the Debian package that brings it.
+
+use std::path::PathBuf;
+
+use super::VmError;
+use crate::layout::avail::which;
+
+/// A program the host needs, and the package that has it.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// Program name.
+    pub name: &'static str,
+    /// Debian package.
+    pub package: &'static str,
+    /// Copied into the guest (else only the host runs it).
+    pub guest: bool,
+}
+
+/// Every program `--vm` uses, host side and guest side.
+pub const TOOLS: &[Tool] = &[
+    Tool {
+        name: "qemu-system-x86_64",
+        package: "qemu-system-x86",
+        guest: false,
+    },
+    Tool {
+        name: "xz",
+        package: "xz-utils",
+        guest: false,
+    },
+    Tool {
+        name: "ldd",
+        package: "libc-bin",
+        guest: false,
+    },
+    Tool {
+        name: "mdadm",
+        package: "mdadm",
+        guest: true,
+    },
+    Tool {
+        name: "lvm",
+        package: "lvm2",
+        guest: true,
+    },
+    Tool {
+        name: "dmsetup",
+        package: "dmsetup",
+        guest: true,
+    },
+    Tool {
+        name: "mkfs.xfs",
+        package: "xfsprogs",
+        guest: true,
+    },
+    Tool {
+        name: "mkfs.ext4",
+        package: "e2fsprogs",
+        guest: true,
+    },
+    Tool {
+        name: "mkfs.btrfs",
+        package: "btrfs-progs",
+        guest: true,
+    },
+    Tool {
+        name: "btrfs",
+        package: "btrfs-progs",
+        guest: true,
+    },
+    Tool {
+        name: "wipefs",
+        package: "util-linux",
+        guest: true,
+    },
+    Tool {
+        name: "blkdiscard",
+        package: "util-linux",
+        guest: true,
+    },
+    Tool {
+        name: "blkid",
+        package: "util-linux",
+        guest: true,
+    },
+    Tool {
+        name: "mount",
+        package: "mount",
+        guest: true,
+    },
+    Tool {
+        name: "umount",
+        package: "mount",
+        guest: true,
+    },
+];
+
+/// The statically linked busybox (the guest's shell and coreutils).
+pub const BUSYBOX: &str = "/bin/busybox";
+
+/// What the host has: the path of every tool, in [`TOOLS`] order.
+#[derive(Debug, Clone)]
+pub struct HostTools {
+    /// `(tool, path)` pairs.
+    pub found: Vec<(Tool, PathBuf)>,
+    /// busybox-static's binary.
+    pub busybox: PathBuf,
+}
+
+impl HostTools {
+    /// The path of `name`, when it was found.
+    pub fn path(&self, name: &str) -> Option<&PathBuf> {
+        self.found
+            .iter()
+            .find(|(t, _)| t.name == name)
+            .map(|(_, p)| p)
+    }
+}
+
+/// Checks every program; the first missing one is the error.
+pub fn check() -> Result<HostTools, VmError> {
+    let mut found = Vec::new();
+    for t in TOOLS {
+        let p = which(t.name).ok_or_else(|| {
+            VmError::Missing(format!(
+                "--vm needs {} on the host: apt-get install {}",
+                t.name, t.package
+            ))
+        })?;
+        found.push((*t, p));
+    }
+    let busybox = static_busybox().ok_or_else(|| {
+        VmError::Missing(
+            "--vm needs a statically linked busybox on the host: apt-get install busybox-static"
+                .into(),
+        )
+    })?;
+    Ok(HostTools { found, busybox })
+}
+
+/// busybox-static's binary: `/bin/busybox` when it is static (the dynamic `busybox` package
+/// installs the same path).
+fn static_busybox() -> Option<PathBuf> {
+    let p = which("busybox").unwrap_or_else(|| PathBuf::from(BUSYBOX));
+    let data = std::fs::read(&p).ok()?;
+    // A dynamically linked ELF has a PT_INTERP naming the loader.
+    let dynamic = data
+        .windows(b"ld-linux".len())
+        .take(64 << 10)
+        .any(|w| w == b"ld-linux");
+    (!dynamic).then_some(p)
+}

@@ -1,0 +1,291 @@
+//! Booting and watching qemu: the command line, the console read line by line, the bounded
+//! waits that keep a VM that does not boot from hanging the lab, and killing it.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::VmError;
+
+/// How the guest's CPU is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    /// Hardware virtualisation.
+    Kvm,
+    /// Software emulation (TCG): slow, but runs anywhere.
+    Tcg,
+}
+
+impl Accel {
+    /// `kvm` or `tcg`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+
+    /// The label every run of the VM carries: `vm (tcg)`.
+    pub fn environment(self) -> String {
+        format!("vm ({})", self.name())
+    }
+}
+
+/// Everything qemu needs.
+#[derive(Debug, Clone)]
+pub struct VmConfig {
+    /// Uncompressed kernel.
+    pub kernel: PathBuf,
+    /// Uncompressed cpio.
+    pub initrd: PathBuf,
+    /// Backing files, one virtio disk each (serial `dN`).
+    pub disks: Vec<PathBuf>,
+    /// Host directory shared as 9p tag `share`.
+    pub share: PathBuf,
+    /// Guest memory, MiB.
+    pub memory_mib: u64,
+    /// Virtual CPUs.
+    pub cpus: usize,
+}
+
+/// Console markers `/init` prints.
+pub const MARK_KERNEL: &str = "iolab-guest: kernel up";
+/// The share is mounted: the guest starts touching disks now.
+pub const MARK_READY: &str = "iolab-guest: ready";
+/// The script finished.
+pub const MARK_DONE: &str = "iolab-guest: done";
+
+/// Waits: the kernel must reach `/init` and the modules must load within these.
+pub const KERNEL_TIMEOUT: Duration = Duration::from_secs(90);
+/// See [`KERNEL_TIMEOUT`].
+pub const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The qemu command line.
+pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
+    let mut a: Vec<String> = vec!["qemu-system-x86_64".into()];
+    match accel {
+        Accel::Kvm => a.extend(["-accel", "kvm", "-cpu", "host"].map(String::from)),
+        Accel::Tcg => a.extend(["-accel", "tcg", "-cpu", "max"].map(String::from)),
+    }
+    a.extend(
+        [
+            "-nodefaults",
+            "-no-reboot",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+            "-m",
+        ]
+        .map(String::from),
+    );
+    a.push(c.memory_mib.to_string());
+    a.push("-smp".into());
+    a.push(c.cpus.to_string());
+    a.push("-kernel".into());
+    a.push(c.kernel.to_string_lossy().into_owned());
+    a.push("-initrd".into());
+    a.push(c.initrd.to_string_lossy().into_owned());
+    a.push("-append".into());
+    a.push("console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init".into());
+    for (i, d) in c.disks.iter().enumerate() {
+        a.push("-drive".into());
+        a.push(format!(
+            "file={},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap",
+            d.to_string_lossy().replace(',', ",,")
+        ));
+        a.push("-device".into());
+        a.push(format!("virtio-blk-pci,drive=d{i},serial=d{i}"));
+    }
+    a.push("-virtfs".into());
+    a.push(format!(
+        "local,path={},mount_tag=share,security_model=none,id=share",
+        c.share.to_string_lossy().replace(',', ",,")
+    ));
+    a
+}
+
+/// A running VM: the qemu child and its console.
+pub struct Vm {
+    child: Child,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    /// The last console lines, for error messages.
+    pub tail: Vec<String>,
+    /// When qemu started.
+    pub started: Instant,
+}
+
+impl Vm {
+    /// Starts qemu; the console goes to `log` as well as to [`Vm::next_line`].
+    pub fn start(c: &VmConfig, accel: Accel, log: &Path) -> Result<Vm, VmError> {
+        let a = argv(c, accel);
+        let mut cmd = Command::new(&a[0]);
+        cmd.args(&a[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: the closure runs in the forked child before exec and only calls prctl,
+            // which is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    // qemu dies with us even after a SIGKILL; --cleanup covers the rest.
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| VmError::Tool(format!("cannot start qemu-system-x86_64: {e}")))?;
+        let (tx, rx) = channel();
+        let out = child.stdout.take();
+        let mut logf = std::fs::File::create(log).ok();
+        std::thread::spawn(move || {
+            let Some(out) = out else { return };
+            for line in BufReader::new(out).split(b'\n').map_while(Result::ok) {
+                if let Some(f) = logf.as_mut() {
+                    use std::io::Write;
+                    let _ = f.write_all(&line);
+                    let _ = f.write_all(b"\n");
+                }
+                let text = String::from_utf8_lossy(&line).into_owned();
+                if tx.send(text).is_err() {
+                    return;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let err = child.stderr.take();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let Some(mut err) = err else { return };
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            if let Ok(mut g) = sink.lock() {
+                g.push_str(&s);
+            }
+        });
+        Ok(Vm {
+            child,
+            lines: rx,
+            stderr,
+            tail: Vec::new(),
+            started: Instant::now(),
+        })
+    }
+
+    /// qemu's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What qemu wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    /// The next console line within `wait`: `Ok(None)` on timeout, `Err` once qemu has exited
+    /// and every line was read (with its exit status).
+    pub fn next_line(&mut self, wait: Duration) -> Result<Option<String>, String> {
+        match self.lines.recv_timeout(wait) {
+            Ok(l) => {
+                let l = l.trim_end_matches('\r').to_string();
+                self.tail.push(l.clone());
+                if self.tail.len() > 30 {
+                    self.tail.remove(0);
+                }
+                Ok(Some(l))
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => {
+                let st = self
+                    .child
+                    .wait()
+                    .map_or_else(|e| format!("cannot wait: {e}"), |s| s.to_string());
+                Err(st)
+            }
+        }
+    }
+
+    /// Kills qemu and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The last console lines and qemu's stderr, for a message.
+    pub fn last_words(&self) -> String {
+        let mut s: Vec<String> = self
+            .tail
+            .iter()
+            .rev()
+            .take(8)
+            .rev()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let e = self.stderr();
+        if let Some(l) = e.lines().rev().find(|l| !l.trim().is_empty()) {
+            s.push(format!("qemu: {}", l.trim()));
+        }
+        if s.is_empty() {
+            "no console output".into()
+        } else {
+            s.join(" | ")
+        }
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
+}
+
+/// Whether `/dev/kvm` can be opened at all (whether it can run this kernel is learnt by trying).
+pub fn kvm_openable() -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line() {
+        let c = VmConfig {
+            kernel: "/c/vmlinux".into(),
+            initrd: "/c/i.cpio".into(),
+            disks: vec!["/d/d0.img".into(), "/d/d1.img".into()],
+            share: "/d/share".into(),
+            memory_mib: 1024,
+            cpus: 2,
+        };
+        let a = argv(&c, Accel::Tcg).join(" ");
+        assert!(
+            a.starts_with("qemu-system-x86_64 -accel tcg -cpu max "),
+            "{a}"
+        );
+        assert!(a.contains("-drive file=/d/d1.img,if=none,id=d1,format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap -device virtio-blk-pci,drive=d1,serial=d1"), "{a}");
+        assert!(a.contains("-virtfs local,path=/d/share,mount_tag=share,security_model=none"));
+        assert!(a.contains("-kernel /c/vmlinux -initrd /c/i.cpio -append console=ttyS0"));
+        assert!(
+            argv(&c, Accel::Kvm)
+                .join(" ")
+                .contains("-accel kvm -cpu host")
+        );
+        assert_eq!(Accel::Tcg.environment(), "vm (tcg)");
+    }
+}

@@ -1,0 +1,349 @@
+//! One `iolab lab --vm`: prepare the kernel and initramfs, make the disks, boot (KVM first when
+//! it may work, else TCG), let the guest run the lab, copy its runs into the host store, and
+//! remove every process and file made — on success, error, Ctrl-C, and (through the state
+//! file) after a SIGKILL with `iolab lab --cleanup`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::guest::{self, RESULTS_DB, SPARE_DISKS};
+use super::qemu::{self, Accel, MARK_DONE, MARK_KERNEL, MARK_READY, Vm, VmConfig};
+use super::{VmError, initramfs, kernel, prereq};
+use crate::lab::{Disks, LabSpec};
+use crate::layout::Runner;
+use crate::layout::state::{Owned, StateFile, process_start, teardown};
+use crate::sample::RunRecord;
+use crate::store::{RunFilter, Store};
+
+/// How the VM lab runs.
+#[derive(Debug, Clone)]
+pub struct VmOptions {
+    /// Flags for the guest's `iolab lab` (`--quick`, `--size 8MiB`, `--format json`...).
+    pub lab_args: Vec<String>,
+    /// Guest memory, MiB.
+    pub memory_mib: u64,
+    /// Virtual CPUs.
+    pub cpus: usize,
+    /// Where the state file goes (for `--cleanup`).
+    pub state_dir: PathBuf,
+}
+
+impl Default for VmOptions {
+    fn default() -> Self {
+        VmOptions {
+            lab_args: Vec::new(),
+            memory_mib: 1024,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+            state_dir: crate::layout::state::state_dir(),
+        }
+    }
+}
+
+/// What a VM lab did.
+#[derive(Debug, Clone)]
+pub struct VmOutcome {
+    /// How the guest ran.
+    pub accel: Accel,
+    /// Seconds preparing the kernel and initramfs (near zero once cached).
+    pub prepare_seconds: f64,
+    /// Seconds from qemu's start to the guest being ready (kernel, modules, share), per boot
+    /// attempt in order.
+    pub boot_seconds: Vec<(Accel, f64)>,
+    /// Seconds the guest's lab ran.
+    pub lab_seconds: f64,
+    /// The guest lab's exit code (`None`: the VM ended without one).
+    pub exit_code: Option<i32>,
+    /// The guest lab's standard output (its table, Markdown or JSON).
+    pub stdout: String,
+    /// Run ids copied into the host store.
+    pub copied: Vec<String>,
+    /// Things the user should know (a KVM fallback).
+    pub notes: Vec<String>,
+}
+
+/// Everything recorded in the state file, torn down when dropped.
+struct Owner {
+    sf: Option<StateFile>,
+}
+
+impl Owner {
+    fn push(&mut self, o: Owned) -> Result<(), VmError> {
+        if let Some(sf) = self.sf.as_mut() {
+            sf.state.objects.push(o);
+            sf.save()?;
+        }
+        Ok(())
+    }
+
+    /// Removes everything; returns what could not be removed.
+    fn finish(&mut self) -> Vec<String> {
+        let Some(sf) = self.sf.take() else {
+            return Vec::new();
+        };
+        let left: Vec<String> = teardown(&Runner::real(), &sf.state.objects, false)
+            .into_iter()
+            .map(|(o, e)| format!("{}: {e}", o.label()))
+            .collect();
+        if left.is_empty() {
+            let _ = sf.remove();
+        }
+        left
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn kvm_marker(cache: &Path, k: &kernel::Kernel) -> PathBuf {
+    cache.join(&k.version).join("kvm-unusable")
+}
+
+/// Runs the lab of `spec` inside a VM. `console` gets every guest console line, with whether
+/// the guest's lab has started; `store` (when given) receives the runs.
+pub fn run_lab_in_vm(
+    spec: &LabSpec,
+    opts: &VmOptions,
+    store: Option<&mut Store>,
+    console: &mut dyn FnMut(&str, bool),
+) -> Result<VmOutcome, VmError> {
+    let t0 = Instant::now();
+    let (count, size) = guest::disks_of(spec)?;
+    let n = count + SPARE_DISKS;
+    let tools = prereq::check()?;
+    let k = kernel::find()?;
+    let cache = super::cache_dir();
+    let vmlinux = kernel::vmlinux(&k, &cache)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| VmError::Tool(format!("cannot find the iolab binary: {e}")))?;
+    let initrd = initramfs::build(&initramfs::contents(&tools, &k, &exe)?, &cache, &k)?;
+    let prepare_seconds = t0.elapsed().as_secs_f64();
+    let Disks::Loop { dir, .. } = &spec.disks else {
+        return Err(VmError::Spec("--vm needs disks.loop".into()));
+    };
+    let id = crate::lab::new_lab_id();
+    let mut owner = Owner {
+        sf: Some(StateFile::create(&opts.state_dir, &id, &spec.file)?),
+    };
+    if !dir.exists() {
+        owner.push(Owned::Dir { path: dir.clone() })?;
+        std::fs::create_dir_all(dir).map_err(|e| VmError::io("cannot create", dir, e))?;
+    }
+    check_space(dir, n as u64 * size)?;
+    let work = dir.join(format!("iolab-vm-{id}"));
+    owner.push(Owned::TempDir { path: work.clone() })?;
+    let share = work.join("share");
+    std::fs::create_dir_all(&share).map_err(|e| VmError::io("cannot create", &share, e))?;
+    let mut disks = Vec::new();
+    for i in 0..n {
+        let p = work.join(format!("d{i}.img"));
+        std::fs::File::create(&p)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| VmError::io("cannot create disk", &p, e))?;
+        disks.push(p);
+    }
+    let devices = guest::device_names(n);
+    guest::prepare_share(&share, spec, &devices, &opts.lab_args)?;
+    let cfg = VmConfig {
+        kernel: vmlinux,
+        initrd,
+        disks,
+        share: share.clone(),
+        memory_mib: opts.memory_mib,
+        cpus: opts.cpus,
+    };
+    let mut out = VmOutcome {
+        accel: Accel::Tcg,
+        prepare_seconds,
+        boot_seconds: Vec::new(),
+        lab_seconds: 0.0,
+        exit_code: None,
+        stdout: String::new(),
+        copied: Vec::new(),
+        notes: Vec::new(),
+    };
+    let marker = kvm_marker(&cache, &k);
+    let mut accels = Vec::new();
+    if qemu::kvm_openable() && !marker.exists() {
+        accels.push(Accel::Kvm);
+    }
+    accels.push(Accel::Tcg);
+    let mut booted = None;
+    for accel in accels {
+        let mut vm = Vm::start(&cfg, accel, &work.join("console.log"))?;
+        owner.push(Owned::Process {
+            pid: vm.pid(),
+            start: process_start(vm.pid()),
+            what: "qemu".into(),
+        })?;
+        match wait_ready(&mut vm, console) {
+            Ok(secs) => {
+                out.boot_seconds.push((accel, secs));
+                out.accel = accel;
+                booted = Some(vm);
+                break;
+            }
+            Err(VmError::Boot(why)) if accel == Accel::Kvm => {
+                vm.kill();
+                let _ = std::fs::write(&marker, &why);
+                out.notes.push(format!(
+                    "KVM cannot run this kernel here ({why}); using software emulation (TCG)"
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let Some(mut vm) = booted else {
+        return Err(VmError::Boot("no way to run the VM".into()));
+    };
+    let t_lab = Instant::now();
+    run_guest(&mut vm, console)?;
+    out.lab_seconds = t_lab.elapsed().as_secs_f64();
+    drop(vm);
+    out.exit_code = std::fs::read_to_string(share.join("rc"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    out.stdout = std::fs::read_to_string(share.join("out.txt")).unwrap_or_default();
+    keep_manifests(&share, &opts.state_dir, &mut out.notes);
+    let db = share.join(RESULTS_DB);
+    if let (Some(store), true) = (store, db.is_file()) {
+        let from = Store::open_existing(&db)?;
+        let env = out.accel.environment();
+        let mut edit = |r: &mut RunRecord| label_run(r, &env);
+        out.copied =
+            crate::store::transfer::copy_runs(&from, store, &RunFilter::default(), &mut edit)?
+                .copied;
+    }
+    let left = owner.finish();
+    if !left.is_empty() {
+        out.notes
+            .push(format!("could not remove: {}", left.join("; ")));
+    }
+    Ok(out)
+}
+
+/// Labels a run made in the VM: `environment` in its layout description (the setup the
+/// reports show) and a note that its speeds are emulated.
+pub fn label_run(r: &mut RunRecord, environment: &str) {
+    if let Some(obj) = r.layout.as_mut().and_then(|l| l.as_object_mut()) {
+        obj.insert("environment".into(), environment.into());
+    }
+    r.notes.push(format!(
+        "environment: {environment}: measured inside a virtual machine; speeds are emulated, not the hardware's"
+    ));
+}
+
+/// The checksums of a data set that came back damaged outlive the guest as evidence: they go
+/// to the host's state directory under the same name (the path the guest's report printed,
+/// when the host's state directory is `/run/iolab` too).
+fn keep_manifests(share: &Path, state_dir: &Path, notes: &mut Vec<String>) {
+    for e in std::fs::read_dir(share).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("manifest-") && name.ends_with(".xxh3")) {
+            continue;
+        }
+        let dst = state_dir.join(&name);
+        match std::fs::copy(e.path(), &dst) {
+            Ok(_) => notes.push(format!(
+                "checksums of the damaged data set kept in {}",
+                dst.display()
+            )),
+            Err(err) => notes.push(format!("could not keep {name}: {err}")),
+        }
+    }
+}
+
+fn check_space(dir: &Path, need: u64) -> Result<(), VmError> {
+    let Ok((_, avail)) = crate::layout::fs::statvfs_bytes(dir) else {
+        return Ok(());
+    };
+    if avail < need {
+        return Err(VmError::Spec(format!(
+            "too little space in {} for the VM's disks: they may grow to {} and {} is free; free some space or pass --disk-dir DIR",
+            dir.display(),
+            crate::units::format_bytes(need),
+            crate::units::format_bytes(avail)
+        )));
+    }
+    Ok(())
+}
+
+/// Waits for the guest to be ready (kernel up within [`qemu::KERNEL_TIMEOUT`], modules and
+/// share within [`qemu::READY_TIMEOUT`]); returns the seconds it took.
+fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, VmError> {
+    let mut kernel_up = false;
+    loop {
+        if crate::signals::stop_requested() {
+            vm.kill();
+            return Err(VmError::Interrupted);
+        }
+        let limit = if kernel_up {
+            qemu::READY_TIMEOUT
+        } else {
+            qemu::KERNEL_TIMEOUT
+        };
+        if vm.started.elapsed() > limit {
+            vm.kill();
+            let what = if kernel_up {
+                "did not load its modules and mount the share"
+            } else {
+                "printed nothing from /init"
+            };
+            return Err(VmError::Boot(format!(
+                "the VM {what} within {} s and was killed: {}",
+                limit.as_secs(),
+                vm.last_words()
+            )));
+        }
+        let e = vm.stderr();
+        if e.contains("KVM internal error") || e.contains("failed to set MSR") {
+            vm.kill();
+            return Err(VmError::Boot(vm.last_words()));
+        }
+        match vm.next_line(Duration::from_millis(200)) {
+            Ok(Some(l)) => {
+                console(&l, false);
+                if l.contains(MARK_KERNEL) {
+                    kernel_up = true;
+                }
+                if l.contains(MARK_READY) {
+                    return Ok(vm.started.elapsed().as_secs_f64());
+                }
+            }
+            Ok(None) => {}
+            Err(status) => {
+                return Err(VmError::Boot(format!(
+                    "the VM stopped before it was ready ({status}): {}",
+                    vm.last_words()
+                )));
+            }
+        }
+    }
+}
+
+/// Relays the console while the guest runs the lab, until qemu exits; Ctrl-C kills the VM.
+fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmError> {
+    let mut done_at: Option<Instant> = None;
+    loop {
+        if crate::signals::stop_requested() {
+            vm.kill();
+            return Err(VmError::Interrupted);
+        }
+        if done_at.is_some_and(|t| t.elapsed() > Duration::from_secs(60)) {
+            vm.kill();
+            return Ok(());
+        }
+        match vm.next_line(Duration::from_millis(200)) {
+            Ok(Some(l)) => {
+                if l.contains(MARK_DONE) {
+                    done_at = Some(Instant::now());
+                }
+                console(&l, true);
+            }
+            Ok(None) => {}
+            Err(_) => return Ok(()),
+        }
+    }
+}

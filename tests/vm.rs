@@ -1,0 +1,311 @@
+//! `iolab lab --vm` for real: one boot of the stock Debian kernel under qemu runs a small md
+//! lab (RAID5 + bitmap + spare with LVM and xfs through build, workloads, failure, rebuild and
+//! verification; RAID10 and RAID1 built and measured), and the runs land in the host store
+//! labelled as VM runs. Then a VM lab is killed with SIGKILL and `--cleanup` must leave no
+//! qemu, no disk file and no state behind.
+//!
+//! Needs root, qemu-system-x86, linux-image-amd64, busybox-static, mdadm, lvm2, xfsprogs and
+//! xz-utils (scripts/test installs them); skips with the reason otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// One VM at a time: two emulated guests on two cores would only slow each other down.
+static VM: Mutex<()> = Mutex::new(());
+
+fn vm_or_skip(test: &str) -> bool {
+    if !root_or_skip(test) {
+        return false;
+    }
+    for t in [
+        "qemu-system-x86_64",
+        "busybox",
+        "mdadm",
+        "lvm",
+        "mkfs.xfs",
+        "mkfs.ext4",
+        "xz",
+    ] {
+        if !tool_or_skip(test, t) {
+            return false;
+        }
+    }
+    let kernel = std::fs::read_dir("/boot").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
+    });
+    if !kernel {
+        eprintln!("SKIP {test}: no /boot/vmlinuz-* (apt-get install linux-image-amd64)");
+    }
+    kernel
+}
+
+struct Lab {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    state: PathBuf,
+    disks: PathBuf,
+}
+
+impl Lab {
+    fn new(prefix: &str) -> Lab {
+        let dir = disk_tmpdir(prefix);
+        let db = dir.path().join("host.db");
+        let state = dir.path().join("state");
+        let disks = dir.path().join("disks");
+        Lab {
+            dir,
+            db,
+            state,
+            disks,
+        }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = iolab();
+        c.env("IOLAB_DB", &self.db)
+            .env("IOLAB_STATE_DIR", &self.state)
+            .current_dir(self.dir.path());
+        c
+    }
+
+    fn spec(&self, body: &str) -> PathBuf {
+        let p = self.dir.path().join("vm-lab.toml");
+        let text = format!(
+            "name = \"vm-test\"\n[disks]\nloop = {{ count = 5, size = \"256MiB\", dir = \"{}\" }}\n{body}",
+            self.disks.display()
+        );
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// Nothing of a VM lab is left: no backing files, no state file, no qemu on our disks.
+    fn assert_nothing_left(&self) {
+        let files: Vec<String> = std::fs::read_dir(&self.disks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(files.is_empty(), "left in the disk dir: {files:?}");
+        let states: Vec<String> = std::fs::read_dir(&self.state)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("lab-"))
+            .collect();
+        assert!(states.is_empty(), "state files left: {states:?}");
+        assert!(qemu_on(&self.disks).is_empty(), "qemu still running");
+    }
+}
+
+/// Pids of qemu processes whose command line mentions `dir`.
+fn qemu_on(dir: &Path) -> Vec<u32> {
+    let needle = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let c = std::fs::read(e.path().join("cmdline")).ok()?;
+            let c = String::from_utf8_lossy(&c);
+            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            });
+            (c.starts_with("qemu-system") && c.contains(&needle) && !zombie).then_some(pid)
+        })
+        .collect()
+}
+
+const LAYOUTS: &str = r#"
+[[layout]]
+name = "md5-lvm-xfs"
+mdadm = { level = 5, members = 3, spares = 1, bitmap = "internal", assume_clean = true }
+lvm = true
+fs = "xfs"
+degrade = true
+rebuild = true
+fill = "24MiB"
+
+[[layout]]
+name = "md10-ext4"
+mdadm = { level = 10, members = 4, assume_clean = true }
+fs = "ext4"
+
+[[layout]]
+name = "md1-ext4"
+mdadm = { level = 1, members = 2, assume_clean = true }
+fs = "ext4"
+
+[workloads]
+repeat = 1
+[workloads.defaults]
+size = "8MiB"
+time = "300ms"
+[[workloads.workload]]
+name = "seq-write-1m"
+pattern = "write"
+bs = "1M"
+[[workloads.workload]]
+name = "rand-read-4k"
+pattern = "randread"
+bs = "4k"
+"#;
+
+#[test]
+fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
+    let test = "md_layouts_build_degrade_rebuild_and_verify_in_one_boot";
+    if !vm_or_skip(test) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new("iolab-vmtest");
+    let spec = lab.spec(LAYOUTS);
+    let t = Instant::now();
+    let out = lab
+        .cmd()
+        .args(["lab", &spec.to_string_lossy(), "--vm", "--format", "json"])
+        .output()
+        .unwrap();
+    let wall = t.elapsed();
+    let (code, stdout, stderr) = common::out(out);
+    assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let env = v["environment"].as_str().unwrap();
+    assert!(env == "vm (tcg)" || env == "vm (kvm)", "{env}");
+    let boot = v["vm"]["boot_seconds"].as_array().unwrap();
+    eprintln!(
+        "VM lab wall time {:.0} s, boots {boot:?}, lab {} s in the guest",
+        wall.as_secs_f64(),
+        v["vm"]["lab_seconds"]
+    );
+    let layouts = v["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 3);
+    for l in layouts {
+        assert_eq!(l["status"], "ok", "{l:#}");
+        assert!(l["build_seconds"].as_f64().unwrap() > 0.0, "{l:#}");
+    }
+    let r5 = &layouts[0];
+    assert_eq!(r5["integrity"]["verdict"]["kind"], "verified", "{r5:#}");
+    assert!(r5["rebuild"]["seconds"].as_f64().unwrap() > 0.0, "{r5:#}");
+    assert!(r5["stack"].as_str().unwrap().contains("lvm"), "{r5:#}");
+    // The runs are in the host store, with the guest's lab id and labels, labelled as VM runs.
+    let lab_id = v["lab_id"].as_str().unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let ids: Vec<&str> = runs.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "healthy x3 + degraded: {runs:#?}");
+    assert_eq!(v["vm"]["runs_copied"].as_array().unwrap().len(), 4);
+    let mut labels = Vec::new();
+    for id in ids {
+        let o = lab.cmd().args(["show", id, "--json"]).output().unwrap();
+        let (c, so, se) = common::out(o);
+        assert_eq!(c, 0, "{se}");
+        let r: serde_json::Value = serde_json::from_str(&so).unwrap();
+        assert_eq!(r["lab_id"], lab_id);
+        assert_eq!(r["layout"]["environment"], env, "{r:#}");
+        assert!(
+            r["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("emulated")),
+            "{r:#}"
+        );
+        labels.push(r["label"].as_str().unwrap().to_string());
+    }
+    labels.sort();
+    assert_eq!(
+        labels,
+        [
+            "md1-ext4",
+            "md10-ext4",
+            "md5-lvm-xfs",
+            "md5-lvm-xfs-degraded"
+        ]
+    );
+    lab.assert_nothing_left();
+}
+
+#[test]
+fn a_killed_vm_lab_is_cleaned_up() {
+    let test = "a_killed_vm_lab_is_cleaned_up";
+    if !vm_or_skip(test) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new("iolab-vmkill");
+    let spec = lab.spec(LAYOUTS);
+    let mut child = lab
+        .cmd()
+        .args(["lab", &spec.to_string_lossy(), "--vm"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for qemu to be running and recorded in the state file.
+    let t = Instant::now();
+    let recorded = loop {
+        let has_qemu = std::fs::read_dir(&lab.state)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|s| s.contains("\"process\"")));
+        if has_qemu && !qemu_on(&lab.disks).is_empty() {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(240) || child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(recorded, "qemu never showed up in the state file");
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = lab.cmd().args(["lab", "--cleanup"]).output().unwrap();
+    let (c, so, se) = common::out(o);
+    assert_eq!(c, 0, "{so}{se}");
+    assert!(so.contains("temporary directory"), "{so}");
+    lab.assert_nothing_left();
+}
+
+#[test]
+fn specs_a_vm_cannot_run_are_refused_in_one_line() {
+    let dir = disk_tmpdir("iolab-vmbad");
+    let cases = [
+        (
+            "[disks]\ndevices = [\"/dev/null\"]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n",
+            "disks.devices: --vm builds on emulated disks",
+        ),
+        (
+            "[disks]\nloop = { count = 2, size = \"256MiB\" }\n[[layout]]\nname = \"old\"\ndir = \"/tmp\"\n",
+            "layout[old].dir: an existing directory cannot be measured inside the VM",
+        ),
+    ];
+    for (body, want) in cases {
+        let p = dir.path().join("bad.toml");
+        std::fs::write(&p, body).unwrap();
+        let (code, _, stderr) = run(&["lab", &p.to_string_lossy(), "--vm"]);
+        // A spec naming /dev/null as a disk may already be refused by the spec check.
+        if body.contains("/dev/null") && !stderr.contains("--vm") {
+            assert_eq!(code, 2, "{stderr}");
+            continue;
+        }
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+    let (code, _, stderr) = run(&["lab", "x.toml", "--vm", "--dry-run"]);
+    assert_eq!(code, 2, "{stderr}");
+}
