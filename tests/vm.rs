@@ -19,20 +19,20 @@ use common::*;
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
 static VM: Mutex<()> = Mutex::new(());
 
-fn vm_or_skip(test: &str) -> bool {
-    if !root_or_skip(test) {
+fn vm_or_skip(_test: &str) -> bool {
+    if !need_root() {
         return false;
     }
-    for t in [
-        "qemu-system-x86_64",
-        "busybox",
-        "mdadm",
-        "lvm",
-        "mkfs.xfs",
-        "mkfs.ext4",
-        "xz",
+    for (t, apt) in [
+        ("qemu-system-x86_64", "qemu-system-x86"),
+        ("busybox", "busybox-static"),
+        ("mdadm", "mdadm"),
+        ("lvm", "lvm2"),
+        ("mkfs.xfs", "xfsprogs"),
+        ("mkfs.ext4", "e2fsprogs"),
+        ("xz", "xz-utils"),
     ] {
-        if !tool_or_skip(test, t) {
+        if !need_tool(t, apt) {
             return false;
         }
     }
@@ -41,9 +41,17 @@ fn vm_or_skip(test: &str) -> bool {
             .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
     });
     if !kernel {
-        eprintln!("SKIP {test}: no /boot/vmlinuz-* (apt-get install linux-image-amd64)");
+        skip(
+            &kind::tool("linux-image-amd64"),
+            "no /boot/vmlinuz-* (apt-get install linux-image-amd64)",
+        );
     }
     kernel
+}
+
+/// (exit code, stdout, stderr) of a finished command.
+fn parts(o: std::process::Output) -> (i32, String, String) {
+    Out::new("iolab".into(), o).parts()
 }
 
 struct Lab {
@@ -68,11 +76,11 @@ impl Lab {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = iolab();
-        c.env("IOLAB_DB", &self.db)
+        Iolab::new()
+            .db(&self.db)
             .env("IOLAB_STATE_DIR", &self.state)
-            .current_dir(self.dir.path());
-        c
+            .cwd(self.dir.path())
+            .command()
     }
 
     fn spec(&self, body: &str) -> PathBuf {
@@ -178,7 +186,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
         .output()
         .unwrap();
     let wall = t.elapsed();
-    let (code, stdout, stderr) = common::out(out);
+    let (code, stdout, stderr) = parts(out);
     assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
     let v: serde_json::Value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
@@ -209,7 +217,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     let mut labels = Vec::new();
     for id in ids {
         let o = lab.cmd().args(["show", id, "--json"]).output().unwrap();
-        let (c, so, se) = common::out(o);
+        let (c, so, se) = parts(o);
         assert_eq!(c, 0, "{se}");
         let r: serde_json::Value = serde_json::from_str(&so).unwrap();
         assert_eq!(r["lab_id"], lab_id);
@@ -274,7 +282,7 @@ fn a_killed_vm_lab_is_cleaned_up() {
     child.kill().unwrap();
     child.wait().unwrap();
     let o = lab.cmd().args(["lab", "--cleanup"]).output().unwrap();
-    let (c, so, se) = common::out(o);
+    let (c, so, se) = parts(o);
     assert_eq!(c, 0, "{so}{se}");
     assert!(so.contains("temporary directory"), "{so}");
     lab.assert_nothing_left();
@@ -296,7 +304,10 @@ fn specs_a_vm_cannot_run_are_refused_in_one_line() {
     for (body, want) in cases {
         let p = dir.path().join("bad.toml");
         std::fs::write(&p, body).unwrap();
-        let (code, _, stderr) = run(&["lab", &p.to_string_lossy(), "--vm"]);
+        let (code, _, stderr) = Iolab::new()
+            .args(["lab", &p.to_string_lossy(), "--vm"])
+            .run()
+            .parts();
         // A spec naming /dev/null as a disk may already be refused by the spec check.
         if body.contains("/dev/null") && !stderr.contains("--vm") {
             assert_eq!(code, 2, "{stderr}");
@@ -306,6 +317,9 @@ fn specs_a_vm_cannot_run_are_refused_in_one_line() {
         assert!(stderr.contains(want), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     }
-    let (code, _, stderr) = run(&["lab", "x.toml", "--vm", "--dry-run"]);
+    let (code, _, stderr) = Iolab::new()
+        .args(["lab", "x.toml", "--vm", "--dry-run"])
+        .run()
+        .parts();
     assert_eq!(code, 2, "{stderr}");
 }

@@ -8,7 +8,6 @@
 //! first), so a copy that only survived in RAM does not count.
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

@@ -57,8 +57,8 @@ pub fn mount_argv(
 
 /// Total and available bytes of the filesystem holding `path` (what `df` shows).
 pub fn statvfs_bytes(path: &Path) -> Result<(u64, u64), LayoutError> {
-    let st = rustix::fs::statvfs(path)
-        .map_err(|e| LayoutError::io("cannot statvfs", path, e.into()))?;
+    let st =
+        rustix::fs::statvfs(path).map_err(|e| LayoutError::io("cannot statvfs", path, e.into()))?;
     let f = st.f_frsize as u64;
     Ok((st.f_blocks as u64 * f, st.f_bavail as u64 * f))
 }

@@ -218,11 +218,14 @@ pub fn kill_process(pid: u32, start: Option<u64>) {
     if !alive() {
         return;
     }
-    let Ok(p) = libc::pid_t::try_from(pid) else {
+    let Some(p) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return;
     };
-    // SAFETY: kill has no memory preconditions; the pid was checked to be our process.
-    unsafe { libc::kill(p, libc::SIGKILL) };
+    // Checked above to be our process; a failure means it is already gone.
+    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
     let t = std::time::Instant::now();
     while alive() && t.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));

@@ -18,7 +18,6 @@ pub fn format_time(ms: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{se:02}")
 }
 
-
 /// A status as the tables spell it.
 pub fn status_name(s: crate::sample::RunStatus) -> &'static str {
     use crate::sample::RunStatus::*;

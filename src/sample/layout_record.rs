@@ -62,6 +62,10 @@ pub struct LayoutRecord {
     /// Members a disk test found slow (kernel names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub slow_members: Vec<String>,
+    /// Where the layout was built when not on this host's own kernel: `vm (tcg)` or
+    /// `vm (kvm)` for `iolab lab --vm` (speeds emulated; behaviour and integrity are the point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
     /// What `iolab disks --bench` read and how (see docs/disks.md); not a lab layout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disks_bench: Option<serde_json::Value>,

@@ -56,7 +56,10 @@ mod tests {
             label: Some(label.into()),
             note: None,
             lab_id: Some(lab.into()),
-            layout: Some(serde_json::json!({ "name": label })),
+            layout: Some(crate::sample::LayoutRecord {
+                name: Some(label.into()),
+                ..Default::default()
+            }),
             suite_name: "quick".into(),
             system: crate::system::SystemInfo::collect(),
             target: crate::target::TargetInfo {

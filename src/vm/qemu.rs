@@ -128,18 +128,8 @@ impl Vm {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: the closure runs in the forked child before exec and only calls prctl,
-            // which is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(|| {
-                    // qemu dies with us even after a SIGKILL; --cleanup covers the rest.
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-        }
+        // qemu dies with us even after a SIGKILL; --cleanup covers the rest.
+        crate::sys::die_with_parent(&mut cmd);
         let mut child = cmd
             .spawn()
             .map_err(|e| VmError::Tool(format!("cannot start qemu-system-x86_64: {e}")))?;

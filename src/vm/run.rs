@@ -227,8 +227,8 @@ pub fn run_lab_in_vm(
 /// Labels a run made in the VM: `environment` in its layout description (the setup the
 /// reports show) and a note that its speeds are emulated.
 pub fn label_run(r: &mut RunRecord, environment: &str) {
-    if let Some(obj) = r.layout.as_mut().and_then(|l| l.as_object_mut()) {
-        obj.insert("environment".into(), environment.into());
+    if let Some(l) = r.layout.as_mut() {
+        l.environment = Some(environment.to_string());
     }
     r.notes.push(format!(
         "environment: {environment}: measured inside a virtual machine; speeds are emulated, not the hardware's"
