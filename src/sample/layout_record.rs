@@ -249,16 +249,19 @@ mod tests {
             ],
             "phase": "degraded",
             "environment": "vm (tcg)",
+            "pool_guid": "from a newer iolab",
             "capacity": {"usable_bytes": 100, "future": 1}
         });
         let r: LayoutRecord = serde_json::from_value(v).unwrap();
         assert_eq!(r.phase, Some(Phase::Degraded));
         assert_eq!(r.stack[1], Layer::Unknown);
         assert_eq!(r.capacity.usable_bytes, Some(100));
-        assert_eq!(r.other["environment"], "vm (tcg)");
+        assert_eq!(r.environment.as_deref(), Some("vm (tcg)"));
+        assert_eq!(r.other["pool_guid"], "from a newer iolab");
         assert_eq!(r.fs(), Some(("xfs", &["noatime".to_string()][..])));
         let back = serde_json::to_value(&r).unwrap();
         assert_eq!(back["environment"], "vm (tcg)");
+        assert_eq!(back["pool_guid"], "from a newer iolab");
         assert_eq!(back["stack"][0]["chunk_bytes"], 524288);
         assert!(back.get("lab_baseline").is_none() && back.get("rebuild").is_none());
         let empty: LayoutRecord = serde_json::from_str("{}").unwrap();
