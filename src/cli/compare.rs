@@ -1,6 +1,7 @@
 //! `iolab compare`: stored runs side by side, with ratios and significance.
 //!
-//! Runs are referred to as [`super::db`] describes; `--lab ID` adds every run of a lab.
+//! Runs are referred to as `cli::db` describes (id, prefix, label, `last`, `last~N`); `--lab ID`
+//! adds every run of a lab.
 
 use std::process::ExitCode;
 

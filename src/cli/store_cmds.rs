@@ -1,6 +1,7 @@
 //! `iolab list`, `show`, `export` and `rm`: reading stored runs back and deleting them.
 //!
-//! Runs are referred to as [`super::db`] describes; one bad reference changes nothing.
+//! Runs are referred to as `cli::db` describes (id, prefix, label, `last`, `last~N`); `rm`
+//! resolves every reference before deleting any, so one bad reference deletes nothing.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
