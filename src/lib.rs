@@ -5,9 +5,12 @@
 //! -> `sample` (what one trial measured) -> `stats` (what many trials say) -> `store` (kept with
 //! the exact setup) -> `report` (what people read). `system` and `target` describe the machine and
 //! the thing under test; `disks` and `plan` are commands of their own built on the same stages.
-//! A module imports only from the stages before it.
+//! A module imports only from the stages before it; `error` (usage errors, exit codes, one-line
+//! messages) and `csv` (quoting) import nothing and sit under every stage.
 #![deny(unsafe_code)]
 
+pub mod csv;
+pub mod error;
 pub mod units;
 
 pub mod spec;

@@ -138,7 +138,7 @@ pub fn run_session(
     } else {
         RunStatus::Complete
     };
-    record.error = outcome.error.as_ref().map(crate::cli::one_line);
+    record.error = outcome.error.as_ref().map(crate::error::one_line);
     if let Some(s) = sink.store.as_deref_mut() {
         let ended = record.ended_unix_ms.unwrap_or_else(now_unix_ms);
         s.finish_run(

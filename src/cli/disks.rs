@@ -214,10 +214,10 @@ fn bench(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     progress.finish();
     outcome.record.notes.splice(0..0, skipped);
     if !a.no_save {
-        let mut store = super::compare::open_store(ctx)?;
+        let mut store = super::db::open_store(ctx)?;
         outcome.record.id = store
             .save_run(&outcome.record)
-            .map_err(super::compare::store_err)?;
+            .map_err(super::db::store_err)?;
     }
     let r = &outcome.report;
     if a.json {

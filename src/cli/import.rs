@@ -69,7 +69,7 @@ pub fn import(ctx: &Context, a: ImportArgs) -> anyhow::Result<ExitCode> {
         };
         records.push((name, fio::to_run_record(&out, &text, &meta)));
     }
-    let mut store = super::compare::open_store(ctx)?;
+    let mut store = super::db::open_store(ctx)?;
     for (name, mut rec) in records {
         match store.save_run(&rec) {
             Ok(id) => {
@@ -83,7 +83,7 @@ pub fn import(ctx: &Context, a: ImportArgs) -> anyhow::Result<ExitCode> {
             Err(StoreError::DuplicateId(id)) => {
                 println!("{name} was already imported as run {id} (same content); nothing stored");
             }
-            Err(e) => return Err(super::compare::store_err(e)),
+            Err(e) => return Err(super::db::store_err(e)),
         }
     }
     Ok(ExitCode::SUCCESS)

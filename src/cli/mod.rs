@@ -6,36 +6,21 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod compare;
+mod db;
 pub mod disks;
 pub mod import;
 pub mod lab;
+mod out;
 pub mod plan;
 pub mod profiles;
 pub mod report;
 pub mod run;
+pub mod store_cmds;
 pub mod vm;
 
-/// Exit code of a run that could not do its work.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code of bad input: a flag, a spec field, a target that cannot be used.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit code after Ctrl-C or SIGTERM (128 + SIGINT, as shells expect).
-pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// A mistake in what the user asked for; exits 2. The message names the field and the fix.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-/// The user stopped the work (Ctrl-C, SIGTERM); exits 130 after cleanup.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted")]
-pub struct Interrupted;
-
-/// Builds a usage error in an `anyhow::Error`.
-pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.into()))
-}
+pub use crate::error::{
+    EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UsageError, one_line, usage,
+};
 
 /// The exit code an error maps to.
 pub fn exit_code_for(e: &anyhow::Error) -> u8 {
@@ -80,13 +65,13 @@ pub enum Command {
     /// Side-by-side comparison of stored runs with ratios and significance.
     Compare(compare::CompareArgs),
     /// List stored runs, newest first.
-    List(compare::ListArgs),
+    List(store_cmds::ListArgs),
     /// Everything about one stored run.
-    Show(compare::ShowArgs),
+    Show(store_cmds::ShowArgs),
     /// Export stored runs as JSON or CSV.
-    Export(compare::ExportArgs),
+    Export(store_cmds::ExportArgs),
     /// Delete stored runs.
-    Rm(compare::RmArgs),
+    Rm(store_cmds::RmArgs),
     /// A self-contained HTML (or Markdown) report with charts.
     Report(report::ReportArgs),
     /// Census of block devices, per-disk read test, slow-disk finder.
@@ -115,10 +100,10 @@ pub fn main() -> ExitCode {
         Command::Profiles(a) => profiles::run(&ctx, a),
         Command::Lab(a) => lab::run(&ctx, a),
         Command::Compare(a) => compare::compare(&ctx, a),
-        Command::List(a) => compare::list(&ctx, a),
-        Command::Show(a) => compare::show(&ctx, a),
-        Command::Export(a) => compare::export(&ctx, a),
-        Command::Rm(a) => compare::rm(&ctx, a),
+        Command::List(a) => store_cmds::list(&ctx, a),
+        Command::Show(a) => store_cmds::show(&ctx, a),
+        Command::Export(a) => store_cmds::export(&ctx, a),
+        Command::Rm(a) => store_cmds::rm(&ctx, a),
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
@@ -147,18 +132,6 @@ pub fn json_on_error(json: bool, result: anyhow::Result<ExitCode>) -> anyhow::Re
         }
         other => other,
     }
-}
-
-/// An error and its causes on one line: "what failed: why".
-pub fn one_line(e: &anyhow::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for c in e.chain() {
-        let s = c.to_string();
-        if !parts.iter().any(|p| p.contains(&s)) {
-            parts.push(s);
-        }
-    }
-    parts.join(": ")
 }
 
 /// Settings every subcommand may need.

@@ -225,11 +225,8 @@ fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> {
     if !path.is_file() && !looks_like_file {
         // Not a file: a run in the results store.
         let reference = path.to_string_lossy().into_owned();
-        let store = super::compare::open_for(ctx, std::slice::from_ref(&reference))?;
-        let id = store
-            .resolve(&reference)
-            .map_err(super::compare::store_err)?;
-        return store.load_run(&id).map_err(super::compare::store_err);
+        let store = super::db::open_existing(ctx, &reference)?;
+        return super::db::load_ref(&store, &reference);
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| usage(format!("--disk-from {}: {e}", path.display())))?;

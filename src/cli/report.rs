@@ -11,10 +11,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Context;
+use super::db::{load_all, open_existing, select_runs};
 use crate::report::html::{self, ReportOptions};
 use crate::report::markdown;
-use crate::sample::{RunRecord, now_unix_ms};
-use crate::store::{Store, StoreError};
+use crate::sample::now_unix_ms;
 
 /// Output formats of `iolab report`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,29 +50,6 @@ pub struct ReportArgs {
     /// Heading of the report (default: made from the run names or the lab).
     #[arg(long)]
     pub title: Option<String>,
-}
-
-fn store_err(e: StoreError) -> anyhow::Error {
-    if e.is_usage() {
-        super::usage(e.to_string())
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
-fn open_store(ctx: &Context, what: &str) -> anyhow::Result<Store> {
-    let path = match &ctx.db {
-        Some(p) => p.clone(),
-        None => Store::default_path().map_err(store_err)?,
-    };
-    match Store::open_existing(&path) {
-        Ok(s) => Ok(s),
-        Err(StoreError::Missing(p)) => Err(super::usage(format!(
-            "no run matches '{what}': no results database at {} yet (`iolab run` stores runs; --db or IOLAB_DB chooses another file)",
-            p.display()
-        ))),
-        Err(e) => Err(store_err(e)),
-    }
 }
 
 /// The format asked for, else the one the file name implies.
@@ -176,13 +153,9 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         .cloned()
         .or_else(|| a.lab.clone())
         .unwrap_or_default();
-    let store = open_store(ctx, &what)?;
-    let (ids, baseline) =
-        super::compare::select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
-    let runs: Vec<RunRecord> = ids
-        .iter()
-        .map(|id| store.load_run(id).map_err(store_err))
-        .collect::<anyhow::Result<_>>()?;
+    let store = open_existing(ctx, &what)?;
+    let (ids, baseline) = select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
+    let runs = load_all(&store, &ids)?;
     let opts = ReportOptions {
         baseline: baseline.and_then(|b| crate::report::compare::index_of(&runs, &b)),
         title: a.title.clone(),

@@ -192,14 +192,55 @@ fn mq_depth(name: &str) -> Option<u32> {
     read_trim(format!("/sys/class/block/{name}/mq/0/nr_tags")).and_then(|s| s.parse().ok())
 }
 
+/// What the machine says about every device at once, gathered before any one is described.
+struct Facts {
+    /// Filesystem signatures by device or partition name.
+    sigs: HashMap<String, Signature>,
+    /// The btrfs filesystems the kernel knows.
+    btrfs: Vec<BtrfsFs>,
+    /// LVM physical volumes (only asked for when a signature says LVM2_member).
+    pvs: HashMap<PathBuf, Option<String>>,
+    /// Every mount.
+    mounts: Vec<MountInfo>,
+}
+
 /// Census entries for a list of devices. Tools (`blkid`, `smartctl`, `pvs`) run once for all
 /// of them, in parallel, each with a time limit.
 pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
     let class_block = Path::new("/sys/class/block");
     let kinds: Vec<DeviceKind> = devs.iter().map(kind_of).collect();
-    let parts: Vec<Vec<String>> = devs
-        .iter()
-        .zip(&kinds)
+    let parts = partitions_of(&devs, &kinds);
+    let sigs = signatures(class_block, &devs, &parts);
+    let btrfs: Vec<BtrfsFs> = membership::btrfs_filesystems(Path::new("/sys/fs/btrfs"));
+    let pvs = if sigs
+        .values()
+        .any(|s| s.fs_type.as_deref() == Some("LVM2_member"))
+    {
+        membership::pvs_map()
+    } else {
+        HashMap::new()
+    };
+    let temps = temperatures(class_block, &devs, &kinds);
+    let facts = Facts {
+        sigs,
+        btrfs,
+        pvs,
+        mounts: crate::system::mounts::mounts(),
+    };
+    devs.into_iter()
+        .zip(kinds)
+        .zip(parts)
+        .zip(temps)
+        .map(|(((d, kind), partitions), temp)| {
+            describe(class_block, d, kind, partitions, temp, &facts)
+        })
+        .collect()
+}
+
+/// The partitions of each device (none for a partition itself).
+fn partitions_of(devs: &[BlockDevice], kinds: &[DeviceKind]) -> Vec<Vec<String>> {
+    devs.iter()
+        .zip(kinds)
         .map(|(d, k)| {
             if *k == DeviceKind::Partition {
                 Vec::new()
@@ -207,11 +248,18 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
                 blockdev::partitions(&d.name)
             }
         })
-        .collect();
+        .collect()
+}
 
-    // Signatures: udev's record when it has one, else one blkid call for the rest.
+/// Signatures of the devices and their partitions: udev's record when it has one, else one
+/// blkid call for the rest (empty devices are not probed).
+fn signatures(
+    class_block: &Path,
+    devs: &[BlockDevice],
+    parts: &[Vec<String>],
+) -> HashMap<String, Signature> {
     let mut every: Vec<(String, String)> = Vec::new(); // (name, devnum) of devices and partitions
-    for (d, p) in devs.iter().zip(&parts) {
+    for (d, p) in devs.iter().zip(parts) {
         every.push((d.name.clone(), d.devnum.clone()));
         for n in p {
             every.push((n.clone(), blockdev::devnum(n).unwrap_or_default()));
@@ -237,17 +285,16 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
             sigs.insert(f.to_string_lossy().into_owned(), s);
         }
     }
-    let btrfs: Vec<BtrfsFs> = membership::btrfs_filesystems(Path::new("/sys/fs/btrfs"));
-    let pvs = if sigs
-        .values()
-        .any(|s| s.fs_type.as_deref() == Some("LVM2_member"))
-    {
-        membership::pvs_map()
-    } else {
-        HashMap::new()
-    };
+    sigs
+}
 
-    // Temperatures: hwmon first; smartctl, all at once, for whole disks without a sensor.
+/// Temperatures: hwmon first; smartctl, all at once, for whole disks without a sensor; a
+/// partition shows its disk's temperature when the disk is in the list too.
+fn temperatures(
+    class_block: &Path,
+    devs: &[BlockDevice],
+    kinds: &[DeviceKind],
+) -> Vec<Option<Reading>> {
     let mut temps: Vec<Option<Reading>> = devs
         .iter()
         .map(|d| {
@@ -268,7 +315,6 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
             source: TempSource::Smartctl,
         });
     }
-    // A partition shows its disk's temperature when the disk is in the list too.
     for i in 0..devs.len() {
         if temps[i].is_none() {
             if let Some(p) = &devs[i].parent {
@@ -279,74 +325,103 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
             }
         }
     }
+    temps
+}
 
-    let mounts = crate::system::mounts::mounts();
-    let mut out = Vec::with_capacity(devs.len());
-    for (((mut d, kind), partitions), temp) in devs.into_iter().zip(kinds).zip(parts).zip(temps) {
-        if d.queue_depth.is_none() {
-            d.queue_depth = mq_depth(&d.whole_disk());
-        }
-        let mut membership = membership::memberships(
-            class_block,
-            &d.name,
-            &d.holders,
-            sigs.get(&d.name),
-            &btrfs,
-            &pvs,
-            &d.path,
-        );
-        let mut used_by = d.holders.clone();
-        for p in &partitions {
-            let holders = blockdev::BlockDevice::read(p)
-                .map(|pd| pd.holders)
-                .unwrap_or_default();
-            for h in &holders {
-                if !used_by.contains(h) {
-                    used_by.push(h.clone());
-                }
+/// One census entry from the facts gathered for all.
+fn describe(
+    class_block: &Path,
+    mut d: BlockDevice,
+    kind: DeviceKind,
+    partitions: Vec<String>,
+    temp: Option<Reading>,
+    facts: &Facts,
+) -> DiskInfo {
+    if d.queue_depth.is_none() {
+        d.queue_depth = mq_depth(&d.whole_disk());
+    }
+    let (membership, used_by) = memberships_with_partitions(class_block, &d, &partitions, facts);
+    let mountpoints = mountpoints_with_btrfs(&d, &partitions, &membership, facts);
+    DiskInfo {
+        signature: facts.sigs.get(&d.name).cloned(),
+        device: d,
+        kind,
+        partitions,
+        temperature_c: temp.map(|t| t.celsius),
+        temperature_source: temp.map(|t| t.source),
+        mountpoints,
+        used_by,
+        membership,
+    }
+}
+
+/// What a device belongs to, its partitions' memberships included (marked with the partition),
+/// and the holders of the device and its partitions.
+fn memberships_with_partitions(
+    class_block: &Path,
+    d: &BlockDevice,
+    partitions: &[String],
+    facts: &Facts,
+) -> (Vec<Membership>, Vec<String>) {
+    let mut membership = membership::memberships(
+        class_block,
+        &d.name,
+        &d.holders,
+        facts.sigs.get(&d.name),
+        &facts.btrfs,
+        &facts.pvs,
+        &d.path,
+    );
+    let mut used_by = d.holders.clone();
+    for p in partitions {
+        let holders = blockdev::BlockDevice::read(p)
+            .map(|pd| pd.holders)
+            .unwrap_or_default();
+        for h in &holders {
+            if !used_by.contains(h) {
+                used_by.push(h.clone());
             }
-            membership.extend(
-                membership::memberships(
-                    class_block,
-                    p,
-                    &holders,
-                    sigs.get(p),
-                    &btrfs,
-                    &pvs,
-                    &Path::new("/dev").join(p),
-                )
-                .into_iter()
-                .map(|m| m.with_via(p)),
-            );
         }
-        let mut names = vec![d.name.clone()];
-        names.extend(partitions.iter().cloned());
-        let mut mountpoints = mountpoints_of(&names, &mounts);
-        // A btrfs filesystem is mounted through one of its devices; all of them hold it.
-        for m in &membership {
-            if let Membership::Btrfs { uuid, .. } = m {
-                if let Some(fs) = btrfs.iter().find(|f| &f.uuid == uuid) {
-                    for mp in mountpoints_of(&fs.devices, &mounts) {
-                        if !mountpoints.contains(&mp) {
-                            mountpoints.push(mp);
-                        }
+        membership.extend(
+            membership::memberships(
+                class_block,
+                p,
+                &holders,
+                facts.sigs.get(p),
+                &facts.btrfs,
+                &facts.pvs,
+                &Path::new("/dev").join(p),
+            )
+            .into_iter()
+            .map(|m| m.with_via(p)),
+        );
+    }
+    (membership, used_by)
+}
+
+/// Where the device or its partitions are mounted. A btrfs filesystem is mounted through one
+/// of its devices; all of them hold it.
+fn mountpoints_with_btrfs(
+    d: &BlockDevice,
+    partitions: &[String],
+    membership: &[Membership],
+    facts: &Facts,
+) -> Vec<PathBuf> {
+    let mut names = vec![d.name.clone()];
+    names.extend(partitions.iter().cloned());
+    let mut mountpoints = mountpoints_of(&names, &facts.mounts);
+    for m in membership {
+        if let Membership::Btrfs { uuid, .. } = m {
+            if let Some(fs) = facts.btrfs.iter().find(|f| &f.uuid == uuid) {
+                for mp in mountpoints_of(&fs.devices, &facts.mounts) {
+                    if !mountpoints.contains(&mp) {
+                        mountpoints.push(mp);
                     }
                 }
             }
         }
-        out.push(DiskInfo {
-            signature: sigs.get(&d.name).cloned(),
-            device: d,
-            kind,
-            partitions,
-            temperature_c: temp.map(|t| t.celsius),
-            temperature_source: temp.map(|t| t.source),
-            mountpoints,
-            used_by,
-            membership,
-        });
     }
-    out
+    mountpoints
 }
 
 #[cfg(test)]

@@ -2,16 +2,16 @@
 //! loop disks or real devices, degrades and rebuilds them, and tears down everything it made —
 //! explicitly after each layout, and again on drop (errors, panics, Ctrl-C).
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::stack::{FsKind, RaidLayer, Stack};
+use super::stack::Stack;
 use super::state::{Owned, StateFile};
-use super::{btrfs, fs, loopdev, lvm, mdadm, signature};
+use super::{loopdev, signature};
 
+mod build;
 mod failure;
 
 pub use failure::{DegradeInfo, RebuildInfo};
@@ -255,170 +255,6 @@ impl Session {
                 Err(e)
             }
         }
-    }
-
-    fn build_inner(
-        &mut self,
-        index: usize,
-        name: &str,
-        stack: &Stack,
-        disks: &DiskSource,
-        mark: usize,
-        log_mark: usize,
-    ) -> Result<Built, LayoutError> {
-        let t0 = Instant::now();
-        let dry = self.runner.is_dry_run();
-        let need = stack.disks();
-        let mut devs = Vec::new();
-        let mut backing = Vec::new();
-        let member_size;
-        match disks {
-            DiskSource::Loop {
-                dir,
-                size,
-                direct_io,
-            } => {
-                member_size = *size;
-                for k in 0..need {
-                    check_stop()?;
-                    let (d, b) = self.loop_disk(dir, *size, *direct_io, &format!("{index}-{k}"))?;
-                    devs.push(d);
-                    backing.push(Some(b));
-                }
-            }
-            DiskSource::Devices(list) => {
-                if list.len() < need {
-                    return Err(LayoutError::Refused(format!(
-                        "layout {name} needs {need} devices, {} given",
-                        list.len()
-                    )));
-                }
-                devs = list[..need].to_vec();
-                backing = vec![None; need];
-                member_size = devs
-                    .iter()
-                    .map(|d| crate::system::BlockDevice::from_path(d).map_or(0, |b| b.size_bytes))
-                    .min()
-                    .unwrap_or(0);
-                for d in &devs {
-                    if !dry {
-                        signature::check_device(&self.runner, d, true)?;
-                    }
-                    signature::wipe(&self.runner, d)?;
-                    // `--assume-clean` is only true of members that read as zeros: a device
-                    // that held the previous layout is zeroed first.
-                    if matches!(&stack.raid, RaidLayer::Md(o) if o.assume_clean) {
-                        check_stop()?;
-                        self.runner.run(&mdadm::zeroout_argv(d))?;
-                    }
-                }
-            }
-        }
-        let members: Vec<PathBuf> = devs[..stack.members].to_vec();
-        let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
-        check_stop()?;
-        let mut md = None;
-        let mut vg = None;
-        let mut base: PathBuf = members[0].clone();
-        let mut mkfs_done = false;
-        match &stack.raid {
-            RaidLayer::None => {}
-            RaidLayer::Btrfs { data, metadata } => {
-                self.push(Owned::Btrfs {
-                    devices: members.clone(),
-                })?;
-                let argv = btrfs::mkfs_argv(*data, *metadata, &stack.mkfs_options, &members);
-                self.runner.run_interruptible(&argv, None::<&[&str]>)?;
-                mkfs_done = true;
-            }
-            RaidLayer::Md(o) => {
-                let dev = mdadm::free_device();
-                let md_name = format!("iolab-{}-{index}", self.lab_id);
-                self.push(Owned::Md {
-                    dev: dev.clone(),
-                    name: md_name.clone(),
-                    members: devs.clone(),
-                })?;
-                self.runner
-                    .run(&mdadm::create_argv(&dev, &md_name, o, &members, &spares))?;
-                mdadm::wait_idle(&self.runner, &dev)?;
-                base = dev.clone();
-                md = Some(dev);
-            }
-        }
-        check_stop()?;
-        if stack.lvm {
-            let name = format!("iolab_{}_{index}", self.lab_id);
-            self.push(Owned::Vg {
-                name: name.clone(),
-                pvs: vec![base.clone()],
-            })?;
-            base = lvm::create(&self.runner, &name, &base)?;
-            vg = Some(name);
-        }
-        check_stop()?;
-        if !mkfs_done {
-            if stack.fs == FsKind::Btrfs {
-                self.push(Owned::Btrfs {
-                    devices: vec![base.clone()],
-                })?;
-            }
-            let argv = fs::mkfs_argv(stack.fs, &stack.mkfs_options, &base);
-            self.runner.run_interruptible(&argv, None::<&[&str]>)?;
-        }
-        check_stop()?;
-        let mnt = self
-            .mount_base
-            .join(format!("iolab-{}-{index}-{name}", self.lab_id));
-        self.push(Owned::Dir { path: mnt.clone() })?;
-        if !dry {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&mnt)
-                .map_err(|e| LayoutError::io("cannot create mount point", &mnt, e))?;
-        }
-        self.push(Owned::Mount { path: mnt.clone() })?;
-        let others: Vec<PathBuf> = if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
-            members[1..].to_vec()
-        } else {
-            Vec::new()
-        };
-        self.runner.run(&fs::mount_argv(
-            stack.fs,
-            &base,
-            &others,
-            &mnt,
-            &stack.mount_options,
-            false,
-        ))?;
-        let build_time = t0.elapsed();
-        let usable_bytes = if dry {
-            0
-        } else if stack.fs == FsKind::Btrfs {
-            btrfs::usable_bytes(&self.runner, &mnt)?
-        } else {
-            fs::statvfs_bytes(&mnt)?.0
-        };
-        Ok(Built {
-            name: name.to_string(),
-            stack: stack.clone(),
-            members,
-            spares,
-            backing,
-            md,
-            vg,
-            fs_device: base,
-            mount_point: mnt,
-            member_size,
-            build_time,
-            usable_bytes,
-            failed: Vec::new(),
-            replaced: 0,
-            degraded_at: None,
-            mark,
-            log_mark,
-            index,
-        })
     }
 
     /// Tears down one layout (everything made since it was built); returns what could not go.

@@ -205,6 +205,8 @@ impl StackRun<'_, '_> {
         }
     }
 
+    /// Fails a member, checks the data and runs the workloads degraded, rebuilds and scrubs;
+    /// with `failures = 2`, does it again with two members at once.
     pub(super) fn degrade_and_rebuild(
         &mut self,
         l: &LayoutSpec,
@@ -213,7 +215,25 @@ impl StackRun<'_, '_> {
         lr: &mut LayoutReport,
         mut data: Option<&mut DataSet>,
     ) -> Result<(), String> {
-        let dry = self.opts.dry_run;
+        self.degrade(l, built, lr, data.as_deref_mut())?;
+        if l.rebuild {
+            self.rebuild(l, built, src, lr, data.as_deref())?;
+        }
+        if l.failures < 2 {
+            return Ok(());
+        }
+        self.second_failure(l, built, src, lr, data)
+    }
+
+    /// Fails the last member, writes and verifies data while degraded, and runs the workloads
+    /// degraded; records it all in `lr.degraded`.
+    fn degrade(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        lr: &mut LayoutReport,
+        data: Option<&mut DataSet>,
+    ) -> Result<(), String> {
         self.step(
             &l.name,
             format!(
@@ -228,7 +248,7 @@ impl StackRun<'_, '_> {
             .session
             .degrade(built)
             .map_err(|e| Self::failed(lr, "degrade", &e))?;
-        let verified = match data.as_deref_mut() {
+        let verified = match data {
             Some(set) => {
                 self.write_degraded(l, set, lr, Step::Degraded);
                 self.check(l, set, lr, Step::Degraded)?
@@ -243,7 +263,7 @@ impl StackRun<'_, '_> {
             perf_ratio: None,
             workload_error: None,
         };
-        if !dry {
+        if !self.opts.dry_run {
             self.step(&l.name, "workloads (degraded)".into());
             match self.call_workload(l, built, Phase::Degraded, lr.usable_bytes) {
                 Ok(s) => dr.workload_seconds = Some(s),
@@ -257,32 +277,94 @@ impl StackRun<'_, '_> {
             }
         }
         lr.degraded = Some(dr);
-        if l.rebuild {
-            self.step(&l.name, "rebuilding".into());
-            let r = self
-                .session
-                .rebuild(built, src)
-                .map_err(|e| Self::failed(lr, "rebuild", &e))?;
-            let verified = match data.as_deref() {
-                Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
-                None => false,
-            };
-            lr.rebuild = Some(RebuildReport {
-                new_member: r.new_member.display().to_string(),
-                seconds: r.seconds,
-                bytes: r.bytes,
-                data_verified: verified,
-                converted: r.converted,
-                balance_seconds: r.balance_seconds,
-                retried: r.retried,
-            });
-            self.scrub(l, built, lr, Step::Rebuilt)?;
+        Ok(())
+    }
+
+    /// Replaces the failed member, verifies the data and scrubs; records `lr.rebuild`.
+    fn rebuild(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+        data: Option<&DataSet>,
+    ) -> Result<(), String> {
+        self.step(&l.name, "rebuilding".into());
+        let r = self
+            .session
+            .rebuild(built, src)
+            .map_err(|e| Self::failed(lr, "rebuild", &e))?;
+        let verified = match data {
+            Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
+            None => false,
+        };
+        lr.rebuild = Some(RebuildReport {
+            new_member: r.new_member.display().to_string(),
+            seconds: r.seconds,
+            bytes: r.bytes,
+            data_verified: verified,
+            converted: r.converted,
+            balance_seconds: r.balance_seconds,
+            retried: r.retried,
+        });
+        self.scrub(l, built, lr, Step::Rebuilt)
+    }
+
+    /// Two members at once: fails them, writes and verifies data, and (with `rebuild`)
+    /// replaces both, verifies and scrubs; records `lr.second_failure` whatever happens.
+    fn second_failure(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        lr: &mut LayoutReport,
+        mut data: Option<&mut DataSet>,
+    ) -> Result<(), String> {
+        let mut sf = self.fail_two(l, built, lr)?;
+        if let Some(set) = data.as_deref_mut() {
+            self.write_degraded(l, set, lr, Step::Degraded2);
+            if let Err(e) = self.check(l, set, lr, Step::Degraded2) {
+                lr.second_failure = Some(sf);
+                return Err(e);
+            }
         }
-        if l.failures < 2 {
+        if !l.rebuild {
+            lr.second_failure = Some(sf);
             return Ok(());
         }
-        // Two members at once. After a rebuild: the first two, so the data has to come from
-        // the rest — the replaced member among them. Still degraded: one more on top.
+        self.step(&l.name, "rebuilding both".into());
+        match self.session.rebuild(built, src) {
+            Ok(r) => {
+                sf.new_members = r
+                    .new_members
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                sf.rebuild_seconds = Some(r.seconds);
+                sf.rebuild_bytes = Some(r.bytes);
+                sf.converted = r.converted;
+                sf.retried = r.retried;
+            }
+            Err(e) => {
+                lr.second_failure = Some(sf);
+                return Err(Self::failed(lr, "rebuild2", &e));
+            }
+        }
+        lr.second_failure = Some(sf);
+        if let Some(set) = data.as_deref() {
+            self.check(l, set, lr, Step::Rebuilt2)?;
+        }
+        self.scrub(l, built, lr, Step::Rebuilt2)
+    }
+
+    /// Fails two members: after a rebuild the first two, so the data has to come from the
+    /// rest — the replaced member among them; still degraded, one more on top.
+    fn fail_two(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        lr: &mut LayoutReport,
+    ) -> Result<SecondFailureReport, String> {
         let victims: Vec<usize> = if built.is_degraded() {
             vec![0]
         } else {
@@ -303,7 +385,7 @@ impl StackRun<'_, '_> {
             .session
             .fail_members(built, &victims)
             .map_err(|e| Self::failed(lr, "degrade2", &e))?;
-        let mut sf = SecondFailureReport {
+        Ok(SecondFailureReport {
             failed_members: d2
                 .failed_members
                 .iter()
@@ -315,41 +397,6 @@ impl StackRun<'_, '_> {
             rebuild_bytes: None,
             converted: Vec::new(),
             retried: Vec::new(),
-        };
-        if let Some(set) = data.as_deref_mut() {
-            self.write_degraded(l, set, lr, Step::Degraded2);
-            if let Err(e) = self.check(l, set, lr, Step::Degraded2) {
-                lr.second_failure = Some(sf);
-                return Err(e);
-            }
-        }
-        if l.rebuild {
-            self.step(&l.name, "rebuilding both".into());
-            match self.session.rebuild(built, src) {
-                Ok(r) => {
-                    sf.new_members = r
-                        .new_members
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect();
-                    sf.rebuild_seconds = Some(r.seconds);
-                    sf.rebuild_bytes = Some(r.bytes);
-                    sf.converted = r.converted;
-                    sf.retried = r.retried;
-                }
-                Err(e) => {
-                    lr.second_failure = Some(sf);
-                    return Err(Self::failed(lr, "rebuild2", &e));
-                }
-            }
-            lr.second_failure = Some(sf);
-            if let Some(set) = data.as_deref() {
-                self.check(l, set, lr, Step::Rebuilt2)?;
-            }
-            self.scrub(l, built, lr, Step::Rebuilt2)?;
-        } else {
-            lr.second_failure = Some(sf);
-        }
-        Ok(())
+        })
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
-use super::super::stack::{FsKind, RaidLayer};
+use super::super::stack::{BtrfsProfile, FsKind, RaidLayer};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, mdadm, signature};
 use super::{Built, DiskSource, Session, check_stop};
@@ -249,139 +249,54 @@ impl Session {
         }
         let mut failed = b.failed.clone();
         failed.sort_unstable();
-        let dry = self.runner.is_dry_run();
-        let mut new_members: Vec<PathBuf> = Vec::new();
-        let mut total_secs = 0.0;
-        let mut total_bytes = 0;
-        let mut converted = Vec::new();
-        let mut balance_seconds = None;
-        let mut retried = Vec::new();
         match &b.stack.raid {
             RaidLayer::Btrfs { data, metadata } => {
                 let (data, metadata) = (*data, *metadata);
-                // Missing devices keep their devid; the failed members, in order, are the
-                // missing devids in order.
-                let missing: Vec<u64> = if dry {
-                    failed.iter().map(|&i| i as u64 + 1).collect()
-                } else {
-                    btrfs::show(&self.runner, &b.mount_point)?
-                        .iter()
-                        .filter(|d| d.path.is_none())
-                        .map(|d| d.devid)
-                        .collect()
-                };
-                if missing.len() != failed.len() {
-                    return Err(LayoutError::Unexpected(format!(
-                        "btrfs on {} lists {} missing device{}, {} were failed",
-                        b.mount_point.display(),
-                        missing.len(),
-                        if missing.len() == 1 { "" } else { "s" },
-                        failed.len()
-                    )));
-                }
-                for (&idx, &devid) in failed.iter().zip(&missing) {
-                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
-                    check_stop()?;
-
-                    self.push(Owned::Btrfs {
-                        devices: vec![new.clone()],
-                    })?;
-                    let mnt = b.mount_point.to_string_lossy().into_owned();
-                    let t = Instant::now();
-                    let replace = btrfs::replace_argv(devid, &new, &b.mount_point);
-                    let cancel = ["btrfs", "replace", "cancel", mnt.as_str()];
-                    match self.runner.run_interruptible(&replace, Some(&cancel)) {
-                        Ok(_) => {}
-                        // Data block groups the workloads filled stay allocated, mostly empty,
-                        // after their files are deleted; without unallocated space the
-                        // replace cannot get the metadata chunk it needs (see
-                        // `btrfs::reclaim_argv`). Pack them, as an admin would, and try once
-                        // more; the first failure stays in the report.
-                        Err(LayoutError::Command { msg, .. })
-                            if msg.contains("No space left on device") =>
-                        {
-                            self.runner.run_interruptible(
-                                &btrfs::reclaim_argv(&b.mount_point),
-                                Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
-                            )?;
-                            self.runner.run_interruptible(&replace, Some(&cancel))?;
-                            retried.push(msg);
-                        }
-                        Err(e) => return Err(e),
-                    }
-                    total_secs += t.elapsed().as_secs_f64();
-                    if !dry {
-                        total_bytes += btrfs::show(&self.runner, &b.mount_point)?
-                            .iter()
-                            .find(|d| d.devid == devid)
-                            .map_or(0, |d| d.used);
-                    }
-                    b.members[idx] = new.clone();
-                    b.backing[idx] = new_backing;
-                    b.failed.retain(|&i| i != idx);
-                    b.replaced += 1;
-                    new_members.push(new);
-                }
-                // Writes while degraded went to new `single` block groups, which the replace
-                // leaves as they are: one more failure would lose them. Convert them back, as
-                // the btrfs manual says to after a degraded mount.
-                if !dry {
-                    let mnt = b.mount_point.to_string_lossy().into_owned();
-                    let df = self
-                        .runner
-                        .run(&["btrfs", "filesystem", "df", "-b", mnt.as_str()])?;
-                    let stray = btrfs::stray_profiles(&btrfs::parse_df(&df.stdout), data, metadata);
-                    if !stray.is_empty() {
-                        converted = stray
-                            .iter()
-                            .filter(|d| d.used > 0)
-                            .map(|d| {
-                                format!(
-                                    "{} {} {} used",
-                                    d.kind,
-                                    d.profile,
-                                    crate::units::format_bytes(d.used)
-                                )
-                            })
-                            .collect();
-                        let t = Instant::now();
-                        self.runner.run_interruptible(
-                            &btrfs::balance_convert_argv(data, metadata, &b.mount_point),
-                            Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
-                        )?;
-                        balance_seconds = Some(t.elapsed().as_secs_f64());
-                    }
-                }
+                self.rebuild_btrfs(b, disks, &failed, data, metadata)
             }
-            RaidLayer::Md(_) => {
-                let md = b.md.clone().ok_or_else(|| {
-                    LayoutError::Unexpected(format!("{} has no md array", b.name))
-                })?;
-                // With a hot spare md started recovering at the failure: count from then.
-                let t = if b.spares.is_empty() {
-                    Instant::now()
-                } else {
-                    b.degraded_at.unwrap_or_else(Instant::now)
-                };
-                for &idx in &failed {
-                    let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
-                    check_stop()?;
-                    if new == b.members[idx] {
-                        let _ = self.runner.run(&mdadm::zero_argv(&new));
-                    }
-                    self.runner.run(&mdadm::add_argv(&md, &new))?;
-                    b.members[idx] = new.clone();
-                    b.backing[idx] = new_backing;
-                    b.failed.retain(|&i| i != idx);
-                    b.replaced += 1;
-                    new_members.push(new);
-                }
-                mdadm::wait_idle(&self.runner, &md)?;
-                total_secs = t.elapsed().as_secs_f64();
-                total_bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
-            }
+            RaidLayer::Md(_) => self.rebuild_md(b, disks, &failed),
             RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
         }
+    }
+
+    /// btrfs: `btrfs replace` each missing device with a fresh disk, then convert what was
+    /// written while degraded back to the layout's profiles.
+    fn rebuild_btrfs(
+        &mut self,
+        b: &mut Built,
+        disks: &DiskSource,
+        failed: &[usize],
+        data: BtrfsProfile,
+        metadata: BtrfsProfile,
+    ) -> Result<RebuildInfo, LayoutError> {
+        let dry = self.runner.is_dry_run();
+        let missing = self.missing_devids(b, failed)?;
+        let mut new_members: Vec<PathBuf> = Vec::new();
+        let mut total_secs = 0.0;
+        let mut total_bytes = 0;
+        let mut retried = Vec::new();
+        for (&idx, &devid) in failed.iter().zip(&missing) {
+            let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+            check_stop()?;
+
+            self.push(Owned::Btrfs {
+                devices: vec![new.clone()],
+            })?;
+            total_secs += self.btrfs_replace(b, devid, &new, &mut retried)?;
+            if !dry {
+                total_bytes += btrfs::show(&self.runner, &b.mount_point)?
+                    .iter()
+                    .find(|d| d.devid == devid)
+                    .map_or(0, |d| d.used);
+            }
+            b.put_in_place(idx, new.clone(), new_backing);
+            new_members.push(new);
+        }
+        let (converted, balance_seconds) = if dry {
+            (Vec::new(), None)
+        } else {
+            self.convert_degraded_writes(b, data, metadata)?
+        };
         Ok(RebuildInfo {
             new_member: new_members[0].clone(),
             new_members,
@@ -390,6 +305,141 @@ impl Session {
             converted,
             balance_seconds,
             retried,
+        })
+    }
+
+    /// The devids btrfs lists as missing, which must be as many as the members failed. Missing
+    /// devices keep their devid; the failed members, in order, are the missing devids in order.
+    fn missing_devids(&self, b: &Built, failed: &[usize]) -> Result<Vec<u64>, LayoutError> {
+        let missing: Vec<u64> = if self.runner.is_dry_run() {
+            failed.iter().map(|&i| i as u64 + 1).collect()
+        } else {
+            btrfs::show(&self.runner, &b.mount_point)?
+                .iter()
+                .filter(|d| d.path.is_none())
+                .map(|d| d.devid)
+                .collect()
+        };
+        if missing.len() != failed.len() {
+            return Err(LayoutError::Unexpected(format!(
+                "btrfs on {} lists {} missing device{}, {} were failed",
+                b.mount_point.display(),
+                missing.len(),
+                if missing.len() == 1 { "" } else { "s" },
+                failed.len()
+            )));
+        }
+        Ok(missing)
+    }
+
+    /// One `btrfs replace` of `devid` by `new`, retried once after packing data block groups
+    /// when it finds no space (the first failure is added to `retried`); returns its seconds.
+    fn btrfs_replace(
+        &mut self,
+        b: &Built,
+        devid: u64,
+        new: &Path,
+        retried: &mut Vec<String>,
+    ) -> Result<f64, LayoutError> {
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        let t = Instant::now();
+        let replace = btrfs::replace_argv(devid, new, &b.mount_point);
+        let cancel = ["btrfs", "replace", "cancel", mnt.as_str()];
+        match self.runner.run_interruptible(&replace, Some(&cancel)) {
+            Ok(_) => {}
+            // Data block groups the workloads filled stay allocated, mostly empty,
+            // after their files are deleted; without unallocated space the
+            // replace cannot get the metadata chunk it needs (see
+            // `btrfs::reclaim_argv`). Pack them, as an admin would, and try once
+            // more; the first failure stays in the report.
+            Err(LayoutError::Command { msg, .. }) if msg.contains("No space left on device") => {
+                self.runner.run_interruptible(
+                    &btrfs::reclaim_argv(&b.mount_point),
+                    Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+                )?;
+                self.runner.run_interruptible(&replace, Some(&cancel))?;
+                retried.push(msg);
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    /// Writes while degraded went to new `single` block groups, which the replace leaves as
+    /// they are: one more failure would lose them. Converts them back, as the btrfs manual
+    /// says to after a degraded mount; returns what was converted and the balance's seconds.
+    fn convert_degraded_writes(
+        &mut self,
+        b: &Built,
+        data: BtrfsProfile,
+        metadata: BtrfsProfile,
+    ) -> Result<(Vec<String>, Option<f64>), LayoutError> {
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        let df = self
+            .runner
+            .run(&["btrfs", "filesystem", "df", "-b", mnt.as_str()])?;
+        let stray = btrfs::stray_profiles(&btrfs::parse_df(&df.stdout), data, metadata);
+        if stray.is_empty() {
+            return Ok((Vec::new(), None));
+        }
+        let converted = stray
+            .iter()
+            .filter(|d| d.used > 0)
+            .map(|d| {
+                format!(
+                    "{} {} {} used",
+                    d.kind,
+                    d.profile,
+                    crate::units::format_bytes(d.used)
+                )
+            })
+            .collect();
+        let t = Instant::now();
+        self.runner.run_interruptible(
+            &btrfs::balance_convert_argv(data, metadata, &b.mount_point),
+            Some(&["btrfs", "balance", "cancel", mnt.as_str()]),
+        )?;
+        Ok((converted, Some(t.elapsed().as_secs_f64())))
+    }
+
+    /// md: `mdadm --add` a fresh disk for each failed member and wait for recovery.
+    fn rebuild_md(
+        &mut self,
+        b: &mut Built,
+        disks: &DiskSource,
+        failed: &[usize],
+    ) -> Result<RebuildInfo, LayoutError> {
+        let md =
+            b.md.clone()
+                .ok_or_else(|| LayoutError::Unexpected(format!("{} has no md array", b.name)))?;
+        // With a hot spare md started recovering at the failure: count from then.
+        let t = if b.spares.is_empty() {
+            Instant::now()
+        } else {
+            b.degraded_at.unwrap_or_else(Instant::now)
+        };
+        let mut new_members: Vec<PathBuf> = Vec::new();
+        for &idx in failed {
+            let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
+            check_stop()?;
+            if new == b.members[idx] {
+                let _ = self.runner.run(&mdadm::zero_argv(&new));
+            }
+            self.runner.run(&mdadm::add_argv(&md, &new))?;
+            b.put_in_place(idx, new.clone(), new_backing);
+            new_members.push(new);
+        }
+        mdadm::wait_idle(&self.runner, &md)?;
+        let seconds = t.elapsed().as_secs_f64();
+        let bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
+        Ok(RebuildInfo {
+            new_member: new_members[0].clone(),
+            new_members,
+            seconds,
+            bytes,
+            converted: Vec::new(),
+            balance_seconds: None,
+            retried: Vec::new(),
         })
     }
 
@@ -410,5 +460,16 @@ impl Session {
             out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
         }
         Ok(out)
+    }
+}
+
+impl Built {
+    /// Puts a replacement in failed member `idx`'s place: it is a member again, no longer
+    /// failed, and one more replacement was made.
+    fn put_in_place(&mut self, idx: usize, new: PathBuf, backing: Option<PathBuf>) {
+        self.members[idx] = new;
+        self.backing[idx] = backing;
+        self.failed.retain(|&i| i != idx);
+        self.replaced += 1;
     }
 }

@@ -1,0 +1,273 @@
+//! Building one layout, bottom up: take its disks (fresh loop disks, or real devices checked
+//! and wiped), the RAID layer (btrfs across the members, or an md array), LVM, the filesystem,
+//! then a private mount point. Every object is recorded in the state file before it exists, so
+//! a failure anywhere tears down exactly what was made.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::super::LayoutError;
+use super::super::stack::{FsKind, RaidLayer, Stack};
+use super::super::state::Owned;
+use super::super::{btrfs, fs, lvm, mdadm, signature};
+use super::{Built, DiskSource, Session, check_stop};
+
+/// The disks one layout is built on.
+struct Disks {
+    /// Every device, members first, then md spares.
+    devs: Vec<PathBuf>,
+    /// Backing file of each device (loop disks), in the same order.
+    backing: Vec<Option<PathBuf>>,
+    /// Size of the smallest device, bytes.
+    member_size: u64,
+}
+
+/// What the RAID and LVM layers leave for the filesystem.
+struct Volume {
+    /// The device mkfs runs on (and mount mounts).
+    base: PathBuf,
+    /// The md array, when there is one.
+    md: Option<PathBuf>,
+    /// The LVM volume group, when there is one.
+    vg: Option<String>,
+    /// btrfs RAID makes its filesystem with the RAID layer; nothing is left for mkfs.
+    mkfs_done: bool,
+}
+
+impl Session {
+    /// [`Session::build`] without the cleanup on error: each layer in turn, checking for
+    /// Ctrl-C between them.
+    pub(super) fn build_inner(
+        &mut self,
+        index: usize,
+        name: &str,
+        stack: &Stack,
+        disks: &DiskSource,
+        mark: usize,
+        log_mark: usize,
+    ) -> Result<Built, LayoutError> {
+        let t0 = Instant::now();
+        let Disks {
+            devs,
+            backing,
+            member_size,
+        } = self.take_disks(index, name, stack, disks)?;
+        let members: Vec<PathBuf> = devs[..stack.members].to_vec();
+        let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
+        check_stop()?;
+        let mut vol = self.raid_layer(index, stack, &devs, &members, &spares)?;
+        check_stop()?;
+        if stack.lvm {
+            self.lvm_layer(index, &mut vol)?;
+        }
+        check_stop()?;
+        if !vol.mkfs_done {
+            self.make_fs(stack, &vol.base)?;
+        }
+        check_stop()?;
+        let mnt = self.mount_layout(index, name, stack, &members, &vol.base)?;
+        let build_time = t0.elapsed();
+        let usable_bytes = self.usable_bytes(stack, &mnt)?;
+        Ok(Built {
+            name: name.to_string(),
+            stack: stack.clone(),
+            members,
+            spares,
+            backing,
+            md: vol.md,
+            vg: vol.vg,
+            fs_device: vol.base,
+            mount_point: mnt,
+            member_size,
+            build_time,
+            usable_bytes,
+            failed: Vec::new(),
+            replaced: 0,
+            degraded_at: None,
+            mark,
+            log_mark,
+            index,
+        })
+    }
+
+    /// The disks for layout `index`: fresh loop disks, or the first real devices, each checked
+    /// for data (unless dry) and wiped.
+    fn take_disks(
+        &mut self,
+        index: usize,
+        name: &str,
+        stack: &Stack,
+        disks: &DiskSource,
+    ) -> Result<Disks, LayoutError> {
+        let need = stack.disks();
+        match disks {
+            DiskSource::Loop {
+                dir,
+                size,
+                direct_io,
+            } => {
+                let mut devs = Vec::new();
+                let mut backing = Vec::new();
+                for k in 0..need {
+                    check_stop()?;
+                    let (d, b) = self.loop_disk(dir, *size, *direct_io, &format!("{index}-{k}"))?;
+                    devs.push(d);
+                    backing.push(Some(b));
+                }
+                Ok(Disks {
+                    devs,
+                    backing,
+                    member_size: *size,
+                })
+            }
+            DiskSource::Devices(list) => {
+                if list.len() < need {
+                    return Err(LayoutError::Refused(format!(
+                        "layout {name} needs {need} devices, {} given",
+                        list.len()
+                    )));
+                }
+                let devs = list[..need].to_vec();
+                let member_size = devs
+                    .iter()
+                    .map(|d| crate::system::BlockDevice::from_path(d).map_or(0, |b| b.size_bytes))
+                    .min()
+                    .unwrap_or(0);
+                for d in &devs {
+                    if !self.runner.is_dry_run() {
+                        signature::check_device(&self.runner, d, true)?;
+                    }
+                    signature::wipe(&self.runner, d)?;
+                    // `--assume-clean` is only true of members that read as zeros: a device
+                    // that held the previous layout is zeroed first.
+                    if matches!(&stack.raid, RaidLayer::Md(o) if o.assume_clean) {
+                        check_stop()?;
+                        self.runner.run(&mdadm::zeroout_argv(d))?;
+                    }
+                }
+                Ok(Disks {
+                    devs,
+                    backing: vec![None; need],
+                    member_size,
+                })
+            }
+        }
+    }
+
+    /// The RAID layer: btrfs made across the members (its filesystem included), or an md array
+    /// over every device with the spares, waited on until idle; no RAID leaves the one member.
+    fn raid_layer(
+        &mut self,
+        index: usize,
+        stack: &Stack,
+        devs: &[PathBuf],
+        members: &[PathBuf],
+        spares: &[PathBuf],
+    ) -> Result<Volume, LayoutError> {
+        let mut vol = Volume {
+            base: members[0].clone(),
+            md: None,
+            vg: None,
+            mkfs_done: false,
+        };
+        match &stack.raid {
+            RaidLayer::None => {}
+            RaidLayer::Btrfs { data, metadata } => {
+                self.push(Owned::Btrfs {
+                    devices: members.to_vec(),
+                })?;
+                let argv = btrfs::mkfs_argv(*data, *metadata, &stack.mkfs_options, members);
+                self.runner.run_interruptible(&argv, None::<&[&str]>)?;
+                vol.mkfs_done = true;
+            }
+            RaidLayer::Md(o) => {
+                let dev = mdadm::free_device();
+                let md_name = format!("iolab-{}-{index}", self.lab_id);
+                self.push(Owned::Md {
+                    dev: dev.clone(),
+                    name: md_name.clone(),
+                    members: devs.to_vec(),
+                })?;
+                self.runner
+                    .run(&mdadm::create_argv(&dev, &md_name, o, members, spares))?;
+                mdadm::wait_idle(&self.runner, &dev)?;
+                vol.base = dev.clone();
+                vol.md = Some(dev);
+            }
+        }
+        Ok(vol)
+    }
+
+    /// A volume group on the RAID layer's device; its one logical volume becomes the base.
+    fn lvm_layer(&mut self, index: usize, vol: &mut Volume) -> Result<(), LayoutError> {
+        let name = format!("iolab_{}_{index}", self.lab_id);
+        self.push(Owned::Vg {
+            name: name.clone(),
+            pvs: vec![vol.base.clone()],
+        })?;
+        vol.base = lvm::create(&self.runner, &name, &vol.base)?;
+        vol.vg = Some(name);
+        Ok(())
+    }
+
+    /// mkfs on the base device (a single-device btrfs is recorded so teardown forgets it).
+    fn make_fs(&mut self, stack: &Stack, base: &Path) -> Result<(), LayoutError> {
+        if stack.fs == FsKind::Btrfs {
+            self.push(Owned::Btrfs {
+                devices: vec![base.to_path_buf()],
+            })?;
+        }
+        let argv = fs::mkfs_argv(stack.fs, &stack.mkfs_options, base);
+        self.runner.run_interruptible(&argv, None::<&[&str]>)?;
+        Ok(())
+    }
+
+    /// Makes a private (0700) mount point under the mount base and mounts the layout there;
+    /// btrfs RAID names its other members so the kernel assembles it without a scan.
+    fn mount_layout(
+        &mut self,
+        index: usize,
+        name: &str,
+        stack: &Stack,
+        members: &[PathBuf],
+        base: &Path,
+    ) -> Result<PathBuf, LayoutError> {
+        let mnt = self
+            .mount_base
+            .join(format!("iolab-{}-{index}-{name}", self.lab_id));
+        self.push(Owned::Dir { path: mnt.clone() })?;
+        if !self.runner.is_dry_run() {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&mnt)
+                .map_err(|e| LayoutError::io("cannot create mount point", &mnt, e))?;
+        }
+        self.push(Owned::Mount { path: mnt.clone() })?;
+        let others: Vec<PathBuf> = if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
+            members[1..].to_vec()
+        } else {
+            Vec::new()
+        };
+        self.runner.run(&fs::mount_argv(
+            stack.fs,
+            base,
+            &others,
+            &mnt,
+            &stack.mount_options,
+            false,
+        ))?;
+        Ok(mnt)
+    }
+
+    /// Bytes the mounted filesystem offers (btrfs asks btrfs; dry runs say 0).
+    fn usable_bytes(&self, stack: &Stack, mnt: &Path) -> Result<u64, LayoutError> {
+        Ok(if self.runner.is_dry_run() {
+            0
+        } else if stack.fs == FsKind::Btrfs {
+            btrfs::usable_bytes(&self.runner, mnt)?
+        } else {
+            fs::statvfs_bytes(mnt)?.0
+        })
+    }
+}
