@@ -10,9 +10,6 @@ use super::db::{load_all, open_for, select_runs};
 use super::out::emit;
 use crate::report::compare::{self as cmp, CompareOptions};
 
-// `run` and `lab` still open their store through this path; new code uses `super::db`.
-pub use super::db::open_store;
-
 /// Output formats of `iolab compare`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CompareFormat {

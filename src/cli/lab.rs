@@ -142,7 +142,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     let mut store = if a.no_save || a.dry_run {
         None
     } else {
-        Some(super::compare::open_store(ctx)?)
+        Some(super::db::open_store(ctx)?)
     };
     let terminal = std::io::stderr().is_terminal();
     let mut runs: Vec<(lab::report::LabRun, RunRecord)> = Vec::new();

@@ -440,6 +440,53 @@ pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     super::json_on_error(json, run_inner(ctx, a))
 }
 
+/// The suite options the flags ask for, with `--verify` checked against the target.
+fn suite_options(a: &RunArgs, repeat: u32) -> anyhow::Result<SuiteOptions> {
+    let verify = a.verify;
+    if matches!(verify, Some(VerifyMode::Write | VerifyMode::Read)) && a.verify_state.is_none() {
+        return Err(usage(
+            "--verify write/read: give --verify-state FILE to keep the generations between the two runs",
+        ));
+    }
+    if verify.is_some()
+        && a.target.as_ref().is_none_or(|t| t.is_dir())
+        && verify != Some(VerifyMode::Both)
+    {
+        return Err(usage(
+            "--verify write/read needs a file or device target (a directory's test file is removed after each run)",
+        ));
+    }
+    Ok(SuiteOptions {
+        verify,
+        verify_state: a.verify_state.clone(),
+        repeat,
+        until_stable: a.until_stable,
+        max_repeat: a.max_repeat.max(repeat),
+        drop_caches: true,
+        default_size: 1 << 30,
+    })
+}
+
+/// The run as a JSON document, or as the table with where it was saved.
+fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()> {
+    if json {
+        let doc = crate::report::json::run_document(record);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
+        );
+    } else if record.workloads.iter().any(|w| !w.trials.is_empty()) {
+        print!("{}", crate::report::terminal::run_table(record));
+        if !record.id.is_empty() {
+            println!(
+                "saved as run {} (iolab show {}; iolab compare {} ...)",
+                record.id, record.id, record.id
+            );
+        }
+    }
+    Ok(())
+}
+
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let a = super::import::apply_fio_job(a)?;
     let suite = build_suite(&a)?;
@@ -476,29 +523,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             "the small-file workload needs a directory on a filesystem, not a block device",
         ));
     }
-    let verify = a.verify;
-    if matches!(verify, Some(VerifyMode::Write | VerifyMode::Read)) && a.verify_state.is_none() {
-        return Err(usage(
-            "--verify write/read: give --verify-state FILE to keep the generations between the two runs",
-        ));
-    }
-    if verify.is_some()
-        && a.target.as_ref().is_none_or(|t| t.is_dir())
-        && verify != Some(VerifyMode::Both)
-    {
-        return Err(usage(
-            "--verify write/read needs a file or device target (a directory's test file is removed after each run)",
-        ));
-    }
-    let opts = SuiteOptions {
-        verify,
-        verify_state: a.verify_state.clone(),
-        repeat,
-        until_stable: a.until_stable,
-        max_repeat: a.max_repeat.max(repeat),
-        drop_caches: true,
-        default_size: 1 << 30,
-    };
+    let opts = suite_options(&a, repeat)?;
     crate::runner::suite::preflight(&suite, &target, &opts)?;
     if let Some(l) = &a.label {
         crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;
@@ -506,7 +531,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut store = if a.no_save {
         None
     } else {
-        Some(super::compare::open_store(ctx)?)
+        Some(super::db::open_store(ctx)?)
     };
     crate::signals::install();
     let progress =
@@ -534,21 +559,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         error,
         interrupted,
     } = result?;
-    if a.json {
-        let doc = crate::report::json::run_document(&record);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
-        );
-    } else if record.workloads.iter().any(|w| !w.trials.is_empty()) {
-        print!("{}", crate::report::terminal::run_table(&record));
-        if !record.id.is_empty() {
-            println!(
-                "saved as run {} (iolab show {}; iolab compare {} ...)",
-                record.id, record.id, record.id
-            );
-        }
-    }
+    print_run(&record, a.json)?;
     match (error, interrupted) {
         (Some(e), _) => {
             let code = super::exit_code_for(&e);

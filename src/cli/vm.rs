@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
     let mut store = if a.no_save {
         None
     } else {
-        Some(super::compare::open_store(ctx)?)
+        Some(super::db::open_store(ctx)?)
     };
     let show = std::io::stderr().is_terminal() || a.verbose;
     let mut console = |line: &str, lab_started: bool| {
