@@ -1183,18 +1183,28 @@ fn bad_references_and_bad_files_are_one_line_errors() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    // An ambiguous prefix: make two ids share a first digit.
+    // An ambiguous prefix: make two ids share two first digits no random id here has.
     let mut s = Store::open(&db).unwrap();
-    for id in ["aa000001", "aa000002"] {
+    let taken: Vec<String> = s
+        .list(&Default::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    let prefix = (0..=255u8)
+        .map(|b| format!("{b:02x}"))
+        .find(|p| !taken.iter().any(|id| id.starts_with(p.as_str())))
+        .expect("a free two-digit prefix");
+    for n in 1..=2 {
         let mut r = record(None, &[1.0]);
-        r.id = id.into();
+        r.id = format!("{prefix}00000{n}");
         s.save_run(&r).unwrap();
     }
     drop(s);
-    let (c, _, err) = Iolab::new().db(&db).args(["show", "aa"]).run().parts();
+    let (c, _, err) = Iolab::new().db(&db).args(["show", &prefix]).run().parts();
     assert_eq!(c, 2);
     assert!(
-        err.contains("'aa' matches 2 runs") && err.lines().count() == 1,
+        err.contains(&format!("'{prefix}' matches 2 runs")) && err.lines().count() == 1,
         "{err}"
     );
 
