@@ -20,7 +20,6 @@ pub mod bench;
 pub mod census;
 pub mod membership;
 pub mod outliers;
-pub mod render;
 pub mod temperature;
 pub mod tools;
 

@@ -15,7 +15,6 @@ pub mod integrity;
 pub mod report;
 pub mod spec;
 pub mod summary;
-pub mod table;
 
 pub use driver::{
     DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::report::chart::Embed;
-use crate::report::compare::{Cell, format_estimate, format_ratio};
+use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::html::figures::{self, Figure};
 use crate::report::html::model::Report;
 use crate::report::html::notes::Severity;
@@ -164,7 +164,7 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let mut head = vec!["run".to_string()];
     for w in &r.workloads {
         let h = w.headline.map_or(String::new(), |h| {
-            format!(" ({})", md_text(r.row(h).unit.label()))
+            format!(" ({})", md_text(&row_label(r.row(h))))
         });
         head.push(format!("{}{h}", md_text(&w.name)));
     }
@@ -271,10 +271,11 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let c = &r.comparison;
     let _ = writeln!(
         t,
-        "\nFigures: median ± half-width of the {:.0}% confidence interval ({}); ratios: median / baseline median with a delta-method interval ({}); `~` not significant, `!` trials disagree by more than 5%.",
+        "\nFigures: median ± half-width of the {:.0}% confidence interval ({}); ratios: median / baseline median with a delta-method interval ({}); `~` not significant, `!` trials disagree by more than 5%. {}",
         c.confidence * 100.0,
         c.ci_method.name(),
-        c.ratio_method.name()
+        c.ratio_method.name(),
+        md_text(&crate::report::labels::latency_sentence(&c.latency_kinds))
     );
     Markdown {
         text: o.text,
@@ -290,7 +291,7 @@ fn metrics_table(t: &mut String, r: &Report, w: &crate::report::html::model::Wor
     let mut head = vec!["run".to_string()];
     head.extend(w.rows.iter().map(|&ri| {
         let row = r.row(ri);
-        format!("{} ({})", md_text(&row.metric), md_text(row.unit.label()))
+        md_text(&row_label(row))
     }));
     let rows: Vec<Vec<String>> = (0..r.runs.len())
         .map(|i| {

@@ -3,7 +3,7 @@
 //! throughput cliff, runs that cannot be compared — gathered from the comparison, the runs'
 //! own notes and the samples.
 
-use crate::report::compare::{format_estimate, format_ratio};
+use crate::report::compare::{format_estimate, format_ratio, row_label};
 use crate::sample::RunRecord;
 use crate::stats::HIGH_CV;
 use crate::units::format_bytes;
@@ -113,14 +113,13 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
                 n.push(
                     Severity::Warning,
                     format!(
-                        "{} / {}: trials disagree by {:.1}% (coefficient of variation, above {:.0}%) on {} = {} {}: run more trials (--until-stable) or look for noise",
+                        "{} / {}: trials disagree by {:.1}% (coefficient of variation, above {:.0}%) on {}: {}: run more trials (--until-stable) or look for noise",
                         header(i),
                         w.name,
                         cell.summary.cv * 100.0,
                         HIGH_CV * 100.0,
-                        row.metric,
-                        format_estimate(&cell.summary),
-                        row.unit.label()
+                        row_label(row),
+                        format_estimate(&cell.summary)
                     ),
                 );
             }
