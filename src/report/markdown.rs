@@ -156,7 +156,19 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         md_text(&r.iolab_version)
     );
 
-    // Summary.
+    summary(t, r);
+    setup(t, r);
+    lab(&mut o, r);
+    workloads(&mut o, r);
+    notes(&mut o.text, r);
+    Markdown {
+        text: o.text,
+        files: o.files,
+    }
+}
+
+/// The headline figure of each workload for every run.
+fn summary(t: &mut String, r: &Report) {
     let _ = writeln!(
         t,
         "## Summary\n\nHeadline figure of each workload: median ± half-width of the 95% confidence interval, and in parentheses the ratio to the baseline with its interval (`~`: not significant).\n"
@@ -180,8 +192,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         })
         .collect();
     table(t, &head, &rows, 1);
+}
 
-    // Setup.
+/// What is common to every run, and a row per run with what differs.
+fn setup(t: &mut String, r: &Report) {
     t.push_str("## Setup\n\n");
     for f in &r.common {
         let _ = writeln!(t, "- {}: {}", md_text(f.key), md_text(&f.value));
@@ -222,9 +236,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         })
         .collect();
     table(t, &head, &rows, head.len());
+}
 
-    lab(&mut o, r);
-
+/// A section per workload: its charts (linked files) and its table of every metric.
+fn workloads(o: &mut Out<'_>, r: &Report) {
     for (i, w) in r.workloads.iter().enumerate() {
         let _ = writeln!(
             o.text,
@@ -252,8 +267,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
             );
         }
     }
+}
 
-    let t = &mut o.text;
+/// The notes and the legend of the figures.
+fn notes(t: &mut String, r: &Report) {
     t.push_str("## Notes\n\n");
     if r.notes.is_empty() {
         t.push_str(
@@ -277,10 +294,6 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         c.ratio_method.name(),
         md_text(&crate::report::labels::latency_sentence(&c.latency_kinds))
     );
-    Markdown {
-        text: o.text,
-        files: o.files,
-    }
 }
 
 fn metrics_table(t: &mut String, r: &Report, w: &crate::report::html::model::WorkloadView) {
