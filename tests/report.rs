@@ -236,7 +236,7 @@ fn markdown_report_links_charts_that_exist() {
     let md = std::fs::read_to_string(&md_path).unwrap();
     assert!(md.starts_with("# raid6 vs raid5"), "{}", &md[..80]);
     assert!(
-        md.contains("| run | seq-write-1m (MB/s) |"),
+        md.contains("| run | seq-write-1m (write MB/s) |"),
         "summary table"
     );
     assert!(md.contains("**raid6** (baseline)"));

@@ -34,13 +34,14 @@ h1{font-size:1.6em;margin:.2em 0 .3em;line-height:1.25}\
 h2{font-size:1.3em;margin:2em 0 .6em;border-bottom:1px solid var(--grid);padding-bottom:.2em}\
 h3{font-size:1.05em;margin:1.4em 0 .4em}\
 a{color:var(--c0)}.meta{color:var(--muted);margin:.2em 0}\
-nav{margin:.8em 0;font-size:14px}nav a{margin-right:.9em;white-space:nowrap}\
+nav{margin:.8em 0;font-size:14px;display:flex;flex-wrap:wrap}\
+nav a{margin-right:.9em;white-space:nowrap}\
 .tw{overflow-x:auto;margin:.4em 0 1em;-webkit-overflow-scrolling:touch}\
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}\
 th,td{padding:4px 8px;border-bottom:1px solid var(--grid);text-align:right;\
 vertical-align:top;white-space:nowrap}\
 th:first-child,td:first-child,.l{text-align:left}\
-table.sum th,table.sum td:first-child{white-space:normal}\
+thead th,table.sum td:first-child{white-space:normal}\
 td.l{white-space:normal;min-width:12em}\
 thead th{background:var(--panel);font-weight:600}\
 .r{display:block;color:var(--muted);font-size:12px}.u{color:var(--muted);font-weight:400}\
