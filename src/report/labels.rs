@@ -41,11 +41,6 @@ pub fn metric_label(key: &str) -> String {
     }
 }
 
-/// A latency percentile as tables head it: `p99_9` -> "p99.9", `p50` -> "p50".
-pub fn percentile_label(p: &str) -> String {
-    p.replace('_', ".")
-}
-
 /// What a run's latency figures measure, for the places that explain metrics:
 /// "latency (submit-to-complete)" for iolab's own, "completion latency (fio clat)" for runs
 /// imported from fio's `clat`.
@@ -93,7 +88,6 @@ mod tests {
         assert_eq!(metric_label("cached_read.ops"), "cached read ops/s");
         assert_eq!(metric_label("odd.thing"), "odd.thing");
         assert_eq!(metric_label("plain"), "plain");
-        assert_eq!(percentile_label("p99_9"), "p99.9");
     }
 
     #[test]
