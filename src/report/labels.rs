@@ -56,15 +56,15 @@ pub fn latency_sentence(kinds: &[LatencyKind]) -> String {
     let has = |k| kinds.contains(&k);
     match (has(LatencyKind::Lat), has(LatencyKind::Clat)) {
         (_, false) => format!(
-            "Latency figures are {}: from submitting an IO to its completion.",
+            "Latency figures: {}, from submitting an IO to its completion.",
             latency_meaning(LatencyKind::Lat)
         ),
         (false, true) => format!(
-            "Latency figures are {}: from issue to completion, submission time excluded.",
+            "Latency figures: {}, from issue to completion, submission time excluded.",
             latency_meaning(LatencyKind::Clat)
         ),
         (true, true) => format!(
-            "Latency figures are {} for iolab's runs and {} for runs imported from fio: ratios between the two are not like for like.",
+            "Latency figures: {} for iolab's runs, {} for runs imported from fio; ratios between the two are not like for like.",
             latency_meaning(LatencyKind::Lat),
             latency_meaning(LatencyKind::Clat)
         ),
