@@ -486,7 +486,7 @@ fn round_trip_fio_and_iolab_compare_side_by_side() {
     eprintln!("{out}");
     let row = out
         .lines()
-        .find(|l| l.starts_with("rtjob") && l.contains("read.iops"))
+        .find(|l| l.starts_with("rtjob") && l.contains("read IOPS"))
         .expect(&out);
     assert!(row.contains('x'), "no ratio in {row}");
     assert!(out.contains("rt-fio") && out.contains("rt-iolab"));

@@ -358,7 +358,8 @@ fn a_damaged_single_layout_is_data_loss_never_verified() {
         l.integrity_text()
     );
     assert!(report.any_data_lost());
-    let table = iolab::lab::table::render_table(&report, iolab::lab::table::Detail::Short);
+    let table =
+        iolab::report::text::lab::render_table(&report, iolab::report::text::lab::Detail::Short);
     assert!(table.contains("DATA LOSS (1 file, "), "{table}");
     assert!(!table.contains("verified"), "{table}");
     // The checksums stay for a human to look at; the layout itself is gone.

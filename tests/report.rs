@@ -236,7 +236,7 @@ fn markdown_report_links_charts_that_exist() {
     let md = std::fs::read_to_string(&md_path).unwrap();
     assert!(md.starts_with("# raid6 vs raid5"), "{}", &md[..80]);
     assert!(
-        md.contains("| run | seq-write-1m (MB/s) |"),
+        md.contains("| run | seq-write-1m (write MB/s) |"),
         "summary table"
     );
     assert!(md.contains("**raid6** (baseline)"));
@@ -456,6 +456,19 @@ fn twenty_runs_by_eight_workloads_render_fast_and_small() {
     let limit = if cfg!(debug_assertions) { 10.0 } else { 2.0 };
     assert!(took.as_secs_f64() < limit, "took {took:?}");
     let _ = std::fs::copy(&outp, artifacts().join("big.html"));
+    // Eight workloads side by side is where the summary used to scroll sideways.
+    let Some(bin) = browser::chromium() else {
+        skip(
+            &kind::tool("chromium"),
+            "browser part: chromium is not installed (scripts/test installs it)",
+        );
+        return;
+    };
+    assert_summary_fits(&probe_body(&bin, &outp, "big"), "big");
+    let png = artifacts().join("big-1280.png");
+    let (ok, log) = browser::screenshot(&bin, &outp, &png, 1280, 1200, false);
+    assert!(ok, "screenshot failed: {log}");
+    eprintln!("screenshot: {}", png.display());
 }
 
 /// Injects a probe into a copy of the page: collects script errors, measures every chart.
@@ -473,21 +486,48 @@ var bad=s.filter(function(x){var r=x.getBoundingClientRect();return !(r.width>10
 var empty=s.filter(function(x){var b=x.getBBox();return !(b.width>0&&b.height>0)});\
 var d=document.body.dataset;d.svgCount=s.length;d.svgBad=bad.length;d.svgEmpty=empty.length;\
 d.errors=JSON.stringify(__errs);d.height=document.documentElement.scrollHeight;\
-d.bg=getComputedStyle(document.body).backgroundColor;})();</script>";
+d.bg=getComputedStyle(document.body).backgroundColor;\
+var w=[].slice.call(document.querySelectorAll('#summary .tw'));\
+d.summaryTables=w.length;d.summaryWide=JSON.stringify(w.filter(function(x){return x.scrollWidth>x.clientWidth})\
+.map(function(x){return x.scrollWidth+'>'+x.clientWidth}));\
+d.pageWide=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})();</script>";
     page = page.replacen("<head>", &format!("<head>{head}"), 1);
     page = page.replacen("</body>", &format!("{tail}</body>"), 1);
     std::fs::write(dst, page).unwrap();
 }
 
-fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
-    let dir = artifacts();
+/// The page's `<body>` tag after the probe ran in a 1280 px wide window.
+fn probe_body(bin: &Path, page: &Path, name: &str) -> String {
     let html = std::fs::read_to_string(page).unwrap();
-    let probe = dir.join(format!("{name}-probe.html"));
+    let probe = artifacts().join(format!("{name}-probe.html"));
     probe_copy(&html, &probe);
     let (ok, dom, log) = browser::dump_dom(bin, &probe);
     assert!(ok, "chromium --dump-dom failed: {log}");
     let body = &dom[dom.find("<body").expect("a body in the DOM")..];
-    let body_tag = &body[..body.find('>').unwrap()];
+    body[..body.find('>').unwrap()].to_string()
+}
+
+/// Issue 15: the summary fits a 1280 px window without scrolling sideways, and so does the
+/// page (the probe's DOM is dumped at that width).
+fn assert_summary_fits(body_tag: &str, name: &str) {
+    let get = |k: &str| attr(body_tag, k).unwrap_or_else(|| panic!("{k} missing: {body_tag}"));
+    assert!(get("data-summary-tables").parse::<u32>().unwrap() >= 1);
+    assert_eq!(
+        get("data-summary-wide"),
+        "[]",
+        "{name}: summary tables wider than their box at 1280 px (scrollWidth>clientWidth)"
+    );
+    assert_eq!(
+        get("data-page-wide"),
+        "0",
+        "{name}: the page scrolls sideways"
+    );
+}
+
+fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
+    let dir = artifacts();
+    let body_tag = probe_body(bin, page, name);
+    let body_tag = body_tag.as_str();
     let get = |k: &str| attr(body_tag, k).unwrap_or_else(|| panic!("{k} missing: {body_tag}"));
     assert_eq!(get("data-svg-count"), expect_svgs.to_string());
     assert_eq!(
@@ -498,11 +538,13 @@ fn browser_checks(bin: &Path, page: &Path, name: &str, expect_svgs: usize) {
     assert_eq!(get("data-svg-empty"), "0", "every chart drew something");
     assert_eq!(get("data-errors"), "[]", "script errors");
     assert!(get("data-height").parse::<u32>().unwrap() > 1500);
+    assert_summary_fits(body_tag, name);
 
     // The real page, CSP and all: screenshots at desktop and phone widths, and in the dark
     // scheme; no console output.
     for (suffix, w, h, dark) in [
         ("", 1200, 2400, false),
+        ("-1280", 1280, 2400, false),
         ("-phone", 390, 2400, false),
         ("-dark", 1200, 2400, true),
     ] {

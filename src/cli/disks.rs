@@ -14,7 +14,7 @@ use super::{Context, EXIT_FAILED, EXIT_INTERRUPTED, usage};
 use crate::disks::bench::{BenchOptions, check_readable, run_bench};
 use crate::disks::census::{self, DeviceKind, DiskInfo};
 use crate::disks::outliers::{self, Flag};
-use crate::disks::render;
+use crate::report::text::disks as render;
 use crate::runner::io::Control;
 use crate::system::BlockDevice;
 

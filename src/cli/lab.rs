@@ -203,16 +203,20 @@ fn print_report(
     match a.format {
         Format::Table => {
             let detail = if a.verbose {
-                lab::table::Detail::Full
+                crate::report::text::lab::Detail::Full
             } else {
-                lab::table::Detail::Short
+                crate::report::text::lab::Detail::Short
             };
-            print!("{}", lab::table::render_table(report, detail));
+            print!("{}", crate::report::text::lab::render_table(report, detail));
             if let Some(c) = comparison {
                 println!();
                 print!(
                     "{}",
-                    lab::report::render_summary(report, c, &spec.workloads.suite)
+                    crate::report::text::lab_summary::render_summary(
+                        report,
+                        c,
+                        &spec.workloads.suite
+                    )
                 );
             }
             if saved && !report.runs.is_empty() {
@@ -231,7 +235,7 @@ fn print_report(
             }
         }
         Format::Md => {
-            print!("{}", lab::report::render_markdown(report));
+            print!("{}", crate::report::text::lab::render_markdown(report));
             if let Some(c) = comparison {
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));

@@ -14,13 +14,12 @@
 //!   is a [`crate::sample::RunRecord`] like any run. It only ever reads.
 //! - [`outliers`]: grouping by model and firmware and the `SLOW` / `HOT` / `ERROR` flags, as
 //!   pure functions.
-//! - [`render`]: the terminal tables.
+//! - The terminal tables are drawn by `report::text::disks`, the one home of text renderers.
 
 pub mod bench;
 pub mod census;
 pub mod membership;
 pub mod outliers;
-pub mod render;
 pub mod temperature;
 pub mod tools;
 

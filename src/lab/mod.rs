@@ -5,7 +5,7 @@
 //! before anything is touched; [`driver`] walks the layouts through build -> workloads ->
 //! degrade -> rebuild -> teardown on top of [`crate::layout`], writing a [`dataset`] before
 //! degrading and reading it back after every step into an [`integrity`] verdict; [`report`] is
-//! what comes out ([`table`] for a terminal), and [`summary`] what the lab concludes from its
+//! what comes out (`report::text::lab` draws it for a terminal), and [`summary`] what the lab concludes from its
 //! stored runs.
 //! The workloads themselves are a callback, so the lab does not care how they are run or stored.
 
@@ -15,7 +15,6 @@ pub mod integrity;
 pub mod report;
 pub mod spec;
 pub mod summary;
-pub mod table;
 
 pub use driver::{
     DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,

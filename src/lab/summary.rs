@@ -2,7 +2,7 @@
 //! speed against its healthy run, the layout record every run keeps, and the comparison of the
 //! healthy layouts.
 //!
-//! Like [`super::report::render_summary`], this reads run records and builds a comparison: it is
+//! Like [`crate::report::text::lab_summary::render_summary`], this reads run records and builds a comparison: it is
 //! the lab's own conclusion, so it lives here and the CLI only prints it.
 
 use super::driver::{MountedLayout, Phase};

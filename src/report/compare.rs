@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sample::{RunRecord, RunStatus, Unit};
+use crate::report::labels;
+use crate::sample::{LatencyKind, RunRecord, RunStatus, Unit};
 use crate::spec::Workload;
 use crate::stats::{self, CiMethod, Cliff, HIGH_CV, MetricSummary, Ratio, Summary};
 
@@ -63,8 +64,11 @@ pub struct Cell {
 pub struct CompareRow {
     /// Workload name.
     pub workload: String,
-    /// Metric name (`read.iops`).
+    /// Metric name (`read.iops`): the key scripts and `--metric` use.
     pub metric: String,
+    /// The metric in words with its unit ("read IOPS"), as tables head it.
+    #[serde(default)]
+    pub label: String,
     /// Its unit.
     pub unit: Unit,
     /// Whether a ratio above 1 is an improvement.
@@ -105,6 +109,9 @@ pub struct Comparison {
     pub ci_method: CiMethod,
     /// How ratio intervals were computed (`delta-log-t`).
     pub ratio_method: CiMethod,
+    /// What each run's latency figures measure, in column order.
+    #[serde(default)]
+    pub latency_kinds: Vec<LatencyKind>,
 }
 
 /// A run's workloads with their metrics summarized over trials.
@@ -175,53 +182,86 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             .map(|v| v.workloads.iter().find(|(w, _)| w.name == *wname))
             .collect();
         workload_notes(wname, &per_run, &headers, baseline, &mut notes);
-        // Metric order: first appearance, baseline first.
-        let mut metrics: Vec<(&str, Unit)> = Vec::new();
-        for &i in &col_order {
-            if let Some((_, ms)) = per_run[i] {
-                for m in ms {
-                    if metric_matches(&m.name, &opts.metrics)
-                        && !metrics.iter().any(|(n, _)| *n == m.name)
-                    {
-                        metrics.push((&m.name, m.unit));
-                    }
+        workload_rows(wname, &per_run, &col_order, baseline, opts, &mut rows);
+    }
+
+    let cliffs = cliff_notes(runs, &headers, &mut notes);
+    latency_kind_note(runs, &headers, &mut notes);
+    Comparison {
+        runs: compared_runs(runs, headers, baseline),
+        baseline,
+        rows,
+        cliffs,
+        notes,
+        confidence: stats::CONFIDENCE,
+        ci_method: CiMethod::StudentT,
+        ratio_method: CiMethod::DeltaLogT,
+        latency_kinds: runs
+            .iter()
+            .map(|r| LatencyKind::from_notes(&r.notes))
+            .collect(),
+    }
+}
+
+/// The rows of one workload: one per metric, in order of first appearance (baseline first),
+/// each cell with its ratio to the baseline's.
+fn workload_rows(
+    wname: &str,
+    per_run: &[Option<&(&Workload, Vec<MetricSummary>)>],
+    col_order: &[usize],
+    baseline: usize,
+    opts: &CompareOptions,
+    rows: &mut Vec<CompareRow>,
+) {
+    let mut metrics: Vec<(&str, Unit)> = Vec::new();
+    for &i in col_order {
+        if let Some((_, ms)) = per_run[i] {
+            for m in ms {
+                if metric_matches(&m.name, &opts.metrics)
+                    && !metrics.iter().any(|(n, _)| *n == m.name)
+                {
+                    metrics.push((&m.name, m.unit));
                 }
             }
         }
-        for (mname, unit) in metrics {
-            let summaries: Vec<Option<&Summary>> = per_run
-                .iter()
-                .map(|pr| {
-                    pr.and_then(|(_, ms)| ms.iter().find(|m| m.name == mname))
-                        .map(|m| &m.summary)
-                })
-                .collect();
-            let base = summaries[baseline];
-            let cells = summaries
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    s.map(|s| Cell {
-                        summary: s.clone(),
-                        ratio: if i == baseline {
-                            None
-                        } else {
-                            base.and_then(|b| stats::ratio(s, b))
-                        },
-                        high_cv: s.high_cv(),
-                    })
-                })
-                .collect();
-            rows.push(CompareRow {
-                workload: wname.to_string(),
-                metric: mname.to_string(),
-                unit,
-                higher_is_better: unit.higher_is_better(),
-                cells,
-            });
-        }
     }
+    for (mname, unit) in metrics {
+        let summaries: Vec<Option<&Summary>> = per_run
+            .iter()
+            .map(|pr| {
+                pr.and_then(|(_, ms)| ms.iter().find(|m| m.name == mname))
+                    .map(|m| &m.summary)
+            })
+            .collect();
+        let base = summaries[baseline];
+        let cells = summaries
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.map(|s| Cell {
+                    summary: s.clone(),
+                    ratio: if i == baseline {
+                        None
+                    } else {
+                        base.and_then(|b| stats::ratio(s, b))
+                    },
+                    high_cv: s.high_cv(),
+                })
+            })
+            .collect();
+        rows.push(CompareRow {
+            workload: wname.to_string(),
+            metric: mname.to_string(),
+            label: labels::metric_label(mname),
+            unit,
+            higher_is_better: unit.higher_is_better(),
+            cells,
+        });
+    }
+}
 
+/// Cliffs within every run's trials; runs that did not complete get a note.
+fn cliff_notes(runs: &[RunRecord], headers: &[String], notes: &mut Vec<String>) -> Vec<CliffNote> {
     let mut cliffs = Vec::new();
     for (i, rec) in runs.iter().enumerate() {
         for w in &rec.workloads {
@@ -250,38 +290,30 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             ));
         }
     }
+    cliffs
+}
 
-    latency_kind_note(runs, &headers, &mut notes);
-    Comparison {
-        runs: runs
-            .iter()
-            .zip(headers)
-            .enumerate()
-            .map(|(i, (r, header))| ComparedRun {
-                id: r.id.clone(),
-                label: r.label.clone(),
-                header,
-                host: r.system.hostname.clone(),
-                target: r.target.path.to_string_lossy().into_owned(),
-                started_unix_ms: r.started_unix_ms,
-                status: r.status,
-                baseline: i == baseline,
-            })
-            .collect(),
-        baseline,
-        rows,
-        cliffs,
-        notes,
-        confidence: stats::CONFIDENCE,
-        ci_method: CiMethod::StudentT,
-        ratio_method: CiMethod::DeltaLogT,
-    }
+/// The columns: each run with its header.
+fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> Vec<ComparedRun> {
+    runs.iter()
+        .zip(headers)
+        .enumerate()
+        .map(|(i, (r, header))| ComparedRun {
+            id: r.id.clone(),
+            label: r.label.clone(),
+            header,
+            host: r.system.hostname.clone(),
+            target: r.target.path.to_string_lossy().into_owned(),
+            started_unix_ms: r.started_unix_ms,
+            status: r.status,
+            baseline: i == baseline,
+        })
+        .collect()
 }
 
 /// Latency rows of runs imported from fio may hold fio's `clat` rather than submit-to-complete
 /// latency: say which, and that a ratio across kinds is not like for like.
 fn latency_kind_note(runs: &[RunRecord], headers: &[String], notes: &mut Vec<String>) {
-    use crate::sample::LatencyKind;
     let kinds: Vec<LatencyKind> = runs
         .iter()
         .map(|r| LatencyKind::from_notes(&r.notes))
@@ -415,10 +447,11 @@ fn ratio_text(c: &Option<Cell>) -> String {
 }
 
 /// Headers and rows of the table as text, shared by the terminal and Markdown renderers:
-/// workload, metric, unit, then per run its estimate and (except the baseline) `vs <baseline>`.
+/// workload, metric (its label, unit included), then per run its estimate and (except the
+/// baseline) `vs <baseline>`.
 fn table_cells(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
     let base = &c.runs[c.baseline].header;
-    let mut head = vec!["workload".to_string(), "metric".into(), "unit".into()];
+    let mut head = vec!["workload".to_string(), "metric".into()];
     for r in &c.runs {
         if r.baseline {
             head.push(format!("{} (baseline)", r.header));
@@ -436,8 +469,7 @@ fn table_cells(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
             } else {
                 row.workload.clone()
             },
-            row.metric.clone(),
-            row.unit.label().to_string(),
+            row_label(row),
         ];
         last_w = &row.workload;
         for (i, cell) in row.cells.iter().enumerate() {
@@ -449,6 +481,15 @@ fn table_cells(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
         rows.push(line);
     }
     (head, rows)
+}
+
+/// A row's label; a comparison read back from JSON made before labels has only the key.
+pub fn row_label(row: &CompareRow) -> String {
+    if row.label.is_empty() {
+        labels::metric_label(&row.metric)
+    } else {
+        row.label.clone()
+    }
 }
 
 fn legend(c: &Comparison) -> Vec<String> {
@@ -478,7 +519,8 @@ fn legend(c: &Comparison) -> Vec<String> {
         ));
     }
     if c.rows.iter().any(|r| !r.higher_is_better) {
-        l.push("latency rows (us): lower is better, so a ratio below 1 is an improvement".into());
+        l.push("latency rows (µs): lower is better, so a ratio below 1 is an improvement".into());
+        l.push(labels::latency_sentence(&c.latency_kinds));
     }
     l
 }
@@ -539,7 +581,7 @@ pub fn text_table(head: &[String], rows: &[Vec<String>], left: usize) -> String 
 /// The terminal table with its legend, cliffs and notes.
 pub fn render_text(c: &Comparison) -> String {
     let (head, rows) = table_cells(c);
-    let mut out = text_table(&head, &rows, 3);
+    let mut out = text_table(&head, &rows, 2);
     out.push('\n');
     for l in legend(c) {
         let _ = writeln!(out, "{l}");
@@ -573,7 +615,7 @@ pub fn render_markdown(c: &Comparison) -> String {
     };
     out.push_str(&row(&head));
     let align: Vec<String> = (0..head.len())
-        .map(|i| if i < 3 { ":--".into() } else { "--:".into() })
+        .map(|i| if i < 2 { ":--".into() } else { "--:".into() })
         .collect();
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in &rows {
@@ -619,7 +661,7 @@ fn opt_num(v: Option<f64>) -> String {
 /// One line per cell (workload, metric, run) with every statistic, for scripts.
 pub fn render_csv(c: &Comparison) -> String {
     let mut out = String::from(
-        "workload,metric,unit,higher_is_better,run_id,run,baseline,n,median,mean,sd,cv,min,max,ci_lo,ci_hi,ci_method,ratio,ratio_lo,ratio_hi,ratio_method,significant,high_cv\n",
+        "workload,metric,unit,higher_is_better,run_id,run,baseline,n,median,mean,sd,cv,min,max,ci_lo,ci_hi,ci_method,ratio,ratio_lo,ratio_hi,ratio_method,significant,high_cv,label\n",
     );
     for row in &c.rows {
         for (i, cell) in row.cells.iter().enumerate() {
@@ -660,6 +702,7 @@ pub fn render_csv(c: &Comparison) -> String {
                     .map(|b| b.to_string())
                     .unwrap_or_default(),
                 cell.high_cv.to_string(),
+                csv_field(&row_label(row)),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::report::chart::Embed;
-use crate::report::compare::{Cell, format_estimate, format_ratio};
+use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::html::figures::{self, Figure};
 use crate::report::html::model::Report;
 use crate::report::html::notes::Severity;
@@ -156,7 +156,19 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         md_text(&r.iolab_version)
     );
 
-    // Summary.
+    summary(t, r);
+    setup(t, r);
+    lab(&mut o, r);
+    workloads(&mut o, r);
+    notes(&mut o.text, r);
+    Markdown {
+        text: o.text,
+        files: o.files,
+    }
+}
+
+/// The headline figure of each workload for every run.
+fn summary(t: &mut String, r: &Report) {
     let _ = writeln!(
         t,
         "## Summary\n\nHeadline figure of each workload: median ± half-width of the 95% confidence interval, and in parentheses the ratio to the baseline with its interval (`~`: not significant).\n"
@@ -164,7 +176,7 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let mut head = vec!["run".to_string()];
     for w in &r.workloads {
         let h = w.headline.map_or(String::new(), |h| {
-            format!(" ({})", md_text(r.row(h).unit.label()))
+            format!(" ({})", md_text(&row_label(r.row(h))))
         });
         head.push(format!("{}{h}", md_text(&w.name)));
     }
@@ -180,8 +192,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         })
         .collect();
     table(t, &head, &rows, 1);
+}
 
-    // Setup.
+/// What is common to every run, and a row per run with what differs.
+fn setup(t: &mut String, r: &Report) {
     t.push_str("## Setup\n\n");
     for f in &r.common {
         let _ = writeln!(t, "- {}: {}", md_text(f.key), md_text(&f.value));
@@ -222,9 +236,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         })
         .collect();
     table(t, &head, &rows, head.len());
+}
 
-    lab(&mut o, r);
-
+/// A section per workload: its charts (linked files) and its table of every metric.
+fn workloads(o: &mut Out<'_>, r: &Report) {
     for (i, w) in r.workloads.iter().enumerate() {
         let _ = writeln!(
             o.text,
@@ -252,8 +267,10 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
             );
         }
     }
+}
 
-    let t = &mut o.text;
+/// The notes and the legend of the figures.
+fn notes(t: &mut String, r: &Report) {
     t.push_str("## Notes\n\n");
     if r.notes.is_empty() {
         t.push_str(
@@ -271,15 +288,12 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     let c = &r.comparison;
     let _ = writeln!(
         t,
-        "\nFigures: median ± half-width of the {:.0}% confidence interval ({}); ratios: median / baseline median with a delta-method interval ({}); `~` not significant, `!` trials disagree by more than 5%.",
+        "\nFigures: median ± half-width of the {:.0}% confidence interval ({}); ratios: median / baseline median with a delta-method interval ({}); `~` not significant, `!` trials disagree by more than 5%. {}",
         c.confidence * 100.0,
         c.ci_method.name(),
-        c.ratio_method.name()
+        c.ratio_method.name(),
+        md_text(&crate::report::labels::latency_sentence(&c.latency_kinds))
     );
-    Markdown {
-        text: o.text,
-        files: o.files,
-    }
 }
 
 fn metrics_table(t: &mut String, r: &Report, w: &crate::report::html::model::WorkloadView) {
@@ -290,7 +304,7 @@ fn metrics_table(t: &mut String, r: &Report, w: &crate::report::html::model::Wor
     let mut head = vec!["run".to_string()];
     head.extend(w.rows.iter().map(|&ri| {
         let row = r.row(ri);
-        format!("{} ({})", md_text(&row.metric), md_text(row.unit.label()))
+        md_text(&row_label(row))
     }));
     let rows: Vec<Vec<String>> = (0..r.runs.len())
         .map(|i| {

@@ -5,6 +5,8 @@ pub mod chart;
 pub mod compare;
 pub mod html;
 pub mod json;
+pub mod labels;
 pub mod markdown;
 pub mod show;
 pub mod terminal;
+pub mod text;

@@ -112,7 +112,31 @@ pub fn render_run(r: &RunRecord) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(o, "  error      {e}");
     }
+    render_system_and_target(&mut o, r);
 
+    let n = r.workloads.len();
+    for (i, w) in r.workloads.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "\nworkload {}/{n}: {}   {}",
+            i + 1,
+            w.workload.name,
+            w.workload.describe()
+        );
+        render_workload(&mut o, &w.trials);
+    }
+
+    if !r.notes.is_empty() {
+        let _ = writeln!(o, "\nnotes");
+        for n in &r.notes {
+            let _ = writeln!(o, "  - {n}");
+        }
+    }
+    o
+}
+
+/// The system the run ran on and its target, devices included.
+fn render_system_and_target(o: &mut String, r: &RunRecord) {
     let s = &r.system;
     let _ = writeln!(o, "\nsystem");
     let _ = writeln!(o, "  host       {}   kernel {}", s.hostname, s.kernel);
@@ -177,26 +201,6 @@ pub fn render_run(r: &RunRecord) -> String {
             let _ = writeln!(o, "  {line}");
         }
     }
-
-    let n = r.workloads.len();
-    for (i, w) in r.workloads.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "\nworkload {}/{n}: {}   {}",
-            i + 1,
-            w.workload.name,
-            w.workload.describe()
-        );
-        render_workload(&mut o, &w.trials);
-    }
-
-    if !r.notes.is_empty() {
-        let _ = writeln!(o, "\nnotes");
-        for n in &r.notes {
-            let _ = writeln!(o, "  - {n}");
-        }
-    }
-    o
 }
 
 fn render_workload(o: &mut String, trials: &[TrialSample]) {
@@ -205,6 +209,19 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
         return;
     }
     let ms = stats::summarize_trials(trials);
+    render_metric_summary(o, &ms);
+    render_trial_rates(o, trials, &ms);
+    render_latency(o, trials);
+    render_per_second(o, trials);
+    for t in trials {
+        for n in &t.notes {
+            let _ = writeln!(o, "  note (trial {}): {n}", t.trial);
+        }
+    }
+}
+
+/// Every metric summarized over the trials.
+fn render_metric_summary(o: &mut String, ms: &[stats::MetricSummary]) {
     let head: Vec<String> = [
         "metric",
         "unit",
@@ -250,8 +267,10 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
             HIGH_CV * 100.0
         );
     }
+}
 
-    // Each trial's rates.
+/// Each trial's rates.
+fn render_trial_rates(o: &mut String, trials: &[TrialSample], ms: &[stats::MetricSummary]) {
     let rate_names: Vec<&str> = ms
         .iter()
         .filter(|m| m.unit != Unit::Micros)
@@ -283,8 +302,10 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
     for line in text_table(&head, &rows, 2).lines() {
         let _ = writeln!(o, "  {line}");
     }
+}
 
-    // Latency of all trials together.
+/// Latency of all trials together, per operation.
+fn render_latency(o: &mut String, trials: &[TrialSample]) {
     let mut ops: Vec<(String, LatencyHistogram)> = Vec::new();
     for t in trials {
         for op in &t.ops {
@@ -325,8 +346,10 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
             let _ = writeln!(o, "  {line}");
         }
     }
+}
 
-    // Throughput per second and cliffs, per trial.
+/// Throughput per second and cliffs, per trial.
+fn render_per_second(o: &mut String, trials: &[TrialSample]) {
     let mut wrote = false;
     for t in trials.iter().filter(|t| !t.series.is_empty()) {
         if !wrote {
@@ -344,11 +367,6 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
         );
         for c in stats::detect_cliffs(&t.series) {
             let _ = writeln!(o, "            cliff: {}", c.describe());
-        }
-    }
-    for t in trials {
-        for n in &t.notes {
-            let _ = writeln!(o, "  note (trial {}): {n}", t.trial);
         }
     }
 }

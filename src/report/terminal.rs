@@ -43,6 +43,13 @@ pub fn run_table(run: &RunRecord) -> String {
         trials,
         if trials == 1 { "" } else { "s" }
     );
+    table(&mut out, run);
+    footer(&mut out, run);
+    out
+}
+
+/// The table itself: a row per workload and operation.
+fn table(out: &mut String, run: &RunRecord) {
     let headers = [
         "workload", "op", "MB/s", "IOPS", "p50", "p99", "p99.9", "max", "cv",
     ];
@@ -116,6 +123,10 @@ pub fn run_table(run: &RunRecord) -> String {
     for r in &rows {
         let _ = writeln!(out, "{}", line(r));
     }
+}
+
+/// What follows the table: noisy workloads, verification, notes and how the run ended.
+fn footer(out: &mut String, run: &RunRecord) {
     let summaries = summarize(run);
     let high_cv: Vec<&str> = summaries
         .iter()
@@ -167,5 +178,4 @@ pub fn run_table(run: &RunRecord) -> String {
         }
         _ => {}
     }
-    out
 }

@@ -102,14 +102,14 @@ pub fn screenshot(
     (ok && png.exists(), err)
 }
 
-/// The DOM after the page loaded and its scripts ran.
+/// The DOM after the page loaded and its scripts ran, in a 1280 px wide window (a laptop).
 pub fn dump_dom(bin: &Path, page: &Path) -> (bool, String, String) {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut c = base(bin, profile.path());
     c.args([
         "--enable-logging=stderr",
         "--v=0",
-        "--window-size=1200,2400",
+        "--window-size=1280,2400",
     ]);
     c.arg("--dump-dom");
     c.arg(file_url(page));

@@ -99,74 +99,7 @@ pub fn render(c: &BarChart, embed: Embed) -> String {
     text(&mut o, x1, y0 + plot_h + 27.0, "end", "ax", &unit);
 
     for (i, b) in c.bars.iter().enumerate() {
-        let top = y0 + i as f64 * ROW + (ROW - BAR_H) / 2.0;
-        let mid = top + BAR_H / 2.0 + 4.0;
-        let _ = write!(
-            o,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>",
-            n(x0 - 8.0),
-            n(mid),
-            esc(&truncate(&b.label, 24)),
-            esc(&b.label)
-        );
-        let Some(v) = b.value.filter(|v| v.is_finite()) else {
-            text(&mut o, x0 + 4.0, mid, "start", "ax", "no data");
-            continue;
-        };
-        let (c_idx, _) = colour(b.colour);
-        let w = (ax.px(v) - x0).max(0.0);
-        let mut attrs = String::new();
-        for (k, val) in &b.data {
-            let _ = write!(attrs, " data-{k}=\"{}\"", esc(val));
-        }
-        let cls = if b.baseline {
-            format!("f{c_idx} bb")
-        } else {
-            format!("f{c_idx}")
-        };
-        let _ = write!(
-            o,
-            "<rect class=\"{cls}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{attrs}><title>{}</title></rect>",
-            n(x0),
-            n(top),
-            n(w),
-            n(BAR_H),
-            esc(&b.tooltip)
-        );
-        let mut end = x0 + w;
-        if let Some((lo, hi)) = b.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
-            let (xl, xh) = (ax.px(lo.max(0.0)), ax.px(hi));
-            let yc = top + BAR_H / 2.0;
-            let _ = write!(
-                o,
-                "<path class=\"eb\" d=\"M{} {}L{} {}M{} {}V{}M{} {}V{}\"/>",
-                n(xl),
-                n(yc),
-                n(xh),
-                n(yc),
-                n(xl),
-                n(yc - 5.0),
-                n(yc + 5.0),
-                n(xh),
-                n(yc - 5.0),
-                n(yc + 5.0)
-            );
-            end = end.max(xh);
-        }
-        let inside = if b.baseline {
-            Some("baseline".to_string())
-        } else {
-            b.ratio_text.clone()
-        };
-        let mut outside = b.value_text.clone();
-        if let Some(r) = inside {
-            if text_width(&r, 11.0) + 8.0 <= w {
-                text(&mut o, x0 + 4.0, mid, "start", "in", &r);
-            } else {
-                outside = format!("{outside}  {r}");
-            }
-        }
-        text(&mut o, end + 6.0, mid, "start", "", &outside);
+        bar_row(&mut o, b, y0 + i as f64 * ROW, x0, &ax);
     }
 
     // The baseline's value across all rows.
@@ -183,6 +116,79 @@ pub fn render(c: &BarChart, embed: Embed) -> String {
     seg(&mut o, x0, y0, x0, y0 + plot_h, "fr");
     o.push_str("</svg>");
     o
+}
+
+/// One bar's row, `row_top` pixels down: its name, the bar with its error bar, the ratio
+/// inside the bar (or after the figure when the bar is too short to hold it), the figure.
+fn bar_row(o: &mut String, b: &Bar, row_top: f64, x0: f64, ax: &axis::Mapped) {
+    let top = row_top + (ROW - BAR_H) / 2.0;
+    let mid = top + BAR_H / 2.0 + 4.0;
+    let _ = write!(
+        o,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>",
+        n(x0 - 8.0),
+        n(mid),
+        esc(&truncate(&b.label, 24)),
+        esc(&b.label)
+    );
+    let Some(v) = b.value.filter(|v| v.is_finite()) else {
+        text(o, x0 + 4.0, mid, "start", "ax", "no data");
+        return;
+    };
+    let (c_idx, _) = colour(b.colour);
+    let w = (ax.px(v) - x0).max(0.0);
+    let mut attrs = String::new();
+    for (k, val) in &b.data {
+        let _ = write!(attrs, " data-{k}=\"{}\"", esc(val));
+    }
+    let cls = if b.baseline {
+        format!("f{c_idx} bb")
+    } else {
+        format!("f{c_idx}")
+    };
+    let _ = write!(
+        o,
+        "<rect class=\"{cls}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{attrs}><title>{}</title></rect>",
+        n(x0),
+        n(top),
+        n(w),
+        n(BAR_H),
+        esc(&b.tooltip)
+    );
+    let mut end = x0 + w;
+    if let Some((lo, hi)) = b.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
+        let (xl, xh) = (ax.px(lo.max(0.0)), ax.px(hi));
+        let yc = top + BAR_H / 2.0;
+        let _ = write!(
+            o,
+            "<path class=\"eb\" d=\"M{} {}L{} {}M{} {}V{}M{} {}V{}\"/>",
+            n(xl),
+            n(yc),
+            n(xh),
+            n(yc),
+            n(xl),
+            n(yc - 5.0),
+            n(yc + 5.0),
+            n(xh),
+            n(yc - 5.0),
+            n(yc + 5.0)
+        );
+        end = end.max(xh);
+    }
+    let inside = if b.baseline {
+        Some("baseline".to_string())
+    } else {
+        b.ratio_text.clone()
+    };
+    let mut outside = b.value_text.clone();
+    if let Some(r) = inside {
+        if text_width(&r, 11.0) + 8.0 <= w {
+            text(o, x0 + 4.0, mid, "start", "in", &r);
+        } else {
+            outside = format!("{outside}  {r}");
+        }
+    }
+    text(o, end + 6.0, mid, "start", "", &outside);
 }
 
 #[cfg(test)]

@@ -119,8 +119,9 @@ pub fn bars(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
         })
         .collect();
     let caption = format!(
-        "{}: {} ({unit}), median with 95% interval",
-        w.name, row.metric
+        "{}: {}, median with 95% interval",
+        w.name,
+        crate::report::compare::row_label(row)
     );
     let c = BarChart {
         title: caption.clone(),

@@ -17,7 +17,7 @@ pub mod setup;
 use std::fmt::Write as _;
 
 use crate::report::chart::{CHART_CSS, Embed, PALETTE, esc};
-use crate::report::compare::{Cell, format_estimate, format_ratio};
+use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::show::{format_time, status_name};
 use crate::units::{format_bytes_si, format_duration};
 
@@ -34,12 +34,14 @@ h1{font-size:1.6em;margin:.2em 0 .3em;line-height:1.25}\
 h2{font-size:1.3em;margin:2em 0 .6em;border-bottom:1px solid var(--grid);padding-bottom:.2em}\
 h3{font-size:1.05em;margin:1.4em 0 .4em}\
 a{color:var(--c0)}.meta{color:var(--muted);margin:.2em 0}\
-nav{margin:.8em 0;font-size:14px}nav a{margin-right:.9em;white-space:nowrap}\
+nav{margin:.8em 0;font-size:14px;display:flex;flex-wrap:wrap}\
+nav a{margin-right:.9em;white-space:nowrap}\
 .tw{overflow-x:auto;margin:.4em 0 1em;-webkit-overflow-scrolling:touch}\
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}\
 th,td{padding:4px 8px;border-bottom:1px solid var(--grid);text-align:right;\
 vertical-align:top;white-space:nowrap}\
 th:first-child,td:first-child,.l{text-align:left}\
+thead th,table.sum td:first-child{white-space:normal}\
 td.l{white-space:normal;min-width:12em}\
 thead th{background:var(--panel);font-weight:600}\
 .r{display:block;color:var(--muted);font-size:12px}.u{color:var(--muted);font-weight:400}\
@@ -174,6 +176,10 @@ fn header(o: &mut String, r: &Report) {
     o.push_str("<a href=\"#notes\">Notes</a></nav></header>\n");
 }
 
+/// Workload columns per summary table: more than this and the summary is split into several
+/// tables, so it fits a laptop window (1280 px) without scrolling sideways.
+const SUMMARY_COLUMNS: usize = 5;
+
 fn summary(o: &mut String, r: &Report) {
     o.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     let _ = writeln!(
@@ -181,30 +187,38 @@ fn summary(o: &mut String, r: &Report) {
         "<p>Headline figure of each workload: median ± half-width of the 95% confidence interval over trials; below it, the ratio to <b>{}</b> with its own interval (<code>~</code>: not significant).</p>",
         esc(&r.comparison.runs[r.baseline()].header)
     );
-    o.push_str("<div class=\"tw\"><table><thead><tr><th>run</th>");
-    for (i, w) in r.workloads.iter().enumerate() {
-        let (metric, unit) = w.headline.map_or(("-".to_string(), ""), |h| {
-            (r.row(h).metric.clone(), r.row(h).unit.label())
-        });
+    let indexed: Vec<(usize, &model::WorkloadView)> = r.workloads.iter().enumerate().collect();
+    for part in indexed.chunks(SUMMARY_COLUMNS.max(1)) {
+        summary_table(o, r, part);
+    }
+    o.push_str("</section>\n");
+}
+
+/// One summary table: a row per run, a column per workload of `part` (index, workload).
+fn summary_table(o: &mut String, r: &Report, part: &[(usize, &model::WorkloadView)]) {
+    o.push_str("<div class=\"tw\"><table class=\"sum\"><thead><tr><th>run</th>");
+    for &(i, w) in part {
+        let label = w
+            .headline
+            .map_or_else(|| "-".to_string(), |h| row_label(r.row(h)));
         let _ = write!(
             o,
-            "<th><a href=\"#w{}\">{}</a><span class=\"r\">{} {}</span></th>",
+            "<th><a href=\"#w{}\">{}</a><span class=\"r\">{}</span></th>",
             i + 1,
             esc(&w.name),
-            esc(&metric),
-            esc(unit)
+            esc(&label)
         );
     }
     o.push_str("</tr></thead><tbody>\n");
     for i in 0..r.runs.len() {
         let _ = write!(o, "<tr><td>{}</td>", run_cell(r, i));
-        for w in &r.workloads {
+        for &(_, w) in part {
             let c = w.headline.and_then(|h| r.row(h).cells[i].as_ref());
             let _ = write!(o, "<td>{}</td>", cell_html(c));
         }
         o.push_str("</tr>\n");
     }
-    o.push_str("</tbody></table></div></section>\n");
+    o.push_str("</tbody></table></div>\n");
 }
 
 fn setup(o: &mut String, r: &Report) {
@@ -417,12 +431,7 @@ fn metrics_table(o: &mut String, r: &Report, w: &model::WorkloadView) {
     o.push_str("<div class=\"tw\"><table><thead><tr><th>run</th>");
     for &ri in &w.rows {
         let row = r.row(ri);
-        let _ = write!(
-            o,
-            "<th>{}<span class=\"r\">{}</span></th>",
-            esc(&row.metric),
-            esc(row.unit.label())
-        );
+        let _ = write!(o, "<th>{}</th>", esc(&row_label(row)));
     }
     o.push_str("</tr></thead><tbody>\n");
     for i in 0..r.runs.len() {
@@ -464,11 +473,12 @@ fn footer(o: &mut String, r: &Report) {
     let c = &r.comparison;
     let _ = writeln!(
         o,
-        "<footer><p>Figures: median over trials ± half-width of the {:.0}% confidence interval ({}); error bars show that interval. Ratios: median / baseline median with a {:.0}% interval by the delta method ({}); <code>~</code> marks a ratio whose interval includes 1, <code>!</code> a figure whose trials disagree by more than 5%. Latency curves merge every trial's histogram. Made by iolab {}.</p></footer>",
+        "<footer><p>Figures: median over trials ± half-width of the {:.0}% confidence interval ({}); error bars show that interval. Ratios: median / baseline median with a {:.0}% interval by the delta method ({}); <code>~</code> marks a ratio whose interval includes 1, <code>!</code> a figure whose trials disagree by more than 5%. {} Latency curves merge every trial's histogram. Made by iolab {}.</p></footer>",
         c.confidence * 100.0,
         esc(c.ci_method.name()),
         c.confidence * 100.0,
         esc(c.ratio_method.name()),
+        esc(&crate::report::labels::latency_sentence(&c.latency_kinds)),
         esc(&r.iolab_version)
     );
 }

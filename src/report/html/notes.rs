@@ -3,7 +3,7 @@
 //! throughput cliff, runs that cannot be compared — gathered from the comparison, the runs'
 //! own notes and the samples.
 
-use crate::report::compare::{format_estimate, format_ratio};
+use crate::report::compare::{format_estimate, format_ratio, row_label};
 use crate::sample::RunRecord;
 use crate::stats::HIGH_CV;
 use crate::units::format_bytes;
@@ -75,7 +75,34 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
     let mut n = Notes(Vec::new());
     let c = &r.comparison;
     let header = |i: usize| c.runs[i].header.as_str();
+    failure_notes(&mut n, r, runs);
+    for note in &c.notes {
+        n.free(note.clone());
+    }
+    noise_notes(&mut n, r);
+    for ci in &c.cliffs {
+        n.push(
+            Severity::Warning,
+            format!(
+                "{} / {} trial {}: {}",
+                ci.run,
+                ci.workload,
+                ci.trial,
+                ci.cliff.describe()
+            ),
+        );
+    }
+    for (i, run) in runs.iter().enumerate() {
+        sample_notes(&mut n, header(i), run);
+    }
+    lab_notes(&mut n, r);
+    n.0.sort_by_key(|x| x.severity != Severity::Warning);
+    n.0
+}
 
+/// Runs that failed and layouts whose data did not survive failure and rebuild.
+fn failure_notes(n: &mut Notes, r: &Report, runs: &[RunRecord]) {
+    let header = |i: usize| r.comparison.runs[i].header.as_str();
     for (i, run) in runs.iter().enumerate() {
         if let Some(e) = &run.error {
             n.push(Severity::Warning, format!("{} failed: {e}", header(i)));
@@ -98,11 +125,11 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
             }
         }
     }
-    for note in &c.notes {
-        n.free(note.clone());
-    }
+}
 
-    // Noise in the headline figures.
+/// Noise in the headline figures, and runs with a single trial (no interval).
+fn noise_notes(n: &mut Notes, r: &Report) {
+    let header = |i: usize| r.comparison.runs[i].header.as_str();
     let mut single = Vec::new();
     for w in &r.workloads {
         let Some(h) = w.headline else { continue };
@@ -113,14 +140,13 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
                 n.push(
                     Severity::Warning,
                     format!(
-                        "{} / {}: trials disagree by {:.1}% (coefficient of variation, above {:.0}%) on {} = {} {}: run more trials (--until-stable) or look for noise",
+                        "{} / {}: trials disagree by {:.1}% (coefficient of variation, above {:.0}%) on {}: {}: run more trials (--until-stable) or look for noise",
                         header(i),
                         w.name,
                         cell.summary.cv * 100.0,
                         HIGH_CV * 100.0,
-                        row.metric,
-                        format_estimate(&cell.summary),
-                        row.unit.label()
+                        row_label(row),
+                        format_estimate(&cell.summary)
                     ),
                 );
             }
@@ -139,24 +165,12 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
             ),
         );
     }
+}
 
-    for ci in &c.cliffs {
-        n.push(
-            Severity::Warning,
-            format!(
-                "{} / {} trial {}: {}",
-                ci.run,
-                ci.workload,
-                ci.trial,
-                ci.cliff.describe()
-            ),
-        );
-    }
-
-    for (i, run) in runs.iter().enumerate() {
-        sample_notes(&mut n, header(i), run);
-    }
-
+/// Degraded runs without their healthy run, degraded runs far slower than healthy, and slow
+/// member disks.
+fn lab_notes(n: &mut Notes, r: &Report) {
+    let header = |i: usize| r.comparison.runs[i].header.as_str();
     if let Some(lab) = &r.lab {
         for l in &lab.layouts {
             if let Some(name) = &l.degraded_of_missing {
@@ -201,9 +215,6 @@ pub fn collect(r: &Report, runs: &[RunRecord]) -> Vec<Note> {
             }
         }
     }
-
-    n.0.sort_by_key(|x| x.severity != Severity::Warning);
-    n.0
 }
 
 /// Notes from one run's record: its own notes, trials that failed or lost IOs, verification

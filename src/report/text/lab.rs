@@ -1,9 +1,10 @@
 //! The lab's table for a terminal: a row per layout that fits 120 columns (the stack in a few
 //! words, the rebuild time, the status in one word, the reasons on lines below), or with every
-//! detail under `-v`. Markdown and JSON always carry everything.
+//! detail under `-v`; and the per-layout table as Markdown. Markdown and JSON always carry
+//! everything.
 
-use super::integrity::Verdict;
-use super::report::{HEADERS, LabReport, LayoutReport, LayoutStatus, row};
+use crate::lab::integrity::Verdict;
+use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
 use crate::layout::stack::{RaidLayer, Stack};
 use crate::units::{format_bytes, format_duration};
 
@@ -244,6 +245,131 @@ fn notes(r: &LabReport) -> String {
     }
     out
 }
+
+/// The columns of the full table (Markdown, `-v`).
+const HEADERS: [&str; 8] = [
+    "LAYOUT",
+    "STACK",
+    "USABLE",
+    "EXPECTED",
+    "BUILD",
+    "DEGRADED",
+    "REBUILD",
+    "INTEGRITY",
+];
+
+/// A layout's cells under [`HEADERS`], every detail included.
+fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
+    let dash = || "-".to_string();
+    vec![
+        l.name.clone(),
+        l.stack.clone(),
+        l.usable_bytes.map_or_else(dash, format_bytes),
+        l.expected_usable_bytes.map_or_else(dash, format_bytes),
+        l.build_seconds.map_or_else(dash, |s| {
+            format_duration(std::time::Duration::from_secs_f64(s))
+        }),
+        match (&l.degraded, l.degraded_ratio()) {
+            (Some(d), _) if d.workload_error.is_some() => "IO failed".to_string(),
+            (Some(_), Some(r)) => format!("{r:.2}x speed"),
+            (Some(_), None) => "yes".into(),
+            (None, _) => dash(),
+        },
+        l.rebuild.as_ref().map_or_else(dash, |r| {
+            if dry_run {
+                return "yes".into();
+            }
+            let mut t = format!(
+                "{} ({})",
+                format_duration(std::time::Duration::from_secs_f64(r.seconds)),
+                format_bytes(r.bytes)
+            );
+            if let Some(b) = r.balance_seconds {
+                t.push_str(&format!(
+                    " +balance {}",
+                    format_duration(std::time::Duration::from_secs_f64(b))
+                ));
+            }
+            t
+        }),
+        l.integrity_text(),
+    ]
+}
+
+/// The per-layout table as Markdown.
+pub fn render_markdown(r: &LabReport) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = format!(
+        "### Lab {} (id {})\n\n{} layouts on {}.\n\n",
+        esc(&r.name),
+        r.lab_id,
+        r.layouts.len(),
+        esc(&r.disks)
+    );
+    let mut h: Vec<String> = HEADERS
+        .iter()
+        .map(|h| {
+            let mut s = h.to_lowercase();
+            if let Some(f) = s.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            s
+        })
+        .collect();
+    h.push("Status".into());
+    out.push_str(&format!("| {} |\n", h.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
+    for l in &r.layouts {
+        let mut cells = row(l, r.dry_run);
+        cells.push(l.status_text());
+        let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    let checked: Vec<&LayoutReport> = r.layouts.iter().filter(|l| l.integrity.is_some()).collect();
+    if checked.is_empty() {
+        return out;
+    }
+    out.push_str("\n#### Integrity\n\nThe data set read back from the disks at each step; the scrub after the last rebuild.\n\n");
+    out.push_str("| Layout | Step | Files intact | Bytes intact | Mismatched | Unreadable | Missing |\n|---|---|---|---|---|---|---|\n");
+    for l in &checked {
+        let Some(i) = &l.integrity else { continue };
+        for st in &i.steps {
+            out.push_str(&format!(
+                "| {} | {} | {}/{} | {} | {} | {} | {} |\n",
+                esc(&l.name),
+                st.step.name(),
+                st.files,
+                st.files_in_set,
+                format_bytes(st.bytes),
+                st.mismatched,
+                st.read_errors,
+                st.missing
+            ));
+        }
+        for sc in &i.scrubs {
+            out.push_str(&format!(
+                "| {} | {} after {} | | | {} uncorrectable | {} corrected | |\n",
+                esc(&l.name),
+                sc.outcome.tool,
+                sc.after.name(),
+                sc.outcome.errors,
+                sc.outcome.corrected
+            ));
+        }
+        if let Some(f) = &i.failed {
+            out.push_str(&format!(
+                "| {} | {} | could not be done: {} | | | | |\n",
+                esc(&l.name),
+                f.step,
+                esc(&f.message)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod status_tests;
 
 #[cfg(test)]
 mod tests {

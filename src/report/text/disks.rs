@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use super::bench::BenchReport;
-use super::census::DiskInfo;
-use super::outliers::Flag;
+use crate::disks::bench::BenchReport;
+use crate::disks::census::DiskInfo;
+use crate::disks::outliers::Flag;
 use crate::units::format_bytes;
 
 /// Lays out rows under headers; columns whose flag in `right` is true are right-aligned.

@@ -1,0 +1,103 @@
+//! Words a reader knows: the one table from a metric key (`write.lat_p50_us`, as
+//! [`TrialSample::metrics`](crate::sample::TrialSample::metrics) names it) to a label with its
+//! unit ("write p50 latency (µs)"), shared by `iolab compare`, the HTML report and the Markdown
+//! report. JSON keeps the raw keys; these labels are for people.
+
+use crate::sample::LatencyKind;
+
+/// The operation part of a metric key, in words: `read_file` -> "read file",
+/// `rand_create` -> "random create", `cached_read` -> "cached read".
+pub fn op_label(op: &str) -> String {
+    match op.strip_prefix("rand_") {
+        Some(rest) => format!("random {}", rest.replace('_', " ")),
+        None => op.replace('_', " "),
+    }
+}
+
+/// The figure part of a metric key, in words with its unit; `None` for a figure this table
+/// does not know.
+fn figure_label(figure: &str) -> Option<&'static str> {
+    Some(match figure {
+        "iops" => "IOPS",
+        "mbps" => "MB/s",
+        "ops" => "ops/s",
+        "lat_p50_us" => "p50 latency (µs)",
+        "lat_p99_us" => "p99 latency (µs)",
+        "lat_mean_us" => "mean latency (µs)",
+        _ => return None,
+    })
+}
+
+/// The label of a metric key: `read.iops` -> "read IOPS", `write.lat_p50_us` -> "write p50
+/// latency (µs)", `create.ops` -> "create ops/s". A key this table does not know is shown
+/// as it is.
+pub fn metric_label(key: &str) -> String {
+    match key.rsplit_once('.') {
+        Some((op, figure)) => match figure_label(figure) {
+            Some(f) => format!("{} {f}", op_label(op)),
+            None => key.to_string(),
+        },
+        None => key.to_string(),
+    }
+}
+
+/// What a run's latency figures measure, for the places that explain metrics:
+/// "latency (submit-to-complete)" for iolab's own, "completion latency (fio clat)" for runs
+/// imported from fio's `clat`.
+pub fn latency_meaning(kind: LatencyKind) -> &'static str {
+    match kind {
+        LatencyKind::Lat => "latency (submit-to-complete)",
+        LatencyKind::Clat => "completion latency (fio clat)",
+    }
+}
+
+/// The sentence that says what latency figures mean across some runs' latency kinds.
+pub fn latency_sentence(kinds: &[LatencyKind]) -> String {
+    let has = |k| kinds.contains(&k);
+    match (has(LatencyKind::Lat), has(LatencyKind::Clat)) {
+        (_, false) => format!(
+            "Latency figures: {}, from submitting an IO to its completion.",
+            latency_meaning(LatencyKind::Lat)
+        ),
+        (false, true) => format!(
+            "Latency figures: {}, from issue to completion, submission time excluded.",
+            latency_meaning(LatencyKind::Clat)
+        ),
+        (true, true) => format!(
+            "Latency figures: {} for iolab's runs, {} for runs imported from fio; ratios between the two are not like for like.",
+            latency_meaning(LatencyKind::Lat),
+            latency_meaning(LatencyKind::Clat)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_the_samples_name_has_a_label_with_its_unit() {
+        assert_eq!(metric_label("read.iops"), "read IOPS");
+        assert_eq!(metric_label("read.mbps"), "read MB/s");
+        assert_eq!(metric_label("write.lat_p50_us"), "write p50 latency (µs)");
+        assert_eq!(metric_label("sync.lat_p99_us"), "sync p99 latency (µs)");
+        assert_eq!(metric_label("sync.lat_mean_us"), "sync mean latency (µs)");
+        assert_eq!(metric_label("create.ops"), "create ops/s");
+        assert_eq!(metric_label("read_file.mbps"), "read file MB/s");
+        assert_eq!(metric_label("rand_delete.ops"), "random delete ops/s");
+        assert_eq!(metric_label("cached_read.ops"), "cached read ops/s");
+        assert_eq!(metric_label("odd.thing"), "odd.thing");
+        assert_eq!(metric_label("plain"), "plain");
+    }
+
+    #[test]
+    fn latency_is_said_to_be_submit_to_complete_or_fio_clat() {
+        assert!(latency_sentence(&[LatencyKind::Lat]).contains("submit-to-complete"));
+        assert!(latency_sentence(&[]).contains("submit-to-complete"));
+        let clat = latency_sentence(&[LatencyKind::Clat]);
+        assert!(clat.contains("completion latency (fio clat)"));
+        assert!(!clat.contains("submit-to-complete"));
+        let both = latency_sentence(&[LatencyKind::Clat, LatencyKind::Lat]);
+        assert!(both.contains("not like for like"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Tests of the lab table and its Markdown with every status and integrity verdict.
+
+use super::*;
+use crate::lab::integrity::IntegrityReport;
+use crate::lab::report::{DegradedReport, RebuildReport};
+
+fn report() -> LabReport {
+    let mut ok = LayoutReport::new(
+        "btrfs-raid5",
+        "btrfs raid5 (metadata raid1) x4".into(),
+        None,
+    );
+    ok.usable_bytes = Some(3 << 30);
+    ok.expected_usable_bytes = Some(3 << 30);
+    ok.build_seconds = Some(0.5);
+    ok.workload_seconds = Some(1.0);
+    ok.degraded = Some(DegradedReport {
+        failed_member: "/dev/loop3".into(),
+        degrade_seconds: 0.1,
+        workload_seconds: Some(2.0),
+        data_verified: true,
+        perf_ratio: None,
+        workload_error: None,
+    });
+    ok.rebuild = Some(RebuildReport {
+        new_member: "/dev/loop9".into(),
+        seconds: 1.5,
+        bytes: 100 << 20,
+        data_verified: true,
+        converted: vec![],
+        balance_seconds: None,
+        retried: vec![],
+    });
+    let mut un = LayoutReport::new("md-raid6", "md raid6 x4 > xfs".into(), None);
+    un.status = LayoutStatus::Unavailable;
+    un.reason = Some("no md | here".into());
+    LabReport {
+        lab_id: "ab12cd".into(),
+        name: "t".into(),
+        spec_file: "t.toml".into(),
+        disks: "4 x 1GiB loop disks in /tmp/d".into(),
+        baseline: None,
+        interrupted: false,
+        dry_run: false,
+        layouts: vec![ok, un],
+        leftovers: vec![],
+        runs: vec![],
+    }
+}
+
+#[test]
+fn table_shows_every_layout_and_status() {
+    let t = render_table(&report(), Detail::Full);
+    assert!(t.contains("btrfs-raid5"), "{t}");
+    assert!(t.contains("3GiB"), "{t}");
+    assert!(t.contains("0.50x speed"), "{t}");
+    assert!(t.contains("1.5s (100MiB)"), "{t}");
+    assert!(t.contains("unavailable here: no md | here"), "{t}");
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines.len(), 4);
+    // Columns line up: STATUS starts at the same place on every row.
+    let col = lines[1].find("STATUS").unwrap();
+    assert_eq!(&lines[2][col..col + 2], "ok");
+}
+
+#[test]
+fn markdown_escapes_pipes() {
+    let m = render_markdown(&report());
+    assert!(m.contains("no md \\| here"), "{m}");
+    assert_eq!(m.lines().filter(|l| l.starts_with('|')).count(), 4);
+}
+
+fn lossy() -> LabReport {
+    use crate::lab::dataset::{BadFile, Problem, Verification};
+    use crate::lab::integrity::Step;
+    let mut r = report();
+    let mut ok = IntegrityReport::new(300, 96 << 20);
+    for st in [Step::Healthy, Step::Degraded, Step::Rebuilt] {
+        ok.add(
+            st,
+            Verification {
+                files: 300,
+                bytes: 96 << 20,
+                ..Verification::default()
+            },
+        );
+    }
+    r.layouts[0].integrity = Some(ok);
+    let mut bad = LayoutReport::new("btrfs-single", "btrfs single x2".into(), None);
+    let mut i = IntegrityReport::new(300, 96 << 20);
+    i.add(
+        Step::Healthy,
+        Verification {
+            files: 299,
+            bytes: (96 << 20) - 65536,
+            read_errors: 1,
+            bad_files: vec![BadFile {
+                path: ".iolab-data/d1/f00001".into(),
+                problem: Problem::ReadError,
+                detail: "Input/output error (os error 5) at byte 65536".into(),
+            }],
+            bad_paths: vec![".iolab-data/d1/f00001".into()],
+            ..Verification::default()
+        },
+    );
+    i.scrubs.push(crate::lab::integrity::ScrubCheck {
+        after: Step::Healthy,
+        outcome: crate::layout::scrub::ScrubOutcome {
+            tool: "btrfs scrub".into(),
+            errors: 1,
+            corrected: 0,
+            counters: [("csum_errors".to_string(), 1)].into(),
+        },
+    });
+    i.manifest = Some("/run/iolab/manifest-ab12cd-btrfs-single.xxh3".into());
+    i.conclude();
+    bad.integrity = Some(i);
+    let mut failed = LayoutReport::new("btrfs-raid5", "btrfs raid5 x4".into(), None);
+    failed.status = LayoutStatus::Failed;
+    failed.reason = Some("degraded mount refused".into());
+    let mut fi = IntegrityReport::new(300, 96 << 20);
+    fi.fail("degrade", "mount: wrong fs type");
+    failed.integrity = Some(fi);
+    r.layouts.push(bad);
+    r.layouts.push(failed);
+    r
+}
+
+#[test]
+fn integrity_column_notes_and_markdown() {
+    let r = lossy();
+    let t = render_table(&r, Detail::Full);
+    let lines: Vec<&str> = t.lines().collect();
+    let col = lines[1].find("INTEGRITY").unwrap();
+    assert_eq!(&lines[2][col..col + 8], "verified", "{t}");
+    assert_eq!(&lines[4][col..col + 25], "DATA LOSS (1 file, 1 scru", "{t}");
+    assert!(lines[5][col..].starts_with("FAILED: degrade "), "{t}");
+    assert!(
+        t.contains("btrfs-single integrity: healthy: 299/300 files")
+            && t.contains("first: .iolab-data/d1/f00001: Input/output error"),
+        "{t}"
+    );
+    assert!(t.contains("btrfs-single integrity: btrfs scrub after healthy: 1 uncorrectable, 0 corrected, 1 checksum errors"), "{t}");
+    assert!(
+        t.contains("checksums kept in /run/iolab/manifest-ab12cd-btrfs-single.xxh3"),
+        "{t}"
+    );
+    assert!(
+        t.contains("btrfs-raid5 integrity: degrade could not be done: mount: wrong fs type"),
+        "{t}"
+    );
+    assert!(r.any_data_lost());
+    let m = render_markdown(&r);
+    assert!(m.contains("| DATA LOSS (1 file, 1 scrub error) |"), "{m}");
+    assert!(
+        m.contains("| btrfs-single | healthy | 299/300 | 95.94MiB | 0 | 1 | 0 |"),
+        "{m}"
+    );
+    assert!(
+        m.contains(
+            "| btrfs-single | btrfs scrub after healthy | | | 1 uncorrectable | 0 corrected | |"
+        ),
+        "{m}"
+    );
+    assert!(
+        m.contains("| btrfs-raid5 | degrade | could not be done: mount: wrong fs type |"),
+        "{m}"
+    );
+    let back: LabReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back, r);
+    assert_eq!(
+        back.layouts[2].integrity_text(),
+        "DATA LOSS (1 file, 1 scrub error)"
+    );
+}
