@@ -10,7 +10,7 @@ use super::LayoutError;
 use super::cmd::Runner;
 use super::stack::{FsKind, RaidLayer, Stack};
 use super::state::{Owned, StateFile};
-use super::{btrfs, fs, loopdev, lvm, mdadm, signature};
+use super::{btrfs, fs, loopdev, lvm, mdadm, signature, zfs};
 
 mod failure;
 
@@ -325,6 +325,10 @@ impl Session {
                 self.runner.run_interruptible(&argv, None::<&[&str]>)?;
                 mkfs_done = true;
             }
+            RaidLayer::Zfs(z) => {
+                self.zfs_pool(index, name, z, &devs)?;
+                mkfs_done = true;
+            }
             RaidLayer::Md(o) => {
                 let dev = mdadm::free_device();
                 let md_name = format!("iolab-{}-{index}", self.lab_id);
@@ -361,30 +365,27 @@ impl Session {
             self.runner.run_interruptible(&argv, None::<&[&str]>)?;
         }
         check_stop()?;
-        let mnt = self
-            .mount_base
-            .join(format!("iolab-{}-{index}-{name}", self.lab_id));
-        self.push(Owned::Dir { path: mnt.clone() })?;
-        if !dry {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&mnt)
-                .map_err(|e| LayoutError::io("cannot create mount point", &mnt, e))?;
+        let mnt = self.mount_point(index, name);
+        let zfs = matches!(stack.raid, RaidLayer::Zfs(_));
+        if !zfs {
+            self.make_mount_point(&mnt)?;
+            self.push(Owned::Mount { path: mnt.clone() })?;
         }
-        self.push(Owned::Mount { path: mnt.clone() })?;
         let others: Vec<PathBuf> = if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
             members[1..].to_vec()
         } else {
             Vec::new()
         };
-        self.runner.run(&fs::mount_argv(
-            stack.fs,
-            &base,
-            &others,
-            &mnt,
-            &stack.mount_options,
-            false,
-        ))?;
+        if !zfs {
+            self.runner.run(&fs::mount_argv(
+                stack.fs,
+                &base,
+                &others,
+                &mnt,
+                &stack.mount_options,
+                false,
+            ))?;
+        }
         let build_time = t0.elapsed();
         let usable_bytes = if dry {
             0
@@ -413,6 +414,45 @@ impl Session {
             log_mark,
             index,
         })
+    }
+
+    /// Where layout `index` is mounted: a private directory under the mount base.
+    fn mount_point(&self, index: usize, name: &str) -> PathBuf {
+        self.mount_base
+            .join(format!("iolab-{}-{index}-{name}", self.lab_id))
+    }
+
+    /// Records and creates the private mount point (mode 0700).
+    fn make_mount_point(&mut self, mnt: &Path) -> Result<(), LayoutError> {
+        self.push(Owned::Dir {
+            path: mnt.to_path_buf(),
+        })?;
+        if !self.runner.is_dry_run() {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(mnt)
+                .map_err(|e| LayoutError::io("cannot create mount point", mnt, e))?;
+        }
+        Ok(())
+    }
+
+    /// A ZFS pool on `devs` and its dataset mounted on the layout's mount point, each
+    /// recorded before it is made (`zpool destroy` unmounts the dataset at teardown).
+    fn zfs_pool(
+        &mut self,
+        index: usize,
+        name: &str,
+        z: &zfs::ZfsOptions,
+        devs: &[PathBuf],
+    ) -> Result<(), LayoutError> {
+        let mnt = self.mount_point(index, name);
+        self.make_mount_point(&mnt)?;
+        let pool = zfs::pool_name(&self.lab_id, index);
+        self.push(Owned::Zpool {
+            name: pool.clone(),
+            members: devs.to_vec(),
+        })?;
+        zfs::build(&self.runner, &pool, z, devs, &mnt)
     }
 
     /// Tears down one layout (everything made since it was built); returns what could not go.

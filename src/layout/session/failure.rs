@@ -12,7 +12,7 @@ use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
 use super::super::stack::{FsKind, RaidLayer};
 use super::super::state::Owned;
-use super::super::{btrfs, fs, loopdev, mdadm, signature};
+use super::super::{btrfs, fs, loopdev, mdadm, signature, zfs};
 use super::{Built, DiskSource, Session, check_stop};
 
 /// What degrading did.
@@ -162,6 +162,14 @@ impl Session {
                 })?;
                 for victim in &victims {
                     self.md_fail(&md, victim)?;
+                }
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
+            }
+            RaidLayer::Zfs(_) => {
+                let pool = zfs::pool_name(&self.lab_id, b.index);
+                for victim in &victims {
+                    zfs::degrade(&self.runner, &pool, victim, false)?;
                 }
                 b.failed.extend(&idxs);
                 b.degraded_at = Some(Instant::now());
@@ -380,6 +388,12 @@ impl Session {
                 total_secs = t.elapsed().as_secs_f64();
                 total_bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
             }
+            RaidLayer::Zfs(z) => {
+                let (secs, bytes) =
+                    self.zfs_resilver(b, z.vdev, z.width, &failed, disks, &mut new_members)?;
+                total_secs = secs;
+                total_bytes = bytes;
+            }
             RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
         }
         Ok(RebuildInfo {
@@ -409,6 +423,84 @@ impl Session {
         if b.stack.fs == FsKind::Btrfs {
             out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
         }
+        if matches!(b.stack.raid, RaidLayer::Zfs(_)) {
+            let pool = zfs::pool_name(&self.lab_id, b.index);
+            out.push(zfs_outcome(&zfs::scrub(&self.runner, &pool)?));
+        }
         Ok(out)
+    }
+
+    /// Replaces the failed members of a pool one after the other (`zpool replace`, `zpool wait
+    /// -t resilver`); a dRAID resilvers onto its distributed spares while it has them
+    /// (`zpool replace -s POOL OLD draidP-0-K`). Returns seconds and bytes resilvered.
+    fn zfs_resilver(
+        &mut self,
+        b: &mut Built,
+        vdev: zfs::VdevKind,
+        width: usize,
+        failed: &[usize],
+        disks: &DiskSource,
+        new_members: &mut Vec<PathBuf>,
+    ) -> Result<(f64, u64), LayoutError> {
+        let pool = zfs::pool_name(&self.lab_id, b.index);
+        let (mut secs, mut bytes) = (0.0, 0);
+        for (k, &idx) in failed.iter().enumerate() {
+            let old = b.members[idx].clone();
+            let (new, new_backing, sequential) = match vdev {
+                zfs::VdevKind::Draid { parity, spares, .. } if (k as u32) < spares => {
+                    let vd = idx / width.max(1);
+                    (
+                        PathBuf::from(zfs::draid_spare_name(parity, vd, k)),
+                        None,
+                        true,
+                    )
+                }
+                _ => {
+                    let (d, f) = self.replacement(b, idx, disks, new_members)?;
+                    (d, f, false)
+                }
+            };
+            check_stop()?;
+            if new == old {
+                let _ = self.runner.run(&zfs::labelclear_argv(&new));
+            }
+            let r = zfs::resilver(
+                &self.runner,
+                &pool,
+                &old,
+                &new.to_string_lossy(),
+                sequential,
+            )?;
+            secs += r.seconds;
+            bytes += r.bytes;
+            b.members[idx] = new.clone();
+            b.backing[idx] = new_backing;
+            b.failed.retain(|&i| i != idx);
+            b.replaced += 1;
+            new_members.push(new);
+        }
+        Ok((secs, bytes))
+    }
+}
+
+/// A `zpool scrub` in the shape of the other layers' checks: unrepaired errors (the scan
+/// line's, or 1 when `errors:` lists damaged files), checksum errors found and repaired.
+fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
+    let errors = s.errors.max(u64::from(s.data_errors));
+    let counters = [
+        ("cksum_errors", s.cksum),
+        ("read_errors", s.read),
+        ("write_errors", s.write),
+        ("repaired_bytes", s.repaired),
+        ("errors", s.errors),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    ScrubOutcome {
+        tool: "zpool scrub".into(),
+        errors,
+        corrected: if errors == 0 { s.cksum } else { 0 },
+        counters,
     }
 }
