@@ -238,6 +238,7 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
         }
     }
     let btrfs: Vec<BtrfsFs> = membership::btrfs_filesystems(Path::new("/sys/fs/btrfs"));
+    let zpools = membership::zpool_map();
     let pvs = if sigs
         .values()
         .any(|s| s.fs_type.as_deref() == Some("LVM2_member"))
@@ -295,6 +296,7 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
             &pvs,
             &d.path,
         );
+        membership::add_zpool(&mut membership, &zpools, &d.path);
         let mut used_by = d.holders.clone();
         for p in &partitions {
             let holders = blockdev::BlockDevice::read(p)
@@ -305,19 +307,11 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
                     used_by.push(h.clone());
                 }
             }
-            membership.extend(
-                membership::memberships(
-                    class_block,
-                    p,
-                    &holders,
-                    sigs.get(p),
-                    &btrfs,
-                    &pvs,
-                    &Path::new("/dev").join(p),
-                )
-                .into_iter()
-                .map(|m| m.with_via(p)),
-            );
+            let dev = Path::new("/dev").join(p);
+            let mut of_part =
+                membership::memberships(class_block, p, &holders, sigs.get(p), &btrfs, &pvs, &dev);
+            membership::add_zpool(&mut of_part, &zpools, &dev);
+            membership.extend(of_part.into_iter().map(|m| m.with_via(p)));
         }
         let mut names = vec![d.name.clone()];
         names.extend(partitions.iter().cloned());
