@@ -455,6 +455,25 @@ impl Session {
         zfs::build(&self.runner, &pool, z, devs, &mnt)
     }
 
+    /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
+    pub fn zpool_of(&self, b: &Built) -> Option<String> {
+        matches!(b.stack.raid, RaidLayer::Zfs(_)).then(|| zfs::pool_name(&self.lab_id, b.index))
+    }
+
+    /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
+    pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
+        zfs::set_arc_max(&self.runner, bytes)
+    }
+
+    /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
+    /// where it was); nothing for other layouts.
+    pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
+        match self.zpool_of(b) {
+            Some(pool) => zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
+            None => Ok(()),
+        }
+    }
+
     /// Tears down one layout (everything made since it was built); returns what could not go.
     pub fn teardown(&mut self, b: Built) -> Vec<(Owned, LayoutError)> {
         let failed = self.teardown_to(b.mark);

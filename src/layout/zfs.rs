@@ -431,6 +431,15 @@ pub fn drop_arc(runner: &Runner, pool: &str, dev_dir: &Path) -> Result<(), Layou
     Ok(())
 }
 
+/// Where a running scan (resilver, scrub) is held at run time.
+pub const SCAN_SUSPEND: &str = "/sys/module/zfs/parameters/zfs_scan_suspend_progress";
+
+/// Holds (`true`) or releases every running resilver and scrub: how a second fault is
+/// injected while a resilver is still running.
+pub fn hold_scans(runner: &Runner, hold: bool) -> Result<(), LayoutError> {
+    runner.write_file(Path::new(SCAN_SUSPEND), if hold { "1" } else { "0" })
+}
+
 /// Takes `dev` offline (faulted when `fault`); the pool stays mounted, degraded.
 pub fn degrade(runner: &Runner, pool: &str, dev: &Path, fault: bool) -> Result<(), LayoutError> {
     runner.run(&offline_argv(pool, dev, fault))?;

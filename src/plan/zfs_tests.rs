@@ -93,7 +93,8 @@ fn twelve_16tb_disks() {
     assert_eq!(c.allocatable, 6 * 930 * (1 << 34));
     assert_eq!(c.usable, 6 * 930 * (1 << 34) - (128 << 30));
     assert_eq!(c.usable, 95_726_231_093_248);
-    // draid2:8d:2s on 12: 10 children of 16MiB rows (953674 rows each), 9312 x 16GiB,
+    // draid2:8d:2s on 12: 10 children of 953674 16MiB rows = 159999946915840 bytes, 9313
+    // metaslabs less the embedded log = 9312 x 16GiB,
     // 32/40 of it, less slop.
     let c = cap("draid2:8d:2s", 12, TB16, &p);
     assert_eq!(c.allocatable, 9_312 * (1 << 34));
