@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 mod lab_world;
-use common::{kind, need_root, skip};
+use common::{kind, skip};
 use lab_world::World;
 
 fn example() -> PathBuf {
@@ -50,9 +50,7 @@ fn dry_run_prints_the_zpool_lifecycle() {
 
 #[test]
 fn a_zfs_layout_without_the_module_is_unavailable_and_touches_nothing() {
-    if !need_root() {
-        return;
-    }
+    lab_world::require_lab!("losetup" => "mount");
     if Path::new("/sys/module/zfs").exists() {
         skip(
             &kind::kernel("zfs"),
