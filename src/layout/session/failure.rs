@@ -464,6 +464,9 @@ impl Session {
             if new == old {
                 let _ = self.runner.run(&zfs::labelclear_argv(&new));
             }
+            if !sequential {
+                self.zpool_member_added(&pool, &new)?;
+            }
             let r = zfs::resilver(
                 &self.runner,
                 &pool,
@@ -480,6 +483,30 @@ impl Session {
             new_members.push(new);
         }
         Ok((secs, bytes))
+    }
+}
+
+impl Session {
+    /// Records `dev` as a device of `pool` before it joins it, so teardown clears its label.
+    fn zpool_member_added(&mut self, pool: &str, dev: &Path) -> Result<(), LayoutError> {
+        let at = self
+            .objects
+            .iter()
+            .position(|o| matches!(o, Owned::Zpool { name, .. } if name == pool));
+        if let Some(i) = at {
+            if let Owned::Zpool { name, members } = &self.objects[i] {
+                if !members.iter().any(|m| m == dev) {
+                    let mut members = members.clone();
+                    members.push(dev.to_path_buf());
+                    let o = Owned::Zpool {
+                        name: name.clone(),
+                        members,
+                    };
+                    self.set(i, o)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
