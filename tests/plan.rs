@@ -362,3 +362,42 @@ fn impossible_inputs_give_one_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?} printed a result");
     }
 }
+
+/// The must-show: ZFS layouts beside md RAID6 on 12 x 16TB, with the capacities the
+/// formulas of docs/plan-model.md give (spelled out in src/plan/zfs_tests.rs).
+#[test]
+fn zfs_layouts_on_twelve_16tb_disks() {
+    let args: Vec<String> = [
+        "plan",
+        "--disks",
+        "12",
+        "--disk-size",
+        "16TB",
+        "--layouts",
+        "raidz2,2xraidz2,6xmirror,draid2:8d:2s,raid6",
+        "--format",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let doc = run_json(&args);
+    let usable = |n: &str| layout(&doc, n)["usable_bytes"].as_u64().unwrap();
+    assert_eq!(usable("raidz2"), 146_123_786_389_016);
+    assert_eq!(usable("2xraidz2"), 127_818_226_728_960);
+    assert_eq!(usable("6xmirror"), 95_726_231_093_248);
+    assert_eq!(usable("draid2:8d:2s"), 127_845_714_519_654);
+    assert_eq!(usable("raid6"), 160_000_000_000_000);
+    assert_eq!(
+        layout(&doc, "raidz2")["zfs_list_bytes"].as_u64(),
+        Some(146_088_078_082_048)
+    );
+    assert!(layout(&doc, "raid6")["zfs_list_bytes"].is_null());
+    assert_eq!(layout(&doc, "draid2:8d:2s")["level"], "draid2:8d:2s");
+    // A raidz vdev gives about one disk's random IOPS; six mirrors read from all 12 disks.
+    assert_eq!(f(layout(&doc, "raidz2"), "rand_read_iops"), 120.0);
+    assert_eq!(f(layout(&doc, "6xmirror"), "rand_read_iops"), 1440.0);
+    // The resilver copies half a disk (--fill 50%): half of md's rebuild time.
+    let hours = |n: &str| f(layout(&doc, n), "rebuild_hours");
+    assert!((hours("raidz2") * 2.0 - hours("raid6")).abs() < 1e-6);
+}

@@ -13,7 +13,8 @@ use super::{Context, usage};
 use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{DEFAULT_AFR, URE_DESKTOP, URE_ENTERPRISE};
 use crate::plan::{
-    Caps, DiskPerf, MeasuredPerf, PlanInput, RebuildSpeed, RiskParams, parse_layouts, render,
+    Caps, DiskPerf, MeasuredPerf, PlanInput, RebuildSpeed, RiskParams, ZfsParams, parse_layouts,
+    render,
 };
 use crate::sample::RunRecord;
 
@@ -35,7 +36,9 @@ pub enum Format {
     after_help = "Example (the 45-disk pod of xfs-raid-45-spindles.txt):\n  \
 iolab plan --disks 45 --disk-size 2TB --layouts raid6,raid6+2spares,raid5+1spare,raid5\n\n\
 Layouts: raid0 raid1 raid5 raid6 raid10 and btrfs-single btrfs-raid0 btrfs-raid1 \
-btrfs-raid1c3 btrfs-raid1c4 btrfs-raid10 btrfs-raid5 btrfs-raid6; add +Nspares for hot spares \
+btrfs-raid1c3 btrfs-raid1c4 btrfs-raid10 btrfs-raid5 btrfs-raid6, and ZFS mirror raidz1 raidz2 \
+raidz3 draidP:Dd:Ss (6xmirror = six 2-way mirrors, 2xraidz2 = two raidz2 vdevs; --recordsize, \
+--ashift and --fill shape their capacity and resilver); add +Nspares for hot spares \
 (taken out of --disks) and prefix Nx for N groups striped together (3xraid6 = 3 raid6 arrays of \
 15 on 45 disks).\n\n\
 Default AFR: Backblaze Drive Stats for 2024 (published February 2025), 1.57% annualized \
@@ -71,6 +74,35 @@ pub struct PlanOptions {
         allow_hyphen_values = true
     )]
     pub chunk: String,
+
+    /// ZFS layouts: the dataset's recordsize (capacity counts parity and raidz padding per
+    /// record of this size).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "128k",
+        allow_hyphen_values = true
+    )]
+    pub recordsize: String,
+
+    /// ZFS layouts: the pool's ashift (sectors of 2^ashift bytes; 12 for 4k-sector disks).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "12",
+        allow_hyphen_values = true
+    )]
+    pub ashift: String,
+
+    /// ZFS layouts: how full the pool is when a disk fails, as a fraction (0.5) or a
+    /// percentage (50%): a resilver copies allocated data only.
+    #[arg(
+        long,
+        value_name = "FILL",
+        default_value = "50%",
+        allow_hyphen_values = true
+    )]
+    pub fill: String,
 
     /// Take per-disk speeds from a stored run of one disk (id, prefix, label, `last`: e.g. an
     /// `iolab run /dev/sdb` or `iolab disks --bench`) or from a JSON run record file (`iolab run
@@ -354,6 +386,19 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
         (None, Some(t)) => RebuildSpeed::Fraction(number("--rebuild-fraction", t)?),
         (None, None) => RebuildSpeed::default(),
     };
+    let zfs = ZfsParams {
+        recordsize: size("--recordsize", &a.recordsize)?,
+        ashift: a.ashift.trim().parse().map_err(|_| {
+            usage(format!(
+                "--ashift: '{}' is not a whole number (e.g. --ashift 12)",
+                a.ashift
+            ))
+        })?,
+        fill: match a.fill.trim().strip_suffix('%') {
+            Some(p) => number("--fill", p)? / 100.0,
+            None => number("--fill", a.fill.trim())?,
+        },
+    };
     Ok((
         PlanInput {
             disks,
@@ -364,6 +409,7 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
             caps,
             risk,
             rebuild,
+            zfs,
         },
         source,
     ))

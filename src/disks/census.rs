@@ -200,6 +200,8 @@ struct Facts {
     btrfs: Vec<BtrfsFs>,
     /// LVM physical volumes (only asked for when a signature says LVM2_member).
     pvs: HashMap<PathBuf, Option<String>>,
+    /// Members of imported zpools (empty without the zpool tool).
+    zpools: HashMap<PathBuf, Membership>,
     /// Every mount.
     mounts: Vec<MountInfo>,
 }
@@ -225,6 +227,7 @@ pub fn describe_all(devs: Vec<BlockDevice>) -> Vec<DiskInfo> {
         sigs,
         btrfs,
         pvs,
+        zpools: membership::zpool_map(),
         mounts: crate::system::mounts::mounts(),
     };
     devs.into_iter()
@@ -372,6 +375,7 @@ fn memberships_with_partitions(
         &facts.pvs,
         &d.path,
     );
+    membership::add_zpool(&mut membership, &facts.zpools, &d.path);
     let mut used_by = d.holders.clone();
     for p in partitions {
         let holders = blockdev::BlockDevice::read(p)
@@ -382,19 +386,18 @@ fn memberships_with_partitions(
                 used_by.push(h.clone());
             }
         }
-        membership.extend(
-            membership::memberships(
-                class_block,
-                p,
-                &holders,
-                facts.sigs.get(p),
-                &facts.btrfs,
-                &facts.pvs,
-                &Path::new("/dev").join(p),
-            )
-            .into_iter()
-            .map(|m| m.with_via(p)),
+        let dev = Path::new("/dev").join(p);
+        let mut of_part = membership::memberships(
+            class_block,
+            p,
+            &holders,
+            facts.sigs.get(p),
+            &facts.btrfs,
+            &facts.pvs,
+            &dev,
         );
+        membership::add_zpool(&mut of_part, &facts.zpools, &dev);
+        membership.extend(of_part.into_iter().map(|m| m.with_via(p)));
     }
     (membership, used_by)
 }

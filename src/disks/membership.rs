@@ -43,6 +43,19 @@ pub enum Membership {
         /// The partition through which the disk is a member.
         via: Option<String>,
     },
+    /// A device of a ZFS pool.
+    Zpool {
+        /// Pool name (from `zpool status`, or the label of a pool not imported).
+        pool: String,
+        /// Its top-level vdev (`raidz2-0`, `mirror-1`), when the pool is imported.
+        vdev: Option<String>,
+        /// `data`, `special`, `dedup`, `log`, `cache` or `spare`, when the pool is imported.
+        role: Option<String>,
+        /// The device's state in the pool (`ONLINE`, `OFFLINE`...), or `not imported`.
+        state: Option<String>,
+        /// The partition through which the disk is a member (ZFS partitions whole disks).
+        via: Option<String>,
+    },
     /// An LVM physical volume.
     LvmPv {
         /// Volume group, when the PV is in one and `pvs` could tell.
@@ -89,6 +102,20 @@ impl Membership {
                 ),
                 via,
             ),
+            Membership::Zpool {
+                pool,
+                vdev,
+                role,
+                state,
+                via,
+            } => {
+                let mut s = format!("zpool {pool}");
+                for x in [vdev, role, state].into_iter().flatten() {
+                    s.push(' ');
+                    s.push_str(x);
+                }
+                (s, via)
+            }
             Membership::LvmPv { vg, via } => (
                 match vg {
                     Some(v) => format!("lvm-pv {v}"),
@@ -108,6 +135,7 @@ impl Membership {
         let v = match &mut self {
             Membership::Md { via, .. }
             | Membership::Btrfs { via, .. }
+            | Membership::Zpool { via, .. }
             | Membership::LvmPv { via, .. } => via,
         };
         *v = Some(part.to_string());
@@ -255,6 +283,49 @@ pub fn pvs_map() -> HashMap<PathBuf, Option<String>> {
         .unwrap_or_default()
 }
 
+/// Where each device of every imported pool sits: real device path (`zpool status -P -L`
+/// resolves links) to its membership. Empty when zpool is not installed or no pool exists.
+pub fn zpool_map() -> HashMap<PathBuf, Membership> {
+    if crate::layout::avail::which("zpool").is_none() {
+        return HashMap::new();
+    }
+    let mut c = Command::new("zpool");
+    c.args(["status", "-P", "-L"]);
+    super::tools::run_one(c, super::tools::TOOL_TIMEOUT)
+        .map(|o| parse_zpool_status(&String::from_utf8_lossy(&o)))
+        .unwrap_or_default()
+}
+
+/// Parses `zpool status -P -L` of every pool into device path -> membership.
+pub fn parse_zpool_status(text: &str) -> HashMap<PathBuf, Membership> {
+    let mut m = HashMap::new();
+    for pool in crate::layout::zfs::status::parse_all(text) {
+        for d in pool.devices.iter().filter(|d| d.name.starts_with('/')) {
+            m.insert(
+                PathBuf::from(&d.name),
+                Membership::Zpool {
+                    pool: pool.pool.clone(),
+                    vdev: (d.vdev != d.name).then(|| d.vdev.clone()),
+                    role: Some(d.role.name().to_string()),
+                    state: Some(d.state.clone()),
+                    via: None,
+                },
+            );
+        }
+    }
+    m
+}
+
+/// Adds the pool membership of the device at `path` from `map` (replacing a `not imported`
+/// guess from its signature).
+pub fn add_zpool(out: &mut Vec<Membership>, map: &HashMap<PathBuf, Membership>, path: &Path) {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(z) = map.get(&real).or_else(|| map.get(path)) {
+        out.retain(|m| !matches!(m, Membership::Zpool { vdev: None, .. }));
+        out.push(z.clone());
+    }
+}
+
 /// The md arrays a device is a member of, from its holders and the array's `md/` directory.
 pub fn md_of(class_block: &Path, name: &str, holders: &[String]) -> Vec<Membership> {
     holders
@@ -349,6 +420,17 @@ pub fn memberships(
             });
         }
     }
+    if fs_type == Some("zfs_member") {
+        out.push(Membership::Zpool {
+            pool: sig
+                .and_then(|s| s.label.clone())
+                .unwrap_or_else(|| "?".into()),
+            vdev: None,
+            role: None,
+            state: Some("not imported".into()),
+            via: None,
+        });
+    }
     if fs_type == Some("LVM2_member") {
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         out.push(Membership::LvmPv {
@@ -362,6 +444,81 @@ pub fn memberships(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `zpool status -P -L` of two pools, by hand from zpool's documented format: a raidz2 on
+    /// partitions of whole disks (ZFS partitions what it is given), with special, log, cache
+    /// and spare; and a plain mirror of loop devices.
+    const ZPOOL_STATUS: &str = "  pool: tank
+ state: ONLINE
+config:
+
+\tNAME           STATE     READ WRITE CKSUM
+\ttank           ONLINE       0     0     0
+\t  raidz2-0     ONLINE       0     0     0
+\t    /dev/sdb1  ONLINE       0     0     0
+\t    /dev/sdc1  ONLINE       0     0     0
+\t    /dev/sdd1  ONLINE       0     0     0
+\t    /dev/sde1  ONLINE       0     0     0
+\tspecial
+\t  mirror-1     ONLINE       0     0     0
+\t    /dev/nvme0n1p1  ONLINE   0     0     0
+\t    /dev/nvme1n1p1  ONLINE   0     0     0
+\tlogs
+\t  /dev/nvme2n1p1   ONLINE   0     0     0
+\tcache
+\t  /dev/sdf1    ONLINE       0     0     0
+\tspares
+\t  /dev/sdg1    AVAIL
+
+errors: No known data errors
+
+  pool: scratch
+ state: DEGRADED
+config:
+
+\tNAME            STATE     READ WRITE CKSUM
+\tscratch         DEGRADED     0     0     0
+\t  mirror-0      DEGRADED     0     0     0
+\t    /dev/loop0  ONLINE       0     0     0
+\t    /dev/loop1  OFFLINE      0     0     0
+
+errors: No known data errors
+";
+
+    #[test]
+    fn zpool_members_with_vdev_and_role() {
+        let m = parse_zpool_status(ZPOOL_STATUS);
+        assert_eq!(m.len(), 11);
+        let short = |p: &str| m[&PathBuf::from(p)].short();
+        assert_eq!(short("/dev/sdb1"), "zpool tank raidz2-0 data ONLINE");
+        assert_eq!(
+            short("/dev/nvme1n1p1"),
+            "zpool tank mirror-1 special ONLINE"
+        );
+        assert_eq!(short("/dev/nvme2n1p1"), "zpool tank log ONLINE");
+        assert_eq!(short("/dev/sdf1"), "zpool tank cache ONLINE");
+        assert_eq!(short("/dev/sdg1"), "zpool tank spare AVAIL");
+        assert_eq!(short("/dev/loop1"), "zpool scratch mirror-0 data OFFLINE");
+        assert_eq!(
+            m[&PathBuf::from("/dev/sdc1")]
+                .clone()
+                .with_via("sdc1")
+                .short(),
+            "sdc1: zpool tank raidz2-0 data ONLINE"
+        );
+        // The imported pool's entry replaces the signature's guess.
+        let mut out = vec![Membership::Zpool {
+            pool: "tank".into(),
+            vdev: None,
+            role: None,
+            state: Some("not imported".into()),
+            via: None,
+        }];
+        assert_eq!(out[0].short(), "zpool tank not imported");
+        add_zpool(&mut out, &m, Path::new("/dev/sdb1"));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].short(), "zpool tank raidz2-0 data ONLINE");
+    }
 
     #[test]
     fn md_member_from_holders_and_md_dir() {

@@ -28,6 +28,8 @@ pub struct Availability {
     pub lvm: Result<(), String>,
     /// wipefs (signature checks and wiping of real devices).
     pub wipefs: Result<(), String>,
+    /// The zfs module (loaded, or loadable by the running kernel) and zpool/zfs.
+    pub zfs: Result<(), String>,
 }
 
 /// Finds a program on `$PATH` or in the sbin directories (where mkfs and mdadm live, and which
@@ -112,6 +114,7 @@ impl Availability {
             md,
             lvm,
             wipefs: tools(&["wipefs"], "util-linux"),
+            zfs: zfs(),
         }
     }
 
@@ -126,6 +129,7 @@ impl Availability {
             md: Ok(()),
             lvm: Ok(()),
             wipefs: Ok(()),
+            zfs: Ok(()),
         }
     }
 
@@ -140,6 +144,7 @@ impl Availability {
         }
         match &stack.raid {
             RaidLayer::Md(_) => self.md.clone()?,
+            RaidLayer::Zfs(_) => return self.zfs.clone(),
             RaidLayer::Btrfs { .. } | RaidLayer::None => {}
         }
         if stack.lvm {
@@ -149,9 +154,23 @@ impl Availability {
             FsKind::Xfs => self.xfs.clone(),
             FsKind::Ext4 => self.ext4.clone(),
             FsKind::Btrfs => self.btrfs.clone(),
+            FsKind::Zfs => self.zfs.clone(),
         }
     }
 }
+
+/// The reason a zfs layout is `unavailable here: no zfs module; run with --vm` (the running
+/// kernel has no zfs module loaded or installed), or that zpool/zfs are missing.
+fn zfs() -> Result<(), String> {
+    let loaded = Path::new("/sys/module/zfs").exists();
+    if !loaded && !kernel_module("/zfs.ko") {
+        return Err(NO_ZFS.into());
+    }
+    tools(&["zpool", "zfs"], "zfsutils-linux")
+}
+
+/// Why a zfs layout cannot run on a host without the module.
+pub const NO_ZFS: &str = "no zfs module; run with --vm";
 
 #[cfg(test)]
 mod tests {
@@ -186,6 +205,27 @@ mod tests {
         assert_eq!(a.check(&md_stack(), true), Err("no md".into()));
         a.root = Err("root".into());
         assert_eq!(a.check(&md_stack(), true), Err("root".into()));
+    }
+
+    #[test]
+    fn a_zfs_layout_needs_the_module() {
+        let mut a = Availability::everything();
+        let mut z = md_stack();
+        z.raid = RaidLayer::Zfs(crate::layout::zfs::ZfsOptions::simple(
+            crate::layout::zfs::VdevKind::Raidz(2),
+            6,
+        ));
+        z.fs = FsKind::Zfs;
+        z.lvm = false;
+        assert!(a.check(&z, true).is_ok());
+        a.zfs = Err(NO_ZFS.into());
+        assert_eq!(
+            a.check(&z, true)
+                .map_err(|e| format!("unavailable here: {e}")),
+            Err("unavailable here: no zfs module; run with --vm".into())
+        );
+        // md layouts do not care.
+        assert!(a.check(&md_stack(), true).is_ok());
     }
 
     #[test]

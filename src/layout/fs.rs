@@ -22,6 +22,8 @@ pub fn mkfs_argv(fs: FsKind, options: &[String], dev: &Path) -> Vec<String> {
             }
         }
         FsKind::Btrfs => a.extend(["mkfs.btrfs", "-f"].map(String::from)),
+        // A pool is made by `zfs::create_argv`; nothing formats a ZFS device alone.
+        FsKind::Zfs => a.extend(["zpool", "labelclear", "-f"].map(String::from)),
     }
     a.extend(options.iter().cloned());
     a.push(dev.to_string_lossy().into_owned());

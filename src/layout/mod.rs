@@ -23,6 +23,7 @@ pub mod session;
 pub mod signature;
 pub mod stack;
 pub mod state;
+pub mod zfs;
 
 pub use avail::Availability;
 pub use cmd::Runner;

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::stack::Stack;
+use super::stack::{RaidLayer, Stack};
 use super::state::{Owned, StateFile};
-use super::{loopdev, signature};
+use super::{loopdev, signature, zfs};
 
 mod build;
 mod failure;
@@ -254,6 +254,65 @@ impl Session {
                 self.teardown_to(mark);
                 Err(e)
             }
+        }
+    }
+
+    /// Where layout `index` is mounted: a private directory under the mount base.
+    fn mount_point(&self, index: usize, name: &str) -> PathBuf {
+        self.mount_base
+            .join(format!("iolab-{}-{index}-{name}", self.lab_id))
+    }
+
+    /// Records and creates the private mount point (mode 0700).
+    fn make_mount_point(&mut self, mnt: &Path) -> Result<(), LayoutError> {
+        self.push(Owned::Dir {
+            path: mnt.to_path_buf(),
+        })?;
+        if !self.runner.is_dry_run() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(mnt)
+                .map_err(|e| LayoutError::io("cannot create mount point", mnt, e))?;
+        }
+        Ok(())
+    }
+
+    /// A ZFS pool on `devs` and its dataset mounted on the layout's mount point, each
+    /// recorded before it is made (`zpool destroy` unmounts the dataset at teardown).
+    fn zfs_pool(
+        &mut self,
+        index: usize,
+        name: &str,
+        z: &zfs::ZfsOptions,
+        devs: &[PathBuf],
+    ) -> Result<(), LayoutError> {
+        let mnt = self.mount_point(index, name);
+        self.make_mount_point(&mnt)?;
+        let pool = zfs::pool_name(&self.lab_id, index);
+        self.push(Owned::Zpool {
+            name: pool.clone(),
+            members: devs.to_vec(),
+        })?;
+        zfs::build(&self.runner, &pool, z, devs, &mnt)
+    }
+
+    /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
+    pub fn zpool_of(&self, b: &Built) -> Option<String> {
+        matches!(b.stack.raid, RaidLayer::Zfs(_)).then(|| zfs::pool_name(&self.lab_id, b.index))
+    }
+
+    /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
+    pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
+        zfs::set_arc_max(&self.runner, bytes)
+    }
+
+    /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
+    /// where it was); nothing for other layouts.
+    pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
+        match self.zpool_of(b) {
+            Some(pool) => zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
+            None => Ok(()),
         }
     }
 

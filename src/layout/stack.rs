@@ -230,6 +230,8 @@ pub enum RaidLayer {
     },
     /// An md array.
     Md(MdOptions),
+    /// A ZFS pool (ZFS is the RAID layer and the filesystem).
+    Zfs(super::zfs::ZfsOptions),
 }
 
 /// A filesystem type.
@@ -242,6 +244,8 @@ pub enum FsKind {
     Ext4,
     /// btrfs.
     Btrfs,
+    /// ZFS: only ever set by a `zfs` RAID layer (`fs = "zfs"` is not accepted alone).
+    Zfs,
 }
 
 impl FsKind {
@@ -261,6 +265,7 @@ impl FsKind {
             FsKind::Xfs => "xfs",
             FsKind::Ext4 => "ext4",
             FsKind::Btrfs => "btrfs",
+            FsKind::Zfs => "zfs",
         }
     }
 
@@ -270,6 +275,7 @@ impl FsKind {
             FsKind::Xfs => "mkfs.xfs",
             FsKind::Ext4 => "mkfs.ext4",
             FsKind::Btrfs => "mkfs.btrfs",
+            FsKind::Zfs => "zpool",
         }
     }
 
@@ -279,6 +285,8 @@ impl FsKind {
             FsKind::Xfs => 300_000_000,
             FsKind::Ext4 => 1 << 20,
             FsKind::Btrfs => 128 << 20,
+            // zpool refuses devices under 64MiB.
+            FsKind::Zfs => 64 << 20,
         }
     }
 }
@@ -329,6 +337,7 @@ impl Stack {
                 MdLevel::Raid6 => 2,
                 MdLevel::Raid4 | MdLevel::Raid5 | MdLevel::Raid10 => 1,
             },
+            RaidLayer::Zfs(z) => z.tolerated_failures(),
         }
     }
 
@@ -339,6 +348,7 @@ impl Stack {
             RaidLayer::None => member_size,
             RaidLayer::Btrfs { data, .. } => data.usable(self.members, member_size),
             RaidLayer::Md(md) => md.level.usable(self.members, member_size),
+            RaidLayer::Zfs(z) => z.usable(member_size),
         }
     }
 
@@ -374,11 +384,12 @@ impl Stack {
                 }
                 parts.push(s);
             }
+            RaidLayer::Zfs(z) => parts.push(z.describe()),
         }
         if self.lvm {
             parts.push("lvm".into());
         }
-        if !matches!(self.raid, RaidLayer::Btrfs { .. }) {
+        if !matches!(self.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
             parts.push(self.fs.name().to_string());
         }
         let mut s = parts.join(" > ");

@@ -57,6 +57,13 @@ pub enum Owned {
         /// Physical volumes.
         pvs: Vec<PathBuf>,
     },
+    /// A ZFS pool we created (its dataset mounted on a directory we made).
+    Zpool {
+        /// Pool name; carries the lab id (`iolab-<lab>-<index>`).
+        name: String,
+        /// Every device in it (labels cleared after a normal destroy).
+        members: Vec<PathBuf>,
+    },
     /// A filesystem mounted on a directory we made.
     Mount {
         /// The mount point.
@@ -81,13 +88,14 @@ pub enum Owned {
 }
 
 impl Owned {
-    /// Teardown order: lower first. Unmount before anything under the mount goes away, btrfs
-    /// forget and LVM before the md array under them, md before the loop devices, loop devices
-    /// before their files, files before their directory.
+    /// Teardown order: lower first. Unmount before anything under the mount goes away; btrfs
+    /// forget, zpool destroy (which unmounts its dataset) and LVM before the md array under
+    /// them; md before the loop devices, loop devices before their files, files before their
+    /// directory.
     pub fn rank(&self) -> u8 {
         match self {
             Owned::Process { .. } | Owned::Mount { .. } => 0,
-            Owned::Btrfs { .. } => 1,
+            Owned::Btrfs { .. } | Owned::Zpool { .. } => 1,
             Owned::Vg { .. } => 2,
             Owned::Md { .. } => 3,
             Owned::Loop { .. } => 4,
@@ -115,6 +123,7 @@ impl Owned {
             ),
             Owned::Md { dev, .. } => format!("md array {}", dev.display()),
             Owned::Vg { name, .. } => format!("volume group {name}"),
+            Owned::Zpool { name, .. } => format!("zfs pool {name}"),
             Owned::Mount { path } => format!("mount {}", path.display()),
             Owned::Process { pid, what, .. } => format!("{what} (pid {pid})"),
             Owned::TempDir { path } => format!("temporary directory {}", path.display()),
@@ -182,6 +191,7 @@ impl Owned {
                 Ok(())
             }
             Owned::Vg { name, pvs } => super::lvm::remove(runner, name, pvs),
+            Owned::Zpool { name, members } => super::zfs::destroy(runner, name, members, !stale),
             Owned::Md { dev, name, members } => {
                 super::mdadm::stop_owned(runner, dev, name, members, !stale)
             }

@@ -41,10 +41,28 @@ pub enum Level {
     BtrfsRaid5,
     /// btrfs `raid6`.
     BtrfsRaid6,
+    /// ZFS N-way mirror vdevs (`6xmirror`: six 2-way mirrors on 12 disks).
+    ZfsMirror,
+    /// ZFS RAID-Z1 vdevs.
+    Raidz1,
+    /// ZFS RAID-Z2 vdevs.
+    Raidz2,
+    /// ZFS RAID-Z3 vdevs.
+    Raidz3,
+    /// ZFS dRAID: groups of `data + parity` sectors spread over every child of the vdev,
+    /// `spares` distributed spares (`draid2:8d:2s`).
+    Draid {
+        /// Parity per group.
+        parity: u8,
+        /// Data per group.
+        data: u32,
+        /// Distributed spares.
+        spares: u32,
+    },
 }
 
 /// Every level, in the order `--help` lists them.
-pub const ALL_LEVELS: [Level; 13] = [
+pub const ALL_LEVELS: [Level; 17] = [
     Level::Raid0,
     Level::Raid1,
     Level::Raid5,
@@ -58,6 +76,10 @@ pub const ALL_LEVELS: [Level; 13] = [
     Level::BtrfsRaid10,
     Level::BtrfsRaid5,
     Level::BtrfsRaid6,
+    Level::ZfsMirror,
+    Level::Raidz1,
+    Level::Raidz2,
+    Level::Raidz3,
 ];
 
 impl Level {
@@ -77,6 +99,23 @@ impl Level {
             Level::BtrfsRaid10 => "btrfs-raid10",
             Level::BtrfsRaid5 => "btrfs-raid5",
             Level::BtrfsRaid6 => "btrfs-raid6",
+            Level::ZfsMirror => "mirror",
+            Level::Raidz1 => "raidz1",
+            Level::Raidz2 => "raidz2",
+            Level::Raidz3 => "raidz3",
+            Level::Draid { .. } => "draid",
+        }
+    }
+
+    /// The level as zpool writes it: the name, or `draid2:8d:2s`.
+    pub fn label(self) -> String {
+        match self {
+            Level::Draid {
+                parity,
+                data,
+                spares,
+            } => format!("draid{parity}:{data}d:{spares}s"),
+            l => l.name().to_string(),
         }
     }
 
@@ -85,15 +124,45 @@ impl Level {
         let s = s.trim().to_ascii_lowercase();
         let s = s.strip_prefix("md-").unwrap_or(&s);
         let s = s.replacen("btrfs:", "btrfs-", 1);
+        let s = s.strip_prefix("zfs-").unwrap_or(&s);
+        if s == "raidz" {
+            return Some(Level::Raidz1);
+        }
+        if s.starts_with("draid") {
+            return match crate::layout::zfs::VdevKind::parse(s) {
+                Ok((
+                    crate::layout::zfs::VdevKind::Draid {
+                        parity,
+                        data,
+                        spares,
+                    },
+                    _,
+                )) => Some(Level::Draid {
+                    parity,
+                    data,
+                    spares,
+                }),
+                _ => None,
+            };
+        }
         ALL_LEVELS.into_iter().find(|l| l.name() == s)
+    }
+
+    /// True for ZFS vdev kinds.
+    pub fn is_zfs(self) -> bool {
+        matches!(
+            self,
+            Level::ZfsMirror | Level::Raidz1 | Level::Raidz2 | Level::Raidz3 | Level::Draid { .. }
+        )
     }
 
     /// True for btrfs profiles (no groups, no hot spares).
     pub fn is_btrfs(self) -> bool {
-        !matches!(
-            self,
-            Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 | Level::Raid10
-        )
+        !self.is_zfs()
+            && !matches!(
+                self,
+                Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 | Level::Raid10
+            )
     }
 
     /// The fewest disks one group can have (mdadm's usual minimums; for btrfs the kernel's, with
@@ -110,14 +179,24 @@ impl Level {
             | Level::BtrfsRaid5 => 2,
             Level::Raid5 | Level::BtrfsRaid1c3 | Level::BtrfsRaid6 => 3,
             Level::Raid6 | Level::BtrfsRaid1c4 => 4,
+            Level::ZfsMirror | Level::Raidz1 => 2,
+            Level::Raidz2 => 3,
+            Level::Raidz3 => 4,
+            Level::Draid {
+                parity,
+                data,
+                spares,
+            } => u32::from(parity) + data + spares,
         }
     }
 
     /// Parity chunks per stripe for parity levels, `None` for the others.
     pub fn parity(self) -> Option<u32> {
         match self {
-            Level::Raid5 | Level::BtrfsRaid5 => Some(1),
-            Level::Raid6 | Level::BtrfsRaid6 => Some(2),
+            Level::Raid5 | Level::BtrfsRaid5 | Level::Raidz1 => Some(1),
+            Level::Raid6 | Level::BtrfsRaid6 | Level::Raidz2 => Some(2),
+            Level::Raidz3 => Some(3),
+            Level::Draid { parity, .. } => Some(u32::from(parity)),
             _ => None,
         }
     }
@@ -135,7 +214,7 @@ impl Level {
 
 impl fmt::Display for Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.label())
     }
 }
 
@@ -196,7 +275,8 @@ impl LayoutSpec {
             _ => (1, body),
         };
         let level = Level::parse(level_text).ok_or_else(|| {
-            let known: Vec<&str> = ALL_LEVELS.iter().map(|l| l.name()).collect();
+            let mut known: Vec<&str> = ALL_LEVELS.iter().map(|l| l.name()).collect();
+            known.push("draidP:Dd:Ss");
             bad(format!(
                 "unknown level '{level_text}' (known: {})",
                 known.join(", ")
@@ -359,6 +439,10 @@ impl Layout {
     ///
     /// Exact integer arithmetic; `None` only when the result does not fit in 64 bits.
     pub fn usable_bytes(&self, disk_bytes: u64) -> Option<u64> {
+        if self.level().is_zfs() {
+            let p = super::zfs::ZfsParams::default();
+            return super::zfs::capacity(self, disk_bytes, &p).map(|c| c.usable);
+        }
         let d = u128::from(disk_bytes);
         let g = u128::from(self.spec.groups);
         let n = u128::from(self.per_group);
@@ -375,6 +459,11 @@ impl Layout {
             | Level::BtrfsRaid1c3
             | Level::BtrfsRaid1c4
             | Level::BtrfsRaid10 => all / u128::from(self.level().copies().unwrap_or(1)),
+            Level::ZfsMirror
+            | Level::Raidz1
+            | Level::Raidz2
+            | Level::Raidz3
+            | Level::Draid { .. } => 0,
         };
         u64::try_from(v).ok()
     }
@@ -413,6 +502,14 @@ impl Layout {
                 let c = self.level().copies().unwrap_or(2);
                 unit(self.active, c - 1, 1, 1, 2)
             }
+            // ZFS: each vdev is a unit; a resilver reads the allocated data only (the risk
+            // model scales the bytes by the fill).
+            Level::ZfsMirror => unit(n, n - 1, g, 1, 2),
+            Level::Raidz1 | Level::Raidz2 | Level::Raidz3 => {
+                let p = self.level().parity().unwrap_or(1);
+                unit(n, p, g, n - p, n)
+            }
+            Level::Draid { parity, data, .. } => unit(n, u32::from(parity), g, data, data + 1),
         }
     }
 
@@ -428,11 +525,17 @@ impl Layout {
             }
             Level::BtrfsRaid0 => Some(self.active),
             Level::BtrfsRaid10 => Some(self.active / 2),
+            // ZFS stripes records, not chunks: no mkfs stripe width to give.
             Level::Raid1
             | Level::BtrfsSingle
             | Level::BtrfsRaid1
             | Level::BtrfsRaid1c3
-            | Level::BtrfsRaid1c4 => None,
+            | Level::BtrfsRaid1c4
+            | Level::ZfsMirror
+            | Level::Raidz1
+            | Level::Raidz2
+            | Level::Raidz3
+            | Level::Draid { .. } => None,
         }
     }
 

@@ -18,12 +18,14 @@ pub mod markov;
 pub mod perf;
 pub mod render;
 pub mod risk;
+pub mod zfs;
 
 use serde::Serialize;
 
 pub use layout::{Layout, LayoutSpec, Level, parse_layouts};
 pub use perf::{Caps, DiskPerf, Figure, Limit, MeasuredPerf, Prediction, predict, predict_layout};
 pub use risk::{RebuildSpeed, Risk, RiskParams};
+pub use zfs::ZfsParams;
 
 /// The most disks a plan takes: far beyond one box, and it keeps the chains small.
 pub const MAX_DISKS: u32 = 10_000;
@@ -79,6 +81,8 @@ pub struct PlanInput {
     pub risk: RiskParams,
     /// How fast a rebuild goes.
     pub rebuild: RebuildSpeed,
+    /// recordsize, ashift and fill for ZFS layouts.
+    pub zfs: ZfsParams,
 }
 
 impl PlanInput {
@@ -109,6 +113,28 @@ impl PlanInput {
             return Err(PlanError::Input {
                 field: "--disk-size",
                 why: "times --disks does not fit in 64 bits".into(),
+            });
+        }
+        let z = &self.zfs;
+        if z.recordsize < 512 || z.recordsize > 16 << 20 || !z.recordsize.is_power_of_two() {
+            return Err(PlanError::Input {
+                field: "--recordsize",
+                why: format!(
+                    "{} must be a power of two from 512 to 16M (zfs' default is 128k)",
+                    z.recordsize
+                ),
+            });
+        }
+        if !(9..=16).contains(&z.ashift) {
+            return Err(PlanError::Input {
+                field: "--ashift",
+                why: format!("{} must be from 9 to 16 (12 for 4k-sector disks)", z.ashift),
+            });
+        }
+        if !(z.fill > 0.0 && z.fill <= 1.0) {
+            return Err(PlanError::Input {
+                field: "--fill",
+                why: "must be above 0% and at most 100% (the pool's fill when a disk fails)".into(),
             });
         }
         self.perf.validate()?;
@@ -150,8 +176,12 @@ pub struct LayoutRow {
     pub failures_tolerated: u32,
     /// Independent redundancy units (groups, or mirror pairs in raid10).
     pub redundancy_units: u32,
-    /// Usable bytes before filesystem overhead.
+    /// Usable bytes before filesystem overhead (ZFS: what records of `--recordsize` hold,
+    /// parity, padding and slop taken out).
     pub usable_bytes: u64,
+    /// ZFS only: what `zfs list` shows as USED + AVAIL on the empty pool (its accounting
+    /// assumes 128KiB records).
+    pub zfs_list_bytes: Option<u64>,
     /// All disks' bytes, spares included.
     pub raw_bytes: u64,
     /// usable / raw.
@@ -243,12 +273,29 @@ pub fn evaluate(
         field: "--disk-size",
         why: "times --disks does not fit in 64 bits".into(),
     };
-    let usable = layout.usable_bytes(input.disk_bytes).ok_or_else(too_big)?;
+    let zcap = zfs::capacity(&layout, input.disk_bytes, &input.zfs);
+    let usable = match zcap {
+        Some(c) => c.usable,
+        None => layout.usable_bytes(input.disk_bytes).ok_or_else(too_big)?,
+    };
     let raw = layout.raw_bytes(input.disk_bytes).ok_or_else(too_big)?;
     let pred = predict_layout(&layout, &input.perf, &input.caps);
     let unit = layout.redundancy();
-    let (rebuild_mbps, rebuild_capped) = input.rebuild.mbps(&unit, &input.perf, &input.caps);
-    let risk = risk::assess(&layout, input.disk_bytes, &input.risk, rebuild_mbps);
+    let (mut rebuild_mbps, rebuild_capped) = input.rebuild.mbps(&unit, &input.perf, &input.caps);
+    // A resilver copies allocated data only; a dRAID spreads it over every child.
+    let fraction = if spec.level.is_zfs() {
+        rebuild_mbps *= zfs::resilver_speedup(&layout);
+        input.zfs.fill
+    } else {
+        1.0
+    };
+    let risk = risk::assess_with(
+        &layout,
+        input.disk_bytes,
+        fraction,
+        &input.risk,
+        rebuild_mbps,
+    );
     let element = if spec.level.is_btrfs() {
         BTRFS_STRIPE_LEN
     } else {
@@ -263,7 +310,7 @@ pub fn evaluate(
     });
     let row = LayoutRow {
         name: spec.name.clone(),
-        level: spec.level.name().to_string(),
+        level: spec.level.label(),
         groups: spec.groups,
         disks_per_group: layout.per_group,
         active_disks: layout.active,
@@ -271,6 +318,7 @@ pub fn evaluate(
         failures_tolerated: unit.tolerates,
         redundancy_units: unit.units,
         usable_bytes: usable,
+        zfs_list_bytes: zcap.map(|c| c.zfs_list),
         raw_bytes: raw,
         efficiency: usable as f64 / raw as f64,
         stripe_width_bytes: layout
@@ -290,8 +338,9 @@ pub fn evaluate(
         rebuild_mbps: has_rebuild.then_some(rebuild_mbps),
         rebuild_hours: risk.rebuild_hours,
         exposure_hours: risk.exposure_hours,
-        unprotected_read_bytes: u64::from(unit.disks_read_unprotected)
-            .saturating_mul(input.disk_bytes),
+        unprotected_read_bytes: (u64::from(unit.disks_read_unprotected)
+            .saturating_mul(input.disk_bytes) as f64
+            * fraction) as u64,
         ure_probability: risk.ure_probability,
         mttdl_hours: Some(risk.mttdl_hours).filter(|h| h.is_finite()),
         data_loss_probability_1y: risk.loss_1y,
@@ -380,6 +429,21 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
             mirrored_btrfs.join(", ")
         ));
     }
+    let zfs_names: Vec<&str> = input
+        .layouts
+        .iter()
+        .filter(|l| l.level.is_zfs())
+        .map(|l| l.name.as_str())
+        .collect();
+    if !zfs_names.is_empty() {
+        notes.push(format!(
+            "{}: usable is what {} records hold at ashift {} (parity, raidz padding, metaslab rounding and the pool's slop reserve taken out; zfs list shows the 128KiB-record figure in the JSON's zfs_list_bytes); a resilver copies allocated data only, modelled at {:.0}% full (--fill)",
+            zfs_names.join(", "),
+            crate::units::format_bytes(input.zfs.recordsize),
+            input.zfs.ashift,
+            input.zfs.fill * 100.0
+        ));
+    }
     if let Some(worst) = rows
         .iter()
         .filter(|r| r.ure_probability >= 0.5)
@@ -436,6 +500,7 @@ mod tests {
             caps: Caps::default(),
             risk: RiskParams::default(),
             rebuild: RebuildSpeed::default(),
+            zfs: ZfsParams::default(),
         }
     }
 

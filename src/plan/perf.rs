@@ -237,7 +237,7 @@ pub struct Figure {
 }
 
 impl Figure {
-    fn capped(disks: f64, cap: Option<f64>) -> Figure {
+    pub(crate) fn capped(disks: f64, cap: Option<f64>) -> Figure {
         match cap {
             Some(c) if c < disks => Figure {
                 value: c,
@@ -322,6 +322,12 @@ fn shape(layout: &Layout) -> Shape {
             let half = f64::from(layout.active / 2);
             s(half, half, 2.0, 0.0, 2.0)
         }
+        // ZFS levels are predicted by `plan::zfs::predict`; this is their md-like fallback.
+        Level::ZfsMirror => s(all, g, n, 0.0, n),
+        Level::Raidz1 | Level::Raidz2 | Level::Raidz3 | Level::Draid { .. } => {
+            let p = f64::from(layout.level().parity().unwrap_or(1));
+            s(g * (n - p), g * (n - p), n / (n - p), 0.0, n)
+        }
     }
 }
 
@@ -332,6 +338,9 @@ fn shape(layout: &Layout) -> Shape {
 /// time). Caps: the MB/s cap over the bus bytes per user byte, the IOPS cap over the disk IOs
 /// per user IO.
 pub fn predict_layout(layout: &Layout, perf: &DiskPerf, caps: &Caps) -> Prediction {
+    if let Some(p) = super::zfs::predict(layout, perf, caps) {
+        return p;
+    }
     let sh = shape(layout);
     let active = f64::from(layout.active);
     let (pr, pw) = (sh.rmw_reads, sh.rmw_writes);

@@ -249,13 +249,32 @@ pub fn unit_chain(
 
 /// Assesses one placed layout with disks of `disk_bytes` rebuilt at `rebuild_mbps`.
 pub fn assess(layout: &Layout, disk_bytes: u64, params: &RiskParams, rebuild_mbps: f64) -> Risk {
+    assess_with(layout, disk_bytes, 1.0, params, rebuild_mbps)
+}
+
+/// [`assess`] for a layout whose rebuild copies only `fraction` of a disk (ZFS resilvers
+/// allocated data only: the pool's fill): the rebuild time and the bytes read with no
+/// redundancy left scale with it. dRAID's distributed spares count as hot spares.
+pub fn assess_with(
+    layout: &Layout,
+    disk_bytes: u64,
+    fraction: f64,
+    params: &RiskParams,
+    rebuild_mbps: f64,
+) -> Risk {
+    let disk_bytes = (disk_bytes as f64 * fraction.clamp(0.0, 1.0)) as u64;
+    let spares = layout.spec.spares
+        + match layout.level() {
+            super::layout::Level::Draid { spares, .. } => spares,
+            _ => 0,
+        };
     let unit = layout.redundancy();
     let lambda = params.lambda();
     let (rebuild, exposure, p_ure) = if unit.tolerates == 0 {
         (None, None, 0.0)
     } else {
         let r = rebuild_hours(disk_bytes, rebuild_mbps);
-        let wait = if layout.spec.spares > 0 {
+        let wait = if spares > 0 {
             0.0
         } else {
             params.replace_hours
@@ -269,7 +288,7 @@ pub fn assess(layout: &Layout, disk_bytes: u64, params: &RiskParams, rebuild_mbp
     };
     let chain = unit_chain(
         &unit,
-        layout.spec.spares,
+        spares,
         lambda,
         rebuild.unwrap_or(0.0),
         params.replace_hours,

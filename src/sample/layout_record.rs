@@ -161,6 +161,19 @@ pub enum Layer {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         mount_options: Vec<String>,
     },
+    /// A ZFS pool (also the filesystem).
+    Zfs {
+        /// Data vdevs as zpool writes them (`raidz2`, `mirror`, `draid2:8d:12c:2s`).
+        vdev: String,
+        /// How many data vdevs.
+        vdevs: u64,
+        /// Disks per data vdev.
+        width: u64,
+        /// Everything else of the pool in zpool's words (special, log, cache, spares,
+        /// properties).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        describe: String,
+    },
     /// A layer a newer iolab wrote.
     #[serde(other)]
     Unknown,
@@ -185,9 +198,18 @@ impl Layer {
                 bitmap: md.bitmap.clone(),
                 bitmap_chunk_bytes: md.bitmap_chunk,
             },
+            RaidLayer::Zfs(z) => Layer::Zfs {
+                vdev: z.vdev.zpool_word(z.width),
+                vdevs: z.vdevs as u64,
+                width: z.width as u64,
+                describe: z.describe(),
+            },
         }];
         if s.lvm {
             v.push(Layer::Lvm);
+        }
+        if matches!(s.raid, RaidLayer::Zfs(_)) {
+            return v;
         }
         v.push(Layer::Fs {
             fs: s.fs.name().to_string(),

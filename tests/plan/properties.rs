@@ -22,6 +22,7 @@ fn input(
         caps: Caps::default(),
         risk,
         rebuild: RebuildSpeed::Mbps(rebuild_mbps),
+        zfs: iolab::plan::ZfsParams::default(),
     }
 }
 
@@ -182,6 +183,13 @@ proptest! {
                 let c = match level { BtrfsRaid1c3 => 3, BtrfsRaid1c4 => 4, _ => 2 };
                 let data = g * n * dd;
                 prop_assert!(usable * c <= data && data - usable * c < c, "{usable} x {c} vs {data}");
+            }
+            // ZFS: labels, metaslab rounding, padding and slop only ever take away from the
+            // parity-only figure.
+            ZfsMirror => prop_assert!(usable <= g * dd),
+            Raidz1 | Raidz2 | Raidz3 | Draid { .. } => {
+                let p = u128::from(level.parity().unwrap_or(0));
+                prop_assert!(usable <= g * (n - p) * dd, "{usable} vs {}", g * (n - p) * dd);
             }
         }
         prop_assert!(usable <= raw);

@@ -3,7 +3,6 @@
 //! then a private mount point. Every object is recorded in the state file before it exists, so
 //! a failure anywhere tears down exactly what was made.
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -56,7 +55,7 @@ impl Session {
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
         check_stop()?;
-        let mut vol = self.raid_layer(index, stack, &devs, &members, &spares)?;
+        let mut vol = self.raid_layer(index, name, stack, &devs, &members, &spares)?;
         check_stop()?;
         if stack.lvm {
             self.lvm_layer(index, &mut vol)?;
@@ -157,9 +156,11 @@ impl Session {
 
     /// The RAID layer: btrfs made across the members (its filesystem included), or an md array
     /// over every device with the spares, waited on until idle; no RAID leaves the one member.
+    #[allow(clippy::too_many_arguments)]
     fn raid_layer(
         &mut self,
         index: usize,
+        name: &str,
         stack: &Stack,
         devs: &[PathBuf],
         members: &[PathBuf],
@@ -179,6 +180,10 @@ impl Session {
                 })?;
                 let argv = btrfs::mkfs_argv(*data, *metadata, &stack.mkfs_options, members);
                 self.runner.run_interruptible(&argv, None::<&[&str]>)?;
+                vol.mkfs_done = true;
+            }
+            RaidLayer::Zfs(z) => {
+                self.zfs_pool(index, name, z, devs)?;
                 vol.mkfs_done = true;
             }
             RaidLayer::Md(o) => {
@@ -233,16 +238,12 @@ impl Session {
         members: &[PathBuf],
         base: &Path,
     ) -> Result<PathBuf, LayoutError> {
-        let mnt = self
-            .mount_base
-            .join(format!("iolab-{}-{index}-{name}", self.lab_id));
-        self.push(Owned::Dir { path: mnt.clone() })?;
-        if !self.runner.is_dry_run() {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&mnt)
-                .map_err(|e| LayoutError::io("cannot create mount point", &mnt, e))?;
+        let mnt = self.mount_point(index, name);
+        if matches!(stack.raid, RaidLayer::Zfs(_)) {
+            // The pool's dataset is already mounted there (zfs_pool made and recorded it).
+            return Ok(mnt);
         }
+        self.make_mount_point(&mnt)?;
         self.push(Owned::Mount { path: mnt.clone() })?;
         let others: Vec<PathBuf> = if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
             members[1..].to_vec()

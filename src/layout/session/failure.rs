@@ -12,7 +12,7 @@ use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
 use super::super::stack::{BtrfsProfile, FsKind, RaidLayer};
 use super::super::state::Owned;
-use super::super::{btrfs, fs, loopdev, mdadm, signature};
+use super::super::{btrfs, fs, loopdev, mdadm, signature, zfs};
 use super::{Built, DiskSource, Session, check_stop};
 
 /// What degrading did.
@@ -166,6 +166,14 @@ impl Session {
                 b.failed.extend(&idxs);
                 b.degraded_at = Some(Instant::now());
             }
+            RaidLayer::Zfs(_) => {
+                let pool = zfs::pool_name(&self.lab_id, b.index);
+                for victim in &victims {
+                    zfs::degrade(&self.runner, &pool, victim, false)?;
+                }
+                b.failed.extend(&idxs);
+                b.degraded_at = Some(Instant::now());
+            }
             RaidLayer::None => unreachable!("tolerated_failures is 0 without RAID"),
         }
         Ok(DegradeInfo {
@@ -255,6 +263,21 @@ impl Session {
                 self.rebuild_btrfs(b, disks, &failed, data, metadata)
             }
             RaidLayer::Md(_) => self.rebuild_md(b, disks, &failed),
+            RaidLayer::Zfs(z) => {
+                let (vdev, width) = (z.vdev, z.width);
+                let mut new_members = Vec::new();
+                let (seconds, bytes) =
+                    self.zfs_resilver(b, vdev, width, &failed, disks, &mut new_members)?;
+                Ok(RebuildInfo {
+                    new_member: new_members.first().cloned().unwrap_or_default(),
+                    new_members,
+                    seconds,
+                    bytes,
+                    converted: Vec::new(),
+                    balance_seconds: None,
+                    retried: Vec::new(),
+                })
+            }
             RaidLayer::None => unreachable!("a layout without RAID is never degraded"),
         }
     }
@@ -459,7 +482,114 @@ impl Session {
         if b.stack.fs == FsKind::Btrfs {
             out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
         }
+        if matches!(b.stack.raid, RaidLayer::Zfs(_)) {
+            let pool = zfs::pool_name(&self.lab_id, b.index);
+            out.push(zfs_outcome(&zfs::scrub(&self.runner, &pool)?));
+        }
         Ok(out)
+    }
+}
+
+impl Session {
+    /// Replaces the failed members of a pool one after the other (`zpool replace`, `zpool wait
+    /// -t resilver`); a dRAID resilvers onto its distributed spares while it has them
+    /// (`zpool replace -s POOL OLD draidP-0-K`). Returns seconds and bytes resilvered.
+    fn zfs_resilver(
+        &mut self,
+        b: &mut Built,
+        vdev: zfs::VdevKind,
+        width: usize,
+        failed: &[usize],
+        disks: &DiskSource,
+        new_members: &mut Vec<PathBuf>,
+    ) -> Result<(f64, u64), LayoutError> {
+        let pool = zfs::pool_name(&self.lab_id, b.index);
+        let (mut secs, mut bytes) = (0.0, 0);
+        for (k, &idx) in failed.iter().enumerate() {
+            let old = b.members[idx].clone();
+            let (new, new_backing, sequential) = match vdev {
+                zfs::VdevKind::Draid { parity, spares, .. } if (k as u32) < spares => {
+                    let vd = idx / width.max(1);
+                    (
+                        PathBuf::from(zfs::draid_spare_name(parity, vd, k)),
+                        None,
+                        true,
+                    )
+                }
+                _ => {
+                    let (d, f) = self.replacement(b, idx, disks, new_members)?;
+                    (d, f, false)
+                }
+            };
+            check_stop()?;
+            if new == old {
+                let _ = self.runner.run(&zfs::labelclear_argv(&new));
+            }
+            if !sequential {
+                self.zpool_member_added(&pool, &new)?;
+            }
+            let r = zfs::resilver(
+                &self.runner,
+                &pool,
+                &old,
+                &new.to_string_lossy(),
+                sequential,
+            )?;
+            secs += r.seconds;
+            bytes += r.bytes;
+            b.members[idx] = new.clone();
+            b.backing[idx] = new_backing;
+            b.failed.retain(|&i| i != idx);
+            b.replaced += 1;
+            new_members.push(new);
+        }
+        Ok((secs, bytes))
+    }
+}
+
+impl Session {
+    /// Records `dev` as a device of `pool` before it joins it, so teardown clears its label.
+    fn zpool_member_added(&mut self, pool: &str, dev: &Path) -> Result<(), LayoutError> {
+        let at = self
+            .objects
+            .iter()
+            .position(|o| matches!(o, Owned::Zpool { name, .. } if name == pool));
+        if let Some(i) = at {
+            if let Owned::Zpool { name, members } = &self.objects[i] {
+                if !members.iter().any(|m| m == dev) {
+                    let mut members = members.clone();
+                    members.push(dev.to_path_buf());
+                    let o = Owned::Zpool {
+                        name: name.clone(),
+                        members,
+                    };
+                    self.set(i, o)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A `zpool scrub` in the shape of the other layers' checks: unrepaired errors (the scan
+/// line's, or 1 when `errors:` lists damaged files), checksum errors found and repaired.
+fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
+    let errors = s.errors.max(u64::from(s.data_errors));
+    let counters = [
+        ("cksum_errors", s.cksum),
+        ("read_errors", s.read),
+        ("write_errors", s.write),
+        ("repaired_bytes", s.repaired),
+        ("errors", s.errors),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    ScrubOutcome {
+        tool: "zpool scrub".into(),
+        errors,
+        corrected: if errors == 0 { s.cksum } else { 0 },
+        counters,
     }
 }
 

@@ -40,11 +40,18 @@ pub fn short_stack(s: &Stack) -> String {
             }
             m
         }
+        RaidLayer::Zfs(z) => {
+            let mut m = format!("zfs {}", z.vdev.zpool_word(z.width));
+            if z.vdevs > 1 {
+                m = format!("zfs {}x {}", z.vdevs, z.vdev.zpool_word(z.width));
+            }
+            m
+        }
     }];
     if s.lvm {
         parts.push("lvm".into());
     }
-    if !matches!(s.raid, RaidLayer::Btrfs { .. }) {
+    if !matches!(s.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
         parts.push(s.fs.name().to_string());
     }
     parts.join(" > ")

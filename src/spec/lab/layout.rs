@@ -8,7 +8,7 @@ use toml::Spanned;
 use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, fill, fs, lvm, mdadm};
+use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, fill, fs, lvm, mdadm, zfs};
 use crate::layout::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
@@ -18,6 +18,7 @@ use crate::spec::locate::Locator;
 static SECTIONS: &[&dyn Section] = &[
     &btrfs::Btrfs,
     &mdadm::Mdadm,
+    &zfs::Zfs,
     &lvm::Lvm,
     &fs::Fs,
     &failures::Failures,

@@ -50,6 +50,7 @@ mod mdadm;
 mod raw;
 mod section;
 mod workloads;
+mod zfs;
 
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,7 @@ use toml::Spanned;
 
 use super::btrfs::RawBtrfs;
 use super::mdadm::RawMd;
+use super::zfs::RawZfs;
 use crate::spec::RawWorkload;
 use crate::spec::locate::{SizeValue, StrList, TimeValue};
 
@@ -45,6 +46,7 @@ pub(super) struct RawLayout {
     pub(super) dir: Option<String>,
     pub(super) btrfs: Option<RawBtrfs>,
     pub(super) mdadm: Option<RawMd>,
+    pub(super) zfs: Option<RawZfs>,
     pub(super) lvm: Option<bool>,
     pub(super) fs: Option<String>,
     pub(super) mkfs_options: Option<StrList>,

@@ -1,0 +1,563 @@
+//! ZFS pools: the `zfs` RAID layer's shape ([`ZfsOptions`]), the command lines that build,
+//! degrade, resilver, scrub and destroy a pool, and the ARC cap and drop between trials.
+//!
+//! Every command goes through the one [`Runner`], so `iolab lab --dry-run` prints them and the
+//! tests check them; every pool is recorded in the state file ([`super::state::Owned::Zpool`])
+//! before `zpool create`, so `--cleanup` destroys it. The pool carries the lab id in its name
+//! (`iolab-<lab>-<layout index>`); the measured dataset is `<pool>/data`, mounted in the lab's
+//! mount directory. What `zpool status` says is parsed in [`status`].
+
+pub mod status;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::LayoutError;
+use super::cmd::Runner;
+
+pub use status::{PoolStatus, VdevRole, parse_status};
+
+/// The kind of the data vdevs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VdevKind {
+    /// An N-way mirror (N = width).
+    Mirror,
+    /// RAID-Z with 1, 2 or 3 parity sectors per row.
+    Raidz(u8),
+    /// dRAID: fixed-width redundancy groups of `data + parity` sectors, and distributed spares,
+    /// spread over `width` children.
+    Draid {
+        /// Parity per group (1-3).
+        parity: u8,
+        /// Data sectors per group.
+        data: u32,
+        /// Distributed spares.
+        spares: u32,
+    },
+}
+
+impl VdevKind {
+    /// Parses `mirror`, `raidz`, `raidz1`..`raidz3`, `draid[P][:Dd][:Cc][:Ss]` (zpool's own
+    /// syntax). Returns the kind and the children count when the text gives one (`:12c`); a
+    /// dRAID without `:Dd` gets 8 data sectors (zpool's default, capped by `width` later).
+    pub fn parse(text: &str) -> Result<(VdevKind, Option<u32>), String> {
+        let t = text.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "mirror" => return Ok((VdevKind::Mirror, None)),
+            "raidz" | "raidz1" => return Ok((VdevKind::Raidz(1), None)),
+            "raidz2" => return Ok((VdevKind::Raidz(2), None)),
+            "raidz3" => return Ok((VdevKind::Raidz(3), None)),
+            _ => {}
+        }
+        let bad = || {
+            format!(
+                "unknown vdev '{text}' (use mirror, raidz1, raidz2, raidz3 or draid[P][:Dd][:Cc][:Ss], e.g. draid2:8d:2s)"
+            )
+        };
+        let rest = t.strip_prefix("draid").ok_or_else(bad)?;
+        let mut parts = rest.split(':');
+        let p = parts.next().unwrap_or("");
+        let parity: u8 = if p.is_empty() {
+            1
+        } else {
+            p.parse().map_err(|_| bad())?
+        };
+        if !(1..=3).contains(&parity) {
+            return Err(format!("dRAID parity must be 1, 2 or 3, not {parity}"));
+        }
+        let (mut data, mut children, mut spares) = (8, None, 0);
+        for part in parts {
+            let (num, unit) = part.split_at(part.len().saturating_sub(1));
+            let n: u32 = num.parse().map_err(|_| bad())?;
+            match unit {
+                "d" if n >= 1 => data = n,
+                "c" => children = Some(n),
+                "s" => spares = n,
+                _ => return Err(bad()),
+            }
+        }
+        Ok((
+            VdevKind::Draid {
+                parity,
+                data,
+                spares,
+            },
+            children,
+        ))
+    }
+
+    /// Fewest children one vdev of this kind takes (zpool's own minimums).
+    pub fn min_width(self) -> usize {
+        match self {
+            VdevKind::Mirror => 2,
+            VdevKind::Raidz(p) => usize::from(p) + 1,
+            VdevKind::Draid {
+                parity,
+                data,
+                spares,
+            } => usize::from(parity) + data as usize + spares as usize,
+        }
+    }
+
+    /// Parity sectors per row (mirror: 0, its redundancy is copies).
+    pub fn parity(self) -> u32 {
+        match self {
+            VdevKind::Mirror => 0,
+            VdevKind::Raidz(p) | VdevKind::Draid { parity: p, .. } => u32::from(p),
+        }
+    }
+
+    /// The vdev type word `zpool create` takes for `width` children: `mirror`, `raidz2`,
+    /// `draid2:8d:12c:2s`.
+    pub fn zpool_word(self, width: usize) -> String {
+        match self {
+            VdevKind::Mirror => "mirror".into(),
+            VdevKind::Raidz(p) => format!("raidz{p}"),
+            VdevKind::Draid {
+                parity,
+                data,
+                spares,
+            } => format!("draid{parity}:{data}d:{width}c:{spares}s"),
+        }
+    }
+}
+
+/// A validated `zfs` layer: data vdevs and the support vdevs, pool and dataset properties.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZfsOptions {
+    /// Kind of every data vdev.
+    pub vdev: VdevKind,
+    /// How many data vdevs (striped).
+    pub vdevs: usize,
+    /// Disks per data vdev.
+    pub width: usize,
+    /// Disks of the special (metadata and small blocks) vdev, a mirror; 0: none.
+    pub special: usize,
+    /// Disks of the SLOG (a mirror when 2 or more); 0: none.
+    pub log: usize,
+    /// L2ARC disks; 0: none.
+    pub cache: usize,
+    /// Hot spares.
+    pub spares: usize,
+    /// Pool properties (`-o ashift=12`), in the order given.
+    pub pool: Vec<(String, String)>,
+    /// Properties of the measured dataset (`recordsize=1M`), in the order given.
+    pub dataset: Vec<(String, String)>,
+}
+
+impl ZfsOptions {
+    /// One vdev of `width` disks, nothing else (for tests and defaults).
+    pub fn simple(vdev: VdevKind, width: usize) -> ZfsOptions {
+        ZfsOptions {
+            vdev,
+            vdevs: 1,
+            width,
+            special: 0,
+            log: 0,
+            cache: 0,
+            spares: 0,
+            pool: Vec::new(),
+            dataset: Vec::new(),
+        }
+    }
+
+    /// Disks in data vdevs.
+    pub fn data_disks(&self) -> usize {
+        self.vdevs * self.width
+    }
+
+    /// Disks outside the data vdevs: special, log, cache and spares.
+    pub fn extra_disks(&self) -> usize {
+        self.special + self.log + self.cache + self.spares
+    }
+
+    /// Members that can be missing at once anywhere in the data vdevs without losing data
+    /// (a mirror's width less one, the parity otherwise); a special vdev is a mirror too.
+    pub fn tolerated_failures(&self) -> usize {
+        let data = match self.vdev {
+            VdevKind::Mirror => self.width.saturating_sub(1),
+            v => v.parity() as usize,
+        };
+        if self.special >= 2 {
+            data.min(self.special - 1)
+        } else {
+            data
+        }
+    }
+
+    /// Rough usable bytes from members of `size` bytes: data disks less parity (dRAID: less
+    /// spares, times data/(data+parity)). The planner has the exact allocation model.
+    pub fn usable(&self, size: u64) -> u64 {
+        let v = self.vdevs as u64;
+        let w = self.width as u64;
+        match self.vdev {
+            VdevKind::Mirror => v.saturating_mul(size),
+            VdevKind::Raidz(p) => v
+                .saturating_mul(w.saturating_sub(u64::from(p)))
+                .saturating_mul(size),
+            VdevKind::Draid {
+                parity,
+                data,
+                spares,
+            } => {
+                let d = u128::from(data);
+                let g = d + u128::from(parity);
+                let raw = u128::from(v)
+                    * u128::from(w.saturating_sub(u64::from(spares)))
+                    * u128::from(size);
+                u64::try_from(raw * d / g).unwrap_or(u64::MAX)
+            }
+        }
+    }
+
+    /// A property of the pool, when set.
+    pub fn pool_prop(&self, key: &str) -> Option<&str> {
+        self.pool
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `zfs raidz2 x6, special mirror x2, log x1 [ashift=12; recordsize=1M]`.
+    pub fn describe(&self) -> String {
+        let word = self.vdev.zpool_word(self.width);
+        let mut s = if self.vdevs > 1 {
+            format!("zfs {} x {word} x{}", self.vdevs, self.width)
+        } else {
+            format!("zfs {word} x{}", self.width)
+        };
+        for (n, what) in [
+            (self.special, "special mirror"),
+            (self.log, "log"),
+            (self.cache, "cache"),
+            (self.spares, "spare"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(", {what} x{n}"));
+            }
+        }
+        let props: Vec<String> = self
+            .pool
+            .iter()
+            .chain(&self.dataset)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !props.is_empty() {
+            s.push_str(&format!(" [{}]", props.join(" ")));
+        }
+        s
+    }
+}
+
+/// The pool's name: carries the lab id, so `--cleanup` destroys only the lab's own pools.
+pub fn pool_name(lab_id: &str, index: usize) -> String {
+    format!("iolab-{lab_id}-{index}")
+}
+
+/// The measured dataset.
+pub fn dataset_name(pool: &str) -> String {
+    format!("{pool}/data")
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// The devices split by role: data vdevs (one group each), special, log, cache, spares —
+/// `devs` in that order.
+pub fn split_devices<'a>(
+    o: &ZfsOptions,
+    devs: &'a [PathBuf],
+) -> Vec<(&'static str, &'a [PathBuf])> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut take = |n: usize| {
+        let end = (at + n).min(devs.len());
+        let part = &devs[at.min(end)..end];
+        at = end;
+        part
+    };
+    for _ in 0..o.vdevs {
+        out.push(("data", take(o.width)));
+    }
+    out.push(("special", take(o.special)));
+    out.push(("log", take(o.log)));
+    out.push(("cache", take(o.cache)));
+    out.push(("spare", take(o.spares)));
+    out
+}
+
+/// `zpool create -f -o ashift=12 -O mountpoint=none -O atime=off POOL raidz2 d1 .. special mirror
+/// s1 s2 log l1 cache c1 spare x1`: the pool's root dataset is not mounted; the measured
+/// dataset is made by [`dataset_argv`].
+pub fn create_argv(pool: &str, o: &ZfsOptions, devs: &[PathBuf]) -> Vec<String> {
+    let mut a: Vec<String> = ["zpool", "create", "-f"].map(String::from).to_vec();
+    for (k, v) in &o.pool {
+        a.extend(["-o".into(), format!("{k}={v}")]);
+    }
+    a.extend(["-O".into(), "mountpoint=none".into()]);
+    a.push(pool.into());
+    for (role, part) in split_devices(o, devs) {
+        if part.is_empty() {
+            continue;
+        }
+        match role {
+            "data" => a.push(o.vdev.zpool_word(o.width)),
+            "special" => a.extend(["special".into(), "mirror".into()]),
+            "log" if part.len() >= 2 => a.extend(["log".into(), "mirror".into()]),
+            r => a.push(r.into()),
+        }
+        a.extend(part.iter().map(|p| s(p)));
+    }
+    a
+}
+
+/// `zfs create -o mountpoint=MNT -o recordsize=1M ... POOL/data`.
+pub fn dataset_argv(pool: &str, o: &ZfsOptions, mnt: &Path) -> Vec<String> {
+    let mut a: Vec<String> = vec!["zfs".into(), "create".into()];
+    a.extend(["-o".into(), format!("mountpoint={}", mnt.display())]);
+    for (k, v) in &o.dataset {
+        a.extend(["-o".into(), format!("{k}={v}")]);
+    }
+    a.push(dataset_name(pool));
+    a
+}
+
+/// `zfs set KEY=VALUE POOL/data` (a property changed between trials: `primarycache=metadata`).
+pub fn set_argv(pool: &str, key: &str, value: &str) -> Vec<String> {
+    vec![
+        "zfs".into(),
+        "set".into(),
+        format!("{key}={value}"),
+        dataset_name(pool),
+    ]
+}
+
+/// `zpool offline [-f] POOL DEV` (`-f`: a fault, kept across import, as a pulled disk).
+pub fn offline_argv(pool: &str, dev: &Path, fault: bool) -> Vec<String> {
+    let mut a: Vec<String> = vec!["zpool".into(), "offline".into()];
+    if fault {
+        a.push("-f".into());
+    }
+    a.extend([pool.into(), s(dev)]);
+    a
+}
+
+/// `zpool replace [-s] POOL OLD NEW`; `-s` (sequential rebuild) is what dRAID uses to rebuild
+/// onto a distributed spare (`draid2-0-0`).
+pub fn replace_argv(pool: &str, old: &Path, new: &str, sequential: bool) -> Vec<String> {
+    let mut a: Vec<String> = vec!["zpool".into(), "replace".into(), "-f".into()];
+    if sequential {
+        a.push("-s".into());
+    }
+    a.extend([pool.into(), s(old), new.into()]);
+    a
+}
+
+/// The name of distributed spare `k` of dRAID vdev `vdev`: `draid2-0-0`.
+pub fn draid_spare_name(parity: u8, vdev: usize, k: usize) -> String {
+    format!("draid{parity}-{vdev}-{k}")
+}
+
+/// `zpool wait -t ACTIVITY POOL` (`resilver`, `scrub`).
+pub fn wait_argv(pool: &str, activity: &str) -> Vec<String> {
+    vec![
+        "zpool".into(),
+        "wait".into(),
+        "-t".into(),
+        activity.into(),
+        pool.into(),
+    ]
+}
+
+/// `zpool scrub -w POOL`: scrub and wait for it.
+pub fn scrub_argv(pool: &str) -> Vec<String> {
+    vec!["zpool".into(), "scrub".into(), "-w".into(), pool.into()]
+}
+
+/// `zpool status -p -P POOL`: exact numbers, full device paths.
+pub fn status_argv(pool: &str) -> Vec<String> {
+    ["zpool", "status", "-p", "-P", pool]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `zpool destroy -f POOL`.
+pub fn destroy_argv(pool: &str) -> Vec<String> {
+    vec!["zpool".into(), "destroy".into(), "-f".into(), pool.into()]
+}
+
+/// `zpool labelclear -f DEV`: what makes a member reusable after the pool is gone.
+pub fn labelclear_argv(dev: &Path) -> Vec<String> {
+    vec!["zpool".into(), "labelclear".into(), "-f".into(), s(dev)]
+}
+
+/// Where the ARC cap is set at run time.
+pub const ARC_MAX: &str = "/sys/module/zfs/parameters/zfs_arc_max";
+
+/// Builds the pool on `devs` (data vdevs, then special, log, cache, spares) and the measured
+/// dataset mounted on `mnt`.
+pub fn build(
+    runner: &Runner,
+    pool: &str,
+    o: &ZfsOptions,
+    devs: &[PathBuf],
+    mnt: &Path,
+) -> Result<(), LayoutError> {
+    let need = o.data_disks() + o.extra_disks();
+    if devs.len() < need {
+        return Err(LayoutError::Refused(format!(
+            "pool {pool} needs {need} devices, {} given",
+            devs.len()
+        )));
+    }
+    runner.run(&create_argv(pool, o, devs))?;
+    runner.run(&dataset_argv(pool, o, mnt))?;
+    Ok(())
+}
+
+/// Caps the ARC at `bytes` (a ZFS read figure served from RAM is not a disk figure).
+pub fn set_arc_max(runner: &Runner, bytes: u64) -> Result<(), LayoutError> {
+    runner.write_file(Path::new(ARC_MAX), &bytes.to_string())
+}
+
+/// Empties the pool's ARC between trials: export and import (`-d DIR` where its devices are).
+pub fn drop_arc(runner: &Runner, pool: &str, dev_dir: &Path) -> Result<(), LayoutError> {
+    runner.run(&["zpool", "export", pool])?;
+    runner.run(&["zpool", "import", "-d", &s(dev_dir), pool])?;
+    Ok(())
+}
+
+/// Where a running scan (resilver, scrub) is held at run time.
+pub const SCAN_SUSPEND: &str = "/sys/module/zfs/parameters/zfs_scan_suspend_progress";
+
+/// Holds (`true`) or releases every running resilver and scrub: how a second fault is
+/// injected while a resilver is still running.
+pub fn hold_scans(runner: &Runner, hold: bool) -> Result<(), LayoutError> {
+    runner.write_file(Path::new(SCAN_SUSPEND), if hold { "1" } else { "0" })
+}
+
+/// Takes `dev` offline (faulted when `fault`); the pool stays mounted, degraded.
+pub fn degrade(runner: &Runner, pool: &str, dev: &Path, fault: bool) -> Result<(), LayoutError> {
+    runner.run(&offline_argv(pool, dev, fault))?;
+    Ok(())
+}
+
+/// What a resilver did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resilver {
+    /// From `zpool replace` to `zpool wait` returning, seconds.
+    pub seconds: f64,
+    /// Bytes resilvered (`zpool status`'s scan line); 0 when it did not say.
+    pub bytes: u64,
+    /// Errors the resilver reported.
+    pub errors: u64,
+}
+
+/// Replaces `old` with `new` (a device path, or a dRAID distributed spare with `sequential`),
+/// waits for the resilver and reads what it copied from `zpool status -p`.
+pub fn resilver(
+    runner: &Runner,
+    pool: &str,
+    old: &Path,
+    new: &str,
+    sequential: bool,
+) -> Result<Resilver, LayoutError> {
+    let t = Instant::now();
+    runner.run(&replace_argv(pool, old, new, sequential))?;
+    runner.run(&wait_argv(pool, "resilver"))?;
+    let seconds = t.elapsed().as_secs_f64();
+    let st = parse_status(&runner.run(&status_argv(pool))?.stdout);
+    let (bytes, errors) = st
+        .scan
+        .as_ref()
+        .filter(|s| s.kind == status::ScanKind::Resilver)
+        .map_or((0, 0), |s| (s.bytes, s.errors));
+    Ok(Resilver {
+        seconds,
+        bytes,
+        errors,
+    })
+}
+
+/// What a scrub found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scrub {
+    /// Seconds the scrub took.
+    pub seconds: f64,
+    /// Bytes repaired (the scan line).
+    pub repaired: u64,
+    /// Errors the scan line counts (unrepaired).
+    pub errors: u64,
+    /// Checksum errors summed over every device.
+    pub cksum: u64,
+    /// Read errors summed over every device.
+    pub read: u64,
+    /// Write errors summed over every device.
+    pub write: u64,
+    /// `errors:` says permanent errors (files lost).
+    pub data_errors: bool,
+}
+
+/// `zpool scrub -w` and the counters of `zpool status -p` after it.
+pub fn scrub(runner: &Runner, pool: &str) -> Result<Scrub, LayoutError> {
+    let t = Instant::now();
+    runner.run_interruptible(&scrub_argv(pool), Some(&["zpool", "scrub", "-s", pool]))?;
+    let seconds = t.elapsed().as_secs_f64();
+    let st = parse_status(&runner.run(&status_argv(pool))?.stdout);
+    let (cksum, read, write) = st.error_totals();
+    let (repaired, errors) = st.scan.as_ref().map_or((0, 0), |s| (s.bytes, s.errors));
+    Ok(Scrub {
+        seconds,
+        repaired,
+        errors,
+        cksum,
+        read,
+        write,
+        data_errors: st.data_errors,
+    })
+}
+
+/// Whether pool `pool` exists (`zpool list -H -o name POOL` succeeds).
+pub fn exists(runner: &Runner, pool: &str) -> bool {
+    runner.succeeds(&["zpool", "list", "-H", "-o", "name", pool])
+}
+
+/// Destroys the pool when it exists and carries `iolab-` in its name, then clears the labels
+/// of `members` (not from `--cleanup`: `clear_labels` false, the disks may be reused since).
+pub fn destroy(
+    runner: &Runner,
+    pool: &str,
+    members: &[PathBuf],
+    clear_labels: bool,
+) -> Result<(), LayoutError> {
+    if !pool.starts_with("iolab-") {
+        return Err(LayoutError::Refused(format!(
+            "pool {pool} is not a lab pool; not destroying it"
+        )));
+    }
+    if runner.is_dry_run() || exists(runner, pool) {
+        let mut tries = 0;
+        while let Err(e) = runner.run(&destroy_argv(pool)) {
+            tries += 1;
+            if tries >= 5 {
+                return Err(e);
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+    if clear_labels {
+        for m in members {
+            if runner.is_dry_run() || m.exists() {
+                let _ = runner.run(&labelclear_argv(m));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
