@@ -205,6 +205,7 @@ fn help_cites_the_afr_source() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn impossible_inputs_give_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (

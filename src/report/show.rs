@@ -20,7 +20,7 @@ pub fn format_time(ms: u64) -> String {
 
 /// A status as the tables spell it.
 pub fn status_name(s: crate::sample::RunStatus) -> &'static str {
-    use crate::sample::RunStatus::*;
+    use crate::sample::RunStatus::{Complete, Failed, Incomplete, Interrupted, Running};
     match s {
         Running => "running",
         Complete => "complete",
@@ -149,7 +149,7 @@ pub fn render_run(r: &RunRecord) -> String {
             "device", "model", "serial", "firmware", "size", "rot", "sched", "raid",
         ]
         .iter()
-        .map(|x| x.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
         let rows: Vec<Vec<String>> = t
             .devices
@@ -217,7 +217,7 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
         "max",
     ]
     .iter()
-    .map(|x| x.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let rows: Vec<Vec<String>> = ms
         .iter()
@@ -258,7 +258,7 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
         .map(|m| m.name.as_str())
         .collect();
     let mut head = vec!["trial".to_string(), "started".into(), "elapsed".into()];
-    head.extend(rate_names.iter().map(|n| n.to_string()));
+    head.extend(rate_names.iter().map(std::string::ToString::to_string));
     let rows: Vec<Vec<String>> = trials
         .iter()
         .map(|t| {
@@ -300,7 +300,7 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
             "latency", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max",
         ]
         .iter()
-        .map(|x| x.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
         let rows: Vec<Vec<String>> = ops
             .iter()
