@@ -6,7 +6,7 @@ pub fn rusage_self() -> (u64, u64) {
     // SAFETY: rusage is plain data; all-zero is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: ru is a valid out-pointer for the duration of the call.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
@@ -19,7 +19,7 @@ pub fn local_time(unix_secs: i64) -> Option<(i32, u32, u32, u32, u32, u32)> {
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are valid for the duration of the call; localtime_r is the
     // thread-safe variant and writes only into `tm`.
-    if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
+    if unsafe { libc::localtime_r(&raw const secs, &raw mut tm) }.is_null() {
         return None;
     }
     let u = |v: libc::c_int| u32::try_from(v).unwrap_or(0);

@@ -154,7 +154,7 @@ pub struct Target {
     /// Writes are allowed (never false for files and directories).
     pub writable: bool,
     /// The temporary directory made when no target was given; removed on drop.
-    _tempdir: Option<tempfile::TempDir>,
+    tempdir_held: Option<tempfile::TempDir>,
 }
 
 /// What the caller intends, so resolution can refuse early.
@@ -171,20 +171,16 @@ pub struct TargetRequest {
 impl Target {
     /// Checks the target against the safety rules and collects its facts.
     pub fn resolve(req: &TargetRequest) -> Result<Target, TargetError> {
-        let (path, tempdir) = match &req.path {
-            Some(p) => (p.clone(), None),
-            None => {
-                let cwd = std::env::current_dir().map_err(|e| {
-                    TargetError::io("cannot read current directory", Path::new("."), e)
-                })?;
-                let td = tempfile::Builder::new()
-                    .prefix(".iolab-")
-                    .tempdir_in(&cwd)
-                    .map_err(|e| {
-                        TargetError::io("cannot create a temporary directory in", &cwd, e)
-                    })?;
-                (td.path().to_path_buf(), Some(td))
-            }
+        let (path, tempdir) = if let Some(p) = &req.path {
+            (p.clone(), None)
+        } else {
+            let cwd = std::env::current_dir()
+                .map_err(|e| TargetError::io("cannot read current directory", Path::new("."), e))?;
+            let td = tempfile::Builder::new()
+                .prefix(".iolab-")
+                .tempdir_in(&cwd)
+                .map_err(|e| TargetError::io("cannot create a temporary directory in", &cwd, e))?;
+            (td.path().to_path_buf(), Some(td))
         };
         let meta =
             std::fs::metadata(&path).map_err(|e| TargetError::io("cannot stat", &path, e))?;
@@ -237,7 +233,7 @@ impl Target {
             device_size,
             direct_align,
             writable,
-            _tempdir: tempdir,
+            tempdir_held: tempdir,
         })
     }
 
@@ -248,7 +244,7 @@ impl Target {
 
     /// True when this run made the directory itself (it is removed afterwards).
     pub fn is_temporary(&self) -> bool {
-        self._tempdir.is_some()
+        self.tempdir_held.is_some()
     }
 }
 

@@ -190,7 +190,7 @@ fn merged_p99_is_not_the_mean_of_p99s() {
     let h: &LatencyHistogram = &rec.workloads[0].trials[0].op("read").unwrap().latency;
     let merged = h.percentile(99.0) as f64;
     let summed = pct_of_bins(&[(1000, 198), (1_000_000, 2)], 99.0) as f64;
-    let mean_of_p99s = (1000.0 + 1_000_000.0) / 2.0;
+    let mean_of_p99s = f64::midpoint(1000.0, 1_000_000.0);
     assert!(rel_eq(merged, summed, 0.002), "{merged} vs {summed}");
     assert!(
         !rel_eq(merged, mean_of_p99s, 0.5),

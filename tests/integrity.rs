@@ -51,6 +51,7 @@ fn steps(l: &Value) -> Vec<(String, u64, u64)> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn raid1_raid10_and_raid1c3_with_two_failures_are_verified() {
     need_root_and_btrfs!();
     let t = Instant::now();

@@ -59,6 +59,7 @@ fn promised(name: &str) -> Option<u64> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn example_builds_every_layout_then_leaves_nothing() {
     need_root_and_loop!();
     let w = World::new("labtest");
@@ -96,11 +97,7 @@ fn example_builds_every_layout_then_leaves_nothing() {
         })
         .collect();
     eprintln!("lost data: {lost:?}; refused a step: {refused:?}");
-    let want = if lost.is_empty() && refused.is_empty() {
-        0
-    } else {
-        1
-    };
+    let want = i32::from(!(lost.is_empty() && refused.is_empty()));
     assert_eq!(out.code, want, "stderr: {stderr}\n{v:#}");
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     // Every layout built here left a stored run (and a degraded one for the degrade layout),
@@ -143,7 +140,7 @@ fn example_builds_every_layout_then_leaves_nothing() {
     o.success();
     let listed: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(
-        listed.as_array().map_or(0, |a| a.len()),
+        listed.as_array().map_or(0, std::vec::Vec::len),
         built + degraded,
         "{listed:#}"
     );
@@ -892,7 +889,7 @@ fn btrfs_degrade_on_real_devices_wipes_the_failed_member_and_replaces_it() {
         "wipefs --all --quiet /dev/sde",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     assert_eq!(log, want);
 }

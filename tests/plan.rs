@@ -205,6 +205,7 @@ fn help_cites_the_afr_source() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn impossible_inputs_give_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (
@@ -379,7 +380,7 @@ fn zfs_layouts_on_twelve_16tb_disks() {
         "json",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let doc = run_json(&args);
     let usable = |n: &str| layout(&doc, n)["usable_bytes"].as_u64().unwrap();

@@ -857,6 +857,7 @@ fn three_runs(dir: &Path) -> (PathBuf, [String; 3]) {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn compare_gives_known_ratios_and_marks_what_is_not_significant() {
     use iolab::report::compare::{CompareOptions, build};
     let dir = tmp();

@@ -176,7 +176,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     if !vm_or_skip(test) {
         return;
     }
-    let _one = VM.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmtest");
     let spec = lab.spec(LAYOUTS);
     let t = Instant::now();
@@ -251,7 +251,7 @@ fn a_killed_vm_lab_is_cleaned_up() {
     if !vm_or_skip(test) {
         return;
     }
-    let _one = VM.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmkill");
     let spec = lab.spec(LAYOUTS);
     let mut child = lab

@@ -29,7 +29,7 @@ pub(crate) fn store_err(e: StoreError) -> anyhow::Error {
 }
 
 /// Opens (creating when needed) the store a new run is saved in.
-pub fn open_store(ctx: &Context) -> anyhow::Result<Store> {
+pub(super) fn open_store(ctx: &Context) -> anyhow::Result<Store> {
     let path = db_path(ctx)?;
     Store::open(&path).map_err(store_err)
 }

@@ -209,7 +209,7 @@ fn bench(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
         counters: progress.counters(),
     };
     let mut outcome = run_bench(&ready, &opts, &ctl, &mut |m| {
-        progress.set_message(m.to_string())
+        progress.set_message(m.to_string());
     });
     progress.finish();
     outcome.record.notes.splice(0..0, skipped);

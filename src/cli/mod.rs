@@ -31,7 +31,7 @@ pub fn exit_code_for(e: &anyhow::Error) -> u8 {
             || c.downcast_ref::<crate::units::UnitError>().is_some()
             || c.downcast_ref::<crate::spec::SpecError>().is_some()
             || c.downcast_ref::<crate::target::TargetError>()
-                .is_some_and(|t| t.is_usage())
+                .is_some_and(super::target::TargetError::is_usage)
     }) {
         EXIT_USAGE
     } else {

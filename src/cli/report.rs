@@ -97,8 +97,7 @@ fn check_output(p: &Path) -> anyhow::Result<()> {
 fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     let r = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
     if r.is_err() {

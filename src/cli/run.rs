@@ -304,7 +304,7 @@ pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
                 w.name
             ),
             Some(_) => {
-                let n = (2..)
+                let n = (2..u32::MAX)
                     .map(|i| format!("{}-{i}", eff.name))
                     .find(|n| workloads.iter().all(|x| &x.name != n));
                 let mut eff = eff;

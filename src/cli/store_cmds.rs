@@ -118,7 +118,7 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<ExitCode> {
         "id", "started", "status", "label", "host", "suite", "target", "fs", "trials", "note",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let rows: Vec<Vec<String>> = runs.iter().map(list_row).collect();
     emit(&text_table(&head, &rows, head.len()))?;

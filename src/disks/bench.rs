@@ -243,7 +243,8 @@ pub fn workload_name(device: &str, place: &str, parallel: bool) -> String {
 }
 
 fn read_mbps(t: &TrialSample) -> f64 {
-    t.op("read").map_or(0.0, |o| o.mb_per_sec())
+    t.op("read")
+        .map_or(0.0, super::super::sample::OpSample::mb_per_sec)
 }
 
 struct Job<'a> {

@@ -271,15 +271,12 @@ fn signatures(
     let mut sigs: HashMap<String, Signature> = HashMap::new();
     let mut probe: Vec<PathBuf> = Vec::new();
     for (n, num) in &every {
-        match Signature::from_udev(&blockdev::udev_props(num)) {
-            Some(s) => {
-                sigs.insert(n.clone(), s);
-            }
-            None => {
-                let empty = read_trim(class_block.join(n).join("size")).as_deref() == Some("0");
-                if !empty {
-                    probe.push(Path::new("/dev").join(n));
-                }
+        if let Some(s) = Signature::from_udev(&blockdev::udev_props(num)) {
+            sigs.insert(n.clone(), s);
+        } else {
+            let empty = read_trim(class_block.join(n).join("size")).as_deref() == Some("0");
+            if !empty {
+                probe.push(Path::new("/dev").join(n));
             }
         }
     }

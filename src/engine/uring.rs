@@ -206,7 +206,7 @@ impl Engine for UringEngine {
         loop {
             match self.ring.submit_and_wait(min as usize) {
                 Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 // The completion queue is full: reap, and the caller comes back to submit.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => break,
                 Err(source) => {

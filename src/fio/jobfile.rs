@@ -192,12 +192,11 @@ impl Parser {
                 return out;
             };
             let var = &after[..end];
-            match std::env::var(var) {
-                Ok(val) => out.push_str(&val),
-                Err(_) => {
-                    self.out.unset_env.push((var.to_string(), at.to_string()));
-                    out.push_str(&rest[start..start + 3 + end]);
-                }
+            if let Ok(val) = std::env::var(var) {
+                out.push_str(&val);
+            } else {
+                self.out.unset_env.push((var.to_string(), at.to_string()));
+                out.push_str(&rest[start..start + 3 + end]);
             }
             rest = &after[end + 1..];
         }

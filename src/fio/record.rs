@@ -47,16 +47,15 @@ fn groups(out: &FioOutput) -> Vec<Group<'_>> {
     let mut keys: Vec<(String, u32, Option<String>)> = Vec::new();
     for j in out.entries() {
         let key = (j.jobname.clone(), j.groupid, j.hostname.clone());
-        match keys.iter().position(|k| *k == key) {
-            Some(i) => gs[i].jobs.push(j),
-            None => {
-                keys.push(key);
-                gs.push(Group {
-                    name: j.jobname.clone(),
-                    host: j.hostname.clone(),
-                    jobs: vec![j],
-                });
-            }
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            gs[i].jobs.push(j);
+        } else {
+            keys.push(key);
+            gs.push(Group {
+                name: j.jobname.clone(),
+                host: j.hostname.clone(),
+                jobs: vec![j],
+            });
         }
     }
     // Names must be unique within a run: the host tells client jobs apart, then a number.

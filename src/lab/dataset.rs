@@ -140,7 +140,7 @@ pub fn plan(total: u64, seed: u64, dir: &str) -> Vec<DataFile> {
         let r = mix(seed ^ i.wrapping_mul(0xA24B_AED4_963E_E407));
         let u = (r >> 11) as f64 / (1u64 << 53) as f64;
         let mut size = (MIN_FILE as f64 * (u * span).exp2()) as u64 & !4095;
-        if r & 3 == 0 {
+        if r.trailing_zeros() >= 2 {
             size += (r >> 2) % 4096;
         }
         size = size.clamp(MIN_FILE, MAX_FILE);

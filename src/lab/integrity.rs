@@ -356,7 +356,7 @@ mod tests {
                     detail: "Input/output error (os error 5) at byte 0".into(),
                 })
                 .collect(),
-            bad_paths: bad.iter().map(|p| p.to_string()).collect(),
+            bad_paths: bad.iter().map(std::string::ToString::to_string).collect(),
             ..Verification::default()
         }
     }

@@ -16,7 +16,7 @@ use crate::sample::layout_record::{Capacity, IntegrityRecord, Layer, LayoutRecor
 pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
     let stack = match &m.layout.kind {
         LayoutKind::Stack(s) => Layer::of_stack(s),
-        _ => Vec::new(),
+        LayoutKind::Directory(_) => Vec::new(),
     };
     LayoutRecord {
         name: Some(m.layout.name.clone()),
@@ -49,7 +49,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
     });
     match rec.phase {
         Some(Phase::Degraded) => {
-            rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio)
+            rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);
         }
         _ => rec.lab_baseline = baseline,
     }

@@ -101,7 +101,7 @@ impl Runner {
 
     /// How many commands have run; with [`Runner::log_since`] gives one layout's commands.
     pub fn log_len(&self) -> usize {
-        self.log.lock().map(|l| l.len()).unwrap_or(0)
+        self.log.lock().map_or(0, |l| l.len())
     }
 
     /// The commands run since the log had `n` entries.
@@ -400,7 +400,7 @@ mod tests {
             ])
             .unwrap_err();
         let s = e.to_string();
-        assert!(s.contains("ERROR: bad thing") && s.contains("3"), "{s}");
+        assert!(s.contains("ERROR: bad thing") && s.contains('3'), "{s}");
         assert!(matches!(
             r.run(&["/nonexistent/tool"]),
             Err(LayoutError::Spawn { .. })

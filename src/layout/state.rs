@@ -383,7 +383,7 @@ impl StateFile {
         let s = &self.state;
         // A killed process that is not reaped yet is a zombie: dead for our purposes.
         match process_state(s.pid) {
-            None | Some('Z') | Some('X') => return false,
+            None | Some('Z' | 'X') => return false,
             Some(_) => {}
         }
         match (s.pid_start, process_start(s.pid)) {

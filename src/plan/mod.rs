@@ -533,7 +533,7 @@ mod tests {
         assert!(r6s.data_loss_probability_1y < r6.data_loss_probability_1y);
         assert!(r5s.data_loss_probability_1y < r5.data_loss_probability_1y);
         assert_eq!(r6s.stripe_width_bytes, Some(41 * 512 * 1024));
-        assert_eq!(r6.exposure_hours.map(|h| h.round()), Some(79.0));
+        assert_eq!(r6.exposure_hours.map(f64::round), Some(79.0));
         assert_eq!(r6s.exposure_hours.map(|h| (h * 10.0).round()), Some(74.0));
         // raid5+1spare holds as much as raid6 and writes randomly faster (penalty 4, not 6),
         // so it is not dominated; the risk column is what speaks against it.

@@ -757,7 +757,11 @@ mod tests {
 
     #[test]
     fn metric_filters_match_names_figures_and_operations() {
-        let f = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let f = |x: &[&str]| {
+            x.iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+        };
         assert!(metric_matches("read.iops", &[]));
         assert!(metric_matches("read.iops", &f(&["iops"])));
         assert!(metric_matches("read.iops", &f(&["read"])));

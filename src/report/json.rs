@@ -43,12 +43,12 @@ pub fn median(v: &[f64]) -> f64 {
         return 0.0;
     }
     let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
+    s.sort_by(f64::total_cmp);
     let n = s.len();
     if n % 2 == 1 {
         s[n / 2]
     } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
+        f64::midpoint(s[n / 2 - 1], s[n / 2])
     }
 }
 

@@ -205,7 +205,7 @@ fn setup(t: &mut String, r: &Report) {
     }
     let mut head: Vec<String> = ["run", "id", "started", "took", "status"]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     head.extend(r.varying.iter().map(|k| md_text(k)));
     let rows: Vec<Vec<String>> = r
@@ -336,7 +336,7 @@ fn lab(o: &mut Out<'_>, r: &Report) {
     let secs = |v: f64| format_duration(std::time::Duration::from_secs_f64(v.max(0.0)));
     let mut head: Vec<String> = ["layout", "stack", "usable", "speed", "rebuild", "integrity"]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     head.extend(r.workloads.iter().map(|w| md_text(&w.name)));
     let rows: Vec<Vec<String>> = lab
@@ -374,7 +374,7 @@ fn lab(o: &mut Out<'_>, r: &Report) {
         o.text.push_str("### Degraded vs healthy\n\n");
         let mut head: Vec<String> = ["degraded run", "healthy run", "rebuild"]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         head.extend(r.workloads.iter().map(|w| md_text(&w.name)));
         let rows: Vec<Vec<String>> = degraded

@@ -20,7 +20,7 @@ pub fn format_time(ms: u64) -> String {
 
 /// A status as the tables spell it.
 pub fn status_name(s: crate::sample::RunStatus) -> &'static str {
-    use crate::sample::RunStatus::*;
+    use crate::sample::RunStatus::{Complete, Failed, Incomplete, Interrupted, Running};
     match s {
         Running => "running",
         Complete => "complete",
@@ -173,7 +173,7 @@ fn render_system_and_target(o: &mut String, r: &RunRecord) {
             "device", "model", "serial", "firmware", "size", "rot", "sched", "raid",
         ]
         .iter()
-        .map(|x| x.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
         let rows: Vec<Vec<String>> = t
             .devices
@@ -234,7 +234,7 @@ fn render_metric_summary(o: &mut String, ms: &[stats::MetricSummary]) {
         "max",
     ]
     .iter()
-    .map(|x| x.to_string())
+    .map(std::string::ToString::to_string)
     .collect();
     let rows: Vec<Vec<String>> = ms
         .iter()
@@ -277,7 +277,7 @@ fn render_trial_rates(o: &mut String, trials: &[TrialSample], ms: &[stats::Metri
         .map(|m| m.name.as_str())
         .collect();
     let mut head = vec!["trial".to_string(), "started".into(), "elapsed".into()];
-    head.extend(rate_names.iter().map(|n| n.to_string()));
+    head.extend(rate_names.iter().map(std::string::ToString::to_string));
     let rows: Vec<Vec<String>> = trials
         .iter()
         .map(|t| {
@@ -321,7 +321,7 @@ fn render_latency(o: &mut String, trials: &[TrialSample]) {
             "latency", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max",
         ]
         .iter()
-        .map(|x| x.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
         let rows: Vec<Vec<String>> = ops
             .iter()

@@ -118,7 +118,12 @@ fn table(out: &mut String, run: &RunRecord) {
     let _ = writeln!(
         out,
         "{}",
-        line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+        line(
+            &headers
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+        )
     );
     for r in &rows {
         let _ = writeln!(out, "{}", line(r));

@@ -4,7 +4,7 @@
 //! Timing is per batch: one clock read before a batch is submitted, one after it is reaped.
 //! That costs two clock reads per batch instead of two per IO, and is exact at QD 1.
 //!
-//! The measurement window (`docs/accuracy.md`) is defined here and in [`super::worker`]: the
+//! The measurement window (`docs/accuracy.md`) is defined here and in `runner::worker`: the
 //! clock starts when every worker's engine is ready (a start line all of them wait at), IOs
 //! count when they complete before the deadline, and the device has been left quiet for
 //! [`QUIET_BEFORE_TRIAL`] before the trial starts so a rate limiter's state from earlier IO
@@ -40,7 +40,7 @@ static LAST_IO_END: Mutex<Option<Instant>> = Mutex::new(None);
 /// Sleeps until the target has been quiet for [`QUIET_BEFORE_TRIAL`] (the whole of it before
 /// the first trial of the process, which cannot know what ran before it).
 fn wait_for_quiet() {
-    let last = LAST_IO_END.lock().map(|g| *g).unwrap_or(None);
+    let last = LAST_IO_END.lock().map_or(None, |g| *g);
     let waited = last.map_or(Duration::ZERO, |t| t.elapsed());
     if let Some(rest) = QUIET_BEFORE_TRIAL.checked_sub(waited) {
         std::thread::sleep(rest);

@@ -172,6 +172,6 @@ mod tests {
         );
         let n = 100_000;
         let reads = (0..n).filter(|_| o.percent() < 70).count();
-        assert!((reads as f64 / n as f64 - 0.70).abs() < 0.01, "{reads}");
+        assert!((reads as f64 / f64::from(n) - 0.70).abs() < 0.01, "{reads}");
     }
 }

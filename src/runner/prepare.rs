@@ -63,7 +63,7 @@ impl TestFile {
         let laid_out = if t.info.kind == TargetKind::BlockDevice {
             t.device_size.unwrap_or(0)
         } else {
-            std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+            std::fs::metadata(&path).map_or(0, |m| m.len())
         };
         let direct_ok = probe_direct_open(&path);
         Ok(TestFile {

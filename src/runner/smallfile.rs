@@ -83,8 +83,8 @@ pub enum SmallFileError {
 fn hint(e: &std::io::Error) -> &'static str {
     match e.raw_os_error() {
         Some(libc::ENOSPC) => " (disk full: lower the file count or sizes)",
-        Some(libc::EMFILE) | Some(libc::ENFILE) => " (too many open files: raise ulimit -n)",
-        Some(libc::EACCES) | Some(libc::EPERM) => " (no permission in the target directory)",
+        Some(libc::EMFILE | libc::ENFILE) => " (too many open files: raise ulimit -n)",
+        Some(libc::EACCES | libc::EPERM) => " (no permission in the target directory)",
         Some(libc::EDQUOT) => " (quota exceeded)",
         _ => "",
     }
@@ -563,7 +563,7 @@ mod tests {
         let mut r = Xoshiro256PlusPlus::seed_from_u64(1);
         let p = permutation(1000, &mut r);
         let mut s = p.clone();
-        s.sort();
+        s.sort_unstable();
         assert_eq!(s, (0..1000).collect::<Vec<_>>());
         assert_ne!(p, (0..1000).collect::<Vec<_>>());
     }

@@ -8,7 +8,6 @@
 //! `[start + ramp, deadline)`; IOs still in flight at the deadline are drained (waited for, so
 //! nothing is left in the kernel) but not counted, and the window ends at the deadline.
 
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, OnceLock};
@@ -122,7 +121,7 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
     // Writes come straight from the pool, which the engine then owns, except in verify mode
     // (each block owns its bytes, copied from the pool into the slot).
     let pooled = p.file.verify.is_none() && w.pattern.writes();
-    let fd = file.as_ref().map_or(-1, |f| f.as_raw_fd());
+    let fd = file.as_ref().map_or(-1, rustix::fd::AsRawFd::as_raw_fd);
     let cfg = |depth, data: &mut DataGen| EngineConfig {
         fd,
         depth,
@@ -358,13 +357,14 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             let offset = match self.verify {
                 None => self.offsets.next_offset(),
                 // Never two IOs on one block at once: their order would be undefined.
-                Some(_) => match self.next_free_offset() {
-                    Some(o) => o,
-                    None => {
+                Some(_) => {
+                    if let Some(o) = self.next_free_offset() {
+                        o
+                    } else {
                         self.slots.free.push(slot);
                         break;
                     }
-                },
+                }
             };
             if let Err(e) = self.queue_one(slot, is_read, offset) {
                 self.slots.free.push(slot);

@@ -89,9 +89,7 @@ pub fn parse_spec(text: &str, file: &str) -> Result<Suite, SpecError> {
 
 fn key_is_set(r: &RawWorkload, key: &str) -> bool {
     // Serialize the raw item and look for the key: cheap, and stays right as fields are added.
-    toml::to_string(r)
-        .map(|s| s.lines().any(|l| l.starts_with(&format!("{key} "))))
-        .unwrap_or(false)
+    toml::to_string(r).is_ok_and(|s| s.lines().any(|l| l.starts_with(&format!("{key} "))))
 }
 
 /// Reads and parses a spec file.

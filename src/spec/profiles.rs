@@ -5,7 +5,10 @@
 
 use std::time::Duration;
 
-use super::workload::*;
+use super::workload::{
+    CachedReadWorkload, IoWorkload, Pattern, SmallFileWorkload, Suite, SyncKind, Workload,
+    WorkloadKind,
+};
 
 /// A built-in profile: name, one line of what it is for, and how to build it.
 pub struct Profile {

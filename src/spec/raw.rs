@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::SpecError;
 use super::locate::{SizeValue, TimeValue};
-use super::workload::*;
+use super::workload::{
+    CachedReadWorkload, DataKind, EngineKind, IoWorkload, Pattern, SmallFileWorkload, SyncKind,
+    Workload, WorkloadKind,
+};
 use crate::units;
 
 /// One workload as written: every field optional, unknown fields refused.
@@ -89,11 +92,11 @@ pub struct RawWorkload {
 }
 
 /// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
-pub const MAX_QUEUE_DEPTH: u32 = 32768;
+pub(super) const MAX_QUEUE_DEPTH: u32 = 32768;
 /// Largest thread count accepted.
-pub const MAX_THREADS: u32 = 1024;
+pub(super) const MAX_THREADS: u32 = 1024;
 /// Largest block size accepted (bigger IOs are split by the kernel anyway).
-pub const MAX_BLOCK_SIZE: u64 = 256 << 20;
+pub(super) const MAX_BLOCK_SIZE: u64 = 256 << 20;
 
 impl RawWorkload {
     /// Fills unset fields from `base` (flags over a profile, a workload over spec defaults).
@@ -220,7 +223,7 @@ impl RawWorkload {
         let data = match self.data.as_deref() {
             None => d.data,
             Some("random") => DataKind::Random,
-            Some("zero") | Some("zeros") => DataKind::Zero,
+            Some("zero" | "zeros") => DataKind::Zero,
             Some(o) => {
                 return Err(SpecError::field(
                     "data",

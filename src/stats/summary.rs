@@ -95,7 +95,7 @@ impl Summary {
         let median = if n % 2 == 1 {
             v[n / 2]
         } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
+            f64::midpoint(v[n / 2 - 1], v[n / 2])
         };
         let nf = n as f64;
         let mean = v.iter().sum::<f64>() / nf;

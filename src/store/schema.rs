@@ -39,7 +39,7 @@ pub const MIGRATIONS: &[Migration] = &[
 /// The schema version this binary writes and understands.
 pub const LATEST_VERSION: i32 = 2;
 
-const V1: &str = r#"
+const V1: &str = r"
 -- One row per `iolab run` (or per layout of `iolab lab`).
 CREATE TABLE runs (
     id            TEXT PRIMARY KEY,          -- 8 hex digits, what users type
@@ -145,9 +145,9 @@ CREATE VIEW trial_metrics AS
     JOIN trials t ON t.id = m.trial_id
     JOIN workloads w ON w.run_id = t.run_id AND w.idx = t.workload_idx
     JOIN runs r ON r.id = t.run_id;
-"#;
+";
 
-/// v1 -> v2: each run's free-form layout JSON becomes a [`LayoutRecord`]. The aliases v1
+/// v1 -> v2: each run's free-form layout JSON becomes a [`LayoutRecord`](crate::sample::LayoutRecord). The aliases v1
 /// readers accepted (`chunk`/`chunk_bytes`, `fs`/`filesystem`, `slow_members`/`slow_disks`/
 /// `slow`, keys at any depth) are mapped here, once; nothing else reads v1 documents.
 pub mod v2 {

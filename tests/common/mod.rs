@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A results database private to this test process, so tests never touch the user's own.
-pub fn test_db() -> PathBuf {
+pub(crate) fn test_db() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("iolab-tests-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     dir.join("iolab.db")
@@ -24,7 +24,7 @@ pub fn test_db() -> PathBuf {
 
 /// A temporary directory on a disk filesystem (/var/tmp, not a tmpfs /tmp), so O_DIRECT works
 /// there; removed on drop.
-pub fn disk_tmpdir(prefix: &str) -> tempfile::TempDir {
+pub(crate) fn disk_tmpdir(prefix: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in("/var/tmp")
@@ -41,7 +41,7 @@ pub fn disk_tmpdir(prefix: &str) -> tempfile::TempDir {
 /// `IOLAB_DB`, which the CLI reads exactly like `--db`.
 #[derive(Debug, Clone)]
 #[must_use = "an Iolab does nothing until .run() or .command()"]
-pub struct Iolab {
+pub(crate) struct Iolab {
     args: Vec<OsString>,
     /// `Some(v)` sets, `None` removes; applied in order.
     env: Vec<(OsString, Option<OsString>)>,
@@ -58,7 +58,7 @@ impl Default for Iolab {
 
 impl Iolab {
     /// The binary with no arguments and the private test database.
-    pub fn new() -> Iolab {
+    pub(crate) fn new() -> Iolab {
         Iolab {
             args: Vec::new(),
             env: vec![("IOLAB_DB".into(), Some(test_db().into()))],
@@ -68,29 +68,29 @@ impl Iolab {
     }
 
     /// The results database to use (`IOLAB_DB`).
-    pub fn db(self, path: impl AsRef<Path>) -> Iolab {
+    pub(crate) fn db(self, path: impl AsRef<Path>) -> Iolab {
         self.env("IOLAB_DB", path.as_ref())
     }
 
     /// No results database chosen: the binary falls back to its default location.
-    pub fn no_db(self) -> Iolab {
+    pub(crate) fn no_db(self) -> Iolab {
         self.env_remove("IOLAB_DB")
     }
 
     /// The working directory.
-    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Iolab {
+    pub(crate) fn cwd(mut self, dir: impl AsRef<Path>) -> Iolab {
         self.cwd = Some(dir.as_ref().to_path_buf());
         self
     }
 
     /// One more argument.
-    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Iolab {
+    pub(crate) fn arg(mut self, a: impl AsRef<OsStr>) -> Iolab {
         self.args.push(a.as_ref().to_os_string());
         self
     }
 
     /// More arguments.
-    pub fn args<I, S>(mut self, args: I) -> Iolab
+    pub(crate) fn args<I, S>(mut self, args: I) -> Iolab
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -101,7 +101,7 @@ impl Iolab {
     }
 
     /// An environment variable.
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Iolab {
+    pub(crate) fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Iolab {
         self.env.push((
             key.as_ref().to_os_string(),
             Some(value.as_ref().to_os_string()),
@@ -110,13 +110,13 @@ impl Iolab {
     }
 
     /// An environment variable removed.
-    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Iolab {
+    pub(crate) fn env_remove(mut self, key: impl AsRef<OsStr>) -> Iolab {
         self.env.push((key.as_ref().to_os_string(), None));
         self
     }
 
     /// Runs the binary under another program: `program wrapper_args... iolab args...`.
-    pub fn wrap<I, S>(mut self, program: impl AsRef<OsStr>, wrapper_args: I) -> Iolab
+    pub(crate) fn wrap<I, S>(mut self, program: impl AsRef<OsStr>, wrapper_args: I) -> Iolab
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -128,7 +128,7 @@ impl Iolab {
     }
 
     /// The command, set up but not started (for tests that spawn and signal it).
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let bin = env!("CARGO_BIN_EXE_iolab");
         let mut c = match self.wrapper.split_first() {
             Some((program, rest)) => {
@@ -152,7 +152,7 @@ impl Iolab {
     }
 
     /// Runs it to completion and captures its output.
-    pub fn run(&self) -> Out {
+    pub(crate) fn run(&self) -> Out {
         let o = self
             .command()
             .output()
@@ -176,7 +176,7 @@ impl Iolab {
 /// What a finished run of the binary printed, with asserts that show the command line, the
 /// exit code, stdout and stderr when they fail. The asserts return `&Out`, so they chain.
 #[derive(Debug, Clone)]
-pub struct Out {
+pub(crate) struct Out {
     /// The command line that ran (for messages).
     pub cmd: String,
     /// The exit code; -1 when killed by a signal.
@@ -187,7 +187,7 @@ pub struct Out {
 
 impl Out {
     /// Wraps a finished process's output.
-    pub fn new(cmd: String, o: Output) -> Out {
+    pub(crate) fn new(cmd: String, o: Output) -> Out {
         Out {
             cmd,
             code: o.status.code().unwrap_or(-1),
@@ -197,7 +197,7 @@ impl Out {
     }
 
     /// (exit code, stdout, stderr), for tests that take them apart.
-    pub fn parts(self) -> (i32, String, String) {
+    pub(crate) fn parts(self) -> (i32, String, String) {
         (self.code, self.stdout, self.stderr)
     }
 
@@ -210,20 +210,20 @@ impl Out {
 
     /// Asserts exit code 0.
     #[track_caller]
-    pub fn success(&self) -> &Out {
+    pub(crate) fn success(&self) -> &Out {
         self.code(0)
     }
 
     /// Asserts this exit code.
     #[track_caller]
-    pub fn code(&self, want: i32) -> &Out {
+    pub(crate) fn code(&self, want: i32) -> &Out {
         assert_eq!(self.code, want, "exit code\n{}", self.context());
         self
     }
 
     /// Asserts stdout contains `s`.
     #[track_caller]
-    pub fn stdout_has(&self, s: &str) -> &Out {
+    pub(crate) fn stdout_has(&self, s: &str) -> &Out {
         assert!(
             self.stdout.contains(s),
             "stdout lacks {s:?}\n{}",
@@ -234,7 +234,7 @@ impl Out {
 
     /// Asserts stdout does not contain `s`.
     #[track_caller]
-    pub fn stdout_lacks(&self, s: &str) -> &Out {
+    pub(crate) fn stdout_lacks(&self, s: &str) -> &Out {
         assert!(
             !self.stdout.contains(s),
             "stdout has {s:?}\n{}",
@@ -245,7 +245,7 @@ impl Out {
 
     /// Asserts stderr contains `s`.
     #[track_caller]
-    pub fn stderr_has(&self, s: &str) -> &Out {
+    pub(crate) fn stderr_has(&self, s: &str) -> &Out {
         assert!(
             self.stderr.contains(s),
             "stderr lacks {s:?}\n{}",
@@ -256,7 +256,7 @@ impl Out {
 
     /// Asserts stderr does not contain `s`.
     #[track_caller]
-    pub fn stderr_lacks(&self, s: &str) -> &Out {
+    pub(crate) fn stderr_lacks(&self, s: &str) -> &Out {
         assert!(
             !self.stderr.contains(s),
             "stderr has {s:?}\n{}",
@@ -267,7 +267,7 @@ impl Out {
 
     /// Parses stdout as one JSON document; fails the test (showing both streams) otherwise.
     #[track_caller]
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", self.context()))
     }
@@ -275,7 +275,7 @@ impl Out {
 
 /// Parses a JSON document printed by the binary.
 #[track_caller]
-pub fn json(stdout: &str) -> serde_json::Value {
+pub(crate) fn json(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
 }
 
@@ -283,23 +283,23 @@ pub fn json(stdout: &str) -> serde_json::Value {
 // Skipping
 
 /// Why a test skips, as a kind `scripts/test` sorts on (see [`skip`]).
-pub mod kind {
+pub(crate) mod kind {
     /// Not root. CI runs as root, so CI must not skip for this.
-    pub const ROOT: &str = "root";
+    pub(crate) const ROOT: &str = "root";
 
     /// A tool CI installs from this apt package: CI must not skip for it.
-    pub fn tool(apt: &str) -> String {
+    pub(crate) fn tool(apt: &str) -> String {
         format!("tool:{apt}")
     }
 
     /// Something this kernel lacks or has (md, dm, loop devices, cgroup v1 blkio): allowed.
-    pub fn kernel(feature: &str) -> String {
+    pub(crate) fn kernel(feature: &str) -> String {
         format!("kernel:{feature}")
     }
 }
 
 /// The running test's name: libtest names each test's thread after it.
-pub fn test_name() -> String {
+pub(crate) fn test_name() -> String {
     std::thread::current()
         .name()
         .filter(|n| *n != "main")
@@ -311,7 +311,7 @@ pub fn test_name() -> String {
 /// to stderr and, when `IOLAB_SKIP_LOG` names a file, appends `<test>\t<kind>\t<reason>` to it,
 /// so `scripts/test` can count skips and fail CI on the ones CI is meant to make impossible.
 /// `kind` is [`kind::ROOT`], [`kind::tool`] or [`kind::kernel`].
-pub fn skip(kind: &str, reason: &str) {
+pub(crate) fn skip(kind: &str, reason: &str) {
     let test = test_name();
     eprintln!("SKIP {test}: {reason}");
     if let Some(log) = std::env::var_os("IOLAB_SKIP_LOG").filter(|l| !l.is_empty()) {
@@ -330,13 +330,13 @@ pub fn skip(kind: &str, reason: &str) {
 }
 
 /// True when running as root.
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// True when `tool` is on PATH or in an sbin directory (which a non-root PATH may lack).
-pub fn have_tool(tool: &str) -> bool {
+pub(crate) fn have_tool(tool: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(
@@ -348,7 +348,7 @@ pub fn have_tool(tool: &str) -> bool {
 }
 
 /// True when root; otherwise records a skip.
-pub fn need_root() -> bool {
+pub(crate) fn need_root() -> bool {
     let ok = is_root();
     if !ok {
         skip(kind::ROOT, "needs root (loop devices, mounts)");
@@ -358,7 +358,7 @@ pub fn need_root() -> bool {
 
 /// True when `tool` is installed; otherwise records a skip naming the apt package that brings
 /// it (scripts/test installs it).
-pub fn need_tool(tool: &str, apt: &str) -> bool {
+pub(crate) fn need_tool(tool: &str, apt: &str) -> bool {
     let ok = have_tool(tool);
     if !ok {
         skip(
@@ -370,7 +370,7 @@ pub fn need_tool(tool: &str, apt: &str) -> bool {
 }
 
 /// True when the kernel has `feature` (`present`); otherwise records a skip with `why`.
-pub fn need_kernel(feature: &str, present: bool, why: &str) -> bool {
+pub(crate) fn need_kernel(feature: &str, present: bool, why: &str) -> bool {
     if !present {
         skip(&kind::kernel(feature), why);
     }
@@ -412,7 +412,7 @@ pub(crate) use {require_kernel, require_root, require_tool};
 // Loop devices and mounts
 
 /// A loop device over a sparse file in /dev/shm, detached and deleted on drop.
-pub struct LoopDev {
+pub(crate) struct LoopDev {
     /// /dev/loopN.
     pub dev: PathBuf,
     /// Backing file.
@@ -422,7 +422,7 @@ pub struct LoopDev {
 
 impl LoopDev {
     /// Attaches a new loop device of `size` bytes.
-    pub fn new(tag: &str, size: u64) -> LoopDev {
+    pub(crate) fn new(tag: &str, size: u64) -> LoopDev {
         let file = PathBuf::from(format!(
             "/dev/shm/iolab-test-{tag}-{}.img",
             std::process::id()
@@ -448,12 +448,12 @@ impl LoopDev {
     }
 
     /// The device path as a str.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.dev.to_str().expect("utf8 path")
     }
 
     /// Makes a filesystem and mounts it on a new temp dir; unmounted on drop.
-    pub fn mkfs_and_mount(&mut self, fs: &str) -> PathBuf {
+    pub(crate) fn mkfs_and_mount(&mut self, fs: &str) -> PathBuf {
         let force = if fs == "ext4" { "-F" } else { "-f" };
         let o = Command::new(format!("mkfs.{fs}"))
             .args([force, "-q"])
@@ -487,13 +487,12 @@ impl LoopDev {
 
 /// Unmounts a mount a test made: retried while busy (a process that just exited may still hold
 /// it for a moment), then lazily as a last resort, so no test leaves a mount behind.
-pub fn unmount(dir: &Path) {
+pub(crate) fn unmount(dir: &Path) {
     for _ in 0..30 {
         if Command::new("umount")
             .arg(dir)
             .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
+            .is_ok_and(|s| s.success())
         {
             return;
         }
@@ -513,8 +512,7 @@ impl Drop for LoopDev {
                 .arg("-d")
                 .arg(&self.dev)
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
+                .is_ok_and(|s| s.success())
             {
                 break;
             }
@@ -525,14 +523,14 @@ impl Drop for LoopDev {
 }
 
 /// A temporary mount of a memory filesystem (tmpfs with a size, or ramfs), unmounted on drop.
-pub struct MemMount {
+pub(crate) struct MemMount {
     /// Mount point.
     pub dir: PathBuf,
 }
 
 impl MemMount {
     /// Mounts `fstype` with `opts` on a new temp dir.
-    pub fn new(fstype: &str, opts: &str) -> MemMount {
+    pub(crate) fn new(fstype: &str, opts: &str) -> MemMount {
         let dir = tempfile::Builder::new()
             .prefix("iolab-test-mem")
             .tempdir()

@@ -16,7 +16,7 @@ use crate::common::{Iolab, Out, need_kernel, need_root, need_tool};
 /// Whether real lab tests can run here: root, loop devices, btrfs in the kernel, and `tools`
 /// (each with the apt package that brings it). When not, the test's skip is recorded (see
 /// `common::skip`) and this is false.
-pub fn can_run(tools: &[(&str, &str)]) -> bool {
+pub(crate) fn can_run(tools: &[(&str, &str)]) -> bool {
     need_root()
         && need_kernel(
             "loop",
@@ -46,7 +46,7 @@ pub(crate) use require_lab;
 
 /// A private world for one test: a state dir, a results database and a disk dir (in /dev/shm
 /// when there is one).
-pub struct World {
+pub(crate) struct World {
     pub state: tempfile::TempDir,
     /// The results database's directory (kept apart from the state dir the tests inspect).
     pub db: tempfile::TempDir,
@@ -56,7 +56,7 @@ pub struct World {
 static N: AtomicUsize = AtomicUsize::new(0);
 
 impl World {
-    pub fn new(tag: &str) -> World {
+    pub(crate) fn new(tag: &str) -> World {
         let base = if Path::new("/dev/shm").is_dir() {
             PathBuf::from("/dev/shm")
         } else {
@@ -74,19 +74,19 @@ impl World {
     }
 
     /// The binary in this world: its state dir and results database.
-    pub fn iolab(&self) -> Iolab {
+    pub(crate) fn iolab(&self) -> Iolab {
         Iolab::new()
             .env("IOLAB_STATE_DIR", self.state.path())
             .db(self.db.path().join("iolab.db"))
     }
 
     /// `iolab lab ARGS` in this world.
-    pub fn lab(&self, args: &[&str]) -> Out {
+    pub(crate) fn lab(&self, args: &[&str]) -> Out {
         self.iolab().arg("lab").args(args).run()
     }
 
     /// The lab with loop disks in our disk dir, JSON out.
-    pub fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Out, Value) {
+    pub(crate) fn lab_json(&self, spec: &Path, extra: &[&str]) -> (Out, Value) {
         let d = self.disk_dir.to_string_lossy().to_string();
         let mut args = vec![spec.to_str().unwrap(), "--disk-dir", &d, "--format", "json"];
         args.extend_from_slice(extra);
@@ -100,7 +100,7 @@ impl World {
         (out, v)
     }
 
-    pub fn state_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn state_files(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self.state.path())
             .unwrap()
             .flatten()
@@ -109,7 +109,7 @@ impl World {
     }
 
     /// Loop devices whose backing file is in our disk dir.
-    pub fn our_loops(&self) -> Vec<String> {
+    pub(crate) fn our_loops(&self) -> Vec<String> {
         let out = Command::new("losetup").arg("-a").output().unwrap();
         let d = self.disk_dir.to_string_lossy().to_string();
         String::from_utf8_lossy(&out.stdout)
@@ -120,7 +120,7 @@ impl World {
     }
 
     /// Asserts the lab left nothing: no loop device on our files, no mount, no disk dir, no state.
-    pub fn assert_clean(&self, lab_id: &str) {
+    pub(crate) fn assert_clean(&self, lab_id: &str) {
         assert!(
             self.our_loops().is_empty(),
             "loop devices left: {:?}",

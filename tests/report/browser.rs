@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The Chromium binary, when installed.
-pub fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         let o = Command::new("sh")
             .arg("-c")
@@ -80,7 +80,7 @@ fn file_url(p: &Path) -> String {
 
 /// Takes a screenshot of `page` at `w` x `h`; returns whether Chromium succeeded and its log
 /// (console messages included).
-pub fn screenshot(
+pub(crate) fn screenshot(
     bin: &Path,
     page: &Path,
     png: &Path,
@@ -103,7 +103,7 @@ pub fn screenshot(
 }
 
 /// The DOM after the page loaded and its scripts ran, in a 1280 px wide window (a laptop).
-pub fn dump_dom(bin: &Path, page: &Path) -> (bool, String, String) {
+pub(crate) fn dump_dom(bin: &Path, page: &Path) -> (bool, String, String) {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut c = base(bin, profile.path());
     c.args([
@@ -117,7 +117,7 @@ pub fn dump_dom(bin: &Path, page: &Path) -> (bool, String, String) {
 }
 
 /// Console messages and script errors in Chromium's log.
-pub fn console_problems(log: &str) -> Vec<String> {
+pub(crate) fn console_problems(log: &str) -> Vec<String> {
     log.lines()
         .filter(|l| {
             l.contains("CONSOLE")
@@ -130,7 +130,7 @@ pub fn console_problems(log: &str) -> Vec<String> {
 }
 
 /// A decoded image: width, height and RGBA pixels.
-pub struct Image {
+pub(crate) struct Image {
     /// Pixels across.
     pub width: usize,
     /// Pixels down.
@@ -141,7 +141,7 @@ pub struct Image {
 
 impl Image {
     /// The pixel at (x, y).
-    pub fn px(&self, x: usize, y: usize) -> [u8; 4] {
+    pub(crate) fn px(&self, x: usize, y: usize) -> [u8; 4] {
         let i = (y * self.width + x) * 4;
         [
             self.rgba[i],
@@ -166,7 +166,7 @@ fn paeth(a: u8, b: u8, c: u8) -> u8 {
 }
 
 /// Decodes an 8-bit RGB or RGBA, non-interlaced PNG (what Chromium writes).
-pub fn read_png(path: &Path) -> Result<Image, String> {
+pub(crate) fn read_png(path: &Path) -> Result<Image, String> {
     let data = std::fs::read(path).map_err(|e| e.to_string())?;
     if data.len() < 8 || &data[..8] != b"\x89PNG\r\n\x1a\n" {
         return Err("not a PNG".into());
@@ -222,7 +222,7 @@ pub fn read_png(path: &Path) -> Result<Image, String> {
                 0 => 0,
                 1 => a,
                 2 => b,
-                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+                3 => u16::midpoint(u16::from(a), u16::from(b)) as u8,
                 4 => paeth(a, b, c),
                 f => return Err(format!("bad filter {f}")),
             });
@@ -240,7 +240,7 @@ pub fn read_png(path: &Path) -> Result<Image, String> {
 }
 
 /// Pixels within `tol` of an RGB colour.
-pub fn count_near(img: &Image, rgb: [u8; 3], tol: i32) -> usize {
+pub(crate) fn count_near(img: &Image, rgb: [u8; 3], tol: i32) -> usize {
     img.rgba
         .chunks(4)
         .filter(|p| (0..3).all(|i| (i32::from(p[i]) - i32::from(rgb[i])).abs() <= tol))
@@ -248,14 +248,14 @@ pub fn count_near(img: &Image, rgb: [u8; 3], tol: i32) -> usize {
 }
 
 /// Share of pixels that differ from the top-left (background) pixel.
-pub fn ink_fraction(img: &Image) -> f64 {
+pub(crate) fn ink_fraction(img: &Image) -> f64 {
     let bg = img.px(0, 0);
     let n = img.rgba.chunks(4).filter(|p| p[..3] != bg[..3]).count();
     n as f64 / (img.width * img.height).max(1) as f64
 }
 
 /// Number of distinct colours (quantized to 5 bits per channel).
-pub fn distinct_colours(img: &Image) -> usize {
+pub(crate) fn distinct_colours(img: &Image) -> usize {
     let mut seen = std::collections::HashSet::new();
     for p in img.rgba.chunks(4) {
         seen.insert((p[0] >> 3, p[1] >> 3, p[2] >> 3));

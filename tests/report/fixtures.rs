@@ -15,15 +15,15 @@ use iolab::system::{BlockDevice, SystemInfo};
 use iolab::target::{TargetInfo, TargetKind};
 
 /// A small deterministic generator (xorshift64*), so fixtures are the same on every run.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// Seeded generator.
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
     /// Uniform in [0, 1).
-    pub fn f(&mut self) -> f64 {
+    pub(crate) fn f(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -32,7 +32,7 @@ impl Rng {
 }
 
 /// A block workload.
-pub fn io(name: &str, pattern: Pattern, bs: u64, qd: u32) -> Workload {
+pub(crate) fn io(name: &str, pattern: Pattern, bs: u64, qd: u32) -> Workload {
     Workload {
         name: name.into(),
         drop_caches: true,
@@ -49,7 +49,7 @@ pub fn io(name: &str, pattern: Pattern, bs: u64, qd: u32) -> Workload {
 }
 
 /// A small-file workload (bonnie++ -n phases).
-pub fn mail(name: &str) -> Workload {
+pub(crate) fn mail(name: &str) -> Workload {
     Workload {
         name: name.into(),
         drop_caches: false,
@@ -68,7 +68,7 @@ pub fn mail(name: &str) -> Workload {
 
 /// The four workloads of the seed posts: dd-style sequential write, fio-style random read and
 /// 70/30 mix, bonnie++-style small files.
-pub fn four_workloads() -> Vec<Workload> {
+pub(crate) fn four_workloads() -> Vec<Workload> {
     vec![
         io("seq-write-1m", Pattern::Write, 1 << 20, 8),
         io("rand-read-4k", Pattern::RandRead, 4096, 32),
@@ -78,7 +78,7 @@ pub fn four_workloads() -> Vec<Workload> {
 }
 
 /// `n` workloads cycling through the four kinds, with distinct names.
-pub fn many_workloads(n: usize) -> Vec<Workload> {
+pub(crate) fn many_workloads(n: usize) -> Vec<Workload> {
     (0..n)
         .map(|i| {
             let mut w = four_workloads()[i % 4].clone();
@@ -104,7 +104,7 @@ fn latency(h: &mut OpSample, base_ns: f64, samples: u64, rng: &mut Rng) {
 
 /// How a fixture trial behaves.
 #[derive(Clone, Copy, Debug)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Headline operations per second (IOPS, or ops/s of creates).
     pub rate: f64,
     /// Seconds in the measured window (one series point each).
@@ -130,7 +130,7 @@ impl Default for Shape {
 }
 
 /// One trial of `w` shaped by `s`.
-pub fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSample {
+pub(crate) fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSample {
     let level = s.rate * (1.0 + s.noise * (rng.f() * 2.0 - 1.0));
     let per_sec: Vec<u64> = (0..s.secs)
         .map(|t| {
@@ -141,51 +141,48 @@ pub fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSample {
         .collect();
     let total: u64 = per_sec.iter().sum();
     let elapsed_ns = u64::from(s.secs) * 1_000_000_000;
-    let (ops, bs, moves_bytes) = match &w.kind {
-        WorkloadKind::Io(io) => {
-            let mut v = Vec::new();
-            let (r, wr) = match io.pattern {
-                Pattern::Read | Pattern::RandRead => (total, 0),
-                Pattern::Write | Pattern::RandWrite => (0, total),
-                Pattern::RandRw => {
-                    let r = total * u64::from(io.read_pct) / 100;
-                    (r, total - r)
-                }
-            };
-            let base = f64::from(io.queue_depth) * 1e9 / level.max(1.0);
-            for (name, count) in [("read", r), ("write", wr)] {
-                if count > 0 || (name == "read" && io.pattern.reads()) {
-                    let mut o = OpSample::new(name);
-                    o.count = count;
-                    o.bytes = count * io.block_size;
-                    o.elapsed_ns = elapsed_ns;
-                    latency(
-                        &mut o,
-                        base * if name == "write" { 1.6 } else { 1.0 },
-                        s.samples,
-                        rng,
-                    );
-                    v.push(o);
-                }
+    let (ops, bs, moves_bytes) = if let WorkloadKind::Io(io) = &w.kind {
+        let mut v = Vec::new();
+        let (r, wr) = match io.pattern {
+            Pattern::Read | Pattern::RandRead => (total, 0),
+            Pattern::Write | Pattern::RandWrite => (0, total),
+            Pattern::RandRw => {
+                let r = total * u64::from(io.read_pct) / 100;
+                (r, total - r)
             }
-            (v, io.block_size, true)
-        }
-        _ => {
-            let mut v = Vec::new();
-            for (i, phase) in ["create", "stat", "read_file", "delete"].iter().enumerate() {
-                let mut o = OpSample::new(phase);
-                o.count = total * (i as u64 + 1);
-                o.bytes = if *phase == "create" || *phase == "read_file" {
-                    o.count * 12_000
-                } else {
-                    0
-                };
+        };
+        let base = f64::from(io.queue_depth) * 1e9 / level.max(1.0);
+        for (name, count) in [("read", r), ("write", wr)] {
+            if count > 0 || (name == "read" && io.pattern.reads()) {
+                let mut o = OpSample::new(name);
+                o.count = count;
+                o.bytes = count * io.block_size;
                 o.elapsed_ns = elapsed_ns;
-                latency(&mut o, 1e9 / level.max(1.0), s.samples / 2, rng);
+                latency(
+                    &mut o,
+                    base * if name == "write" { 1.6 } else { 1.0 },
+                    s.samples,
+                    rng,
+                );
                 v.push(o);
             }
-            (v, 0, false)
         }
+        (v, io.block_size, true)
+    } else {
+        let mut v = Vec::new();
+        for (i, phase) in ["create", "stat", "read_file", "delete"].iter().enumerate() {
+            let mut o = OpSample::new(phase);
+            o.count = total * (i as u64 + 1);
+            o.bytes = if *phase == "create" || *phase == "read_file" {
+                o.count * 12_000
+            } else {
+                0
+            };
+            o.elapsed_ns = elapsed_ns;
+            latency(&mut o, 1e9 / level.max(1.0), s.samples / 2, rng);
+            v.push(o);
+        }
+        (v, 0, false)
     };
     let series = per_sec
         .iter()
@@ -220,7 +217,7 @@ pub fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSample {
 }
 
 /// A disk as /sys describes it.
-pub fn disk(name: &str, model: &str, fw: &str, serial: &str) -> BlockDevice {
+pub(crate) fn disk(name: &str, model: &str, fw: &str, serial: &str) -> BlockDevice {
     BlockDevice {
         name: name.into(),
         path: PathBuf::from(format!("/dev/{name}")),
@@ -241,7 +238,7 @@ pub fn disk(name: &str, model: &str, fw: &str, serial: &str) -> BlockDevice {
 }
 
 /// An md array over `members`.
-pub fn md(name: &str, level: &str, members: &[BlockDevice]) -> BlockDevice {
+pub(crate) fn md(name: &str, level: &str, members: &[BlockDevice]) -> BlockDevice {
     BlockDevice {
         name: name.into(),
         path: PathBuf::from(format!("/dev/{name}")),
@@ -256,7 +253,7 @@ pub fn md(name: &str, level: &str, members: &[BlockDevice]) -> BlockDevice {
 }
 
 /// The machine of the fixtures.
-pub fn system() -> SystemInfo {
+pub(crate) fn system() -> SystemInfo {
     SystemInfo {
         hostname: "flurry".into(),
         kernel: "6.12.0-test".into(),
@@ -269,7 +266,13 @@ pub fn system() -> SystemInfo {
 }
 
 /// A run over `workloads` with `trials` trials each; `speed` scales every rate.
-pub fn run(label: &str, speed: f64, workloads: &[Workload], trials: u32, seed: u64) -> RunRecord {
+pub(crate) fn run(
+    label: &str,
+    speed: f64,
+    workloads: &[Workload],
+    trials: u32,
+    seed: u64,
+) -> RunRecord {
     run_shaped(label, workloads, trials, seed, |_, s| Shape {
         rate: s.rate * speed,
         ..s
@@ -277,7 +280,7 @@ pub fn run(label: &str, speed: f64, workloads: &[Workload], trials: u32, seed: u
 }
 
 /// A run whose trial shape per workload comes from `shape(workload index, default shape)`.
-pub fn run_shaped(
+pub(crate) fn run_shaped(
     label: &str,
     workloads: &[Workload],
     trials: u32,
@@ -342,7 +345,7 @@ pub fn run_shaped(
 }
 
 /// Saves runs into a new store at `db`; returns their ids in order.
-pub fn save(db: &Path, runs: &[RunRecord]) -> Vec<String> {
+pub(crate) fn save(db: &Path, runs: &[RunRecord]) -> Vec<String> {
     let mut store = Store::open(db).expect("open store");
     runs.iter()
         .map(|r| store.save_run(r).expect("save run"))

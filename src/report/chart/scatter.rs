@@ -80,7 +80,7 @@ pub fn render(c: &ScatterChart, embed: Embed) -> String {
     let _ = write!(
         o,
         "<text class=\"ax\" transform=\"translate(12 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-        n((y_top + y_bot) / 2.0),
+        n(f64::midpoint(y_top, y_bot)),
         esc(&c.y_label)
     );
     text(&mut o, x1, y_bot + 28.0, "end", "ax", &c.x_label);

@@ -68,10 +68,12 @@ svg.chart{max-width:680px}}\n";
 
 /// The swatch classes `s0..s9`, one per palette colour, tying table rows to chart colours.
 fn swatch_css() -> String {
-    (0..PALETTE)
-        .map(|i| format!(".s{i}{{background:var(--c{i})}}"))
-        .collect::<String>()
-        + "\n"
+    let mut css = String::new();
+    for i in 0..PALETTE {
+        css.push_str(&format!(".s{i}{{background:var(--c{i})}}"));
+    }
+    css.push('\n');
+    css
 }
 
 fn swatch(i: usize) -> String {

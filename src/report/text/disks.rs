@@ -38,7 +38,12 @@ pub fn table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
         out.push_str(s.trim_end());
         out.push('\n');
     };
-    line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    line(
+        &headers
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>(),
+    );
     for r in rows {
         line(r);
     }
@@ -120,7 +125,12 @@ pub fn census_table(devs: &[DiskInfo], flags: &[Flag]) -> String {
                         .map(|p| p.display().to_string())
                         .collect::<Vec<_>>(),
                 ),
-                list(&d.membership.iter().map(|m| m.short()).collect::<Vec<_>>()),
+                list(
+                    &d.membership
+                        .iter()
+                        .map(crate::disks::membership::Membership::short)
+                        .collect::<Vec<_>>(),
+                ),
                 flags_of(&b.name, flags),
             ]
         })

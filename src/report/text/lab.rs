@@ -124,7 +124,12 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         Detail::Short => &SHORT_HEADERS,
         Detail::Full => &HEADERS,
     };
-    let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| h.to_string()).collect()];
+    let mut rows: Vec<Vec<String>> = vec![
+        headers
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
+    ];
     rows.extend(r.layouts.iter().map(|l| match detail {
         Detail::Short => short_row(l, r.dry_run),
         Detail::Full => row(l, r.dry_run),
