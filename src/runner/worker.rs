@@ -210,6 +210,7 @@ impl Slots {
     }
 
     /// Marks a slot (from [`Slots::free`] or the sync slot) busy.
+    #[inline]
     fn occupy(&mut self, slot: u32, io: InFlight) {
         self.busy[slot as usize] = Some(io);
         self.inflight += 1;
@@ -217,6 +218,7 @@ impl Slots {
 
     /// Frees the slot of a completion and says what it held (`None`: an unknown slot, which
     /// an engine must never return).
+    #[inline]
     fn release(&mut self, slot: u32) -> Option<InFlight> {
         let io = self.busy.get_mut(slot as usize)?.take()?;
         self.inflight -= 1;
@@ -395,6 +397,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         }
     }
 
+    #[inline]
     fn queue_one(&mut self, slot: u32, is_read: bool, offset: u64) -> Result<(), EngineError> {
         let bs = self.bs;
         if is_read {
@@ -519,6 +522,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
 
     /// Checks a completion's result; false when it is not a good IO to count (an error,
     /// a short transfer, or a failed read in verify mode, which is a finding).
+    #[inline]
     fn check(&mut self, c: &Completion, io: InFlight) -> bool {
         let bs = self.bs;
         if c.result < 0 && io.op == SlotOp::Read && self.verify.is_some() {
@@ -556,8 +560,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             });
             return false;
         }
-        if let (Some(v), SlotOp::Read, Some(buf)) =
-            (self.verify, io.op, self.eng.buffer_mut(c.slot))
+        if let (Some(v), SlotOp::Read) = (self.verify, io.op)
+            && let Some(buf) = self.eng.buffer_mut(c.slot)
         {
             if let Some(m) = v.check(&buf[..bs as usize], io.offset) {
                 self.out.verify.add(m);
