@@ -19,7 +19,8 @@ fn dry_run_prints_the_zpool_lifecycle() {
     let w = World::new("zfstest");
     let d = w.disk_dir.to_string_lossy().to_string();
     let ex = example();
-    let out = w.lab(&[ex.to_str().unwrap(), "--dry-run", "--disk-dir", &d]);
+    // `-v`: the table's STACK column spells out every vdev and property.
+    let out = w.lab(&[ex.to_str().unwrap(), "--dry-run", "-v", "--disk-dir", &d]);
     let stdout = out.stdout.as_str();
     assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
     for want in [

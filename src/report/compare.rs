@@ -7,6 +7,7 @@
 //! [`Comparison`] is plain data built from [`RunRecord`]s; the four renderers (terminal text,
 //! Markdown, JSON, CSV) only format it.
 
+use crate::csv::csv_field;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -636,14 +637,6 @@ pub fn render_markdown(c: &Comparison) -> String {
 pub fn render_json(c: &Comparison) -> String {
     // Plain data with string keys: serialization cannot fail.
     serde_json::to_string_pretty(c).unwrap_or_default() + "\n"
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn num(v: f64) -> String {
