@@ -100,7 +100,7 @@ CASES
 throttle read_iops 2000
 fio_lat() {
   inside fio --name=t --filename="$LOOP" --rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --direct=1 \
-    --time_based --runtime=3 --size=1g --output-format=json --percentile_list=99.9 "${FIOMEM[@]}" |
+    --time_based --runtime=3 --size=1g --output-format=json --lat_percentiles=1 --percentile_list=99.9 "${FIOMEM[@]}" |
     python3 -c "import json,sys; l=json.load(sys.stdin)['jobs'][0]['read']['lat_ns']
 print(l['mean'], list(l['percentile'].values())[0])"
 }
