@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::sample::{IoAccounting, OpSample, SeriesPoint, TrialSample};
 use crate::spec::CachedReadWorkload;
 
-use super::io::{Control, rusage};
+use super::io::Control;
 
 /// Runs one trial: reads `block_size` bytes at offset 0 of `path` (buffered) until the time is up.
 pub fn run_cached_trial(
@@ -35,7 +35,7 @@ pub fn run_cached_trial(
     let mut op = OpSample::new("cached_read");
     let mut series: Vec<SeriesPoint> = Vec::new();
     let started_unix_ms = crate::sample::now_unix_ms();
-    let ru0 = rusage();
+    let ru0 = crate::sys::rusage_self();
     let t0 = Instant::now();
     let limit = w.runtime.as_nanos() as u64;
     let mut last = 0u64;
@@ -65,7 +65,7 @@ pub fn run_cached_trial(
     for (i, p) in series.iter_mut().enumerate() {
         p.t = i as u32;
     }
-    let ru1 = rusage();
+    let ru1 = crate::sys::rusage_self();
     op.elapsed_ns = last.max(1);
     ctl.counters.add(op.bytes, op.count);
     Ok(TrialSample {

@@ -207,7 +207,7 @@ pub fn run_io_trial(
         wait_for_quiet();
     }
     let started_unix_ms = crate::sample::now_unix_ms();
-    let ru0 = rusage();
+    let ru0 = crate::sys::rusage_self();
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..w.threads as usize)
             .map(|i| {
@@ -237,7 +237,7 @@ pub fn run_io_trial(
             })
             .collect()
     });
-    let ru1 = rusage();
+    let ru1 = crate::sys::rusage_self();
     if w.engine != EngineKind::Null {
         note_io_end();
     }
@@ -363,11 +363,6 @@ fn merge(
         notes,
         verify: file.verify.is_some().then_some(verify),
     })
-}
-
-/// (user, system) CPU time of the whole process so far, ns.
-pub fn rusage() -> (u64, u64) {
-    crate::sys::rusage_self()
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.

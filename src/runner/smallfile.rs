@@ -27,7 +27,7 @@ use crate::sample::{IoAccounting, OpSample, SeriesPoint, TrialSample};
 use crate::spec::SmallFileWorkload;
 
 use super::data::DataGen;
-use super::io::{Control, rusage};
+use super::io::Control;
 use super::offsets::thread_seed;
 
 /// The phases, in the order they run.
@@ -198,7 +198,7 @@ pub fn run_smallfile_trial(
     let syncs = AtomicU64::new(0);
     let phase_start: Vec<AtomicU64> = PHASES.iter().map(|_| AtomicU64::new(0)).collect();
     let started_unix_ms = crate::sample::now_unix_ms();
-    let ru0 = rusage();
+    let ru0 = crate::sys::rusage_self();
     let origin = Instant::now();
     let results: Vec<Result<Vec<PhaseOut>, SmallFileError>> = std::thread::scope(|s| {
         let handles: Vec<_> = per
@@ -234,7 +234,7 @@ pub fn run_smallfile_trial(
             })
             .collect()
     });
-    let ru1 = rusage();
+    let ru1 = crate::sys::rusage_self();
     let mut outs = Vec::new();
     for r in results {
         outs.push(r?);
