@@ -437,6 +437,48 @@ pub struct WorkloadRecord {
     pub trials: Vec<TrialSample>,
 }
 
+/// The figure a workload is judged by: MB/s for sequential and large blocks, IOPS for random,
+/// ops/s for small files. Returns (metric name, value).
+pub fn headline(w: &crate::spec::Workload, t: &TrialSample) -> Option<(String, f64)> {
+    match &w.kind {
+        crate::spec::WorkloadKind::Io(io) => {
+            let want = if io.headline_is_bandwidth() {
+                "mbps"
+            } else {
+                "iops"
+            };
+            // The op carrying most of the traffic (reads in a 70/30 mix).
+            let op = t
+                .ops
+                .iter()
+                .filter(|o| o.op != "sync")
+                .max_by_key(|o| o.count)?;
+            let v = if want == "mbps" {
+                op.mb_per_sec()
+            } else {
+                op.ops_per_sec()
+            };
+            Some((format!("{}.{want}", op.op), v))
+        }
+        _ => t
+            .ops
+            .first()
+            .map(|o| (format!("{}.ops", o.op), o.ops_per_sec())),
+    }
+}
+
+impl WorkloadRecord {
+    /// The headline figure of every trial, in trial order: what stability, degraded ratios and
+    /// comparisons are judged by.
+    pub fn headline_values(&self) -> Vec<f64> {
+        self.trials
+            .iter()
+            .filter_map(|t| headline(&self.workload, t))
+            .map(|m| m.1)
+            .collect()
+    }
+}
+
 /// Everything one `iolab run` (or one layout of a lab) produced, with its exact setup: what the
 /// store keeps and `--json` prints.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -159,12 +159,7 @@ pub fn run_session(
 /// With `--until-stable`: how many trials each workload took and how tight it got.
 fn stability_note(wr: &crate::sample::WorkloadRecord, opts: &SuiteOptions) -> Option<String> {
     let pct = opts.until_stable?;
-    let vals: Vec<f64> = wr
-        .trials
-        .iter()
-        .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
-        .map(|m| m.1)
-        .collect();
+    let vals = wr.headline_values();
     let s = crate::stats::Summary::of(&vals)?;
     let got = s
         .precision_pct()

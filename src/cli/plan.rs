@@ -14,8 +14,8 @@ use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{DEFAULT_AFR, URE_DESKTOP, URE_ENTERPRISE};
 use crate::plan::{
     Caps, DiskPerf, MeasuredPerf, PlanInput, RebuildSpeed, RiskParams, ZfsParams, parse_layouts,
-    render,
 };
+use crate::report::text::plan as render;
 use crate::sample::RunRecord;
 
 /// How the plan is printed.

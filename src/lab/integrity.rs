@@ -125,16 +125,12 @@ pub enum Verdict {
     },
 }
 
-/// The text of [`Verdict::Verified`]: stored with a lab's runs, so a report read back from the
-/// store tells a layout that kept its data from one that did not.
-pub const VERIFIED_TEXT: &str = "verified";
-
 impl Verdict {
     /// `verified`, `DATA LOSS (2 files, 1 scrub error)`, `FAILED: rebuild`.
     pub fn text(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         match self {
-            Verdict::Verified => VERIFIED_TEXT.into(),
+            Verdict::Verified => crate::sample::layout_record::VERIFIED_TEXT.into(),
             Verdict::DataLoss {
                 files,
                 scrub_errors,

@@ -134,13 +134,7 @@ pub fn conclude(
 pub fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
     let med = |r: &RunRecord, name: &str| -> Option<f64> {
         let wr = r.workloads.iter().find(|w| w.workload.name == name)?;
-        let v: Vec<f64> = wr
-            .trials
-            .iter()
-            .filter_map(|t| crate::runner::suite::headline(&wr.workload, t))
-            .map(|m| m.1)
-            .collect();
-        crate::stats::Summary::of(&v).map(|s| s.median)
+        crate::stats::Summary::of(&wr.headline_values()).map(|s| s.median)
     };
     let mut logs = Vec::new();
     for w in &h.workloads {

@@ -9,14 +9,14 @@
 //! - [`layout`]: the layout grammar and the geometry (capacity, groups, redundancy).
 //! - [`perf`]: per-disk speed in, predicted array speed out, with the controller cap.
 //! - [`risk`] and [`markov`]: failures, rebuilds and unreadable sectors as a Markov chain.
-//! - [`render`]: the terminal and Markdown tables.
+//!
+//! The tables people read are drawn by `report::text::plan`.
 //!
 //! The model and its assumptions are written down in `docs/plan-model.md`.
 
 pub mod layout;
 pub mod markov;
 pub mod perf;
-pub mod render;
 pub mod risk;
 pub mod zfs;
 

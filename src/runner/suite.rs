@@ -530,43 +530,7 @@ fn needs_more(rec: &WorkloadRecord, opts: &SuiteOptions) -> bool {
     let Some(pct) = opts.until_stable else {
         return false;
     };
-    let vals: Vec<f64> = rec
-        .trials
-        .iter()
-        .filter_map(|t| headline(&rec.workload, t))
-        .map(|m| m.1)
-        .collect();
-    !crate::stats::is_stable(&vals, pct)
-}
-
-/// The figure a workload is judged by: MB/s for sequential and large blocks, IOPS for random,
-/// ops/s for small files. Returns (metric name, value).
-pub fn headline(w: &Workload, t: &TrialSample) -> Option<(String, f64)> {
-    match &w.kind {
-        WorkloadKind::Io(io) => {
-            let want = if io.headline_is_bandwidth() {
-                "mbps"
-            } else {
-                "iops"
-            };
-            // The op carrying most of the traffic (reads in a 70/30 mix).
-            let op = t
-                .ops
-                .iter()
-                .filter(|o| o.op != "sync")
-                .max_by_key(|o| o.count)?;
-            let v = if want == "mbps" {
-                op.mb_per_sec()
-            } else {
-                op.ops_per_sec()
-            };
-            Some((format!("{}.{want}", op.op), v))
-        }
-        _ => t
-            .ops
-            .first()
-            .map(|o| (format!("{}.ops", o.op), o.ops_per_sec())),
-    }
+    !crate::stats::is_stable(&rec.headline_values(), pct)
 }
 
 /// Rough time a suite will take, for the ETA.

@@ -98,11 +98,15 @@ pub struct RebuildRecord {
     pub bytes: Option<u64>,
 }
 
+/// The text of a verified integrity verdict: stored with a lab's runs, so a report read back
+/// from the store tells a layout that kept its data from one that did not.
+pub const VERIFIED_TEXT: &str = "verified";
+
 /// The integrity of the lab's data set on the layout.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IntegrityRecord {
-    /// The verdict as the lab prints it: `verified` ([`crate::lab::integrity::VERIFIED_TEXT`]),
+    /// The verdict as the lab prints it: `verified` ([`VERIFIED_TEXT`]),
     /// `DATA LOSS (n files, m scrub errors)`, `FAILED: <step>`.
     pub verdict: String,
     /// Every read-back and scrub behind the verdict.

@@ -518,7 +518,7 @@ mod tests {
         let rb = r.rebuild.as_ref().unwrap();
         assert_eq!((rb.seconds, rb.bytes), (0.12, Some(62062592)));
         let i = r.integrity.as_ref().unwrap();
-        assert_eq!(i.verdict, crate::lab::integrity::VERIFIED_TEXT);
+        assert_eq!(i.verdict, crate::sample::layout_record::VERIFIED_TEXT);
         assert_eq!(i.detail.as_ref().map(|d| d.files), Some(1));
         assert!(matches!(&r.stack[0], Layer::Btrfs { data, members: 2, .. } if data == "raid1"));
         assert!(matches!(&r.stack[1], Layer::Fs { fs, mount_options, .. }

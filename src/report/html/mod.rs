@@ -391,7 +391,7 @@ fn lab(o: &mut String, r: &Report) {
 fn integrity_html(verdict: Option<&str>) -> String {
     match verdict {
         None => "-".into(),
-        Some(v) if v == crate::lab::integrity::VERIFIED_TEXT => esc(v),
+        Some(v) if v == crate::sample::layout_record::VERIFIED_TEXT => esc(v),
         Some(v) => format!("<strong class=\"bad\">{}</strong>", esc(v)),
     }
 }

@@ -216,7 +216,7 @@ fn headline_metric(runs: &[RunRecord], baseline: usize, name: &str) -> Option<St
     for i in cols {
         if let Some(w) = find_workload(&runs[i], name) {
             if let Some(t) = w.trials.first() {
-                if let Some((m, _)) = crate::runner::suite::headline(&w.workload, t) {
+                if let Some((m, _)) = crate::sample::headline(&w.workload, t) {
                     return Some(m);
                 }
             }

@@ -113,7 +113,7 @@ fn failure_notes(n: &mut Notes, r: &Report, runs: &[RunRecord]) {
             if let Some(v) = l
                 .integrity
                 .as_deref()
-                .filter(|v| *v != crate::lab::integrity::VERIFIED_TEXT)
+                .filter(|v| *v != crate::sample::layout_record::VERIFIED_TEXT)
             {
                 n.push(
                     Severity::Warning,

@@ -8,3 +8,4 @@
 pub mod disks;
 pub mod lab;
 pub mod lab_summary;
+pub mod plan;

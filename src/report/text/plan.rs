@@ -1,7 +1,7 @@
 //! The plan as people read it: an aligned terminal table or a Markdown table, one row per
 //! layout, figures the controller cap holds marked with `*`, dominated layouts named.
 
-use super::{LayoutRow, Limit, Plan};
+use crate::plan::{LayoutRow, Limit, Plan};
 use crate::units::format_bytes_si;
 
 /// Formats a probability as a percentage with two significant digits (`51%`, `0.45%`,
@@ -49,7 +49,7 @@ pub fn format_mttdl(hours: Option<f64>) -> String {
     match hours {
         None => "inf".into(),
         Some(h) => {
-            let y = h / super::risk::HOURS_PER_YEAR;
+            let y = h / crate::plan::risk::HOURS_PER_YEAR;
             if h < 48.0 {
                 format_hours(h)
             } else if y < 1.0 {
