@@ -213,8 +213,11 @@ impl Target {
             // Reading needs the node to open; say "no permission" now rather than mid-run.
             File::open(&path).map_err(|e| TargetError::io("cannot open", &path, e))?;
         } else {
+            let zfs = mount.as_ref().is_some_and(|m| m.fs_type == "zfs");
             if let Some(a) = dio_alignment(&path) {
-                direct_align = a;
+                // ZFS reports its recordsize, but takes any page-aligned O_DIRECT IO (a
+                // smaller one reads the whole record, as a buffered read of it would).
+                direct_align = if zfs { a.min(4096) } else { a };
             } else if let Some(d) = devices.first() {
                 direct_align = d.logical_block_size.max(512);
             }

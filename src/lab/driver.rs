@@ -12,7 +12,9 @@ use super::dataset::DataSet;
 use super::integrity::Verdict;
 use super::report::{LabReport, LayoutReport, LayoutStatus};
 use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
-use crate::layout::{Availability, Built, DiskSource, LayoutError, Runner, Session, Stack};
+use crate::layout::{
+    Availability, Built, DiskSource, LayoutError, RaidLayer, Runner, Session, Stack,
+};
 
 mod steps;
 
@@ -429,6 +431,13 @@ impl StackRun<'_, '_> {
                 .build(index, &l.name, stack, &src)
                 .map(|b| (b, src))
         });
+        // A ZFS read figure from the ARC is not a disk figure: capped while this layout runs,
+        // put back after (the ARC is shared with the host's other pools).
+        let arc = if matches!(stack.raid, RaidLayer::Zfs(_)) && result.is_ok() {
+            self.session.cap_arc().ok()
+        } else {
+            None
+        };
         let (mut built, src) = match result {
             Ok(x) => x,
             Err(e) => {
@@ -470,6 +479,9 @@ impl StackRun<'_, '_> {
         }
         self.step(&l.name, "tearing down".into());
         let left = self.session.teardown(built);
+        if let Some(prev) = arc {
+            let _ = self.session.restore_arc(&prev);
+        }
         lr.commands = self.session.runner().log_since(log_mark);
         if let Err(msg) = res {
             lr.status = LayoutStatus::Failed;

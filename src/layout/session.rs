@@ -307,6 +307,17 @@ impl Session {
         zfs::set_arc_max(&self.runner, bytes)
     }
 
+    /// Caps the ARC for a zfs layout's measurements; returns the previous cap for
+    /// [`Session::restore_arc`].
+    pub fn cap_arc(&self) -> Result<String, LayoutError> {
+        zfs::cap_arc(&self.runner)
+    }
+
+    /// Puts back the ARC cap [`Session::cap_arc`] returned.
+    pub fn restore_arc(&self, prev: &str) -> Result<(), LayoutError> {
+        zfs::set_arc_max_text(&self.runner, prev)
+    }
+
     /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
     /// where it was); nothing for other layouts.
     pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {

@@ -189,8 +189,14 @@ impl ZfsOptions {
     }
 
     /// Rough usable bytes from members of `size` bytes: data disks less parity (dRAID: less
-    /// spares, times data/(data+parity)). The planner has the exact allocation model.
+    /// spares, times data/(data+parity)), less the pool's slop reserve. The planner has the
+    /// exact allocation model.
     pub fn usable(&self, size: u64) -> u64 {
+        let raw = self.raw_usable(size);
+        raw - slop(raw)
+    }
+
+    fn raw_usable(&self, size: u64) -> u64 {
         let v = self.vdevs as u64;
         let w = self.width as u64;
         match self.vdev {
@@ -216,6 +222,14 @@ impl ZfsOptions {
     /// A property of the pool, when set.
     pub fn pool_prop(&self, key: &str) -> Option<&str> {
         self.pool
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A property of the measured dataset, when set.
+    pub fn dataset_prop(&self, key: &str) -> Option<&str> {
+        self.dataset
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
@@ -250,6 +264,17 @@ impl ZfsOptions {
         }
         s
     }
+}
+
+/// Smallest slop (`spa_min_slop`): a small pool keeps up to half its space back.
+pub const MIN_SLOP: u64 = 128 << 20;
+/// Largest slop (`spa_max_slop`).
+pub const MAX_SLOP: u64 = 128 << 30;
+
+/// The pool's slop reserve for `space` bytes (`spa_get_slop_space`, 2.x): space ZFS keeps
+/// back from every dataset.
+pub fn slop(space: u64) -> u64 {
+    (space / 32).min(MAX_SLOP).max(MIN_SLOP.min(space / 2))
 }
 
 /// The pool's name: carries the lab id, so `--cleanup` destroys only the lab's own pools.
@@ -422,6 +447,23 @@ pub fn build(
 /// Caps the ARC at `bytes` (a ZFS read figure served from RAM is not a disk figure).
 pub fn set_arc_max(runner: &Runner, bytes: u64) -> Result<(), LayoutError> {
     runner.write_file(Path::new(ARC_MAX), &bytes.to_string())
+}
+
+/// The ARC cap while a lab measures a ZFS layout: enough for metadata, too small to hold a
+/// working set (the measured dataset also caches only metadata unless the spec says otherwise).
+pub const LAB_ARC_MAX: u64 = 256 << 20;
+
+/// Caps the ARC at [`LAB_ARC_MAX`] and returns the value it had, for [`set_arc_max_text`] to
+/// put back when the layout is torn down (the ARC is shared with the host's other pools).
+pub fn cap_arc(runner: &Runner) -> Result<String, LayoutError> {
+    let prev = runner.read_file(Path::new(ARC_MAX))?.trim().to_string();
+    set_arc_max(runner, LAB_ARC_MAX)?;
+    Ok(prev)
+}
+
+/// Puts back an ARC cap [`cap_arc`] returned.
+pub fn set_arc_max_text(runner: &Runner, value: &str) -> Result<(), LayoutError> {
+    runner.write_file(Path::new(ARC_MAX), value)
 }
 
 /// Empties the pool's ARC between trials: export and import (`-d DIR` where its devices are).

@@ -51,10 +51,7 @@ pub const LABEL_END: u64 = 512 << 10;
 pub const LABEL_ALIGN: u64 = 256 << 10;
 /// dRAID allocates children in rows of this height.
 pub const DRAID_ROW: u64 = 16 << 20;
-/// Smallest slop (`spa_min_slop`).
-pub const MIN_SLOP: u64 = 128 << 20;
-/// Largest slop (`spa_max_slop`).
-pub const MAX_SLOP: u64 = 128 << 30;
+pub use crate::layout::zfs::{MAX_SLOP, MIN_SLOP, slop};
 
 /// A vdev's shape for the allocation rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,11 +141,6 @@ pub fn metaslab_bytes(asize: u64) -> u64 {
         count -= 1;
     }
     count << shift
-}
-
-/// The pool's slop reserve for `space` bytes (`spa_get_slop_space`, 2.x).
-pub fn slop(space: u64) -> u64 {
-    (space / 32).min(MAX_SLOP).max(MIN_SLOP.min(space / 2))
 }
 
 /// One layout's capacity.

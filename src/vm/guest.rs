@@ -13,6 +13,8 @@ pub const SHARE: &str = "/share";
 pub const GUEST_DB: &str = "/tmp/iolab.db";
 /// Name of the database copy in the share.
 pub const RESULTS_DB: &str = "results.db";
+/// The guest kernel's log, copied to the share when the lab ends (read when it failed).
+pub const GUEST_DMESG: &str = "dmesg.txt";
 /// Extra disks beyond the spec's count: replacements for a rebuild and a second failure.
 pub const SPARE_DISKS: usize = 2;
 
@@ -112,6 +114,7 @@ pub fn run_script(spec_name: &str, devices: &[String], lab_args: &[String]) -> S
     s.push_str(&format!(
         "[ -f {GUEST_DB} ] && cp {GUEST_DB} {SHARE}/{RESULTS_DB}\n\
          for m in /run/iolab/manifest-*.xxh3; do [ -f \"$m\" ] && cp \"$m\" {SHARE}/; done\n\
+         dmesg > {SHARE}/{GUEST_DMESG} 2>/dev/null\n\
          echo $rc > {SHARE}/rc\nsync\nexit $rc\n"
     ));
     s

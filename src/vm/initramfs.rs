@@ -64,6 +64,7 @@ while read -r m; do
 done < /etc/iolab-modules
 echo 1000000 > /proc/sys/dev/raid/speed_limit_min 2>/dev/null
 echo 10000000 > /proc/sys/dev/raid/speed_limit_max 2>/dev/null
+[ -x /sbin/iolab-udev ] && /sbin/iolab-udev &
 if mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share /share; then
   echo "iolab-guest: ready"
   sh /share/run.sh
@@ -273,13 +274,38 @@ pub fn module_order(dep: &str, builtin: &str, wanted: &[&str]) -> Result<Vec<Str
     Ok(out)
 }
 
-/// Everything the guest needs, as archive contents.
-pub fn contents(tools: &HostTools, k: &Kernel, iolab: &Path) -> Result<Contents, VmError> {
+/// What the guest needs for ZFS layouts: the cached modules and the host's tools.
+#[derive(Debug, Clone)]
+pub struct GuestZfs {
+    /// spl.ko and zfs.ko built for the guest's kernel.
+    pub modules: super::zfs::ZfsModules,
+    /// `(name, host path)` of zpool and zfs.
+    pub tools: Vec<(String, PathBuf)>,
+}
+
+/// Everything the guest needs, as archive contents (`zfs`: when a layout is a ZFS pool).
+pub fn contents(
+    tools: &HostTools,
+    k: &Kernel,
+    iolab: &Path,
+    zfs: Option<&GuestZfs>,
+) -> Result<Contents, VmError> {
     let mut c = Contents::default();
     c.copy("bin/busybox", &tools.busybox, 0o755);
     let mut bins: Vec<(String, PathBuf)> = vec![("bin/iolab".into(), iolab.to_path_buf())];
     for (t, p) in tools.found.iter().filter(|(t, _)| t.guest) {
         bins.push((format!("sbin/{}", t.name), p.clone()));
+    }
+    if let Some(z) = zfs {
+        for (name, p) in &z.tools {
+            bins.push((format!("sbin/{name}"), p.clone()));
+        }
+        // glibc loads it when a thread is cancelled; zpool's worker pools may need it.
+        let gcc = Path::new("/lib/x86_64-linux-gnu/libgcc_s.so.1");
+        if gcc.is_file() {
+            c.copy(&gcc.to_string_lossy(), gcc, 0o755);
+        }
+        c.data(super::zfs::UDEV_PATH, super::zfs::UDEV_SCRIPT, 0o755);
     }
     let mut libs: BTreeSet<PathBuf> = BTreeSet::new();
     for (dst, src) in &bins {
@@ -321,6 +347,15 @@ pub fn contents(tools: &HostTools, k: &Kernel, iolab: &Path) -> Result<Contents,
     }
     let mut list = order.join("\n");
     list.push('\n');
+    if let Some(z) = zfs {
+        // Built outside the kernel tree: spl first (zfs depends on it and nothing else).
+        for (name, src) in [("spl", &z.modules.spl), ("zfs", &z.modules.zfs)] {
+            let rel = format!("extra/{name}.ko");
+            c.copy(&format!("{mdir}/{rel}"), src, 0o644);
+            list.push_str(&rel);
+            list.push('\n');
+        }
+    }
     c.data("etc/iolab-modules", list, 0o644);
     c.data("etc/lvm/lvm.conf", LVM_CONF, 0o644);
     c.data("etc/mdadm/mdadm.conf", "AUTO -all\n", 0o644);
@@ -330,12 +365,14 @@ pub fn contents(tools: &HostTools, k: &Kernel, iolab: &Path) -> Result<Contents,
     Ok(c)
 }
 
-/// The cached initramfs for these contents, written when missing (older ones for the same
-/// kernel are removed: one iolab build is current at a time).
-pub fn build(c: &Contents, cache: &Path, k: &Kernel) -> Result<PathBuf, VmError> {
+/// The cached initramfs for these contents, written when missing (older ones of the same
+/// flavour — `base` or `zfs` — for the same kernel are removed: one iolab build is current at
+/// a time, and a lab with ZFS layouts does not evict the one without).
+pub fn build(c: &Contents, cache: &Path, k: &Kernel, flavour: &str) -> Result<PathBuf, VmError> {
     let dir = cache.join(&k.version);
     std::fs::create_dir_all(&dir).map_err(|e| VmError::io("cannot create", &dir, e))?;
-    let name = format!("initramfs-{}.cpio", c.key());
+    let prefix = format!("initramfs-{flavour}-");
+    let name = format!("{prefix}{}.cpio", c.key());
     let path = dir.join(&name);
     if path.is_file() {
         return Ok(path);
@@ -348,7 +385,11 @@ pub fn build(c: &Contents, cache: &Path, k: &Kernel) -> Result<PathBuf, VmError>
     std::fs::rename(&tmp, &path).map_err(|e| VmError::io("cannot write", &path, e))?;
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        if n.starts_with("initramfs-") && n != name && !n.contains(".tmp") {
+        // Names from before flavours (`initramfs-<key>.cpio`) go too.
+        let legacy = n.starts_with("initramfs-")
+            && !n.starts_with("initramfs-base-")
+            && !n.starts_with("initramfs-zfs-");
+        if (n.starts_with(&prefix) || legacy) && n != name && !n.contains(".tmp") {
             let _ = std::fs::remove_file(e.path());
         }
     }

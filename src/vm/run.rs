@@ -116,9 +116,7 @@ pub fn run_lab_in_vm(
     let k = kernel::find()?;
     let cache = super::cache_dir();
     let vmlinux = kernel::vmlinux(&k, &cache)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| VmError::Tool(format!("cannot find the iolab binary: {e}")))?;
-    let initrd = initramfs::build(&initramfs::contents(&tools, &k, &exe)?, &cache, &k)?;
+    let initrd = initrd_for(spec, &tools, &k, &cache)?;
     let prepare_seconds = t0.elapsed().as_secs_f64();
     let Disks::Loop { dir, .. } = &spec.disks else {
         return Err(VmError::Spec("--vm needs disks.loop".into()));
@@ -206,6 +204,10 @@ pub fn run_lab_in_vm(
         .ok()
         .and_then(|s| s.trim().parse().ok());
     out.stdout = std::fs::read_to_string(share.join("out.txt")).unwrap_or_default();
+    if out.exit_code != Some(0) {
+        let log = std::fs::read_to_string(share.join(guest::GUEST_DMESG)).unwrap_or_default();
+        out.notes.extend(kernel_complaints(&log));
+    }
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
     let db = share.join(RESULTS_DB);
     if let (Some(store), true) = (store, db.is_file()) {
@@ -222,6 +224,57 @@ pub fn run_lab_in_vm(
             .push(format!("could not remove: {}", left.join("; ")));
     }
     Ok(out)
+}
+
+/// The initramfs for this spec: with the zfs module and tools when a layout is a ZFS pool.
+fn initrd_for(
+    spec: &LabSpec,
+    tools: &prereq::HostTools,
+    k: &kernel::Kernel,
+    cache: &Path,
+) -> Result<PathBuf, VmError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| VmError::Tool(format!("cannot find the iolab binary: {e}")))?;
+    let zfs = if super::zfs::spec_needs_zfs(spec) {
+        Some(initramfs::GuestZfs {
+            modules: super::zfs::find(&super::zfs::cache_root(), &k.version)?,
+            tools: super::zfs::tools()?,
+        })
+    } else {
+        None
+    };
+    let contents = initramfs::contents(tools, k, &exe, zfs.as_ref())?;
+    let flavour = if zfs.is_some() { "zfs" } else { "base" };
+    initramfs::build(&contents, cache, k, flavour)
+}
+
+/// The guest kernel's error lines (I/O errors, checksum failures, md/dm/zfs/btrfs
+/// complaints), the last 12, for a lab that failed: the evidence vanishes with the VM.
+pub fn kernel_complaints(dmesg: &str) -> Vec<String> {
+    const WORDS: &[&str] = &[
+        "error",
+        "csum",
+        "fail",
+        "corrupt",
+        "BTRFS",
+        "md/",
+        "md:",
+        "raid",
+        "ZFS",
+        "zio",
+        "device-mapper",
+        "WARNING",
+        "BUG",
+    ];
+    let lines: Vec<&str> = dmesg
+        .lines()
+        .filter(|l| WORDS.iter().any(|w| l.contains(w)))
+        .filter(|l| !l.contains("insmod"))
+        .collect();
+    lines[lines.len().saturating_sub(12)..]
+        .iter()
+        .map(|l| format!("guest kernel: {}", l.trim()))
+        .collect()
 }
 
 /// Labels a run made in the VM: `environment` in its layout description (the setup the

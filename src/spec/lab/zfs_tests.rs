@@ -139,7 +139,7 @@ fn refusals_name_the_layout_and_key() {
         ),
         (
             "zfs = { vdev = \"mirror\", vdevs = 6 }\ndegrade = true\nfailures = 2",
-            "layout[z].failures: zfs 6 x mirror x2 survives only 1 failure",
+            "layout[z].failures: zfs 6 x mirror x2 [primarycache=metadata] survives only 1 failure",
         ),
     ];
     for (layout, want) in cases {
@@ -158,4 +158,19 @@ fn a_dir_layout_refuses_zfs() {
     .expect_err("refused")
     .to_string();
     assert!(e.contains("layout[d].zfs: a dir layout"), "{e}");
+}
+
+#[test]
+fn the_measured_dataset_caches_only_metadata_unless_told() {
+    let (_, z) = stack(r#"zfs = { vdev = "mirror" }"#);
+    assert_eq!(z.dataset_prop("primarycache"), Some("metadata"));
+    let (_, all) = stack(r#"zfs = { vdev = "mirror", dataset = { primarycache = "all" } }"#);
+    assert_eq!(all.dataset_prop("primarycache"), Some("all"));
+    assert_eq!(
+        all.dataset
+            .iter()
+            .filter(|(k, _)| k == "primarycache")
+            .count(),
+        1
+    );
 }
