@@ -102,7 +102,7 @@ impl TestFile {
         let mut f = opts.open(&self.path).map_err(err)?;
         let mut pool = crate::engine::BufferPool::new(CHUNK, 1)
             .map_err(|e| err(std::io::Error::other(e.to_string())))?;
-        let mut data = DataGen::new(LAYOUT_SEED, false, CHUNK);
+        let mut data = DataGen::new(LAYOUT_SEED, false, CHUNK, 1);
         // Start at the last whole chunk so O_DIRECT offsets stay aligned.
         let mut off = self.laid_out / CHUNK as u64 * CHUNK as u64;
         use std::os::unix::fs::FileExt;

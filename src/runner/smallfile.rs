@@ -319,7 +319,7 @@ fn thread_main(
     ctl: &Control,
 ) -> Result<Vec<PhaseOut>, SmallFileError> {
     let seed = thread_seed(w.seed, ti);
-    let mut data = DataGen::new(seed, false, max_size.max(1));
+    let mut data = DataGen::new(seed, false, max_size.max(1), 1);
     let mut buf = vec![0u8; max_size.max(1)];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5EED);
     let n = tf.files.len();

@@ -162,6 +162,7 @@ fn new_data(p: &WorkerParams<'_>) -> DataGen {
         p.seed,
         w.data == crate::spec::DataKind::Zero || !w.pattern.writes(),
         w.block_size as usize,
+        w.queue_depth as usize,
     )
 }
 
@@ -405,7 +406,10 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             return self.eng.queue(slot, IoOp::Read, offset, bs);
         }
         if let Some(pool) = self.eng.pool_mut() {
-            let at = self.data.fresh_block(pool, bs as usize);
+            let lanes = self.p.w.queue_depth as usize;
+            let at = self
+                .data
+                .fresh_block(pool, bs as usize, slot as usize, lanes);
             return self.eng.queue_write_pooled(slot, at, offset, bs);
         }
         let Some(buf) = self.eng.buffer_mut(slot) else {

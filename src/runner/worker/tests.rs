@@ -86,7 +86,7 @@ fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         fail_at,
         result,
     };
-    let mut data = DataGen::new(1, !w.pattern.writes(), 4096);
+    let mut data = DataGen::new(1, !w.pattern.writes(), 4096, w.queue_depth as usize);
     Worker::new(eng, &p, w.queue_depth, &mut data).run()
 }
 
