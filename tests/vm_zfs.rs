@@ -197,8 +197,10 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
         assert!(rb["bytes"].as_u64().unwrap() > 0, "{name}: {rb:#}");
         if name == "zfs-draid" {
             // Rebuilt sequentially onto the distributed spare, not onto a new disk.
-            assert!(has("zpool replace -s"), "{cmds:#?}");
+            assert!(has("zpool replace -f -s"), "{cmds:#?}");
             assert!(has("draid1-0-0"), "{cmds:#?}");
+            // The distributed spare is no device: teardown leaves it alone.
+            assert!(!has("wipefs --all --quiet draid"), "{cmds:#?}");
         }
     }
     let runs = v["runs"].as_array().unwrap();

@@ -333,7 +333,13 @@ impl Session {
         if !b.backing.iter().any(Option::is_some) && failed.is_empty() {
             // Real devices: leave them without our signatures (udev would otherwise keep
             // registering a stale btrfs or assembling a stale array).
-            for d in b.members.iter().chain(&b.spares) {
+            // A dRAID's distributed spare (`draid1-0-0`) stands in a member's place: no device.
+            for d in b
+                .members
+                .iter()
+                .chain(&b.spares)
+                .filter(|d| d.is_absolute())
+            {
                 let _ = signature::wipe(&self.runner, d);
             }
         }
