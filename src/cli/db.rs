@@ -13,9 +13,7 @@ use crate::store::{Location, RunFilter, Store, StoreError};
 pub(crate) fn db_location(ctx: &Context) -> anyhow::Result<Location> {
     match &ctx.db {
         Some(l) => Ok(l.clone()),
-        None => Store::default_path()
-            .map(Location::File)
-            .map_err(store_err),
+        None => Store::default_path().map(Location::File).map_err(store_err),
     }
 }
 

@@ -52,7 +52,7 @@ pub struct Cli {
         global = true,
         env = "IOLAB_DB",
         hide_env_values = true,
-        value_name = "PATH|URL",
+        value_name = "PATH|URL"
     )]
     pub db: Option<crate::store::Location>,
 

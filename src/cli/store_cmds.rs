@@ -97,10 +97,7 @@ pub enum StoreCommand {
 #[derive(clap::Args, Debug)]
 pub struct PushArgs {
     /// Where to copy to: postgres://USER[:PASSWORD]@HOST[:PORT]/DB, or a SQLite file.
-    #[arg(
-        long,
-        value_name = "URL|PATH",
-    )]
+    #[arg(long, value_name = "URL|PATH")]
     pub to: Location,
     /// Only runs with this label.
     #[arg(long)]

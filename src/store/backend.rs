@@ -220,7 +220,8 @@ impl Db {
             Db::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
                 let n = st.column_count();
-                let mut rows = st.query(rusqlite::params_from_iter(params.iter().map(SqliteVal)))?;
+                let mut rows =
+                    st.query(rusqlite::params_from_iter(params.iter().map(SqliteVal)))?;
                 let mut out = Vec::new();
                 while let Some(r) = rows.next()? {
                     let mut row = Vec::with_capacity(n);
@@ -322,7 +323,10 @@ impl rusqlite::ToSql for SqliteVal<'_> {
 }
 
 /// The parameters of a prepared PostgreSQL statement, each in the type the server chose for it.
-fn pg_args(st: &postgres::Statement, params: &[Val]) -> Result<Vec<Box<dyn ToSql + Sync>>, DbError> {
+fn pg_args(
+    st: &postgres::Statement,
+    params: &[Val],
+) -> Result<Vec<Box<dyn ToSql + Sync>>, DbError> {
     if st.params().len() != params.len() {
         return Err(DbError::Value(format!(
             "statement takes {} parameters, given {}",
@@ -422,10 +426,18 @@ mod tests {
             .unwrap();
         db.execute(
             "INSERT INTO t VALUES (?1, ?2, ?3, ?4)",
-            &[Val::I64(-1), "x".into(), Val::Blob(vec![1, 2]), Val::F64(0.5)],
+            &[
+                Val::I64(-1),
+                "x".into(),
+                Val::Blob(vec![1, 2]),
+                Val::F64(0.5),
+            ],
         )
         .unwrap();
-        let r = db.query_opt("SELECT a, b, c, d FROM t", &[]).unwrap().unwrap();
+        let r = db
+            .query_opt("SELECT a, b, c, d FROM t", &[])
+            .unwrap()
+            .unwrap();
         assert_eq!(r.i64(0).unwrap(), -1);
         assert_eq!(r.text(1).unwrap(), "x");
         assert_eq!(r.blob(2).unwrap(), vec![1, 2]);
@@ -436,7 +448,10 @@ mod tests {
             Err(DbError::Value("stop".into()))
         });
         assert!(e.is_err());
-        let n = db.query_opt("SELECT count(*) FROM t", &[]).unwrap().unwrap();
+        let n = db
+            .query_opt("SELECT count(*) FROM t", &[])
+            .unwrap()
+            .unwrap();
         assert_eq!(n.i64(0).unwrap(), 1);
     }
 }

@@ -73,8 +73,7 @@ impl Store {
         if store.is_postgres() {
             store.claim_postgres()?;
         }
-        store.migrate(version)
-            .map(|()| store)
+        store.migrate(version).map(|()| store)
     }
 
     fn too_new(&self, found: i32) -> StoreError {
@@ -108,8 +107,12 @@ impl Store {
                 lock_schema(db)?;
                 let r = db
                     .query_opt(
-                        "SELECT count(*), count(*) FILTER (WHERE table_name = 'iolab_meta')
-                         FROM information_schema.tables WHERE table_schema = current_schema()",
+                        // pg_class, not information_schema: that one hides tables this
+                        // role has no privileges on, and those make the database not ours.
+                        "SELECT count(*), count(*) FILTER (WHERE c.relname = 'iolab_meta')
+                         FROM pg_catalog.pg_class c
+                         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f')",
                         &[],
                     )?
                     .ok_or_else(|| DbError::Value("no answer listing tables".into()))?;

@@ -126,12 +126,13 @@ fn env(name: &str) -> Option<String> {
 
 /// The connection settings: the URL first, then the `PG*` environment, then the pgpass file.
 pub(crate) fn config(url: &PgUrl) -> Result<(postgres::Config, Target), StoreError> {
-    let mut cfg: postgres::Config = url.url.parse().map_err(|e: postgres::Error| {
-        StoreError::BadUrl {
-            url: url.shown.clone(),
-            detail: e.to_string(),
-        }
-    })?;
+    let mut cfg: postgres::Config =
+        url.url
+            .parse()
+            .map_err(|e: postgres::Error| StoreError::BadUrl {
+                url: url.shown.clone(),
+                detail: e.to_string(),
+            })?;
     if cfg.get_hosts().is_empty() {
         match env("PGHOST") {
             Some(h) => cfg.host(&h),
@@ -149,12 +150,17 @@ pub(crate) fn config(url: &PgUrl) -> Result<(postgres::Config, Target), StoreErr
         }
     }
     if cfg.get_user().is_none() {
-        match env("PGUSER").or_else(|| env("USER")).or_else(|| env("LOGNAME")) {
+        match env("PGUSER")
+            .or_else(|| env("USER"))
+            .or_else(|| env("LOGNAME"))
+        {
             Some(u) => cfg.user(&u),
             None => {
                 return Err(StoreError::BadUrl {
                     url: url.shown.clone(),
-                    detail: "no user name: write it in the URL (postgres://USER@host/db) or set PGUSER".into(),
+                    detail:
+                        "no user name: write it in the URL (postgres://USER@host/db) or set PGUSER"
+                            .into(),
                 });
             }
         };
@@ -186,7 +192,11 @@ pub(crate) fn config(url: &PgUrl) -> Result<(postgres::Config, Target), StoreErr
             cfg.password(p);
         } else {
             // libpq matches unix-socket connections as `localhost`.
-            let key_host = if host.starts_with('/') { "localhost" } else { &host };
+            let key_host = if host.starts_with('/') {
+                "localhost"
+            } else {
+                &host
+            };
             match pgpass_password(key_host, port, &dbname, &user) {
                 Ok(Some(p)) => {
                     cfg.password(p);

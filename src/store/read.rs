@@ -91,8 +91,7 @@ impl Store {
         )?;
         for row in rows {
             let idx = row.i64(0).map_err(&e)?;
-            let workload: Workload =
-                decode(id, "workload parameters", &row.text(1).map_err(&e)?)?;
+            let workload: Workload = decode(id, "workload parameters", &row.text(1).map_err(&e)?)?;
             rec.workloads.push(WorkloadRecord {
                 workload,
                 trials: self.load_trials(id, idx)?,
@@ -240,7 +239,11 @@ impl Store {
             return first_id(row)?.ok_or_else(|| StoreError::UnknownRun(reference.to_string()));
         }
         let lower = r.to_ascii_lowercase();
-        let exact = self.query_opt(what, "SELECT id FROM runs WHERE id = ?1", &[(&lower).into()])?;
+        let exact = self.query_opt(
+            what,
+            "SELECT id FROM runs WHERE id = ?1",
+            &[(&lower).into()],
+        )?;
         if let Some(id) = first_id(exact)? {
             return Ok(id);
         }

@@ -181,10 +181,10 @@ pub mod v2 {
     use serde_json::{Map, Value};
 
     use crate::lab::Phase;
-    use crate::store::backend::{Db, DbError, Val};
     use crate::lab::integrity::IntegrityReport;
     use crate::layout::stack::Stack;
     use crate::sample::layout_record::{IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+    use crate::store::backend::{Db, DbError, Val};
 
     /// Rewrites every stored layout as a v2 record.
     pub(crate) fn convert_layouts(db: &mut Db) -> Result<(), DbError> {

@@ -86,13 +86,16 @@ impl Store {
         let e = |e| db_error(&loc, "storing a run", e);
         for _ in 0..100 {
             let id = if given { rec.id.clone() } else { random_id() };
-            let r = self.db.get_mut().transaction(|db| -> std::result::Result<_, DbError> {
-                if taken(db, &id)? {
-                    return Ok(Outcome::Taken);
-                }
-                write_run(db, &id, rec, status, ended)?;
-                Ok(Outcome::Stored(id.clone()))
-            });
+            let r = self
+                .db
+                .get_mut()
+                .transaction(|db| -> std::result::Result<_, DbError> {
+                    if taken(db, &id)? {
+                        return Ok(Outcome::Taken);
+                    }
+                    write_run(db, &id, rec, status, ended)?;
+                    Ok(Outcome::Stored(id.clone()))
+                });
             match r {
                 Ok(Outcome::Stored(id)) => return Ok(id),
                 // Another writer inserted the same id between our look and our insert
