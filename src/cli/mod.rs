@@ -45,7 +45,7 @@ pub fn exit_code_for(e: &anyhow::Error) -> u8 {
 #[command(name = "iolab", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
     /// The results database: a SQLite file (default: $XDG_DATA_HOME/iolab/iolab.db) or a
-    /// shared PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (passwords are
+    /// shared PostgreSQL database, `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (passwords are
     /// never shown; prefer PGPASSWORD or ~/.pgpass).
     #[arg(
         long,

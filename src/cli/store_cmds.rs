@@ -96,7 +96,7 @@ pub enum StoreCommand {
 /// Arguments of `iolab store push`.
 #[derive(clap::Args, Debug)]
 pub struct PushArgs {
-    /// Where to copy to: postgres://USER[:PASSWORD]@HOST[:PORT]/DB, or a SQLite file.
+    /// Where to copy to: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB`, or a SQLite file.
     #[arg(long, value_name = "URL|PATH")]
     pub to: Location,
     /// Only runs with this label.

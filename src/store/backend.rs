@@ -185,7 +185,7 @@ pub(crate) enum Db {
     /// A SQLite file.
     Sqlite(rusqlite::Connection),
     /// A PostgreSQL server.
-    Postgres(PgConn),
+    Postgres(Box<PgConn>),
 }
 
 impl Db {

@@ -7,7 +7,7 @@
 //! refused with a typed error and never written to.
 //!
 //! `--db postgres://...` puts the same schema, with the same migrations, in a PostgreSQL
-//! database a team shares ([`pg`] reaches the server, [`backend`] hides the dialect).
+//! database a team shares ([`pg`] reaches the server, `backend` hides the dialect).
 //!
 //! The run loop calls [`Store::begin_run`], then [`Store::add_trial`] after each trial, then
 //! [`Store::finish_run`]; readers call [`Store::resolve`], [`Store::load_run`] and

@@ -64,7 +64,9 @@ impl Store {
     pub fn open_upto(loc: &Location, version: i32) -> Result<Store> {
         let db = match loc {
             Location::File(path) => Db::Sqlite(open_sqlite(path)?),
-            Location::Postgres(url) => Db::Postgres(PgConn::new(super::pg::connect(url)?)),
+            Location::Postgres(url) => {
+                Db::Postgres(Box::new(PgConn::new(super::pg::connect(url)?)))
+            }
         };
         let mut store = Store {
             db: RefCell::new(db),

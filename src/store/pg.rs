@@ -266,21 +266,18 @@ pub(crate) fn pgpass_lookup(
 }
 
 fn split_pgpass(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+    let mut out = Vec::new();
+    let mut cur = String::new();
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    out.last_mut().map(|s| s.push(n));
-                }
-            }
-            ':' if out.len() < 5 => out.push(String::new()),
-            c => {
-                out.last_mut().map(|s| s.push(c));
-            }
+            '\\' => cur.extend(chars.next()),
+            // The password (fifth field) may hold unescaped colons.
+            ':' if out.len() < 4 => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
         }
     }
+    out.push(cur);
     out
 }
 

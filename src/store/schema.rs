@@ -6,10 +6,13 @@
 //! A migration is only ever appended: released versions are never edited.
 //!
 //! PostgreSQL runs the same migrations: the one-row `iolab_meta` table stands for the two
-//! pragmas, an advisory lock for `BEGIN IMMEDIATE`, and [`ddl`] respells the column types.
+//! pragmas, an advisory lock for `BEGIN IMMEDIATE`, and `ddl` respells the column types.
 
 /// `PRAGMA application_id` of an iolab database: "iolb" in ASCII.
 pub const APPLICATION_ID: i32 = 0x696F_6C62;
+
+/// A migration's row rewrite, run inside its transaction.
+pub(crate) type Convert = fn(&mut Db) -> Result<(), DbError>;
 
 /// One step of the schema's history.
 pub struct Migration {
@@ -20,7 +23,7 @@ pub struct Migration {
     /// The SQL, run as one batch inside the step's transaction.
     pub sql: &'static str,
     /// Rows to rewrite after the SQL, in the same transaction (data a query cannot convert).
-    pub(crate) convert: Option<fn(&mut Db) -> Result<(), DbError>>,
+    pub(crate) convert: Option<Convert>,
 }
 
 /// A migration's SQL as `dialect` wants it. SQLite's spelling is the original; PostgreSQL
