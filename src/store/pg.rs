@@ -49,6 +49,61 @@ impl PgUrl {
     pub fn shown(&self) -> &str {
         &self.shown
     }
+
+    /// `text` with this URL's password (as typed, and percent-decoded) masked: for messages
+    /// that quote parts of what was given.
+    fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for pw in url_passwords(&self.url) {
+            if !pw.is_empty() {
+                out = out.replace(&pw, "***");
+            }
+        }
+        out
+    }
+}
+
+/// The passwords written in a URL: after `user:` and in `password=`, raw and decoded.
+fn url_passwords(url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let auth = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if let Some((userinfo, _)) = auth.rsplit_once('@') {
+        if let Some((_, pw)) = userinfo.split_once(':') {
+            out.push(pw.to_string());
+        }
+    }
+    if let Some((_, query)) = rest.split_once('?') {
+        for kv in query.split('&') {
+            if let Some((k, v)) = kv.split_once('=') {
+                if k.eq_ignore_ascii_case("password") {
+                    out.push(v.to_string());
+                }
+            }
+        }
+    }
+    let decoded: Vec<String> = out.iter().map(|p| percent_decode(p)).collect();
+    out.extend(decoded);
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Masks the password of a `postgres://` URL (`user:***@host`, `password=***`); anything that
@@ -365,6 +420,8 @@ mod tests {
         assert_eq!(redact_text("/var/lib/iolab.db"), "/var/lib/iolab.db");
         let u = PgUrl::new("postgres://a:topsecret@h/d");
         assert!(!format!("{u} {u:?}").contains("topsecret"));
+        let u = PgUrl::new("postgres://a:p%40ss@h/d?password=two");
+        assert_eq!(u.scrub("x p%40ss p@ss two y"), "x *** *** *** y");
     }
 
     #[test]
