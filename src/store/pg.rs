@@ -186,7 +186,7 @@ pub(crate) fn config(url: &PgUrl) -> Result<(postgres::Config, Target), StoreErr
             .parse()
             .map_err(|e: postgres::Error| StoreError::BadUrl {
                 url: url.shown.clone(),
-                detail: e.to_string(),
+                detail: url.scrub(&detail(&e)),
             })?;
     if cfg.get_hosts().is_empty() {
         match env("PGHOST") {
