@@ -5,17 +5,15 @@
 //! Runs are referred to by id, unique id prefix, label (the newest run with it), `last` or
 //! `last~N`. A reference that matches nothing, or more than one run, exits 2 with one line.
 
-use std::path::PathBuf;
-
 use super::Context;
 use crate::sample::RunRecord;
-use crate::store::{RunFilter, Store, StoreError};
+use crate::store::{Location, RunFilter, Store, StoreError};
 
-/// The database path: `--db`/`IOLAB_DB`, else the default.
-pub(crate) fn db_path(ctx: &Context) -> anyhow::Result<PathBuf> {
+/// The database: `--db`/`IOLAB_DB` (a file or a `postgres://` URL), else the default file.
+pub(crate) fn db_location(ctx: &Context) -> anyhow::Result<Location> {
     match &ctx.db {
-        Some(p) => Ok(p.clone()),
-        None => Store::default_path().map_err(store_err),
+        Some(l) => Ok(l.clone()),
+        None => Store::default_path().map(Location::File).map_err(store_err),
     }
 }
 
@@ -30,15 +28,15 @@ pub(crate) fn store_err(e: StoreError) -> anyhow::Error {
 
 /// Opens (creating when needed) the store a new run is saved in.
 pub(super) fn open_store(ctx: &Context) -> anyhow::Result<Store> {
-    let path = db_path(ctx)?;
-    Store::open(&path).map_err(store_err)
+    let loc = db_location(ctx)?;
+    Store::open_location(&loc).map_err(store_err)
 }
 
 /// Opens the store for a command that needs runs to exist; no database means no such run.
 /// `what` is the reference named in that message (the first run or lab asked for).
 pub(crate) fn open_existing(ctx: &Context, what: &str) -> anyhow::Result<Store> {
-    let path = db_path(ctx)?;
-    match Store::open_existing(&path) {
+    let loc = db_location(ctx)?;
+    match Store::open_location_existing(&loc) {
         Ok(s) => Ok(s),
         Err(StoreError::Missing(p)) => Err(super::usage(format!(
             "no run matches '{what}': no results database at {} yet (`iolab run` stores runs; --db or IOLAB_DB chooses another file)",

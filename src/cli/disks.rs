@@ -98,7 +98,7 @@ fn bench_options(a: &DisksArgs) -> anyhow::Result<BenchOptions> {
         max_temp: a.max_temp,
         label: a.label.clone(),
         note: a.note.clone(),
-        command_line: std::env::args().collect(),
+        command_line: crate::cli::command_line(),
         ..BenchOptions::default()
     };
     if let Some(t) = &a.time {

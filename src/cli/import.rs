@@ -63,7 +63,7 @@ pub fn import(ctx: &Context, a: ImportArgs) -> anyhow::Result<ExitCode> {
         let out = fio::parse_output(&text, &name).map_err(fio_usage)?;
         let meta = ImportMeta {
             file: name.clone(),
-            command_line: std::env::args().collect(),
+            command_line: crate::cli::command_line(),
             label: a.label.clone(),
             note: a.note.clone(),
         };

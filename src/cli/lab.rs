@@ -280,7 +280,7 @@ fn run_layout(
         lab::Phase::Degraded => format!("{}-degraded", m.layout.name),
     };
     let meta = RunMeta {
-        command_line: std::env::args().collect(),
+        command_line: crate::cli::command_line(),
         label: Some(label),
         note: None,
         lab_id: Some(m.lab_id.to_string()),
@@ -316,7 +316,7 @@ fn save_records(
             format!(
                 "saving the layout record of run {id} ({}) to {}",
                 rec.name.as_deref().unwrap_or("-"),
-                s.path().display()
+                s.location()
             )
         })?;
     }

@@ -44,9 +44,17 @@ pub fn exit_code_for(e: &anyhow::Error) -> u8 {
 #[derive(Parser, Debug)]
 #[command(name = "iolab", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
-    /// The results database (default: $XDG_DATA_HOME/iolab/iolab.db).
-    #[arg(long, global = true, env = "IOLAB_DB", value_name = "PATH")]
-    pub db: Option<std::path::PathBuf>,
+    /// The results database: a SQLite file (default: $XDG_DATA_HOME/iolab/iolab.db) or a
+    /// shared PostgreSQL database, `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (passwords are
+    /// never shown; prefer PGPASSWORD or ~/.pgpass).
+    #[arg(
+        long,
+        global = true,
+        env = "IOLAB_DB",
+        hide_env_values = true,
+        value_name = "PATH|URL"
+    )]
+    pub db: Option<crate::store::Location>,
 
     /// What to do.
     #[command(subcommand)]
@@ -78,6 +86,9 @@ pub enum Command {
     Disks(disks::DisksArgs),
     /// Capacity, predicted performance and data-loss risk of candidate layouts.
     Plan(plan::PlanArgs),
+    /// Copy stored runs to another results database (`store push --to postgres://...`).
+    #[command(subcommand)]
+    Store(store_cmds::StoreCommand),
     /// Import fio results (--output-format=json or json+) as stored runs.
     Import(import::ImportArgs),
     /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`).
@@ -107,6 +118,7 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
+        Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),
     };
@@ -134,9 +146,17 @@ pub fn json_on_error(json: bool, result: anyhow::Result<ExitCode>) -> anyhow::Re
     }
 }
 
+/// This process's command line as it is stored with a run and shown in reports: any
+/// PostgreSQL URL's password masked.
+pub fn command_line() -> Vec<String> {
+    std::env::args()
+        .map(|a| crate::store::pg::redact_text(&a))
+        .collect()
+}
+
 /// Settings every subcommand may need.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     /// `--db` / `IOLAB_DB`, when given.
-    pub db: Option<std::path::PathBuf>,
+    pub db: Option<crate::store::Location>,
 }

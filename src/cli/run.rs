@@ -537,7 +537,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let progress =
         crate::progress::Progress::new(!a.json, crate::runner::suite::estimate(&suite, &opts));
     let meta = crate::session::RunMeta {
-        command_line: std::env::args().collect(),
+        command_line: crate::cli::command_line(),
         label: a.label.clone(),
         note: a.note.clone(),
         lab_id: None,

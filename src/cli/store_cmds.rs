@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Context;
-use super::db::{db_path, load_all, load_ref, open_existing, open_for, resolve_all, store_err};
+use super::db::{db_location, load_all, load_ref, open_existing, open_for, resolve_all, store_err};
 use super::out::{emit, to_json, write_file};
 use crate::csv::csv_field;
 use crate::report::compare::text_table;
 use crate::report::show::{format_time, render_run, status_name};
 use crate::sample::{RunRecord, RunStatus};
-use crate::store::{RunFilter, RunSummary, Store, StoreError};
+use crate::store::{Location, RunFilter, RunSummary, Store, StoreError};
 
 /// Output formats of `iolab export`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -84,10 +84,87 @@ pub struct RmArgs {
     pub force: bool,
 }
 
+/// `iolab store ...`: moving runs between results databases.
+#[derive(clap::Subcommand, Debug)]
+pub enum StoreCommand {
+    /// Copy the runs of this results database (--db, default the local file) to another one,
+    /// typically a team's PostgreSQL database. Runs keep their ids; runs already there are
+    /// skipped, so pushing again copies only what is new.
+    Push(PushArgs),
+}
+
+/// Arguments of `iolab store push`.
+#[derive(clap::Args, Debug)]
+pub struct PushArgs {
+    /// Where to copy to: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB`, or a SQLite file.
+    #[arg(long, value_name = "URL|PATH")]
+    pub to: Location,
+    /// Only runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs of this lab.
+    #[arg(long, value_name = "LAB_ID")]
+    pub lab: Option<String>,
+    /// Print JSON (`copied`, `skipped` ids) instead of a summary line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `iolab store`.
+pub fn store(ctx: &Context, c: StoreCommand) -> anyhow::Result<ExitCode> {
+    match c {
+        StoreCommand::Push(a) => push(ctx, a),
+    }
+}
+
+/// `iolab store push`.
+fn push(ctx: &Context, a: PushArgs) -> anyhow::Result<ExitCode> {
+    let from_loc = db_location(ctx)?;
+    let from = Store::open_location_existing(&from_loc).map_err(store_err)?;
+    let same = match (&from_loc, &a.to) {
+        (Location::File(x), Location::File(y)) => {
+            x == y || std::fs::canonicalize(x).ok() == std::fs::canonicalize(y).ok()
+        }
+        (Location::Postgres(x), Location::Postgres(y)) => x.shown() == y.shown(),
+        _ => false,
+    };
+    if same {
+        return Err(super::usage(format!(
+            "--to {}: that is the database the runs come from (--db); name another one",
+            a.to
+        )));
+    }
+    let mut to = Store::open_location(&a.to).map_err(store_err)?;
+    let filter = RunFilter {
+        label: a.label,
+        lab_id: a.lab,
+        ..RunFilter::default()
+    };
+    let t = crate::store::transfer::copy_runs(&from, &mut to, &filter, &mut |_| {})
+        .map_err(store_err)?;
+    if a.json {
+        let doc = serde_json::json!({
+            "from": from_loc.to_string(),
+            "to": a.to.to_string(),
+            "copied": t.copied,
+            "skipped": t.skipped,
+        });
+        emit(&to_json(&doc)?)?;
+    } else {
+        emit(&format!(
+            "pushed {} run(s) from {from_loc} to {}; {} already there\n",
+            t.copied.len(),
+            a.to,
+            t.skipped.len()
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `iolab list`.
 pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<ExitCode> {
-    let path = db_path(ctx)?;
-    let store = match Store::open_existing(&path) {
+    let path = db_location(ctx)?;
+    let store = match Store::open_location_existing(&path) {
         Ok(s) => s,
         Err(StoreError::Missing(p)) => {
             if a.json {
@@ -111,7 +188,7 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<ExitCode> {
         return emit(&to_json(&runs)?).map(|()| ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        emit(&format!("no runs match (database {})\n", path.display()))?;
+        emit(&format!("no runs match (database {path})\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let head: Vec<String> = [

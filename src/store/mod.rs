@@ -1,17 +1,22 @@
-//! The results store: every run kept in SQLite with its exact setup, so any report can be rebuilt
-//! without running anything again.
+//! The results store: every run kept in SQLite (or a shared PostgreSQL database) with its exact
+//! setup, so any report can be rebuilt without running anything again.
 //!
 //! One file (default `$XDG_DATA_HOME/iolab/iolab.db`), WAL mode and a busy timeout so several
 //! iolab processes can write at once, one transaction per trial so a killed run keeps every
 //! trial it finished. A file that is not ours, is damaged, or was written by a newer iolab is
 //! refused with a typed error and never written to.
 //!
+//! `--db postgres://...` puts the same schema, with the same migrations, in a PostgreSQL
+//! database a team shares ([`pg`] reaches the server, `backend` hides the dialect).
+//!
 //! The run loop calls [`Store::begin_run`], then [`Store::add_trial`] after each trial, then
 //! [`Store::finish_run`]; readers call [`Store::resolve`], [`Store::load_run`] and
 //! [`Store::list`]. The schema is in [`schema`]; `docs/store.md` describes it for users.
 
+mod backend;
 mod open;
 pub mod owner;
+pub mod pg;
 mod read;
 pub mod schema;
 pub mod transfer;
@@ -19,11 +24,14 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::Connection;
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::sample::RunStatus;
 
+use backend::{Db, DbError};
+pub use pg::PgUrl;
 pub use schema::{APPLICATION_ID, LATEST_VERSION};
 pub use write::ID_LEN;
 
@@ -134,6 +142,74 @@ pub enum StoreError {
     /// A label that could not be referred to.
     #[error("{0}")]
     BadLabel(String),
+    /// A `postgres://` URL (or `PG*` setting) that cannot be used.
+    #[error("--db {url}: {detail}")]
+    BadUrl {
+        /// The URL, password masked.
+        url: String,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+    /// The server could not be reached, or the database is not there.
+    #[error("cannot reach PostgreSQL at {server}: {detail}")]
+    PgConnect {
+        /// `host:port/database`.
+        server: String,
+        /// Why.
+        detail: String,
+    },
+    /// The server refused the login.
+    #[error("cannot log in to PostgreSQL at {server} as user '{user}': {detail}")]
+    PgLogin {
+        /// `host:port/database`.
+        server: String,
+        /// The user name.
+        user: String,
+        /// The server's reason and what to check.
+        detail: String,
+    },
+    /// A PostgreSQL database that holds tables of another program.
+    #[error(
+        "PostgreSQL database {server} is not an iolab results database ({why}); it was left untouched; give iolab a database of its own"
+    )]
+    PgForeign {
+        /// `host:port/database`.
+        server: String,
+        /// What gave it away.
+        why: String,
+    },
+    /// A PostgreSQL database written by a newer iolab.
+    #[error(
+        "PostgreSQL database {server} has schema version {found}, newer than this iolab understands ({known}); upgrade iolab to use it"
+    )]
+    PgTooNew {
+        /// `host:port/database`.
+        server: String,
+        /// Its schema version.
+        found: i32,
+        /// The newest this binary knows.
+        known: i32,
+    },
+    /// Any other PostgreSQL failure.
+    #[error("PostgreSQL database {server}: {what}: {detail}")]
+    Postgres {
+        /// `host:port/database` (or the masked URL).
+        server: String,
+        /// What was being done.
+        what: &'static str,
+        /// The server's or client's words.
+        detail: String,
+    },
+    /// A stored value of a type the store never writes there.
+    #[error("results database {db}: {what}: {detail}")]
+    Value {
+        /// The database (file or masked URL).
+        db: String,
+        /// What was being done.
+        what: &'static str,
+        /// What was found.
+        detail: String,
+    },
 }
 
 impl StoreError {
@@ -146,6 +222,7 @@ impl StoreError {
                 | StoreError::AmbiguousRun { .. }
                 | StoreError::NoDefaultPath
                 | StoreError::BadLabel(_)
+                | StoreError::BadUrl { .. }
         )
     }
 }
@@ -153,15 +230,53 @@ impl StoreError {
 /// Results of store operations.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Where results are kept: a SQLite file (the default) or a PostgreSQL database.
+#[derive(Clone, Debug)]
+pub enum Location {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL database, `postgres://user:pass@host:port/db`.
+    Postgres(PgUrl),
+}
+
+impl Location {
+    /// `--db` / `IOLAB_DB`: a `postgres://` or `postgresql://` URL, else a file path.
+    pub fn parse(s: &std::ffi::OsStr) -> Location {
+        match s.to_str() {
+            Some(t) if PgUrl::is_url(t) => Location::Postgres(PgUrl::new(t)),
+            _ => Location::File(PathBuf::from(s)),
+        }
+    }
+}
+
+impl From<std::ffi::OsString> for Location {
+    /// What clap hands over for `--db` / `--to`.
+    fn from(s: std::ffi::OsString) -> Location {
+        Location::parse(&s)
+    }
+}
+
+impl std::fmt::Display for Location {
+    /// The file's path, or the URL with its password masked.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::File(p) => write!(f, "{}", p.display()),
+            Location::Postgres(u) => write!(f, "{u}"),
+        }
+    }
+}
+
 /// An open results database.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    db: RefCell<Db>,
+    location: Location,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("location", &self.location)
+            .finish()
     }
 }
 
@@ -230,21 +345,83 @@ impl Store {
         Ok(base.join("iolab").join("iolab.db"))
     }
 
-    /// The file this store reads and writes.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where this store reads and writes (shown with any password masked).
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The file this store reads and writes; `None` on PostgreSQL.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.location {
+            Location::File(p) => Some(p),
+            Location::Postgres(_) => None,
+        }
+    }
+
+    /// Whether the results live on a PostgreSQL server.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.location, Location::Postgres(_))
     }
 
     /// The schema version of the open database (always [`LATEST_VERSION`] after `open`).
     pub fn schema_version(&self) -> Result<i32> {
-        self.conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(self.err("reading the schema version"))
+        let mut db = self.db.borrow_mut();
+        open::read_version(&mut db).map_err(self.err("reading the schema version"))
     }
 
-    /// Maps a SQLite error to a store error, recognising a damaged file.
-    fn err(&self, what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |e| sql_error(&self.path, what, e)
+    /// Maps a database error to a store error, recognising a damaged file.
+    fn err(&self, what: &'static str) -> impl Fn(DbError) -> StoreError + '_ {
+        move |e| db_error(&self.location, what, e)
+    }
+
+    /// One query on this store's connection.
+    fn query(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: &[backend::Val],
+    ) -> Result<Vec<backend::Row>> {
+        self.db
+            .borrow_mut()
+            .query(sql, params)
+            .map_err(self.err(what))
+    }
+
+    /// The first row of a query, if any.
+    fn query_opt(
+        &self,
+        what: &'static str,
+        sql: &str,
+        params: &[backend::Val],
+    ) -> Result<Option<backend::Row>> {
+        Ok(self.query(what, sql, params)?.into_iter().next())
+    }
+}
+
+/// A database error as a store error naming the file or server.
+pub(crate) fn db_error(loc: &Location, what: &'static str, e: DbError) -> StoreError {
+    match (e, loc) {
+        (DbError::Sqlite(e), Location::File(p)) => sql_error(p, what, e),
+        (DbError::Postgres(e), _) => StoreError::Postgres {
+            server: loc.to_string(),
+            what,
+            detail: pg::detail(&e),
+        },
+        (DbError::Duplicate, _) => StoreError::Value {
+            db: loc.to_string(),
+            what,
+            detail: "a row with this key exists already".into(),
+        },
+        (DbError::Value(detail), _) => StoreError::Value {
+            db: loc.to_string(),
+            what,
+            detail,
+        },
+        (DbError::Sqlite(e), Location::Postgres(_)) => StoreError::Value {
+            db: loc.to_string(),
+            what,
+            detail: e.to_string(),
+        },
     }
 }
 

@@ -1,8 +1,7 @@
 //! Reading runs back: whole records, summaries for `list`, and what a user typed turned into a
 //! run id.
 
-use rusqlite::{OptionalExtension, Row, params};
-
+use super::backend::{DbError, Row};
 use super::owner::{Liveness, Owner};
 use super::{Result, RunFilter, RunSummary, Store, StoreError, parse_last, parse_status, to_u64};
 use crate::sample::{
@@ -42,151 +41,80 @@ impl Store {
     /// The layout record of a run (lab runs only), without loading its trials: enough to
     /// find a lab's baseline among many runs.
     pub fn run_layout(&self, id: &str) -> Result<Option<LayoutRecord>> {
-        let row: Option<Option<String>> = self
-            .conn
-            .query_row("SELECT layout FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(self.err("reading a run's layout"))?;
-        match row {
-            None => Err(StoreError::UnknownRun(id.to_string())),
-            Some(None) => Ok(None),
-            Some(Some(l)) => decode(id, "layout", &l).map(Some),
+        let what = "reading a run's layout";
+        let row = self.query_opt(what, "SELECT layout FROM runs WHERE id = ?1", &[id.into()])?;
+        let Some(row) = row else {
+            return Err(StoreError::UnknownRun(id.to_string()));
+        };
+        match row.opt_text(0).map_err(self.err(what))? {
+            None => Ok(None),
+            Some(l) => decode(id, "layout", &l).map(Some),
         }
     }
 
     /// Loads everything recorded about a run, trials and histograms included.
     pub fn load_run(&self, id: &str) -> Result<RunRecord> {
-        let e = self.err("reading a run");
-        type RunRow = (
-            String,
-            i64,
-            Option<i64>,
-            String,
-            Option<String>,
-            Option<String>,
-            String,
-            Option<String>,
-            String,
-            String,
-            String,
-            Option<String>,
-            String,
-            Option<String>,
-        );
-        let row: Option<RunRow> = self
-            .conn
-            .query_row(
-                "SELECT status, started_ms, ended_ms, owner, label, note, suite, lab_id,
-                        command_line, system, target, layout, notes, error
-                 FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                        r.get(8)?,
-                        r.get(9)?,
-                        r.get(10)?,
-                        r.get(11)?,
-                        r.get(12)?,
-                        r.get(13)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(&e)?;
-        let Some((
-            status,
-            started,
-            ended,
-            owner,
-            label,
-            note,
-            suite,
-            lab_id,
-            argv,
-            system,
-            target,
-            layout,
-            notes,
-            error,
-        )) = row
-        else {
+        let what = "reading a run";
+        let e = self.err(what);
+        let row = self.query_opt(
+            what,
+            "SELECT status, started_ms, ended_ms, owner, label, note, suite, lab_id,
+                    command_line, system, target, layout, notes, error
+             FROM runs WHERE id = ?1",
+            &[id.into()],
+        )?;
+        let Some(r) = row else {
             return Err(StoreError::UnknownRun(id.to_string()));
         };
+        let layout = r.opt_text(11).map_err(&e)?;
         let mut rec = RunRecord {
             id: id.to_string(),
-            status: effective_status(id, &status, &owner)?,
-            started_unix_ms: to_u64(started),
-            ended_unix_ms: ended.map(to_u64),
-            command_line: decode(id, "command line", &argv)?,
-            label,
-            note,
-            lab_id,
+            status: effective_status(id, &r.text(0).map_err(&e)?, &r.text(3).map_err(&e)?)?,
+            started_unix_ms: to_u64(r.i64(1).map_err(&e)?),
+            ended_unix_ms: r.opt_i64(2).map_err(&e)?.map(to_u64),
+            command_line: decode(id, "command line", &r.text(8).map_err(&e)?)?,
+            label: r.opt_text(4).map_err(&e)?,
+            note: r.opt_text(5).map_err(&e)?,
+            lab_id: r.opt_text(7).map_err(&e)?,
             layout: layout.map(|l| decode(id, "layout", &l)).transpose()?,
-            suite_name: suite,
-            system: decode(id, "system facts", &system)?,
-            target: decode(id, "target facts", &target)?,
+            suite_name: r.text(6).map_err(&e)?,
+            system: decode(id, "system facts", &r.text(9).map_err(&e)?)?,
+            target: decode(id, "target facts", &r.text(10).map_err(&e)?)?,
             workloads: Vec::new(),
-            notes: decode(id, "notes", &notes)?,
-            error,
+            notes: decode(id, "notes", &r.text(12).map_err(&e)?)?,
+            error: r.opt_text(13).map_err(&e)?,
         };
-        let mut idxs: Vec<i64> = Vec::new();
-        {
-            let mut st = self
-                .conn
-                .prepare("SELECT idx, params FROM workloads WHERE run_id = ?1 ORDER BY idx")
-                .map_err(&e)?;
-            let rows = st
-                .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-                .map_err(&e)?;
-            for row in rows {
-                let (idx, params) = row.map_err(&e)?;
-                let workload: Workload = decode(id, "workload parameters", &params)?;
-                idxs.push(idx);
-                rec.workloads.push(WorkloadRecord {
-                    workload,
-                    trials: Vec::new(),
-                });
-            }
-        }
-        for (pos, idx) in idxs.into_iter().enumerate() {
-            rec.workloads[pos].trials = self.load_trials(id, idx)?;
+        let rows = self.query(
+            what,
+            "SELECT idx, params FROM workloads WHERE run_id = ?1 ORDER BY idx",
+            &[id.into()],
+        )?;
+        for row in rows {
+            let idx = row.i64(0).map_err(&e)?;
+            let workload: Workload = decode(id, "workload parameters", &row.text(1).map_err(&e)?)?;
+            rec.workloads.push(WorkloadRecord {
+                workload,
+                trials: self.load_trials(id, idx)?,
+            });
         }
         Ok(rec)
     }
 
     fn load_trials(&self, id: &str, idx: i64) -> Result<Vec<TrialSample>> {
-        let e = self.err("reading trials");
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT id, trial, workload, started_ms, elapsed_ns, cpu_user_ns, cpu_sys_ns,
-                        submitted, completed, short, errors, syncs, series, notes, verify
-                 FROM trials WHERE run_id = ?1 AND workload_idx = ?2 ORDER BY trial",
-            )
-            .map_err(&e)?;
-        let rows = st
-            .query_map(params![id, idx], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    trial_row(r)?,
-                    r.get::<_, String>(12)?,
-                    r.get::<_, String>(13)?,
-                    r.get::<_, Option<String>>(14)?,
-                ))
-            })
-            .map_err(&e)?;
+        let what = "reading trials";
+        let e = self.err(what);
+        let rows = self.query(
+            what,
+            "SELECT id, trial, workload, started_ms, elapsed_ns, cpu_user_ns, cpu_sys_ns,
+                    submitted, completed, short, errors, syncs, series, notes, verify
+             FROM trials WHERE run_id = ?1 AND workload_idx = ?2 ORDER BY trial",
+            &[id.into(), idx.into()],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (trial_id, mut t, series, notes, verify) = row.map_err(&e)?;
-            let s: Vec<[u64; 3]> = decode(id, "per-second series", &series)?;
+        for r in rows {
+            let trial_id = r.i64(0).map_err(&e)?;
+            let mut t = trial_row(&r).map_err(&e)?;
+            let s: Vec<[u64; 3]> = decode(id, "per-second series", &r.text(12).map_err(&e)?)?;
             t.series = s
                 .into_iter()
                 .map(|[t, bytes, ops]| SeriesPoint {
@@ -195,8 +123,10 @@ impl Store {
                     ops,
                 })
                 .collect();
-            t.notes = decode(id, "trial notes", &notes)?;
-            t.verify = verify
+            t.notes = decode(id, "trial notes", &r.text(13).map_err(&e)?)?;
+            t.verify = r
+                .opt_text(14)
+                .map_err(&e)?
                 .map(|v| decode(id, "verify summary", &v))
                 .transpose()?;
             t.ops = self.load_ops(id, trial_id)?;
@@ -206,28 +136,17 @@ impl Store {
     }
 
     fn load_ops(&self, id: &str, trial_id: i64) -> Result<Vec<OpSample>> {
-        let e = self.err("reading operations");
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT op, count, bytes, elapsed_ns, latency FROM ops
-                 WHERE trial_id = ?1 ORDER BY position",
-            )
-            .map_err(&e)?;
-        let rows = st
-            .query_map([trial_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Vec<u8>>(4)?,
-                ))
-            })
-            .map_err(&e)?;
+        let what = "reading operations";
+        let e = self.err(what);
+        let rows = self.query(
+            what,
+            "SELECT op, count, bytes, elapsed_ns, latency FROM ops
+             WHERE trial_id = ?1 ORDER BY position",
+            &[trial_id.into()],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (op, count, bytes, elapsed, blob) = row.map_err(&e)?;
+        for r in rows {
+            let blob = r.blob(4).map_err(&e)?;
             let latency = if blob.is_empty() {
                 LatencyHistogram::new()
             } else {
@@ -238,10 +157,10 @@ impl Store {
                 })?
             };
             out.push(OpSample {
-                op,
-                count: to_u64(count),
-                bytes: to_u64(bytes),
-                elapsed_ns: to_u64(elapsed),
+                op: r.text(0).map_err(&e)?,
+                count: to_u64(r.i64(1).map_err(&e)?),
+                bytes: to_u64(r.i64(2).map_err(&e)?),
+                elapsed_ns: to_u64(r.i64(3).map_err(&e)?),
                 latency,
             });
         }
@@ -250,64 +169,52 @@ impl Store {
 
     /// Stored runs, newest first, that match `filter`.
     pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        let e = self.err("listing runs");
+        let what = "listing runs";
+        let e = self.err(what);
         let limit = filter
             .limit
-            .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.status, r.owner, r.started_ms, r.ended_ms, r.label, r.note,
-                        r.host, r.suite, r.target_path, r.fs_type, r.lab_id,
-                        (SELECT count(*) FROM workloads w WHERE w.run_id = r.id),
-                        (SELECT count(*) FROM trials t WHERE t.run_id = r.id)
-                 FROM runs r
-                 WHERE (?1 IS NULL OR r.label = ?1)
-                   AND (?2 IS NULL OR r.host = ?2)
-                   AND (?3 IS NULL OR instr(r.target_path, ?3) > 0)
-                   AND (?4 IS NULL OR r.lab_id = ?4)
-                 ORDER BY r.started_ms DESC, r.rowid DESC
-                 LIMIT ?5",
-            )
-            .map_err(&e)?;
-        let rows = st
-            .query_map(
-                params![
-                    filter.label,
-                    filter.host,
-                    filter.target,
-                    filter.lab_id,
-                    limit
-                ],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        RunSummary {
-                            id: r.get(0)?,
-                            status: RunStatus::Running,
-                            started_unix_ms: to_u64(r.get(3)?),
-                            ended_unix_ms: r.get::<_, Option<i64>>(4)?.map(to_u64),
-                            label: r.get(5)?,
-                            note: r.get(6)?,
-                            host: r.get(7)?,
-                            suite: r.get(8)?,
-                            target: r.get(9)?,
-                            fs_type: r.get(10)?,
-                            lab_id: r.get(11)?,
-                            workloads: usize::try_from(r.get::<_, i64>(12)?).unwrap_or(0),
-                            trials: usize::try_from(r.get::<_, i64>(13)?).unwrap_or(0),
-                        },
-                    ))
-                },
-            )
-            .map_err(&e)?;
+            .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        // Parameters are cast to TEXT so PostgreSQL knows their type where they stand alone.
+        let rows = self.query(
+            what,
+            "SELECT r.id, r.status, r.owner, r.started_ms, r.ended_ms, r.label, r.note,
+                    r.host, r.suite, r.target_path, r.fs_type, r.lab_id,
+                    (SELECT count(*) FROM workloads w WHERE w.run_id = r.id),
+                    (SELECT count(*) FROM trials t WHERE t.run_id = r.id)
+             FROM runs r
+             WHERE (CAST(?1 AS TEXT) IS NULL OR r.label = CAST(?1 AS TEXT))
+               AND (CAST(?2 AS TEXT) IS NULL OR r.host = CAST(?2 AS TEXT))
+               AND (CAST(?3 AS TEXT) IS NULL OR instr(r.target_path, CAST(?3 AS TEXT)) > 0)
+               AND (CAST(?4 AS TEXT) IS NULL OR r.lab_id = CAST(?4 AS TEXT))
+             ORDER BY r.started_ms DESC, r.rowid DESC
+             LIMIT ?5",
+            &[
+                filter.label.as_ref().into(),
+                filter.host.as_ref().into(),
+                filter.target.as_ref().into(),
+                filter.lab_id.as_ref().into(),
+                limit.into(),
+            ],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, status, owner, mut s) = row.map_err(&e)?;
-            s.status = effective_status(&id, &status, &owner)?;
-            out.push(s);
+        for r in rows {
+            let id = r.text(0).map_err(&e)?;
+            let status = effective_status(&id, &r.text(1).map_err(&e)?, &r.text(2).map_err(&e)?)?;
+            out.push(RunSummary {
+                id,
+                status,
+                started_unix_ms: to_u64(r.i64(3).map_err(&e)?),
+                ended_unix_ms: r.opt_i64(4).map_err(&e)?.map(to_u64),
+                label: r.opt_text(5).map_err(&e)?,
+                note: r.opt_text(6).map_err(&e)?,
+                host: r.text(7).map_err(&e)?,
+                suite: r.text(8).map_err(&e)?,
+                target: r.text(9).map_err(&e)?,
+                fs_type: r.opt_text(10).map_err(&e)?,
+                lab_id: r.opt_text(11).map_err(&e)?,
+                workloads: usize::try_from(r.i64(12).map_err(&e)?).unwrap_or(0),
+                trials: usize::try_from(r.i64(13).map_err(&e)?).unwrap_or(0),
+            });
         }
         Ok(out)
     }
@@ -316,56 +223,49 @@ impl Store {
     /// `last` / `last~N` (the newest run, the one N before it), an exact id, a label (the newest
     /// run with it), a unique id prefix. An ambiguous prefix is an error listing the matches.
     pub fn resolve(&self, reference: &str) -> Result<String> {
-        let e = self.err("finding a run");
+        let what = "finding a run";
+        let e = self.err(what);
         let r = reference.trim();
         if r.is_empty() {
             return Err(StoreError::UnknownRun(reference.to_string()));
         }
+        let first_id = |row: Option<Row>| row.map(|row| row.text(0)).transpose().map_err(&e);
         if let Some(n) = parse_last(r) {
-            return self
-                .conn
-                .query_row(
-                    "SELECT id FROM runs ORDER BY started_ms DESC, rowid DESC LIMIT 1 OFFSET ?1",
-                    [i64::try_from(n).unwrap_or(i64::MAX)],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(&e)?
-                .ok_or_else(|| StoreError::UnknownRun(reference.to_string()));
+            let row = self.query_opt(
+                what,
+                "SELECT id FROM runs ORDER BY started_ms DESC, rowid DESC LIMIT 1 OFFSET ?1",
+                &[i64::try_from(n).unwrap_or(i64::MAX).into()],
+            )?;
+            return first_id(row)?.ok_or_else(|| StoreError::UnknownRun(reference.to_string()));
         }
         let lower = r.to_ascii_lowercase();
-        let exact: Option<String> = self
-            .conn
-            .query_row("SELECT id FROM runs WHERE id = ?1", [&lower], |r| r.get(0))
-            .optional()
-            .map_err(&e)?;
-        if let Some(id) = exact {
+        let exact = self.query_opt(
+            what,
+            "SELECT id FROM runs WHERE id = ?1",
+            &[(&lower).into()],
+        )?;
+        if let Some(id) = first_id(exact)? {
             return Ok(id);
         }
-        let by_label: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT id FROM runs WHERE label = ?1
-                 ORDER BY started_ms DESC, rowid DESC LIMIT 1",
-                [r],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(&e)?;
-        if let Some(id) = by_label {
+        let by_label = self.query_opt(
+            what,
+            "SELECT id FROM runs WHERE label = ?1 ORDER BY started_ms DESC, rowid DESC LIMIT 1",
+            &[r.into()],
+        )?;
+        if let Some(id) = first_id(by_label)? {
             return Ok(id);
         }
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT id, label FROM runs WHERE substr(id, 1, length(?1)) = ?1
-                 ORDER BY started_ms DESC, rowid DESC",
-            )
-            .map_err(&e)?;
-        let matches: Vec<(String, Option<String>)> = st
-            .query_map([&lower], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(&e)?
-            .collect::<rusqlite::Result<_>>()
+        let rows = self.query(
+            what,
+            "SELECT id, label FROM runs
+             WHERE substr(id, 1, length(CAST(?1 AS TEXT))) = CAST(?1 AS TEXT)
+             ORDER BY started_ms DESC, rowid DESC",
+            &[(&lower).into()],
+        )?;
+        let matches: Vec<(String, Option<String>)> = rows
+            .iter()
+            .map(|row| Ok((row.text(0)?, row.opt_text(1)?)))
+            .collect::<std::result::Result<_, DbError>>()
             .map_err(&e)?;
         match matches.len() {
             0 => Err(StoreError::UnknownRun(reference.to_string())),
@@ -390,20 +290,21 @@ impl Store {
 }
 
 /// The scalar columns of a trial row (0..=11); series, notes and ops are filled in after.
-fn trial_row(r: &Row<'_>) -> rusqlite::Result<TrialSample> {
+fn trial_row(r: &Row) -> std::result::Result<TrialSample, DbError> {
     Ok(TrialSample {
-        trial: r.get(1)?,
-        workload: r.get(2)?,
-        started_unix_ms: to_u64(r.get(3)?),
-        elapsed_ns: to_u64(r.get(4)?),
-        cpu_user_ns: to_u64(r.get(5)?),
-        cpu_sys_ns: to_u64(r.get(6)?),
+        trial: u32::try_from(r.i64(1)?)
+            .map_err(|_| DbError::Value("trial number out of range".into()))?,
+        workload: r.text(2)?,
+        started_unix_ms: to_u64(r.i64(3)?),
+        elapsed_ns: to_u64(r.i64(4)?),
+        cpu_user_ns: to_u64(r.i64(5)?),
+        cpu_sys_ns: to_u64(r.i64(6)?),
         accounting: IoAccounting {
-            submitted: to_u64(r.get(7)?),
-            completed: to_u64(r.get(8)?),
-            short: to_u64(r.get(9)?),
-            errors: to_u64(r.get(10)?),
-            syncs: to_u64(r.get(11)?),
+            submitted: to_u64(r.i64(7)?),
+            completed: to_u64(r.i64(8)?),
+            short: to_u64(r.i64(9)?),
+            errors: to_u64(r.i64(10)?),
+            syncs: to_u64(r.i64(11)?),
             after_window: 0,
         },
         ops: Vec::new(),

@@ -3,10 +3,9 @@
 
 use std::io::Read;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-
+use super::backend::{Db, DbError, Val};
 use super::owner::Owner;
-use super::{Result, Store, StoreError, check_label, sql_error, status_str, to_i64};
+use super::{Result, Store, StoreError, check_label, db_error, status_str, to_i64};
 use crate::sample::{LayoutRecord, RunRecord, RunStatus, TrialSample};
 use crate::spec::{Workload, WorkloadKind};
 
@@ -15,8 +14,8 @@ use crate::spec::{Workload, WorkloadKind};
 /// digits usually pick a run out.
 pub const ID_LEN: usize = 8;
 
-fn json<T: serde::Serialize + ?Sized>(v: &T) -> rusqlite::Result<String> {
-    serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> std::result::Result<String, DbError> {
+    serde_json::to_string(v).map_err(|e| DbError::Value(format!("encoding JSON: {e}")))
 }
 
 /// A fresh random id: [`ID_LEN`] lower-case hex digits.
@@ -77,37 +76,38 @@ impl Store {
         if let Some(l) = &rec.label {
             check_label(l)?;
         }
-        let path = self.path.clone();
-        let e = |e| sql_error(&path, "storing a run", e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(e)?;
-        let taken = |id: &str| -> rusqlite::Result<bool> {
-            tx.query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-                .optional()
-                .map(|r| r.is_some())
-        };
-        let id = if rec.id.is_empty() {
-            let mut id = random_id();
-            let mut tries = 0;
-            while taken(&id).map_err(e)? {
-                tries += 1;
-                if tries > 100 {
-                    return Err(StoreError::DuplicateId(id));
+        // A given id that is taken is `DuplicateId`; a fresh one that collides is retried.
+        enum Outcome {
+            Stored(String),
+            Taken,
+        }
+        let given = !rec.id.is_empty();
+        let loc = self.location.clone();
+        let e = |e| db_error(&loc, "storing a run", e);
+        for _ in 0..100 {
+            let id = if given { rec.id.clone() } else { random_id() };
+            let r = self
+                .db
+                .get_mut()
+                .transaction(|db| -> std::result::Result<_, DbError> {
+                    if taken(db, &id)? {
+                        return Ok(Outcome::Taken);
+                    }
+                    write_run(db, &id, rec, status, ended)?;
+                    Ok(Outcome::Stored(id.clone()))
+                });
+            match r {
+                Ok(Outcome::Stored(id)) => return Ok(id),
+                // Another writer inserted the same id between our look and our insert
+                // (PostgreSQL: the primary key refused it).
+                Ok(Outcome::Taken) | Err(DbError::Duplicate) if given => {
+                    return Err(StoreError::DuplicateId(rec.id.clone()));
                 }
-                id = random_id();
+                Ok(Outcome::Taken) | Err(DbError::Duplicate) => {}
+                Err(other) => return Err(e(other)),
             }
-            id
-        } else {
-            if taken(&rec.id).map_err(e)? {
-                return Err(StoreError::DuplicateId(rec.id.clone()));
-            }
-            rec.id.clone()
-        };
-        write_run(&tx, &id, rec, status, ended).map_err(e)?;
-        tx.commit().map_err(e)?;
-        Ok(id)
+        }
+        Err(StoreError::DuplicateId(rec.id.clone()))
     }
 
     /// Stores one finished trial of the workload at `workload_index` (its position in the
@@ -120,23 +120,23 @@ impl Store {
         workload: &Workload,
         trial: &TrialSample,
     ) -> Result<()> {
-        let path = self.path.clone();
-        let e = |e| sql_error(&path, "storing a trial", e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(e)?;
-        let exists = tx
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [run_id], |_| Ok(()))
-            .optional()
-            .map_err(e)?
-            .is_some();
-        if !exists {
+        let loc = self.location.clone();
+        let stored = self
+            .db
+            .get_mut()
+            .transaction(|db| -> std::result::Result<bool, DbError> {
+                if !taken(db, run_id)? {
+                    return Ok(false);
+                }
+                write_workload(db, run_id, workload_index, workload)?;
+                write_trial(db, run_id, workload_index, trial)?;
+                Ok(true)
+            })
+            .map_err(|e| db_error(&loc, "storing a trial", e))?;
+        if !stored {
             return Err(StoreError::UnknownRun(run_id.to_string()));
         }
-        write_workload(&tx, run_id, workload_index, workload).map_err(e)?;
-        write_trial(&tx, run_id, workload_index, trial).map_err(e)?;
-        tx.commit().map_err(e)
+        Ok(())
     }
 
     /// Records how a run ended: `complete`, `interrupted` (Ctrl-C: the trials so far are kept),
@@ -149,21 +149,21 @@ impl Store {
         notes: &[String],
         error: Option<&str>,
     ) -> Result<()> {
-        let path = self.path.clone();
-        let e = |e| sql_error(&path, "finishing a run", e);
+        let e = self.err("finishing a run");
         let n = self
-            .conn
+            .db
+            .borrow_mut()
             .execute(
                 "UPDATE runs SET status = ?1, ended_ms = ?2, notes = ?3, error = ?4 WHERE id = ?5",
-                params![
-                    status_str(status),
-                    to_i64(ended_unix_ms),
-                    json(notes).map_err(e)?,
-                    error,
-                    run_id
+                &[
+                    status_str(status).into(),
+                    to_i64(ended_unix_ms).into(),
+                    json(notes).map_err(&e)?.into(),
+                    error.into(),
+                    run_id.into(),
                 ],
             )
-            .map_err(e)?;
+            .map_err(&e)?;
         if n == 0 {
             return Err(StoreError::UnknownRun(run_id.to_string()));
         }
@@ -175,10 +175,11 @@ impl Store {
     pub fn set_layout(&mut self, run_id: &str, layout: &LayoutRecord) -> Result<()> {
         let text = json(layout).map_err(self.err("encoding a run's layout"))?;
         let n = self
-            .conn
+            .db
+            .borrow_mut()
             .execute(
                 "UPDATE runs SET layout = ?1 WHERE id = ?2",
-                rusqlite::params![text, run_id],
+                &[text.into(), run_id.into()],
             )
             .map_err(self.err("updating a run's layout"))?;
         if n == 0 {
@@ -191,141 +192,174 @@ impl Store {
     /// run.
     pub fn delete(&mut self, run_id: &str) -> Result<bool> {
         let n = self
-            .conn
-            .execute("DELETE FROM runs WHERE id = ?1", [run_id])
+            .db
+            .borrow_mut()
+            .execute("DELETE FROM runs WHERE id = ?1", &[run_id.into()])
             .map_err(self.err("deleting a run"))?;
         Ok(n > 0)
     }
 }
 
+/// Whether a run with this id is stored.
+fn taken(db: &mut Db, id: &str) -> std::result::Result<bool, DbError> {
+    Ok(db
+        .query_opt("SELECT 1 FROM runs WHERE id = ?1", &[id.into()])?
+        .is_some())
+}
+
 fn write_run(
-    c: &Connection,
+    db: &mut Db,
     id: &str,
     rec: &RunRecord,
     status: RunStatus,
     ended: Option<u64>,
-) -> rusqlite::Result<()> {
+) -> std::result::Result<(), DbError> {
     let owner = Owner::current();
-    c.execute(
+    db.execute(
         "INSERT INTO runs (id, status, started_ms, ended_ms, host, kernel, owner_pid, owner,
              label, note, suite, target_path, fs_type, lab_id, command_line, system, target,
              layout, notes, error)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
              ?18, ?19, ?20)",
-        params![
-            id,
-            status_str(status),
-            to_i64(rec.started_unix_ms),
-            ended.map(to_i64),
-            rec.system.hostname,
-            rec.system.kernel,
-            owner.pid,
-            json(&owner)?,
-            rec.label,
-            rec.note,
-            rec.suite_name,
-            rec.target.path.to_string_lossy(),
-            rec.target.fs_type,
-            rec.lab_id,
-            json(&rec.command_line)?,
-            json(&rec.system)?,
-            json(&rec.target)?,
-            rec.layout.as_ref().map(json).transpose()?,
-            json(&rec.notes)?,
-            rec.error,
+        &[
+            id.into(),
+            status_str(status).into(),
+            to_i64(rec.started_unix_ms).into(),
+            ended.map(to_i64).into(),
+            (&rec.system.hostname).into(),
+            (&rec.system.kernel).into(),
+            i64::from(owner.pid).into(),
+            json(&owner)?.into(),
+            rec.label.as_ref().into(),
+            rec.note.as_ref().into(),
+            (&rec.suite_name).into(),
+            rec.target.path.to_string_lossy().as_ref().into(),
+            rec.target.fs_type.as_ref().into(),
+            rec.lab_id.as_ref().into(),
+            json(&rec.command_line)?.into(),
+            json(&rec.system)?.into(),
+            json(&rec.target)?.into(),
+            rec.layout.as_ref().map(json).transpose()?.into(),
+            json(&rec.notes)?.into(),
+            rec.error.as_ref().into(),
         ],
     )?;
-    let mut dev = c.prepare(
-        "INSERT INTO devices (run_id, position, name, model, serial, firmware, rotational,
-             size_bytes, scheduler, transport, raid_level)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
     for (i, d) in rec.target.devices.iter().enumerate() {
-        dev.execute(params![
-            id,
-            i as i64,
-            d.name,
-            d.model,
-            d.serial,
-            d.firmware,
-            d.rotational,
-            to_i64(d.size_bytes),
-            d.scheduler,
-            d.transport,
-            d.md_level,
-        ])?;
+        db.execute(
+            "INSERT INTO devices (run_id, position, name, model, serial, firmware, rotational,
+                 size_bytes, scheduler, transport, raid_level)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            &[
+                id.into(),
+                (i as i64).into(),
+                (&d.name).into(),
+                d.model.as_ref().into(),
+                d.serial.as_ref().into(),
+                d.firmware.as_ref().into(),
+                d.rotational.map(i64::from).into(),
+                to_i64(d.size_bytes).into(),
+                d.scheduler.as_ref().into(),
+                d.transport.as_ref().into(),
+                d.md_level.as_ref().into(),
+            ],
+        )?;
     }
     for (i, w) in rec.workloads.iter().enumerate() {
-        write_workload(c, id, i, &w.workload)?;
+        write_workload(db, id, i, &w.workload)?;
         for t in &w.trials {
-            write_trial(c, id, i, t)?;
+            write_trial(db, id, i, t)?;
         }
     }
     Ok(())
 }
 
-fn write_workload(c: &Connection, run_id: &str, idx: usize, w: &Workload) -> rusqlite::Result<()> {
-    c.execute(
+fn write_workload(
+    db: &mut Db,
+    run_id: &str,
+    idx: usize,
+    w: &Workload,
+) -> std::result::Result<(), DbError> {
+    db.execute(
         "INSERT INTO workloads (run_id, idx, name, kind, params) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (run_id, idx) DO NOTHING",
-        params![run_id, idx as i64, w.name, workload_kind(w), json(w)?],
+        &[
+            run_id.into(),
+            (idx as i64).into(),
+            (&w.name).into(),
+            workload_kind(w).into(),
+            json(w)?.into(),
+        ],
     )?;
     Ok(())
 }
 
-fn write_trial(c: &Connection, run_id: &str, idx: usize, t: &TrialSample) -> rusqlite::Result<()> {
+fn write_trial(
+    db: &mut Db,
+    run_id: &str,
+    idx: usize,
+    t: &TrialSample,
+) -> std::result::Result<(), DbError> {
     let series: Vec<[u64; 3]> = t
         .series
         .iter()
         .map(|p| [u64::from(p.t), p.bytes, p.ops])
         .collect();
     let a = &t.accounting;
-    c.execute(
-        "INSERT INTO trials (run_id, workload_idx, trial, workload, started_ms, elapsed_ns,
-             cpu_user_ns, cpu_sys_ns, submitted, completed, short, errors, syncs, series, notes, verify)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        params![
-            run_id,
-            idx as i64,
-            t.trial,
-            t.workload,
-            to_i64(t.started_unix_ms),
-            to_i64(t.elapsed_ns),
-            to_i64(t.cpu_user_ns),
-            to_i64(t.cpu_sys_ns),
-            to_i64(a.submitted),
-            to_i64(a.completed),
-            to_i64(a.short),
-            to_i64(a.errors),
-            to_i64(a.syncs),
-            json(&series)?,
-            json(&t.notes)?,
-            t.verify.as_ref().map(json).transpose()?,
-        ],
-    )?;
-    let trial_id = c.last_insert_rowid();
-    let mut op = c.prepare(
-        "INSERT INTO ops (trial_id, position, op, count, bytes, elapsed_ns, latency)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
+    let row = db
+        .query_opt(
+            "INSERT INTO trials (run_id, workload_idx, trial, workload, started_ms, elapsed_ns,
+                 cpu_user_ns, cpu_sys_ns, submitted, completed, short, errors, syncs, series,
+                 notes, verify)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+             RETURNING id",
+            &[
+                run_id.into(),
+                (idx as i64).into(),
+                i64::from(t.trial).into(),
+                (&t.workload).into(),
+                to_i64(t.started_unix_ms).into(),
+                to_i64(t.elapsed_ns).into(),
+                to_i64(t.cpu_user_ns).into(),
+                to_i64(t.cpu_sys_ns).into(),
+                to_i64(a.submitted).into(),
+                to_i64(a.completed).into(),
+                to_i64(a.short).into(),
+                to_i64(a.errors).into(),
+                to_i64(a.syncs).into(),
+                json(&series)?.into(),
+                json(&t.notes)?.into(),
+                t.verify.as_ref().map(json).transpose()?.into(),
+            ],
+        )?
+        .ok_or_else(|| DbError::Value("inserting a trial returned no id".into()))?;
+    let trial_id = row.i64(0)?;
     for (i, o) in t.ops.iter().enumerate() {
-        op.execute(params![
-            trial_id,
-            i as i64,
-            o.op,
-            to_i64(o.count),
-            to_i64(o.bytes),
-            to_i64(o.elapsed_ns),
-            o.latency.to_bytes(),
-        ])?;
+        db.execute(
+            "INSERT INTO ops (trial_id, position, op, count, bytes, elapsed_ns, latency)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[
+                trial_id.into(),
+                (i as i64).into(),
+                (&o.op).into(),
+                to_i64(o.count).into(),
+                to_i64(o.bytes).into(),
+                to_i64(o.elapsed_ns).into(),
+                Val::Blob(o.latency.to_bytes()),
+            ],
+        )?;
     }
-    let mut m = c.prepare(
-        "INSERT INTO metrics (trial_id, name, unit, value) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value",
-    )?;
     for x in t.metrics() {
         if x.value.is_finite() {
-            m.execute(params![trial_id, x.name, x.unit.label(), x.value])?;
+            db.execute(
+                "INSERT INTO metrics (trial_id, name, unit, value) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value",
+                &[
+                    trial_id.into(),
+                    (&x.name).into(),
+                    x.unit.label().into(),
+                    x.value.into(),
+                ],
+            )?;
         }
     }
     Ok(())

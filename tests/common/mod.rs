@@ -15,6 +15,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub(crate) mod pg;
+
 /// A results database private to this test process, so tests never touch the user's own.
 pub(crate) fn test_db() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("iolab-tests-{}", std::process::id()));
