@@ -228,8 +228,11 @@ pub struct HostRow {
     pub failed: Option<String>,
     /// The operation the figures are of (the one carrying most of the traffic).
     pub op: String,
-    /// Operations of that kind measured.
+    /// Operations of that kind measured (in the window).
     pub count: u64,
+    /// Latencies in its histogram: `count` plus the IOs drained after the deadline, whose
+    /// latency is recorded but which stay out of the rate (docs/accuracy.md).
+    pub latency_count: u64,
     /// Its rate over the host's own window.
     pub ops_per_sec: f64,
     /// MB/s over the host's own window.
@@ -309,6 +312,7 @@ pub fn summarize(
                     ),
                     op: String::new(),
                     count: 0,
+                    latency_count: 0,
                     ops_per_sec: 0.0,
                     mb_per_sec: 0.0,
                     p50_ns: 0,
@@ -340,6 +344,7 @@ pub fn summarize(
                 failed: None,
                 op: op.map(|o| o.op.clone()).unwrap_or_default(),
                 count: op.map_or(0, |o| o.count),
+                latency_count: op.map_or(0, |o| o.latency.len()),
                 ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
                 mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
                 p50_ns: op.map_or(0, |o| o.latency.percentile(50.0)),
