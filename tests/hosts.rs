@@ -188,7 +188,10 @@ impl Drop for NetHosts {
             let _ = sh(&format!("ip link del {} 2>/dev/null", self.links[i]));
         }
         // ssh clients of this test's private config (a control master of a failed run).
-        let o = sh(&format!("pgrep -f -- '-F {}' || true", self.config().display()));
+        let o = sh(&format!(
+            "pgrep -f -- '-F {}' || true",
+            self.config().display()
+        ));
         for p in String::from_utf8_lossy(&o.stdout).split_whitespace() {
             let _ = Command::new("kill")
                 .arg("-9")
@@ -238,8 +241,19 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
         .args(["run", "--hosts", &hosts, "--push", "--launch"])
         .arg(h.launch("iolab agent --stdio"))
         .args([
-            "--pattern", "randread", "--bs", "4k", "--qd", "4", "--size", "16M", "--time", "1s",
-            "--json", "--label", "three",
+            "--pattern",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--size",
+            "16M",
+            "--time",
+            "1s",
+            "--json",
+            "--label",
+            "three",
         ])
         .run();
     out.success();
@@ -261,14 +275,27 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     let mut merged = LatencyHistogram::new();
     let mut sum = 0;
     let mut p99s = Vec::new();
-    for (i, pair) in saved["hosts"].as_array().expect("host ids").iter().enumerate() {
+    for (i, pair) in saved["hosts"]
+        .as_array()
+        .expect("host ids")
+        .iter()
+        .enumerate()
+    {
         assert_eq!(pair[0], names[i]);
         let hist = stored_histogram(&db, pair[1].as_str().expect("id"));
         let count = rows[i]["count"].as_u64().expect("count");
         assert!(count > 100, "host {i} did {count} IOs");
         // The histogram also holds the IOs drained after the deadline (at most QD of them).
-        assert_eq!(rows[i]["latency_count"].as_u64(), Some(hist.len()), "host {i}");
-        assert!(hist.len() >= count && hist.len() <= count + 4, "host {i}: {} vs {count}", hist.len());
+        assert_eq!(
+            rows[i]["latency_count"].as_u64(),
+            Some(hist.len()),
+            "host {i}"
+        );
+        assert!(
+            hist.len() >= count && hist.len() <= count + 4,
+            "host {i}: {} vs {count}",
+            hist.len()
+        );
         let count = hist.len();
         assert_eq!(rows[i]["p99_ns"].as_u64(), Some(hist.percentile(99.0)));
         p99s.push(hist.percentile(99.0) as f64);
@@ -293,17 +320,31 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     }
     assert!(t["skew_max_ns"].as_u64().is_some());
     // The aggregate rate is over the common window: not above the sum of the hosts' own.
-    let host_sum: f64 = rows.iter().map(|r| r["ops_per_sec"].as_f64().expect("rate")).sum();
+    let host_sum: f64 = rows
+        .iter()
+        .map(|r| r["ops_per_sec"].as_f64().expect("rate"))
+        .sum();
     let agg_rate = agg["ops_per_sec"].as_f64().expect("rate");
-    assert!(agg_rate > 0.5 * host_sum && agg_rate < 1.1 * host_sum, "{agg_rate} vs {host_sum}");
+    assert!(
+        agg_rate > 0.5 * host_sum && agg_rate < 1.1 * host_sum,
+        "{agg_rate} vs {host_sum}"
+    );
     // Nothing left behind: test files, pushed binaries, ssh masters.
     for i in 0..2 {
         assert!(h.files_in(i).is_empty(), "{:?}", h.files_in(i));
     }
-    assert_eq!(sh("ls /tmp | grep -c '^iolab-push-' || true").stdout, pushed_before);
+    assert_eq!(
+        sh("ls /tmp | grep -c '^iolab-push-' || true").stdout,
+        pushed_before
+    );
     assert_eq!(h.ssh_clients(), "");
     // The store can be listed with the aggregate under its label.
-    Iolab::new().db(&db).args(["show", "three"]).run().success().stdout_has("hosts-group");
+    Iolab::new()
+        .db(&db)
+        .args(["show", "three"])
+        .run()
+        .success()
+        .stdout_has("hosts-group");
 }
 
 #[test]
@@ -315,7 +356,15 @@ fn a_host_without_iolab_is_named_with_the_fix() {
     let out = Iolab::new()
         .args(["run", "--hosts", &h.hosts_arg(), "--launch"])
         .arg(h.launch("iolab agent --stdio"))
-        .args(["--pattern", "randread", "--size", "4M", "--time", "1s", "--no-save"])
+        .args([
+            "--pattern",
+            "randread",
+            "--size",
+            "4M",
+            "--time",
+            "1s",
+            "--no-save",
+        ])
         .run();
     out.code(1)
         .stderr_has("host h0 failed: no iolab agent on the host")
@@ -330,11 +379,28 @@ fn a_killed_host_is_failed_and_the_others_are_kept() {
     }
     let h = NetHosts::new(3);
     let child = Iolab::new()
-        .args(["run", "--hosts", &h.hosts_arg(), "--on-host-failure", "continue", "--launch"])
+        .args([
+            "run",
+            "--hosts",
+            &h.hosts_arg(),
+            "--on-host-failure",
+            "continue",
+            "--launch",
+        ])
         .arg(h.launch(&format!("{} agent --stdio", bin())))
         .args([
-            "--pattern", "randread", "--bs", "4k", "--qd", "2", "--size", "8M", "--time", "4s",
-            "--json", "--no-save",
+            "--pattern",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "2",
+            "--size",
+            "8M",
+            "--time",
+            "4s",
+            "--json",
+            "--no-save",
         ])
         .command()
         .stdout(Stdio::piped())
@@ -366,7 +432,10 @@ fn a_killed_host_is_failed_and_the_others_are_kept() {
         t["hosts"][2]["latency_count"].as_u64().expect("count"),
     );
     assert!(a > 0 && c > 0);
-    assert_eq!(t["aggregate"]["figures"][0]["latency"]["count"].as_u64(), Some(a + c));
+    assert_eq!(
+        t["aggregate"]["figures"][0]["latency"]["count"].as_u64(),
+        Some(a + c)
+    );
     assert!(h.files_in(0).is_empty() && h.files_in(2).is_empty());
 }
 
@@ -384,7 +453,15 @@ fn an_agent_whose_connection_drops_stops_and_removes_its_files() {
     );
     let mut child = Iolab::new()
         .args(["run", "--hosts", &h.hosts_arg(), "--launch", &launch])
-        .args(["--pattern", "randwrite", "--size", "8M", "--time", "60s", "--no-save"])
+        .args([
+            "--pattern",
+            "randwrite",
+            "--size",
+            "8M",
+            "--time",
+            "60s",
+            "--no-save",
+        ])
         .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -397,7 +474,11 @@ fn an_agent_whose_connection_drops_stops_and_removes_its_files() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     let agents = h.pids(0).len();
-    assert!(agents >= 3, "sshd, its session and the agent: {:?}", h.pids(0));
+    assert!(
+        agents >= 3,
+        "sshd, its session and the agent: {:?}",
+        h.pids(0)
+    );
     child.kill().expect("kill -9 the controller");
     let _ = child.wait();
     let sshd = h.sshd_pid(0).expect("sshd pid");
@@ -429,7 +510,15 @@ fn a_local_launcher_runs_agents_and_prints_the_skew() {
             "--launch",
             &launch,
         ])
-        .args(["--pattern", "randread", "--size", "8M", "--time", "1s", "--no-save"])
+        .args([
+            "--pattern",
+            "randread",
+            "--size",
+            "8M",
+            "--time",
+            "1s",
+            "--no-save",
+        ])
         .run();
     out.success()
         .stdout_has("2 of 2 hosts; start skew median")
@@ -466,7 +555,10 @@ fn the_agent_refuses_bad_lines_and_leaves_on_eof() {
     let mut lines = stdout.lines();
     assert!(lines.next().expect("hello").contains("\"type\":\"hello\""));
     let err = lines.next().expect("error line");
-    assert!(err.contains("\"type\":\"error\"") && err.contains("bad protocol line"), "{err}");
+    assert!(
+        err.contains("\"type\":\"error\"") && err.contains("bad protocol line"),
+        "{err}"
+    );
     assert_eq!(o.status.code(), Some(1));
     // EOF before anything: exit 0 at once.
     let o = Command::new(bin())
@@ -514,7 +606,12 @@ fn a_failed_host_aborts_the_run_unless_told_to_continue() {
         .stderr_has("host b failed")
         .stderr_has("the run stopped on every host");
     let doc = out.json();
-    assert!(doc["error"].as_str().is_some_and(|e| e.contains("host b failed")), "{doc}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("host b failed")),
+        "{doc}"
+    );
     assert_eq!(doc["trials"].as_array().map(Vec::len), Some(0));
     let out = run("continue");
     out.code(1).stderr_has("aggregate covers 1 of 2");

@@ -28,7 +28,7 @@ const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What the stdin reader hands the agent's main thread.
 enum Inbound {
-    Msg(Message),
+    Msg(Box<Message>),
     Bad(String),
     Eof,
 }
@@ -73,7 +73,7 @@ pub fn run_stdio() -> u8 {
     });
     let rx = spawn_reader(stop.clone());
     let prepare = match rx.recv_timeout(PREPARE_TIMEOUT) {
-        Ok(Inbound::Msg(m @ Message::Prepare { .. })) => m,
+        Ok(Inbound::Msg(m)) if matches!(*m, Message::Prepare { .. }) => *m,
         Ok(Inbound::Msg(m)) => {
             return fail(&out, &format!("expected 'prepare', got '{}'", m.kind()));
         }
@@ -144,17 +144,15 @@ pub fn run_stdio() -> u8 {
         eprintln!("iolab agent: the controller's connection closed: IO stopped, files removed");
         return 1;
     }
-    match outcome.error {
-        Some(e) => fail(&out, &crate::error::one_line(&e)),
-        None => {
-            out.send(&Message::Done {
-                interrupted: outcome.interrupted,
-            });
-            // Wait for the controller to close stdin, so it reads every line first.
-            sink.drain(Duration::from_secs(10));
-            0
-        }
+    if let Some(e) = outcome.error {
+        return fail(&out, &crate::error::one_line(&e));
     }
+    out.send(&Message::Done {
+        interrupted: outcome.interrupted,
+    });
+    // Wait for the controller to close stdin, so it reads every line first.
+    sink.drain(Duration::from_secs(10));
+    0
 }
 
 fn fail(out: &Out, msg: &str) -> u8 {
@@ -189,7 +187,7 @@ fn spawn_reader(stop: Arc<AtomicBool>) -> Receiver<Inbound> {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     let m = match parse_line(&line) {
-                        Ok(m) => Inbound::Msg(m),
+                        Ok(m) => Inbound::Msg(Box::new(m)),
                         Err(e) => Inbound::Bad(e.to_string()),
                     };
                     if tx.send(m).is_err() {
@@ -286,23 +284,23 @@ impl AgentSink {
     fn barrier(&mut self) {
         loop {
             match self.rx.recv() {
-                Ok(Inbound::Msg(Message::Probe { seq })) => self.out.send(&Message::ProbeReply {
-                    seq,
-                    agent_unix_ns: crate::sample::now_unix_ns(),
-                }),
-                Ok(Inbound::Msg(Message::StartAt { unix_ns })) => {
-                    self.ctl
-                        .gate
-                        .not_before_unix_ns
-                        .store(unix_ns, Ordering::Release);
-                    return;
-                }
-                Ok(Inbound::Msg(m)) => {
-                    eprintln!(
+                Ok(Inbound::Msg(m)) => match *m {
+                    Message::Probe { seq } => self.out.send(&Message::ProbeReply {
+                        seq,
+                        agent_unix_ns: crate::sample::now_unix_ns(),
+                    }),
+                    Message::StartAt { unix_ns } => {
+                        self.ctl
+                            .gate
+                            .not_before_unix_ns
+                            .store(unix_ns, Ordering::Release);
+                        return;
+                    }
+                    other => eprintln!(
                         "iolab agent: ignored '{}' while waiting for start_at",
-                        m.kind()
-                    );
-                }
+                        other.kind()
+                    ),
+                },
                 Ok(Inbound::Bad(e)) => eprintln!("iolab agent: {e}"),
                 Ok(Inbound::Eof) | Err(_) => {
                     self.ctl.stop.store(true, Ordering::Relaxed);

@@ -25,8 +25,7 @@ impl Probe {
 
     /// Agent clock minus controller clock at the probe's midpoint, ns.
     pub fn offset_ns(&self) -> i64 {
-        let mid =
-            self.sent_ns / 2 + self.received_ns / 2 + (self.sent_ns % 2 + self.received_ns % 2) / 2;
+        let mid = u64::midpoint(self.sent_ns, self.received_ns);
         self.agent_ns as i64 - mid as i64
     }
 }

@@ -107,12 +107,24 @@ impl Launch {
         let t = match remote {
             None => self.template.clone(),
             Some(r) => {
-                if !self.template.contains(AGENT_COMMAND) {
+                // The bare command word only: `/opt/iolab agent --stdio` names a binary of
+                // its own and is not replaced.
+                let at = self.template.match_indices(AGENT_COMMAND).find(|(i, _)| {
+                    self.template[..*i]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'')
+                });
+                let Some((at, _)) = at else {
                     return Err(HostsError::BadLaunch(format!(
-                        "--push needs the template to contain '{AGENT_COMMAND}' (it is replaced by the pushed binary)"
+                        "--push needs the template to run '{AGENT_COMMAND}' (it is replaced by the pushed binary)"
                     )));
-                }
-                self.template.replacen(AGENT_COMMAND, r, 1)
+                };
+                format!(
+                    "{}{r}{}",
+                    &self.template[..at],
+                    &self.template[at + AGENT_COMMAND.len()..]
+                )
             }
         };
         Ok(self.fill(&t, host))
@@ -199,7 +211,7 @@ impl Options {
             push: false,
             on_failure: OnFailure::Abort,
             probes: 8,
-            start_margin: Duration::from_millis(1000),
+            start_margin: Duration::from_secs(1),
             stall: Duration::from_secs(10),
             hello_timeout: Duration::from_secs(60),
         }

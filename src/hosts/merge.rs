@@ -125,13 +125,12 @@ pub fn aggregate(placed: &[Placed<'_>], planned_ns: u64, hosts_total: usize) -> 
             .sum();
         let all_bytes: u64 = p.sample.ops.iter().map(|o| o.bytes).sum();
         for o in &p.sample.ops {
-            let i = match ops.iter().position(|x| x.op == o.op) {
-                Some(i) => i,
-                None => {
-                    ops.push(OpSample::new(&o.op));
-                    rate.push((0.0, 0.0));
-                    ops.len() - 1
-                }
+            let i = if let Some(i) = ops.iter().position(|x| x.op == o.op) {
+                i
+            } else {
+                ops.push(OpSample::new(&o.op));
+                rate.push((0.0, 0.0));
+                ops.len() - 1
             };
             ops[i].count += o.count;
             ops[i].bytes += o.bytes;
