@@ -58,7 +58,7 @@ run() { # hosts -> JSON on stdout
     --time "$TIME" --json --no-save 2>>"$W/stderr.log"
 }
 echo "iolab run --hosts: 3 namespace hosts over ssh, 4k randread QD32, $TIME each, $ROUNDS rounds"
-printf '%-6s %9s %9s %9s %9s %11s %7s %10s %10s %16s\n' round h0 h1 h2 sum aggregate ratio "skew med" "skew max" "ctl CPU/host"
+printf '%-6s %9s %9s %9s %9s %11s %7s %10s %10s %14s %12s\n' round h0 h1 h2 sum aggregate ratio "skew med" "skew max" "ctl CPU/host" "true spread"
 for r in $(seq 1 "$ROUNDS"); do
   singles=()
   for i in 0 1 2; do
@@ -73,9 +73,12 @@ t = d["trials"][0]
 agg = t["aggregate"]["figures"][0]["ops_per_sec"]
 wall = (d["ended_unix_ms"] - d["started_unix_ms"]) / 1e3
 cpu = d["controller_cpu_ns"] / 1e9 / 3 / wall * 100
-print(r, *s, sum(s), agg, agg / sum(s), t["skew_median_ns"] / 1e6, t["skew_max_ns"] / 1e6, cpu)
+# One machine, one clock: the agents' own start instants compare directly (true spread).
+starts = [h["agent_start_unix_ns"] for h in t["hosts"]]
+spread = (max(starts) - min(starts)) / 1e6
+print(r, *s, sum(s), agg, agg / sum(s), t["skew_median_ns"] / 1e6, t["skew_max_ns"] / 1e6, cpu, spread)
 PY
-  tail -1 "$W/rows" | awk '{printf "%-6s %9.0f %9.0f %9.0f %9.0f %11.0f %7.3f %7.3f ms %7.3f ms %13.2f %%\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10}'
+  tail -1 "$W/rows" | awk '{printf "%-6s %9.0f %9.0f %9.0f %9.0f %11.0f %7.3f %7.3f ms %7.3f ms %12.2f %% %9.3f ms\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11}'
 done
 python3 - "$W/rows" <<'PY'
 import statistics as st, sys
@@ -83,5 +86,6 @@ rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
 col = lambda i: st.median(r[i] for r in rows)
 print(f"median: sum of singles {col(4):.0f} IOPS, aggregate {col(5):.0f} IOPS, ratio {col(6):.3f}; "
       f"start skew median {col(7):.3f} ms, max {col(8):.3f} ms (worst round {max(r[8] for r in rows):.3f} ms); "
-      f"controller CPU {col(9):.2f}% of a core per host")
+      f"controller CPU {col(9):.2f}% of a core per host; true start spread (one clock) median {col(10):.3f} ms, "
+      f"max {max(r[10] for r in rows):.3f} ms")
 PY

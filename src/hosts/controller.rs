@@ -248,6 +248,11 @@ pub struct HostTrial {
     pub start_ns: u64,
     /// Start minus the planned instant, ns (positive: late).
     pub skew_ns: i64,
+    /// When its clock started on its own clock, Unix ns (hosts sharing one clock, as
+    /// namespaces on one machine do, can be compared on this directly).
+    pub agent_start_ns: u64,
+    /// The clock estimate the start instant was converted with.
+    pub clock: ClockEstimate,
     /// What it measured.
     pub sample: TrialSample,
 }
@@ -797,11 +802,13 @@ impl Controller<'_> {
             if c.result.failed.is_some() {
                 continue;
             }
-            let off = c.result.clock.map_or(0, |k| k.offset_ns);
-            let start_ns = to_controller(started, off);
+            let clock = c.result.clock.unwrap_or_default();
+            let start_ns = to_controller(started, clock.offset_ns);
             step.hosts[i] = Some(HostTrial {
                 start_ns,
                 skew_ns: start_ns as i64 - step.planned_ns as i64,
+                agent_start_ns: started,
+                clock,
                 sample,
             });
         }

@@ -246,6 +246,13 @@ pub struct HostRow {
     pub skew_ns: i64,
     /// When it finished, ns after the planned instant.
     pub done_ns: u64,
+    /// When its clock started on its own clock, Unix ns.
+    pub agent_start_unix_ns: u64,
+    /// Its clock minus the controller's, ns; right to within half of `rtt_ns`, so the true
+    /// skew is `skew_ns` give or take that.
+    pub clock_offset_ns: i64,
+    /// The fastest clock probe's round trip, ns.
+    pub rtt_ns: u64,
     /// Percent below the hosts' median (the slow-disk rule), when flagged.
     pub slow_pct: Option<f64>,
 }
@@ -319,6 +326,9 @@ pub fn summarize(
                     p99_9_ns: 0,
                     skew_ns: 0,
                     done_ns: 0,
+                    agent_start_unix_ns: 0,
+                    clock_offset_ns: 0,
+                    rtt_ns: 0,
                     slow_pct: None,
                 });
                 continue;
@@ -351,6 +361,9 @@ pub fn summarize(
                 p99_9_ns: op.map_or(0, |o| o.latency.percentile(99.9)),
                 skew_ns: h.skew_ns,
                 done_ns: p.window().1.saturating_sub(st.planned_ns),
+                agent_start_unix_ns: h.agent_start_ns,
+                clock_offset_ns: h.clock.offset_ns,
+                rtt_ns: h.clock.rtt_ns,
                 slow_pct: None,
             });
         }

@@ -21,14 +21,22 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
     let n = outcome.hosts.len();
     for t in trials {
         let a = &t.aggregate;
+        let rtt = t
+            .hosts
+            .iter()
+            .filter(|r| r.failed.is_none())
+            .map(|r| r.rtt_ns)
+            .max()
+            .unwrap_or(0);
         out.push_str(&format!(
-            "{} (trial {}): {} of {} hosts; start skew median {}, max {}\n",
+            "{} (trial {}): {} of {} hosts; start skew median {}, max {} (clocks known to +/-{})\n",
             t.workload,
             t.trial,
             a.hosts_ok,
             n,
             ms(t.skew_median_ns as f64),
-            ms(t.skew_max_ns as f64)
+            ms(t.skew_max_ns as f64),
+            ms(rtt as f64 / 2.0)
         ));
         let head: Vec<String> = [
             "host", "op", "IOPS", "MB/s", "p50", "p99", "p99.9", "skew", "done", "flag",
