@@ -31,6 +31,7 @@ pub mod report;
 
 pub mod disks;
 pub mod fio;
+pub mod hosts;
 pub mod lab;
 pub mod layout;
 pub mod plan;

@@ -517,7 +517,14 @@ pub struct RunRecord {
     pub error: Option<String>,
 }
 
-/// Milliseconds since the Unix epoch, now.
+/// Wall-clock time, nanoseconds since the Unix epoch (start instants across hosts).
+pub fn now_unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Wall-clock time, milliseconds since the Unix epoch.
 pub fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -113,6 +113,7 @@ pub fn run_session(
     let ctl = Control {
         stop: crate::signals::stop_flag(),
         counters: progress.counters(),
+        gate: Default::default(),
     };
     let mut sink = StoreSink {
         progress,

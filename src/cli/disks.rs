@@ -207,6 +207,7 @@ fn bench(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     let ctl = Control {
         stop: crate::signals::stop_flag(),
         counters: progress.counters(),
+        gate: Default::default(),
     };
     let mut outcome = run_bench(&ready, &opts, &ctl, &mut |m| {
         progress.set_message(m.to_string());

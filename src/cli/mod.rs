@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 pub mod compare;
 mod db;
 pub mod disks;
+pub mod hosts;
 pub mod import;
 pub mod lab;
 mod out;
@@ -30,6 +31,7 @@ pub fn exit_code_for(e: &anyhow::Error) -> u8 {
         c.downcast_ref::<UsageError>().is_some()
             || c.downcast_ref::<crate::units::UnitError>().is_some()
             || c.downcast_ref::<crate::spec::SpecError>().is_some()
+            || c.downcast_ref::<crate::hosts::HostsError>().is_some()
             || c.downcast_ref::<crate::target::TargetError>()
                 .is_some_and(super::target::TargetError::is_usage)
     }) {
@@ -93,6 +95,8 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`).
     Spec(import::SpecArgs),
+    /// The far side of `iolab run --hosts`: the line protocol on stdin/stdout.
+    Agent(hosts::AgentArgs),
 }
 
 /// Entry point of the binary.
@@ -121,6 +125,7 @@ pub fn main() -> ExitCode {
         Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),
+        Command::Agent(a) => hosts::agent(&ctx, a),
     };
     match result {
         Ok(code) => code,

@@ -176,6 +176,43 @@ pub struct RunArgs {
     /// Do not keep the run in the results store.
     #[arg(long)]
     pub no_save: bool,
+
+    /// Run on these hosts at once (comma-separated; `host` or `host:/target`); any name the
+    /// launch command accepts (ssh: `~/.ssh/config` names, `user@host`). See docs/hosts.md.
+    #[arg(long, value_name = "LIST", help_heading = "Many hosts")]
+    pub hosts: Option<String>,
+    /// Read the hosts from a file (one or more per line, `#` comments).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "hosts",
+        help_heading = "Many hosts"
+    )]
+    pub hosts_file: Option<PathBuf>,
+    /// The target on every host that does not name its own (same as TARGET).
+    #[arg(
+        long = "target",
+        value_name = "PATH",
+        conflicts_with = "target",
+        help_heading = "Many hosts"
+    )]
+    pub target_all: Option<PathBuf>,
+    /// The command that starts an agent on {host}, run by `sh -c` (default: ssh in batch mode
+    /// with a shared connection per host); e.g. 'kubectl exec -i {host} -- iolab agent --stdio'.
+    #[arg(long, value_name = "TEMPLATE", help_heading = "Many hosts")]
+    pub launch: Option<String>,
+    /// Copy this binary to each host for the run (a temp path, removed afterwards).
+    #[arg(long, help_heading = "Many hosts")]
+    pub push: bool,
+    /// When a host fails: stop every host (abort), or keep the others going (continue).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHAT",
+        default_value = "abort",
+        help_heading = "Many hosts"
+    )]
+    pub on_host_failure: crate::hosts::controller::OnFailure,
 }
 
 /// `--engine` values (the spec's engine names).
@@ -490,6 +527,14 @@ fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let a = super::import::apply_fio_job(a)?;
     let suite = build_suite(&a)?;
+    if a.hosts.is_some() || a.hosts_file.is_some() {
+        return super::hosts::run_hosts(ctx, &a, suite);
+    }
+    if a.target_all.is_some() || a.launch.is_some() || a.push {
+        return Err(usage(
+            "--target, --launch and --push go with --hosts; for one local run give TARGET",
+        ));
+    }
     let repeat = a
         .repeat
         .unwrap_or(if a.quick || a.profile.as_deref() == Some("quick") {

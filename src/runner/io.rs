@@ -11,7 +11,7 @@
 //! does not leak into it.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -148,6 +148,9 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     /// Progress counters bumped once per batch.
     pub counters: Arc<Counters>,
+    /// When the next trial's clock may start (`iolab run --hosts` starts every host at one
+    /// instant), and when it did.
+    pub gate: Arc<StartGate>,
 }
 
 impl Default for Control {
@@ -155,7 +158,50 @@ impl Default for Control {
         Control {
             stop: Arc::new(AtomicBool::new(false)),
             counters: Arc::new(Counters::default()),
+            gate: Arc::new(StartGate::default()),
         }
+    }
+}
+
+/// The instant a trial's clock starts, on this machine's wall clock (Unix ns).
+///
+/// Many hosts start one trial together: each agent is told an instant on its own clock, and the
+/// workers, once their engines are ready at the start line, wait for it there, so setup time
+/// never shifts the start. The instant the clock really started is kept for the skew report.
+#[derive(Debug, Default)]
+pub struct StartGate {
+    /// Do not start before this Unix time, ns (0: start at once).
+    pub not_before_unix_ns: AtomicU64,
+    /// When the last trial's clock started, Unix ns (0 before the first).
+    pub started_unix_ns: AtomicU64,
+}
+
+impl StartGate {
+    /// Waits for the start instant (sleeping, then spinning the last 2 ms for precision),
+    /// records when the clock started and returns that instant.
+    /// A stop request (Ctrl-C, the controller gone) ends the wait at once.
+    pub fn open(&self, stop: &AtomicBool) -> Instant {
+        let at = self.not_before_unix_ns.load(Ordering::Acquire);
+        if at > 0 {
+            while !stop.load(Ordering::Relaxed) {
+                let now = crate::sample::now_unix_ns();
+                if now >= at {
+                    break;
+                }
+                let left = at - now;
+                if left > 2_000_000 {
+                    // Short naps, so a stop request is seen within 50 ms.
+                    let nap = (left - 2_000_000).min(50_000_000);
+                    std::thread::sleep(Duration::from_nanos(nap));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let t = Instant::now();
+        self.started_unix_ns
+            .store(crate::sample::now_unix_ns(), Ordering::Release);
+        t
     }
 }
 
@@ -225,6 +271,7 @@ pub fn run_io_trial(
                     stop: &ctl.stop,
                     abort: &abort,
                     counters: &ctl.counters,
+                    gate: &ctl.gate,
                 };
                 s.spawn(move || worker_main(&p))
             })

@@ -43,6 +43,8 @@ pub(super) struct WorkerParams<'a> {
     pub stop: &'a AtomicBool,
     pub abort: &'a AtomicBool,
     pub counters: &'a Counters,
+    /// When the trial's clock may start (see [`super::io::StartGate`]).
+    pub gate: &'a super::io::StartGate,
 }
 
 /// What one worker measured.
@@ -312,7 +314,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     fn run(mut self) -> WorkerOut {
         let p = self.p;
         p.start_line.wait();
-        self.start = *p.start.get_or_init(Instant::now);
+        self.start = *p.start.get_or_init(|| p.gate.open(p.stop));
         let mut reached_deadline = false;
         loop {
             let t = now_ns(self.start);

@@ -1,0 +1,154 @@
+//! `iolab run --hosts ...` (the controller) and `iolab agent --stdio` (the far side).
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::run::RunArgs;
+use super::{Context, EXIT_FAILED, EXIT_INTERRUPTED, usage};
+use crate::hosts::controller::{Launch, Options};
+use crate::spec::{Suite, WorkloadKind};
+
+/// The agent of `iolab run --hosts`: speaks the line protocol on stdin/stdout. Started by the
+/// controller's launch command, not by people (see docs/hosts.md).
+#[derive(clap::Args, Debug)]
+pub struct AgentArgs {
+    /// Speak the protocol on stdin/stdout (the only transport; diagnostics go to stderr).
+    #[arg(long, required = true)]
+    pub stdio: bool,
+}
+
+/// `iolab agent --stdio`.
+pub fn agent(_ctx: &Context, _a: AgentArgs) -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(crate::hosts::agent::run_stdio()))
+}
+
+/// Flags a multi-host run cannot honour, refused up front.
+fn check_flags(a: &RunArgs, suite: &Suite) -> anyhow::Result<()> {
+    if a.verify.is_some() {
+        return Err(usage(
+            "--verify is not available with --hosts yet; run it on each host on its own",
+        ));
+    }
+    if a.until_stable.is_some() {
+        return Err(usage(
+            "--until-stable is not available with --hosts; give --repeat N",
+        ));
+    }
+    if let Some(w) = suite
+        .workloads
+        .iter()
+        .find(|w| !matches!(w.kind, WorkloadKind::Io(_)))
+    {
+        return Err(usage(format!(
+            "--hosts runs block-IO workloads; '{}' is not one (pick a profile or --pattern of read/write/randread/randwrite/randrw)",
+            w.name
+        )));
+    }
+    Ok(())
+}
+
+/// `iolab run --hosts`.
+pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<ExitCode> {
+    check_flags(a, &suite)?;
+    let hosts = match (&a.hosts, &a.hosts_file) {
+        (Some(list), _) => crate::hosts::parse_hosts(list)?,
+        (None, Some(f)) => {
+            let text = std::fs::read_to_string(f).map_err(|source| {
+                crate::hosts::HostsError::HostsFile {
+                    path: f.clone(),
+                    source,
+                }
+            })?;
+            crate::hosts::parse_hosts(&text)?
+        }
+        (None, None) => unreachable!("checked by the caller"),
+    };
+    let repeat = a.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err(usage("--repeat: must be at least 1"));
+    }
+    if let Some(l) = &a.label {
+        crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;
+    }
+    let launch = Launch::new(a.launch.as_deref())?;
+    if a.push {
+        launch.command("x", Some("x"))?;
+    }
+    let mut store = if a.no_save {
+        None
+    } else {
+        Some(super::db::open_store(ctx)?)
+    };
+    let mut opts = Options::new(suite.clone());
+    opts.repeat = repeat;
+    opts.default_target = a.target_all.clone().or_else(|| a.target.clone());
+    opts.destroy = a.destroy.clone();
+    opts.push = a.push;
+    opts.on_failure = a.on_host_failure;
+    crate::signals::install();
+    eprintln!(
+        "iolab: {} on {} host(s): {}",
+        suite.name,
+        hosts.len(),
+        hosts
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let outcome = crate::hosts::controller::run(&hosts, &launch, &opts);
+    let summaries =
+        crate::hosts::merge::summarize(&outcome, &suite, crate::disks::outliers::DEFAULT_TOLERANCE);
+    let saved = match store.as_mut() {
+        Some(s) => crate::hosts::save::save(
+            s,
+            &outcome,
+            &summaries,
+            &suite,
+            &crate::hosts::save::SaveMeta {
+                command_line: std::env::args().collect(),
+                label: a.label.clone(),
+                note: a.note.clone(),
+            },
+        )
+        .context("cannot store the multi-host run")?,
+        None => None,
+    };
+    if a.json {
+        let doc = crate::hosts::render::json(&outcome, &summaries, saved.as_ref());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("cannot render JSON")?
+        );
+    } else {
+        print!("{}", crate::hosts::render::table(&outcome, &summaries));
+        if let Some(s) = &saved {
+            println!(
+                "saved as run {} (aggregate) and {} host run(s), hosts-group {}",
+                s.aggregate,
+                s.hosts.len(),
+                s.group
+            );
+        }
+    }
+    let failed = outcome.hosts.iter().filter(|h| h.failed.is_some()).count();
+    if let Some(e) = &outcome.error {
+        eprintln!("iolab: error: {e}");
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    if outcome.interrupted {
+        eprintln!("iolab: interrupted: finished trials are kept");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if failed > 0 {
+        eprintln!(
+            "iolab: {failed} of {} hosts failed; the aggregate covers {} of {}",
+            outcome.hosts.len(),
+            outcome.hosts.len() - failed,
+            outcome.hosts.len()
+        );
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}

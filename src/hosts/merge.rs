@@ -1,0 +1,571 @@
+//! One trial on many hosts as one result: latency percentiles from the merged HDR histograms
+//! (percentiles cannot be averaged: the mean of four hosts' p99s is nobody's p99), throughput
+//! over the window in which every host ran, and when the first and the last host finished.
+//!
+//! Pure functions over samples already measured, so every rule is tested without a host.
+
+use crate::sample::{LatencySummary, OpSample, TrialSample};
+
+/// One host's finished trial, placed on the controller's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Placed<'a> {
+    /// When the host's trial clock started, controller clock, Unix ns.
+    pub start_ns: u64,
+    /// Warm-up before the measured window, ns.
+    pub ramp_ns: u64,
+    /// What it measured.
+    pub sample: &'a TrialSample,
+}
+
+impl Placed<'_> {
+    /// The measured window on the controller's clock: [begin, end), Unix ns.
+    pub fn window(&self) -> (u64, u64) {
+        let b = self.start_ns + self.ramp_ns;
+        (b, b + self.sample.elapsed_ns)
+    }
+}
+
+/// The aggregate of one trial over the hosts that finished it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Aggregate {
+    /// Hosts whose trial is in the aggregate.
+    pub hosts_ok: usize,
+    /// Hosts the run started with.
+    pub hosts_total: usize,
+    /// Per operation kind: counts and bytes summed over hosts, latency histograms merged;
+    /// `elapsed_ns` is set so that `ops_per_sec()` is the rate over the common window.
+    #[serde(skip)]
+    pub ops: Vec<OpSample>,
+    /// Per operation kind: rates over the common window and percentiles of the merged
+    /// histogram.
+    pub figures: Vec<OpFigures>,
+    /// Length of the window in which every host ran, ns (0: they never overlapped).
+    pub window_ns: u64,
+    /// When the first host finished, ns after the start instant.
+    pub first_done_ns: u64,
+    /// When the last host finished, ns after the start instant.
+    pub last_done_ns: u64,
+}
+
+/// The figures of one operation kind in the aggregate.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct OpFigures {
+    /// `read`, `write`, `sync`.
+    pub op: String,
+    /// Operations per second over the common window, all hosts together.
+    pub ops_per_sec: f64,
+    /// MB/s (10^6 bytes per second) over the common window.
+    pub mb_per_sec: f64,
+    /// Percentiles of the merged histogram (its count is the sum of the hosts' counts).
+    pub latency: LatencySummary,
+}
+
+/// Ops and bytes a host completed inside `[w0, w1)`, from its per-second series (each second
+/// counted in proportion to its overlap with the window).
+fn in_window(p: &Placed<'_>, w0: u64, w1: u64) -> (f64, f64) {
+    let (b, e) = p.window();
+    let s = p.sample;
+    let total_ops: u64 = s.series.iter().map(|x| x.ops).sum();
+    if s.series.is_empty() || total_ops == 0 {
+        // No series: assume an even rate over the host's window.
+        let len = e.saturating_sub(b).max(1) as f64;
+        let f = w1.min(e).saturating_sub(w0.max(b)) as f64 / len;
+        let ops: u64 = s
+            .ops
+            .iter()
+            .filter(|o| o.op != "sync")
+            .map(|o| o.count)
+            .sum();
+        let bytes: u64 = s.ops.iter().map(|o| o.bytes).sum();
+        return (ops as f64 * f, bytes as f64 * f);
+    }
+    let (mut ops, mut bytes) = (0.0, 0.0);
+    for pt in &s.series {
+        let p0 = b + u64::from(pt.t) * 1_000_000_000;
+        let p1 = (p0 + 1_000_000_000).min(e.max(p0 + 1));
+        let f = w1.min(p1).saturating_sub(w0.max(p0)) as f64 / (p1 - p0) as f64;
+        ops += pt.ops as f64 * f;
+        bytes += pt.bytes as f64 * f;
+    }
+    (ops, bytes)
+}
+
+/// Merges the hosts that finished one trial. `planned_ns` is the start instant (controller
+/// clock) the hosts were given; `hosts_total` how many hosts the run started with.
+pub fn aggregate(placed: &[Placed<'_>], planned_ns: u64, hosts_total: usize) -> Aggregate {
+    let w0 = placed.iter().map(|p| p.window().0).max().unwrap_or(0);
+    let w1 = placed.iter().map(|p| p.window().1).min().unwrap_or(0);
+    let window_ns = w1.saturating_sub(w0);
+    let first_done_ns = placed
+        .iter()
+        .map(|p| p.window().1.saturating_sub(planned_ns))
+        .min()
+        .unwrap_or(0);
+    let last_done_ns = placed
+        .iter()
+        .map(|p| p.window().1.saturating_sub(planned_ns))
+        .max()
+        .unwrap_or(0);
+    // Each host's share of the window, split over its op kinds in proportion to their counts
+    // (the series counts all kinds together).
+    let mut ops: Vec<OpSample> = Vec::new();
+    let mut rate: Vec<(f64, f64)> = Vec::new();
+    for p in placed {
+        let (w_ops, w_bytes) = if window_ns > 0 {
+            in_window(p, w0, w1)
+        } else {
+            (0.0, 0.0)
+        };
+        let all: u64 = p
+            .sample
+            .ops
+            .iter()
+            .filter(|o| o.op != "sync")
+            .map(|o| o.count)
+            .sum();
+        let all_bytes: u64 = p.sample.ops.iter().map(|o| o.bytes).sum();
+        for o in &p.sample.ops {
+            let i = if let Some(i) = ops.iter().position(|x| x.op == o.op) {
+                i
+            } else {
+                ops.push(OpSample::new(&o.op));
+                rate.push((0.0, 0.0));
+                ops.len() - 1
+            };
+            ops[i].count += o.count;
+            ops[i].bytes += o.bytes;
+            ops[i].latency.merge(&o.latency);
+            let share = if all > 0 {
+                o.count as f64 / all as f64
+            } else {
+                0.0
+            };
+            let bshare = if all_bytes > 0 {
+                o.bytes as f64 / all_bytes as f64
+            } else {
+                0.0
+            };
+            rate[i].0 += w_ops * share;
+            rate[i].1 += w_bytes * bshare;
+        }
+    }
+    let secs = window_ns as f64 / 1e9;
+    let mut figures = Vec::new();
+    for (o, (r_ops, r_bytes)) in ops.iter_mut().zip(rate) {
+        let ops_per_sec = if secs > 0.0 { r_ops / secs } else { 0.0 };
+        let mb_per_sec = if secs > 0.0 {
+            r_bytes / secs / 1e6
+        } else {
+            0.0
+        };
+        o.elapsed_ns = if ops_per_sec > 0.0 {
+            (o.count as f64 * 1e9 / ops_per_sec) as u64
+        } else {
+            window_ns
+        };
+        figures.push(OpFigures {
+            op: o.op.clone(),
+            ops_per_sec,
+            mb_per_sec,
+            latency: o.latency.summary(),
+        });
+    }
+    Aggregate {
+        hosts_ok: placed.len(),
+        hosts_total,
+        ops,
+        figures,
+        window_ns,
+        first_done_ns,
+        last_done_ns,
+    }
+}
+
+/// The mean of the hosts' p99s: what averaging tools report, kept only to show it is not the
+/// aggregate's p99.
+pub fn mean_of_p99s(placed: &[Placed<'_>], op: &str) -> Option<f64> {
+    let v: Vec<f64> = placed
+        .iter()
+        .filter_map(|p| p.sample.ops.iter().find(|o| o.op == op))
+        .map(|o| o.latency.percentile(99.0) as f64)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Hosts far below the others: the slow-disk finder's rule ([`crate::disks::outliers`]):
+/// a host more than `tolerance` below the median of all hosts' figures is flagged. Returns
+/// (host index, percent below the median, the median).
+pub fn stragglers(figures: &[f64], tolerance: f64) -> Vec<(usize, f64, f64)> {
+    let speeds: Vec<crate::disks::outliers::Speed> = figures
+        .iter()
+        .enumerate()
+        .map(|(i, v)| crate::disks::outliers::Speed {
+            device: i.to_string(),
+            group: "hosts".into(),
+            mb_per_sec: *v,
+        })
+        .collect();
+    let (_, flags) = crate::disks::outliers::slow_flags(&speeds, tolerance);
+    flags
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.device.parse().ok()?,
+                f.below_pct?,
+                f.group_median_mb_per_sec?,
+            ))
+        })
+        .collect()
+}
+
+/// One host's row of one trial.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HostRow {
+    /// As given in `--hosts`.
+    pub host: String,
+    /// Why it has no figures (failed before finishing the trial).
+    pub failed: Option<String>,
+    /// The operation the figures are of (the one carrying most of the traffic).
+    pub op: String,
+    /// Operations of that kind measured (in the window).
+    pub count: u64,
+    /// Latencies in its histogram: `count` plus the IOs drained after the deadline, whose
+    /// latency is recorded but which stay out of the rate (docs/accuracy.md).
+    pub latency_count: u64,
+    /// Its rate over the host's own window.
+    pub ops_per_sec: f64,
+    /// MB/s over the host's own window.
+    pub mb_per_sec: f64,
+    /// Percentiles of the host's own histogram, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p99_9_ns: u64,
+    /// Start minus the planned instant, ns (positive: late).
+    pub skew_ns: i64,
+    /// When it finished, ns after the planned instant.
+    pub done_ns: u64,
+    /// When its clock started on its own clock, Unix ns.
+    pub agent_start_unix_ns: u64,
+    /// Its clock minus the controller's, ns; right to within half of `rtt_ns`, so the true
+    /// skew is `skew_ns` give or take that.
+    pub clock_offset_ns: i64,
+    /// The fastest clock probe's round trip, ns.
+    pub rtt_ns: u64,
+    /// Percent below the hosts' median (the slow-disk rule), when flagged.
+    pub slow_pct: Option<f64>,
+}
+
+/// One trial over the hosts: rows, the aggregate, the skew achieved.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TrialSummary {
+    /// Workload name.
+    pub workload: String,
+    /// Trial number.
+    pub trial: u32,
+    /// The figure stragglers are judged by: `iops` or `mbps`.
+    pub headline: String,
+    /// Per host, in `--hosts` order.
+    pub hosts: Vec<HostRow>,
+    /// All finished hosts together.
+    pub aggregate: Aggregate,
+    /// The median of the hosts' |skew|, ns.
+    pub skew_median_ns: u64,
+    /// The largest |skew|, ns.
+    pub skew_max_ns: u64,
+}
+
+/// Summaries of every trial of a multi-host run.
+pub fn summarize(
+    outcome: &super::controller::Outcome,
+    suite: &crate::spec::Suite,
+    tolerance: f64,
+) -> Vec<TrialSummary> {
+    let n = outcome.hosts.len();
+    let mut out = Vec::new();
+    for st in &outcome.trials {
+        let Some(w) = suite.workloads.get(st.workload) else {
+            continue;
+        };
+        let ramp_ns = match &w.kind {
+            crate::spec::WorkloadKind::Io(io) => io.ramp.as_nanos() as u64,
+            _ => 0,
+        };
+        let placed: Vec<Placed<'_>> = st
+            .hosts
+            .iter()
+            .flatten()
+            .map(|h| Placed {
+                start_ns: h.start_ns,
+                ramp_ns,
+                sample: &h.sample,
+            })
+            .collect();
+        let agg = aggregate(&placed, st.planned_ns, n);
+        let mut headline = "iops".to_string();
+        let mut rows: Vec<HostRow> = Vec::new();
+        for (i, h) in st.hosts.iter().enumerate() {
+            let name = outcome.hosts[i].name.clone();
+            let Some(h) = h else {
+                rows.push(HostRow {
+                    host: name,
+                    failed: Some(
+                        outcome.hosts[i]
+                            .failed
+                            .clone()
+                            .unwrap_or_else(|| "did not finish the trial".into()),
+                    ),
+                    op: String::new(),
+                    count: 0,
+                    latency_count: 0,
+                    ops_per_sec: 0.0,
+                    mb_per_sec: 0.0,
+                    p50_ns: 0,
+                    p99_ns: 0,
+                    p99_9_ns: 0,
+                    skew_ns: 0,
+                    done_ns: 0,
+                    agent_start_unix_ns: 0,
+                    clock_offset_ns: 0,
+                    rtt_ns: 0,
+                    slow_pct: None,
+                });
+                continue;
+            };
+            if let Some((k, _)) = crate::runner::suite::headline(w, &h.sample) {
+                headline = if k.ends_with("mbps") { "mbps" } else { "iops" }.into();
+            }
+            let op = h
+                .sample
+                .ops
+                .iter()
+                .filter(|o| o.op != "sync")
+                .max_by_key(|o| o.count)
+                .or_else(|| h.sample.ops.first());
+            let p = Placed {
+                start_ns: h.start_ns,
+                ramp_ns,
+                sample: &h.sample,
+            };
+            rows.push(HostRow {
+                host: name,
+                failed: None,
+                op: op.map(|o| o.op.clone()).unwrap_or_default(),
+                count: op.map_or(0, |o| o.count),
+                latency_count: op.map_or(0, |o| o.latency.len()),
+                ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
+                mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
+                p50_ns: op.map_or(0, |o| o.latency.percentile(50.0)),
+                p99_ns: op.map_or(0, |o| o.latency.percentile(99.0)),
+                p99_9_ns: op.map_or(0, |o| o.latency.percentile(99.9)),
+                skew_ns: h.skew_ns,
+                done_ns: p.window().1.saturating_sub(st.planned_ns),
+                agent_start_unix_ns: h.agent_start_ns,
+                clock_offset_ns: h.clock.offset_ns,
+                rtt_ns: h.clock.rtt_ns,
+                slow_pct: None,
+            });
+        }
+        let ok: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].failed.is_none())
+            .collect();
+        let figs: Vec<f64> = ok
+            .iter()
+            .map(|&i| {
+                if headline == "mbps" {
+                    rows[i].mb_per_sec
+                } else {
+                    rows[i].ops_per_sec
+                }
+            })
+            .collect();
+        for (k, below, _) in stragglers(&figs, tolerance) {
+            rows[ok[k]].slow_pct = Some(below);
+        }
+        let mut skews: Vec<u64> = ok.iter().map(|&i| rows[i].skew_ns.unsigned_abs()).collect();
+        skews.sort_unstable();
+        out.push(TrialSummary {
+            workload: w.name.clone(),
+            trial: st.trial,
+            headline,
+            hosts: rows,
+            aggregate: agg,
+            skew_median_ns: if skews.is_empty() {
+                0
+            } else if skews.len() % 2 == 1 {
+                skews[skews.len() / 2]
+            } else {
+                u64::midpoint(skews[skews.len() / 2 - 1], skews[skews.len() / 2])
+            },
+            skew_max_ns: skews.last().copied().unwrap_or(0),
+        });
+    }
+    out
+}
+
+/// The aggregate of one trial as a trial sample (for the store): merged histograms, counts
+/// and bytes summed, per-second series summed by second, `elapsed_ns` the common window.
+pub fn aggregate_sample(
+    st: &super::controller::TrialOnHosts,
+    agg: &Aggregate,
+    name: &str,
+) -> TrialSample {
+    let mut series: Vec<crate::sample::SeriesPoint> = Vec::new();
+    let mut acct = crate::sample::IoAccounting::default();
+    let (mut cu, mut cs) = (0, 0);
+    let mut notes = Vec::new();
+    for h in st.hosts.iter().flatten() {
+        for p in &h.sample.series {
+            let t = p.t as usize;
+            if series.len() <= t {
+                series.resize(t + 1, crate::sample::SeriesPoint::default());
+            }
+            series[t].t = p.t;
+            series[t].ops += p.ops;
+            series[t].bytes += p.bytes;
+        }
+        let a = &h.sample.accounting;
+        acct.submitted += a.submitted;
+        acct.completed += a.completed;
+        acct.short += a.short;
+        acct.errors += a.errors;
+        acct.syncs += a.syncs;
+        acct.after_window += a.after_window;
+        cu += h.sample.cpu_user_ns;
+        cs += h.sample.cpu_sys_ns;
+        for n in &h.sample.notes {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    if agg.hosts_ok < agg.hosts_total {
+        notes.push(format!(
+            "aggregate of {} of {} hosts",
+            agg.hosts_ok, agg.hosts_total
+        ));
+    }
+    TrialSample {
+        workload: name.to_string(),
+        trial: st.trial,
+        started_unix_ms: st.planned_ns / 1_000_000,
+        elapsed_ns: agg.window_ns,
+        ops: agg.ops.clone(),
+        series,
+        accounting: acct,
+        cpu_user_ns: cu,
+        cpu_sys_ns: cs,
+        notes,
+        verify: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{IoAccounting, SeriesPoint};
+
+    fn sample(lat_ns: &[(u64, u64)], secs: u32, ops_per_sec: u64) -> TrialSample {
+        let mut op = OpSample::new("read");
+        for &(v, n) in lat_ns {
+            op.latency.0.record_n(v, n).expect("in range");
+            op.count += n;
+            op.bytes += n * 4096;
+        }
+        op.elapsed_ns = u64::from(secs) * 1_000_000_000;
+        TrialSample {
+            workload: "w".into(),
+            trial: 1,
+            started_unix_ms: 0,
+            elapsed_ns: u64::from(secs) * 1_000_000_000,
+            ops: vec![op],
+            series: (0..secs)
+                .map(|t| SeriesPoint {
+                    t,
+                    bytes: ops_per_sec * 4096,
+                    ops: ops_per_sec,
+                })
+                .collect(),
+            accounting: IoAccounting::default(),
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
+            notes: vec![],
+            verify: None,
+        }
+    }
+
+    #[test]
+    fn percentiles_come_from_the_merged_histogram_not_the_mean() {
+        // Two fast hosts (all 100 us) and a slow one (all 10 ms), equal counts: the merged p99
+        // is 10 ms, the mean of the p99s is ~3.4 ms: nobody's latency.
+        let fast = sample(&[(100_000, 1000)], 2, 500);
+        let slow = sample(&[(10_000_000, 1000)], 2, 500);
+        let placed = [
+            Placed {
+                start_ns: 0,
+                ramp_ns: 0,
+                sample: &fast,
+            },
+            Placed {
+                start_ns: 0,
+                ramp_ns: 0,
+                sample: &fast,
+            },
+            Placed {
+                start_ns: 0,
+                ramp_ns: 0,
+                sample: &slow,
+            },
+        ];
+        let a = aggregate(&placed, 0, 3);
+        let f = &a.figures[0];
+        assert_eq!(f.latency.count, 3000);
+        assert_eq!(a.ops[0].latency.len(), 3000);
+        let p99 = a.ops[0].latency.percentile(99.0);
+        assert_eq!(f.latency.p99_ns, p99);
+        assert!(p99 >= 9_990_000, "{p99}");
+        let mean = mean_of_p99s(&placed, "read").expect("p99s");
+        assert!((mean - p99 as f64).abs() > 1_000_000.0, "{mean} vs {p99}");
+        assert!((f.ops_per_sec - 1500.0).abs() < 1e-6, "{}", f.ops_per_sec);
+        assert!((a.ops[0].ops_per_sec() - 1500.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn throughput_counts_only_the_window_where_all_ran() {
+        // Host b starts 1 s late and runs 3 s; host a runs 0..3 s. Common window: 1..3 s.
+        let a = sample(&[(1000, 300)], 3, 100);
+        let b = sample(&[(1000, 600)], 3, 200);
+        let s = 1_000_000_000;
+        let placed = [
+            Placed {
+                start_ns: 10 * s,
+                ramp_ns: 0,
+                sample: &a,
+            },
+            Placed {
+                start_ns: 11 * s,
+                ramp_ns: 0,
+                sample: &b,
+            },
+        ];
+        let g = aggregate(&placed, 10 * s, 2);
+        assert_eq!(g.window_ns, 2 * s);
+        assert!(
+            (g.figures[0].ops_per_sec - 300.0).abs() < 1e-6,
+            "{:?}",
+            g.figures
+        );
+        assert_eq!(g.first_done_ns, 3 * s);
+        assert_eq!(g.last_done_ns, 4 * s);
+    }
+
+    #[test]
+    fn a_straggler_is_flagged_by_the_slow_disk_rule() {
+        let flags = stragglers(&[1000.0, 980.0, 400.0, 1010.0], 0.15);
+        assert_eq!(flags.len(), 1);
+        assert_eq!(flags[0].0, 2);
+        assert!(flags[0].1 > 55.0);
+        assert!(stragglers(&[1000.0], 0.15).is_empty());
+    }
+}

@@ -1,0 +1,624 @@
+//! `iolab run --hosts` against real hosts: each a network namespace with a veth pair and its
+//! own sshd (a throwaway host key and user key, a private ssh config and known_hosts), each with
+//! its own file target. Also the local launcher template and the agent on its own.
+//!
+//! Everything set up is torn down by [`NetHosts`]'s Drop (sshd and every process left in the
+//! namespaces killed, namespaces deleted), also when an assertion fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Iolab, disk_tmpdir};
+use iolab::sample::LatencyHistogram;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iolab")
+}
+
+fn sh(cmd: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .expect("sh runs")
+}
+
+#[track_caller]
+fn sh_ok(cmd: &str) {
+    let o = sh(cmd);
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Hosts in network namespaces, each with an sshd on its veth address; removed on drop.
+struct NetHosts {
+    dir: tempfile::TempDir,
+    names: Vec<String>,
+    namespaces: Vec<String>,
+    links: Vec<String>,
+    pidfiles: Vec<PathBuf>,
+    /// One target directory per host (under `dir`).
+    targets: Vec<PathBuf>,
+}
+
+impl NetHosts {
+    fn new(n: usize) -> NetHosts {
+        let dir = disk_tmpdir("iolab-hosts-");
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let mut h = NetHosts {
+            dir,
+            names: Vec::new(),
+            namespaces: Vec::new(),
+            links: Vec::new(),
+            pidfiles: Vec::new(),
+            targets: Vec::new(),
+        };
+        let d = h.dir.path().to_path_buf();
+        let ds = d.display();
+        sh_ok(&format!(
+            "ssh-keygen -q -t ed25519 -N '' -f {ds}/key && ssh-keygen -q -t ed25519 -N '' -f {ds}/hostkey && cp {ds}/key.pub {ds}/authorized_keys && mkdir -p /run/sshd"
+        ));
+        let hostkey = std::fs::read_to_string(d.join("hostkey.pub")).expect("host key");
+        let mut config = String::new();
+        let mut known = String::new();
+        for i in 0..n {
+            let ns = format!("iolab-t{pid}-{k}-{i}");
+            let link = format!("ih{:04x}{:02x}{i}", pid & 0xffff, k & 0xff);
+            let net = format!("10.{}.{}", 200 + pid % 50, (k * 8 + i as u32) % 250);
+            h.namespaces.push(ns.clone());
+            sh_ok(&format!("ip netns add {ns}"));
+            h.links.push(link.clone());
+            sh_ok(&format!(
+                "ip link add {link} type veth peer name eth0 netns {ns} && ip addr add {net}.1/30 dev {link} && ip link set {link} up && ip -n {ns} addr add {net}.2/30 dev eth0 && ip -n {ns} link set eth0 up && ip -n {ns} link set lo up"
+            ));
+            let pidfile = d.join(format!("sshd{i}.pid"));
+            sh_ok(&format!(
+                "ip netns exec {ns} /usr/sbin/sshd -f /dev/null -h {ds}/hostkey -p 22 -o ListenAddress={net}.2 -o PidFile={pf} -o AuthorizedKeysFile={ds}/authorized_keys -o StrictModes=no -o PermitRootLogin=prohibit-password -o PasswordAuthentication=no -o UsePAM=no -o LogLevel=ERROR -E {ds}/sshd{i}.log",
+                pf = pidfile.display()
+            ));
+            h.pidfiles.push(pidfile);
+            let name = format!("h{i}");
+            config.push_str(&format!("Host {name}\n  HostName {net}.2\n"));
+            known.push_str(&format!("{net}.2 {hostkey}"));
+            let t = d.join(format!("target{i}"));
+            std::fs::create_dir(&t).expect("target dir");
+            h.targets.push(t);
+            h.names.push(name);
+        }
+        config.push_str(&format!(
+            "Host *\n  User root\n  IdentityFile {ds}/key\n  IdentitiesOnly yes\n  UserKnownHostsFile {ds}/known_hosts\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n"
+        ));
+        std::fs::write(d.join("ssh_config"), config).expect("ssh config");
+        std::fs::write(d.join("known_hosts"), known).expect("known hosts");
+        // sshd is up once its pid file exists.
+        let end = Instant::now() + Duration::from_secs(10);
+        while h.pidfiles.iter().any(|p| !p.exists()) {
+            assert!(Instant::now() < end, "sshd did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        h
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+
+    /// The default launch template with this test's ssh config.
+    fn launch(&self, remote: &str) -> String {
+        format!(
+            "ssh -F {} -o BatchMode=yes -o ControlMaster=auto -o ControlPath={{control}}/%C -o ControlPersist=60 {{host}} {remote}",
+            self.config().display()
+        )
+    }
+
+    /// `h0:/.../target0,h1:...`.
+    fn hosts_arg(&self) -> String {
+        self.names
+            .iter()
+            .zip(&self.targets)
+            .map(|(n, t)| format!("{n}:{}", t.display()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Pids of the processes in host `i`'s namespace.
+    fn pids(&self, i: usize) -> Vec<u32> {
+        let o = sh(&format!("ip netns pids {}", self.namespaces[i]));
+        String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
+    fn sshd_pid(&self, i: usize) -> Option<u32> {
+        std::fs::read_to_string(&self.pidfiles[i])
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Kills everything running in host `i` (sshd, sessions, agents): the host is gone.
+    fn kill_host(&self, i: usize) {
+        for p in self.pids(i) {
+            let _ = Command::new("kill")
+                .arg("-9")
+                .arg(p.to_string())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+
+    fn files_in(&self, i: usize) -> Vec<String> {
+        std::fs::read_dir(&self.targets[i])
+            .map(|r| {
+                r.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// No ssh client of this test's config left (control masters included).
+    fn ssh_clients(&self) -> String {
+        let o = sh(&format!("pgrep -af {} || true", self.config().display()));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.contains("pgrep"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for NetHosts {
+    fn drop(&mut self) {
+        for i in 0..self.namespaces.len() {
+            self.kill_host(i);
+            let _ = sh(&format!("ip netns del {}", self.namespaces[i]));
+            let _ = sh(&format!("ip link del {} 2>/dev/null", self.links[i]));
+        }
+        // ssh clients of this test's private config (a control master of a failed run).
+        let o = sh(&format!(
+            "pgrep -f -- '-F {}' || true",
+            self.config().display()
+        ));
+        for p in String::from_utf8_lossy(&o.stdout).split_whitespace() {
+            let _ = Command::new("kill")
+                .arg("-9")
+                .arg(p)
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn require_hosts() -> bool {
+    common::need_root()
+        && common::need_tool("sshd", "openssh-server")
+        && common::need_tool("ssh", "openssh-client")
+        && common::need_tool("ip", "iproute2")
+}
+
+/// The latency histograms of one stored run's first trial's first op.
+fn stored_histogram(db: &Path, id: &str) -> LatencyHistogram {
+    let store = iolab::store::Store::open_existing(db).expect("store opens");
+    let run = store.load_run(id).expect("run loads");
+    run.workloads[0].trials[0].ops[0].latency.clone()
+}
+
+#[test]
+fn three_hosts_over_ssh_with_push_merge_their_histograms() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(3);
+    let db = h.dir.path().join("iolab.db");
+    // Host 2 is built to differ: its target is on a tmpfs (no O_DIRECT: buffered, page-cache
+    // fast), so the hosts' p99s differ by orders of magnitude.
+    let shm = tempfile::Builder::new()
+        .prefix("iolab-hosts-shm-")
+        .tempdir_in("/dev/shm")
+        .expect("shm dir");
+    let hosts = format!(
+        "h0:{},h1:{},h2:{}",
+        h.targets[0].display(),
+        h.targets[1].display(),
+        shm.path().display()
+    );
+    let pushed_before = sh("ls /tmp | grep -c '^iolab-push-' || true").stdout;
+    let out = Iolab::new()
+        .db(&db)
+        .args(["run", "--hosts", &hosts, "--push", "--launch"])
+        .arg(h.launch("iolab agent --stdio"))
+        .args([
+            "--pattern",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--size",
+            "16M",
+            "--time",
+            "1s",
+            "--json",
+            "--label",
+            "three",
+        ])
+        .run();
+    out.success();
+    let doc = out.json();
+    assert_eq!(doc["hosts_total"], 3);
+    assert_eq!(doc["hosts_ok"], 3);
+    let names: Vec<&str> = doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|x| x["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["h0", "h1", "h2"]);
+    let t = &doc["trials"][0];
+    let rows = t["hosts"].as_array().expect("rows");
+    let agg = &t["aggregate"]["figures"][0];
+    // Every host's IO count, from the store's per-host runs.
+    let saved = &doc["saved"];
+    let mut merged = LatencyHistogram::new();
+    let mut sum = 0;
+    let mut p99s = Vec::new();
+    for (i, pair) in saved["hosts"]
+        .as_array()
+        .expect("host ids")
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(pair[0], names[i]);
+        let hist = stored_histogram(&db, pair[1].as_str().expect("id"));
+        let count = rows[i]["count"].as_u64().expect("count");
+        assert!(count > 100, "host {i} did {count} IOs");
+        // The histogram also holds the IOs drained after the deadline (at most QD of them).
+        assert_eq!(
+            rows[i]["latency_count"].as_u64(),
+            Some(hist.len()),
+            "host {i}"
+        );
+        assert!(
+            hist.len() >= count && hist.len() <= count + 4,
+            "host {i}: {} vs {count}",
+            hist.len()
+        );
+        let count = hist.len();
+        assert_eq!(rows[i]["p99_ns"].as_u64(), Some(hist.percentile(99.0)));
+        p99s.push(hist.percentile(99.0) as f64);
+        sum += count;
+        merged.merge(&hist);
+    }
+    assert_eq!(merged.len(), sum);
+    assert_eq!(agg["latency"]["count"].as_u64(), Some(sum));
+    let agg_hist = stored_histogram(&db, saved["aggregate"].as_str().expect("agg id"));
+    assert_eq!(agg_hist.len(), sum);
+    let p99 = merged.percentile(99.0);
+    assert_eq!(agg["latency"]["p99_ns"].as_u64(), Some(p99));
+    assert_eq!(agg_hist.percentile(99.0), p99);
+    let mean = p99s.iter().sum::<f64>() / 3.0;
+    assert!(
+        (mean - p99 as f64).abs() > 0.05 * p99 as f64,
+        "merged p99 {p99} vs mean of p99s {mean} ({p99s:?})"
+    );
+    // Skew recorded per host and summarized.
+    for r in rows {
+        assert!(r["skew_ns"].is_i64(), "{r}");
+    }
+    assert!(t["skew_max_ns"].as_u64().is_some());
+    // The aggregate rate is over the common window: not above the sum of the hosts' own.
+    let host_sum: f64 = rows
+        .iter()
+        .map(|r| r["ops_per_sec"].as_f64().expect("rate"))
+        .sum();
+    let agg_rate = agg["ops_per_sec"].as_f64().expect("rate");
+    assert!(
+        agg_rate > 0.5 * host_sum && agg_rate < 1.1 * host_sum,
+        "{agg_rate} vs {host_sum}"
+    );
+    // Nothing left behind: test files, pushed binaries, ssh masters.
+    for i in 0..2 {
+        assert!(h.files_in(i).is_empty(), "{:?}", h.files_in(i));
+    }
+    assert_eq!(
+        sh("ls /tmp | grep -c '^iolab-push-' || true").stdout,
+        pushed_before
+    );
+    assert_eq!(h.ssh_clients(), "");
+    // The store can be listed with the aggregate under its label.
+    Iolab::new()
+        .db(&db)
+        .args(["show", "three"])
+        .run()
+        .success()
+        .stdout_has("hosts-group");
+}
+
+#[test]
+fn a_host_without_iolab_is_named_with_the_fix() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(1);
+    let out = Iolab::new()
+        .args(["run", "--hosts", &h.hosts_arg(), "--launch"])
+        .arg(h.launch("iolab agent --stdio"))
+        .args([
+            "--pattern",
+            "randread",
+            "--size",
+            "4M",
+            "--time",
+            "1s",
+            "--no-save",
+        ])
+        .run();
+    out.code(1)
+        .stderr_has("host h0 failed: no iolab agent on the host")
+        .stderr_has("--push");
+    assert_eq!(h.ssh_clients(), "");
+}
+
+#[test]
+fn a_killed_host_is_failed_and_the_others_are_kept() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(3);
+    let child = Iolab::new()
+        .args([
+            "run",
+            "--hosts",
+            &h.hosts_arg(),
+            "--on-host-failure",
+            "continue",
+            "--launch",
+        ])
+        .arg(h.launch(&format!("{} agent --stdio", bin())))
+        .args([
+            "--pattern",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "2",
+            "--size",
+            "8M",
+            "--time",
+            "4s",
+            "--json",
+            "--no-save",
+        ])
+        .command()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("controller starts");
+    // Wait for host 1's test file (laid out), then for the trial to be under way.
+    let end = Instant::now() + Duration::from_secs(20);
+    while h.files_in(1).is_empty() {
+        assert!(Instant::now() < end, "host 1 never laid out its file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    h.kill_host(1);
+    let out = child.wait_with_output().expect("controller ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("host h1 failed"), "{stderr}");
+    assert!(stderr.contains("aggregate covers 2 of 3"), "{stderr}");
+    let doc = common::json(&stdout);
+    assert!(doc["hosts"][1]["failed"].is_string(), "{doc}");
+    assert!(doc["hosts"][0]["failed"].is_null() && doc["hosts"][2]["failed"].is_null());
+    let t = &doc["trials"][0];
+    assert_eq!(t["aggregate"]["hosts_ok"], 2);
+    assert_eq!(t["aggregate"]["hosts_total"], 3);
+    let (a, c) = (
+        t["hosts"][0]["latency_count"].as_u64().expect("count"),
+        t["hosts"][2]["latency_count"].as_u64().expect("count"),
+    );
+    assert!(a > 0 && c > 0);
+    assert_eq!(
+        t["aggregate"]["figures"][0]["latency"]["count"].as_u64(),
+        Some(a + c)
+    );
+    assert!(h.files_in(0).is_empty() && h.files_in(2).is_empty());
+}
+
+#[test]
+fn an_agent_whose_connection_drops_stops_and_removes_its_files() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(1);
+    // Plain ssh (no shared connection): killing the controller closes the agent's stdin.
+    let launch = format!(
+        "ssh -F {} -o BatchMode=yes {{host}} {} agent --stdio",
+        h.config().display(),
+        bin()
+    );
+    let mut child = Iolab::new()
+        .args(["run", "--hosts", &h.hosts_arg(), "--launch", &launch])
+        .args([
+            "--pattern",
+            "randwrite",
+            "--size",
+            "8M",
+            "--time",
+            "60s",
+            "--no-save",
+        ])
+        .command()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("controller starts");
+    let end = Instant::now() + Duration::from_secs(20);
+    while h.files_in(0).is_empty() {
+        assert!(Instant::now() < end, "the agent never laid out its file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let agents = h.pids(0).len();
+    assert!(
+        agents >= 3,
+        "sshd, its session and the agent: {:?}",
+        h.pids(0)
+    );
+    child.kill().expect("kill -9 the controller");
+    let _ = child.wait();
+    let sshd = h.sshd_pid(0).expect("sshd pid");
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<u32> = h.pids(0).into_iter().filter(|p| *p != sshd).collect();
+        if left.is_empty() && h.files_in(0).is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "10 s after the controller died: processes {left:?}, files {:?}",
+            h.files_in(0)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_local_launcher_runs_agents_and_prints_the_skew() {
+    let a = disk_tmpdir("iolab-hosts-a-");
+    let b = disk_tmpdir("iolab-hosts-b-");
+    let launch = format!("sh -c \"exec {} agent --stdio\"", bin());
+    let out = Iolab::new()
+        .args([
+            "run",
+            "--hosts",
+            &format!("a:{},b:{}", a.path().display(), b.path().display()),
+            "--launch",
+            &launch,
+        ])
+        .args([
+            "--pattern",
+            "randread",
+            "--size",
+            "8M",
+            "--time",
+            "1s",
+            "--no-save",
+        ])
+        .run();
+    out.success()
+        .stdout_has("2 of 2 hosts; start skew median")
+        .stdout_has("aggregate")
+        .stdout_has("percentiles of the merged histograms");
+    let lines: Vec<&str> = out_stdout(&out);
+    assert!(lines.iter().any(|l| l.starts_with("a ")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("b ")), "{lines:?}");
+    assert_eq!(std::fs::read_dir(a.path()).expect("dir").count(), 0);
+}
+
+fn out_stdout(out: &common::Out) -> Vec<&str> {
+    out.stdout.lines().collect()
+}
+
+#[test]
+fn the_agent_refuses_bad_lines_and_leaves_on_eof() {
+    use std::io::Write as _;
+    // A malformed first line: an error message on stdout, exit 1.
+    let mut c = Command::new(bin())
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agent starts");
+    c.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"{\"type\":\"prepare\",\"suite\":1}\n")
+        .expect("write");
+    let o = c.wait_with_output().expect("agent ends");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let mut lines = stdout.lines();
+    assert!(lines.next().expect("hello").contains("\"type\":\"hello\""));
+    let err = lines.next().expect("error line");
+    assert!(
+        err.contains("\"type\":\"error\"") && err.contains("bad protocol line"),
+        "{err}"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    // EOF before anything: exit 0 at once.
+    let o = Command::new(bin())
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("agent runs");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn bad_host_lists_are_usage_errors() {
+    Iolab::new()
+        .args(["run", "--hosts", "a,a", "--pattern", "read", "--no-save"])
+        .run()
+        .code(2)
+        .stderr_has("--hosts: 'a' is listed twice");
+    Iolab::new()
+        .args(["run", "--hosts", "a", "--pattern", "smallfile", "--no-save"])
+        .run()
+        .code(2)
+        .stderr_has("block-IO workloads");
+    Iolab::new()
+        .args(["run", "--push", "--pattern", "read", "--no-save"])
+        .run()
+        .code(2)
+        .stderr_has("go with --hosts");
+}
+
+#[test]
+fn a_failed_host_aborts_the_run_unless_told_to_continue() {
+    let a = disk_tmpdir("iolab-hosts-a-");
+    let launch = format!("sh -c \"exec {} agent --stdio\"", bin());
+    let hosts = format!("a:{},b:/nonexistent-iolab-dir/x/", a.path().display());
+    let run = |policy: &str| {
+        Iolab::new()
+            .args(["run", "--hosts", &hosts, "--launch", &launch])
+            .args(["--on-host-failure", policy])
+            .args(["--pattern", "randread", "--size", "8M", "--time", "1s"])
+            .args(["--json", "--no-save"])
+            .run()
+    };
+    let out = run("abort");
+    out.code(1)
+        .stderr_has("host b failed")
+        .stderr_has("the run stopped on every host");
+    let doc = out.json();
+    assert!(
+        doc["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("host b failed")),
+        "{doc}"
+    );
+    assert_eq!(doc["trials"].as_array().map(Vec::len), Some(0));
+    let out = run("continue");
+    out.code(1).stderr_has("aggregate covers 1 of 2");
+    let doc = out.json();
+    let t = &doc["trials"][0];
+    assert_eq!(t["aggregate"]["hosts_ok"], 1);
+    assert!(t["hosts"][1]["failed"].is_string());
+    assert!(t["hosts"][0]["count"].as_u64().is_some_and(|c| c > 0));
+    assert_eq!(std::fs::read_dir(a.path()).expect("dir").count(), 0);
+}
