@@ -333,7 +333,7 @@ pub fn summarize(
                 });
                 continue;
             };
-            if let Some((k, _)) = crate::runner::suite::headline(w, &h.sample) {
+            if let Some((k, _)) = crate::sample::headline(w, &h.sample) {
                 headline = if k.ends_with("mbps") { "mbps" } else { "iops" }.into();
             }
             let op = h
