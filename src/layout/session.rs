@@ -120,6 +120,14 @@ impl Built {
             .map(|w| w.path.as_path())
     }
 
+    /// The dm device `path` is, when it is one this layout put a disk under.
+    pub fn wrapped_device_of(&self, path: &Path) -> Option<&Path> {
+        self.wrapped
+            .iter()
+            .find(|w| w.path == path)
+            .map(|w| w.path.as_path())
+    }
+
     /// Backing files of loop members, in the order of `members` (`None` for real devices) —
     /// what a test damages to check that the lab notices.
     pub fn backing_files(&self) -> &[Option<PathBuf>] {

@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(s[0]["disk"].as_integer(), Some(2));
         assert!(s[0].get("bandwidth").is_none(), "{t}");
         assert_eq!(s[0]["latency"].as_str(), Some("8ms"));
-        crate::lab::parse_lab_spec(&t, "t.toml").unwrap();
+        crate::lab::spec::parse_lab_spec(&t, "t.toml").unwrap();
         let orig = crate::lab::parse_lab(SPEC, "t.toml").unwrap();
         assert_eq!(disks_of(&orig).unwrap(), (4, 256 << 20));
     }

@@ -133,16 +133,13 @@ impl StackRun<'_, '_> {
             return;
         }
         let md = observe(built, self.opts.dry_run);
-        let outcome = md.as_ref().map(|o| {
-            if md_unhealthy(o) {
-                format!(
-                    "aborted: md is still degraded ({} missing, array_state {})",
-                    o.degraded, o.array_state
-                )
-            } else {
-                "completed".to_string()
-            }
-        });
+        let new_members: Vec<String> = built
+            .members
+            .iter()
+            .filter(|m| built.wrapped_device_of(m).is_none())
+            .filter_map(|m| fault::kernel_name(m))
+            .collect();
+        let outcome = md.as_ref().map(|o| rebuild_outcome(o, &new_members));
         for (f, r) in log {
             lr.faults.push(FaultReport {
                 fault: f,
@@ -180,6 +177,39 @@ impl StackRun<'_, '_> {
             lr.md_final = observe(built, self.opts.dry_run);
         }
     }
+}
+
+/// How a rebuild ended, from md's view after it: `completed`, or which members are in sync and
+/// which md failed on the way. `plain` are the kernel names of members not under dm (the
+/// replacement among them).
+pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
+    let faulty: Vec<&str> = o
+        .members
+        .iter()
+        .filter(|m| m.state.contains("faulty"))
+        .map(|m| m.device.as_str())
+        .collect();
+    if !md_unhealthy(o) && faulty.is_empty() {
+        return "completed".into();
+    }
+    let new_in_sync = o.members.iter().any(|m| {
+        m.state.contains("in_sync") && plain.iter().any(|p| m.device.split(' ').next() == Some(p))
+    });
+    format!(
+        "{}, but md is left degraded ({} missing{}; array_state {})",
+        if new_in_sync {
+            "copied onto the new member"
+        } else {
+            "aborted: the new member is not in sync"
+        },
+        o.degraded,
+        if faulty.is_empty() {
+            String::new()
+        } else {
+            format!(", failed during it: {}", faulty.join(" "))
+        },
+        o.array_state
+    )
 }
 
 /// The counters of every member now (`None` for a member whose stat cannot be read).
@@ -250,6 +280,34 @@ mod tests {
             ms_per_io: ms,
             slow: false,
         }
+    }
+
+    fn mm(device: &str, state: &str) -> crate::layout::fault::MdMember {
+        crate::layout::fault::MdMember {
+            device: device.into(),
+            state: state.into(),
+            bad_blocks: Vec::new(),
+            errors: 0,
+        }
+    }
+
+    #[test]
+    fn rebuild_outcomes_say_what_md_says() {
+        let mut o = MdObservation {
+            array_state: "clean".into(),
+            degraded: 0,
+            sync_action: "idle".into(),
+            members: vec![mm("dm-0 (x)", "in_sync"), mm("vdd", "in_sync")],
+        };
+        assert_eq!(rebuild_outcome(&o, &["vdd".into()]), "completed");
+        o.degraded = 1;
+        o.members[0].state = "faulty,write_error".into();
+        assert_eq!(
+            rebuild_outcome(&o, &["vdd".into()]),
+            "copied onto the new member, but md is left degraded (1 missing, failed during it: dm-0 (x); array_state clean)"
+        );
+        o.members[1].state = "spare".into();
+        assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
     }
 
     #[test]

@@ -433,8 +433,8 @@ fn faults_are_read_and_checked() {
 
 #[test]
 fn slow_disks_are_read_and_checked() {
-    let text = "[disks]\nloop = { count = 5, size = \"256MiB\" }\nslow = [{ disk = 4, bandwidth = \"20MiB\", iops = 150, latency = \"8ms\" }]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n";
-    let s = parse_lab(text, "lab.toml").unwrap();
+    let text = "[disks]\nloop = { count = 5, size = \"1GiB\" }\nslow = [{ disk = 4, bandwidth = \"20MiB\", iops = 150, latency = \"8ms\" }]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n";
+    let s = parse_lab(text, "lab.toml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         s.slow_disks,
         [SlowDisk {
