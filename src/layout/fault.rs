@@ -372,8 +372,16 @@ pub fn observe_md(sys: &Path, md: &Path) -> MdObservation {
 
 /// The kernel's name of a block device path (`/dev/mapper/x` -> `dm-3`, `/dev/vdb` -> `vdb`).
 pub fn kernel_name(dev: &Path) -> Option<String> {
-    let c = std::fs::canonicalize(dev).ok()?;
-    c.file_name().map(|n| n.to_string_lossy().into_owned())
+    // Without udev `/dev/mapper/NAME` is a node, not a link to `dm-N`: go by device number.
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(dev).ok()?.rdev();
+    let link = std::fs::read_link(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ))
+    .ok()?;
+    link.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
 /// Counters of `/sys/block/NAME/stat`: IOs completed and the milliseconds they took.
