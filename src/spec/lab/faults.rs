@@ -189,6 +189,21 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
             ));
         }
     };
+    placement(cx, n, at, member, stack, draft)?;
+    Ok(Fault { member, at, kind })
+}
+
+/// Whether fault `n` can strike member `member` at step `at` of this stack.
+fn placement(
+    cx: &Cx,
+    n: usize,
+    at: FaultStep,
+    member: usize,
+    stack: &Stack,
+    draft: &Draft,
+) -> Result<(), SpecError> {
+    let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
+    let at_s = at.name();
     if matches!(stack.raid, RaidLayer::None) {
         return Err(err(
             "member",
@@ -224,5 +239,5 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
             ));
         }
     }
-    Ok(Fault { member, at, kind })
+    Ok(())
 }
