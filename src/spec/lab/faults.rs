@@ -190,6 +190,18 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
         }
     };
     placement(cx, n, at, member, stack, draft)?;
+    if at == FaultStep::AfterRebuild
+        && kind.needs_dm()
+        && draft.degrade
+        && member + 1 == stack.members
+    {
+        return Err(err(
+            "member",
+            format!(
+                "member {member} is replaced by the rebuild, and the new disk has no dm table to fail; use kind = \"corrupt\" or another member"
+            ),
+        ));
+    }
     Ok(Fault { member, at, kind })
 }
 

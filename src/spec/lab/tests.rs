@@ -390,6 +390,10 @@ fn faults_are_read_and_checked() {
             "layout[r5].faults[1].member: member 2 is the one degrade fails",
         ),
         (
+            "{ member = 2, at = \"after_rebuild\", kind = \"fail\" }",
+            "layout[r5].faults[1].member: member 2 is replaced by the rebuild",
+        ),
+        (
             "{ member = 0, at = \"later\", kind = \"fail\" }",
             "layout[r5].faults[1].at: unknown step 'later'",
         ),
