@@ -55,7 +55,7 @@ pub struct MemberIo {
     pub bytes: u64,
     /// Mean milliseconds per IO (queue included, as iostat's await).
     pub ms_per_io: f64,
-    /// Much slower per IO than the median member (more than 1.5 times it and 1 ms more).
+    /// Much slower per IO than the median member (more than twice it and 2 ms more).
     pub slow: bool,
 }
 
