@@ -245,6 +245,220 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     lab.assert_nothing_left();
 }
 
+/// One boot: an unreadable range on a surviving member during the rebuild of md RAID5 and of
+/// md RAID6 (then two more failures on RAID6), silent corruption after RAID6's rebuild, and a
+/// RAID5 over five disks of which one is slow (dm-delay inside, qemu throttling outside).
+const FAULTS: &str = r#"
+[[layout]]
+name = "md5-ure"
+mdadm = { level = 5, members = 3, assume_clean = true }
+fs = "xfs"
+degrade = true
+rebuild = true
+fill = "24MiB"
+faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
+
+[[layout]]
+name = "md6-ure"
+mdadm = { level = 6, members = 4, assume_clean = true }
+fs = "xfs"
+degrade = true
+rebuild = true
+failures = 2
+fill = "24MiB"
+faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
+
+[[layout]]
+name = "md5-slow"
+mdadm = { level = 5, members = 5, assume_clean = true }
+fs = "xfs"
+
+[workloads]
+repeat = 1
+[workloads.defaults]
+size = "8MiB"
+time = "1s"
+[[workloads.workload]]
+name = "rand-read-4k"
+pattern = "randread"
+bs = "4k"
+qd = 4
+"#;
+
+#[test]
+fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
+    let test = "faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot";
+    if !vm_or_skip(test) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lab = Lab::new("iolab-vmfault");
+    let spec = lab.spec(FAULTS);
+    // The slow disk goes in [disks], after the loop table.
+    let text = std::fs::read_to_string(&spec).unwrap().replacen(
+        "\n\n",
+        "\nslow = [{ disk = 4, iops = 2000, latency = \"25ms\" }]\n\n",
+        1,
+    );
+    std::fs::write(&spec, text).unwrap();
+    let t = Instant::now();
+    let out = lab
+        .cmd()
+        .args(["lab", &spec.to_string_lossy(), "--vm", "--format", "json"])
+        .output()
+        .unwrap();
+    let wall = t.elapsed();
+    let (code, stdout, stderr) = parts(out);
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\nstderr: {stderr}"));
+    eprintln!(
+        "VM fault lab: exit {code}, wall {:.0} s, boot {}, lab {} s in the guest",
+        wall.as_secs_f64(),
+        v["vm"]["boot_seconds"],
+        v["vm"]["lab_seconds"]
+    );
+    // Data lost under injected faults is the finding, not a failed lab.
+    assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
+    let layouts = v["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 3, "{v:#}");
+    for l in layouts {
+        assert_eq!(l["status"], "ok", "{l:#}");
+        for f in l["faults"].as_array().unwrap() {
+            eprintln!(
+                "{}: {}: rebuild {}, {} files bad after, md {}",
+                l["name"], f["description"], f["rebuild"], f["files_bad"], f["md"]
+            );
+            assert!(f["error"].is_null(), "{f:#}");
+            assert!(f["md"]["array_state"].is_string(), "{f:#}");
+        }
+        eprintln!("{}: integrity {}", l["name"], l["integrity"]["verdict"]);
+    }
+    // RAID5: the rebuild reads the unreadable range on a surviving member and has no other copy:
+    // md records the range in its bad-block log (on that member and on the new one) and
+    // completes; the array stays up.
+    let r5 = &layouts[0];
+    let f5 = &r5["faults"][0];
+    assert_eq!(f5["rebuild"], "completed", "{r5:#}");
+    let bad5: Vec<&serde_json::Value> = f5["md"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| !m["bad_blocks"].as_array().unwrap().is_empty())
+        .collect();
+    assert_eq!(
+        bad5.len(),
+        2,
+        "bad blocks on the source and the new member: {f5:#}"
+    );
+    assert!(f5["files_bad"].is_u64(), "{f5:#}");
+    assert!(
+        r5["integrity"]["verdict"]["kind"] == "verified"
+            || r5["integrity"]["verdict"]["kind"] == "data_loss",
+        "{r5:#}"
+    );
+    // RAID6: parity is left to rebuild from, and md rewrites the unreadable sectors; the dm
+    // `error` range fails that write too, so md fails the member (a drive that cannot remap).
+    // The rebuild still copies onto the new member; then two members fail and are replaced,
+    // and every file comes back.
+    let r6 = &layouts[1];
+    let f6 = &r6["faults"][0];
+    let rb = f6["rebuild"].as_str().unwrap();
+    assert!(
+        rb == "completed" || rb.starts_with("copied onto the new member"),
+        "{f6:#}"
+    );
+    assert_eq!(f6["files_bad"], 0, "{f6:#}");
+    assert!(
+        r6["second_failure"]["rebuild_seconds"].as_f64().unwrap() > 0.0,
+        "{r6:#}"
+    );
+    assert_eq!(r6["integrity"]["verdict"]["kind"], "verified", "{r6:#}");
+    // The slow member stands out in the per-member figures, and only it.
+    let io = layouts[2]["member_io"].as_array().unwrap();
+    assert_eq!(io.len(), 5, "{io:#?}");
+    let slow: Vec<usize> = (0..5).filter(|&i| io[i]["slow"] == true).collect();
+    assert_eq!(slow, [4], "{io:#?}");
+    lab.assert_nothing_left();
+}
+
+/// Bad input needs no boot: a fault on a member that does not exist, a disk directory too
+/// small for the VM's disks, a kernel that does not boot — one line each, nothing left.
+#[test]
+fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
+    let test = "vm_faults_bad_input_and_failed_boots_are_one_line_errors";
+    let lab = Lab::new("iolab-vmfbad");
+    let spec = lab.spec(
+        "[[layout]]\nname = \"r5\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 3 }\ndegrade = true\nrebuild = true\nfaults = [{ member = 3, at = \"rebuild\", kind = \"unreadable\", offset = \"1MiB\", length = \"4k\" }]\n",
+    );
+    let (code, _, stderr) = parts(
+        lab.cmd()
+            .args(["lab", &spec.to_string_lossy(), "--vm"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("layout[r5].faults[1].member: member 3 does not exist"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    if !vm_or_skip(test) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Too little space: the disk directory is a 64 MiB tmpfs; 7 disks of 256 MiB do not fit.
+    let tiny = lab.dir.path().join("tiny");
+    std::fs::create_dir_all(&tiny).unwrap();
+    let m = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64m", "iolab-test-tiny"])
+        .arg(&tiny)
+        .status()
+        .unwrap();
+    assert!(m.success());
+    let spec = lab.spec(LAYOUTS);
+    let (code, _, stderr) = parts(
+        lab.cmd()
+            .args(["lab", &spec.to_string_lossy(), "--vm", "--disk-dir"])
+            .arg(&tiny)
+            .output()
+            .unwrap(),
+    );
+    let left: Vec<_> = std::fs::read_dir(&tiny).unwrap().flatten().collect();
+    let _ = Command::new("umount").arg(&tiny).status();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("too little space in"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(left.is_empty(), "left in the disk dir: {left:?}");
+    // A VM that does not boot: a bogus kernel in a cache of its own; qemu refuses it or the
+    // boot timeout kills it. One line, no qemu, nothing left.
+    let cache = lab.dir.path().join("cache");
+    let kver = std::fs::read_dir("/boot")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_prefix("vmlinuz-")
+                .map(str::to_string)
+        })
+        .max()
+        .unwrap();
+    std::fs::create_dir_all(cache.join(&kver)).unwrap();
+    std::fs::write(cache.join(&kver).join("vmlinux"), b"not a kernel").unwrap();
+    std::fs::write(cache.join(&kver).join("kvm-unusable"), b"test").unwrap();
+    let (code, _, stderr) = parts(
+        lab.cmd()
+            .env("IOLAB_VM_CACHE", &cache)
+            .args(["lab", &spec.to_string_lossy(), "--vm"])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("VM"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    lab.assert_nothing_left();
+}
+
 #[test]
 fn a_killed_vm_lab_is_cleaned_up() {
     let test = "a_killed_vm_lab_is_cleaned_up";

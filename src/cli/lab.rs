@@ -131,6 +131,16 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.vm {
         return super::vm::run(ctx, &a, &spec);
     }
+    if let Some(s) = spec
+        .slow_disks
+        .iter()
+        .find(|s| s.bandwidth.is_some() || s.iops.is_some())
+    {
+        return Err(super::usage(format!(
+            "{}: disks.slow (disk {}): bandwidth and iops limits are emulated by the VM's disks; run with --vm (latency alone works wherever device-mapper does)",
+            spec.file, s.disk
+        )));
+    }
     crate::signals::install();
     let mut opts = LabOptions::new();
     opts.destroy = a.destroy.clone();

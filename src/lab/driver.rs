@@ -16,6 +16,7 @@ use crate::layout::{
     Availability, Built, DiskSource, LayoutError, RaidLayer, Runner, Session, Stack,
 };
 
+mod faults;
 mod steps;
 
 /// How the lab runs.
@@ -419,12 +420,22 @@ impl StackRun<'_, '_> {
         lr.member_bytes = msize;
         lr.expected_usable_bytes = msize.map(|s| stack.expected_usable(s));
         let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
-        if let Err(reason) = self.opts.availability.check(stack, is_loop) {
+        let dm = if faults::needs_dm(self.spec, l, stack) {
+            self.opts.availability.lvm.clone()
+        } else {
+            Ok(())
+        };
+        if let Err(reason) =
+            self.opts.availability.check(stack, is_loop).and(
+                dm.map_err(|e| format!("injected faults and slow disks use device-mapper: {e}")),
+            )
+        {
             lr.status = LayoutStatus::Unavailable;
             lr.reason = Some(reason);
             return lr;
         }
         let log_mark = self.session.runner().log_len();
+        self.plan_dm(l, stack);
         let result = self.source().and_then(|src| {
             self.step(&l.name, format!("building {}", stack.describe()));
             self.session
@@ -458,6 +469,7 @@ impl StackRun<'_, '_> {
             lr.usable_bytes = Some(built.usable_bytes);
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);
+        self.observe_final(l, &built, &mut lr);
         if let Some(i) = lr.integrity.as_mut() {
             if let Err(msg) = &res {
                 // Every integrity step records its own failure; what is left is a workload

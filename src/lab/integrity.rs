@@ -24,6 +24,8 @@ pub enum Step {
     Degraded2,
     /// Both replaced.
     Rebuilt2,
+    /// Right after an injected fault (before degrading or after the rebuild).
+    Faulted,
 }
 
 impl Step {
@@ -35,6 +37,7 @@ impl Step {
             Step::Rebuilt => "rebuilt",
             Step::Degraded2 => "degraded2",
             Step::Rebuilt2 => "rebuilt2",
+            Step::Faulted => "after fault",
         }
     }
 }

@@ -20,6 +20,45 @@ pub enum LayoutStatus {
     Skipped,
 }
 
+/// One injected fault and what the layout did about it, as observed (md's sysfs, the rebuild's
+/// end, the read-back that followed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultReport {
+    /// The fault as planned.
+    pub fault: crate::layout::fault::Fault,
+    /// One line: `unreadable 1MiB at 16MiB on member 0 during the rebuild`.
+    pub description: String,
+    /// The member's device when the fault struck.
+    pub device: String,
+    /// Why it could not be injected (`None`: it was).
+    pub error: Option<String>,
+    /// For a fault during the rebuild: `completed` or `aborted` (md still degraded after its
+    /// recovery stopped), as md's sysfs says once recovery stopped.
+    pub rebuild: Option<String>,
+    /// Files that did not read back intact in the read-back right after the fault's step.
+    pub files_bad: Option<u64>,
+    /// md's view right after the fault's step (array state, faulty members, bad-block log).
+    pub md: Option<crate::layout::fault::MdObservation>,
+}
+
+/// IO one member did during the healthy workloads (from `/sys/block/NAME/stat`), to find the
+/// slow one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberIo {
+    /// The member's path.
+    pub member: String,
+    /// The kernel's name for it (`vdc`, `dm-2`).
+    pub device: String,
+    /// IOs completed.
+    pub ios: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Mean milliseconds per IO (queue included, as iostat's await).
+    pub ms_per_io: f64,
+    /// Much slower per IO than the median member (more than twice it and 2 ms more).
+    pub slow: bool,
+}
+
 /// The degraded part of a layout's run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DegradedReport {
@@ -125,6 +164,15 @@ pub struct LayoutReport {
     /// What reading the data set back and scrubbing found (layouts with a data set).
     #[serde(default)]
     pub integrity: Option<IntegrityReport>,
+    /// Injected faults and what the layout did about them.
+    #[serde(default)]
+    pub faults: Vec<FaultReport>,
+    /// md's view at the end (after the last scrub), on a layout with injected faults.
+    #[serde(default)]
+    pub md_final: Option<crate::layout::fault::MdObservation>,
+    /// Per-member IO during the healthy workloads (the slow member stands out).
+    #[serde(default)]
+    pub member_io: Vec<MemberIo>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -149,6 +197,9 @@ impl LayoutReport {
             rebuild: None,
             second_failure: None,
             integrity: None,
+            faults: Vec::new(),
+            md_final: None,
+            member_io: Vec::new(),
             commands: Vec::new(),
         }
     }
@@ -230,7 +281,10 @@ pub struct LabRun {
 impl LabReport {
     /// True when some layout lost data.
     pub fn any_data_lost(&self) -> bool {
-        self.layouts.iter().any(LayoutReport::lost_data)
+        // Data lost under injected faults is the experiment's finding, not a failed lab.
+        self.layouts
+            .iter()
+            .any(|l| l.lost_data() && l.faults.is_empty())
     }
 
     /// True when some layout failed.

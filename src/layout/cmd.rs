@@ -112,7 +112,8 @@ impl Runner {
             .unwrap_or_default()
     }
 
-    fn record(&self, argv: &[String]) -> String {
+    /// Logs `argv` as if it ran (an action iolab does itself, shown in the command list).
+    pub(crate) fn record(&self, argv: &[String]) -> String {
         let line = quote_argv(argv);
         if self.echo {
             eprintln!("+ {line}");

@@ -14,6 +14,7 @@
 pub mod avail;
 pub mod btrfs;
 pub mod cmd;
+pub mod fault;
 pub mod fs;
 pub mod loopdev;
 pub mod lvm;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::LayoutError;
 use super::cmd::Runner;
+use super::fault::{self, DmWrap, Fault, FaultKind};
 use super::stack::{RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{loopdev, signature, zfs};
@@ -67,6 +68,8 @@ pub struct Built {
     pub build_time: Duration,
     /// Usable bytes as the filesystem reports them right after mkfs.
     pub usable_bytes: u64,
+    /// Disks put under device-mapper at build time (faults, emulated latency).
+    wrapped: Vec<Wrapped>,
     /// Indexes in `members` of the failed members while degraded.
     failed: Vec<usize>,
     /// Members replaced so far (names the next replacement's backing file).
@@ -75,6 +78,18 @@ pub struct Built {
     mark: usize,
     log_mark: usize,
     index: usize,
+}
+
+fn not_wrapped(b: &Built, f: &Fault) -> LayoutError {
+    LayoutError::Unexpected(format!(
+        "{}: member {} ({}) is not on a dm device (was it replaced?); cannot inject {}",
+        b.name,
+        f.member,
+        b.members
+            .get(f.member)
+            .map_or(String::new(), |m| m.display().to_string()),
+        f.kind.name()
+    ))
 }
 
 impl Built {
@@ -96,11 +111,43 @@ impl Built {
             .collect()
     }
 
+    /// The dm device member `idx` was built on, when it was put under device-mapper.
+    pub fn wrapped_device(&self, idx: usize) -> Option<&Path> {
+        let m = self.members.get(idx)?;
+        self.wrapped
+            .iter()
+            .find(|w| &w.path == m)
+            .map(|w| w.path.as_path())
+    }
+
+    /// The dm device `path` is, when it is one this layout put a disk under.
+    pub fn wrapped_device_of(&self, path: &Path) -> Option<&Path> {
+        self.wrapped
+            .iter()
+            .find(|w| w.path == path)
+            .map(|w| w.path.as_path())
+    }
+
     /// Backing files of loop members, in the order of `members` (`None` for real devices) —
     /// what a test damages to check that the lab notices.
     pub fn backing_files(&self) -> &[Option<PathBuf>] {
         &self.backing
     }
+}
+
+/// A disk of a layout on a dm device: the faults and the latency go in its table.
+#[derive(Debug, Clone)]
+struct Wrapped {
+    /// `/dev/mapper/NAME`: what the layout uses as the member.
+    path: PathBuf,
+    /// The dm name.
+    name: String,
+    /// The disk under it.
+    under: PathBuf,
+    /// Its size in 512-byte sectors.
+    sectors: u64,
+    /// Its base mapping.
+    wrap: DmWrap,
 }
 
 /// A lab's building session.
@@ -111,6 +158,12 @@ pub struct Session {
     objects: Vec<Owned>,
     lab_id: String,
     mount_base: PathBuf,
+    /// Disks (by index in the layout's disks) the next build puts under device-mapper.
+    dm_plan: std::collections::BTreeMap<usize, DmWrap>,
+    /// Faults to inject once the next md rebuild has started.
+    rebuild_faults: Vec<Fault>,
+    /// What each injected fault did (`Ok`) or why it could not be injected.
+    fault_log: Vec<(Fault, Result<(), String>)>,
 }
 
 fn check_stop() -> Result<(), LayoutError> {
@@ -140,7 +193,71 @@ impl Session {
             objects: Vec::new(),
             lab_id: lab_id.to_string(),
             mount_base: std::env::temp_dir(),
+            dm_plan: std::collections::BTreeMap::new(),
+            rebuild_faults: Vec::new(),
+            fault_log: Vec::new(),
         })
+    }
+
+    /// Puts the disks at these indexes (members first, then spares) of the next layout built
+    /// under device-mapper: `linear`, or `delay` with the added milliseconds. Faults other than
+    /// corruption can only be injected on such a member.
+    pub fn set_dm_plan(&mut self, plan: std::collections::BTreeMap<usize, DmWrap>) {
+        self.dm_plan = plan;
+    }
+
+    /// Faults the next md rebuild gets once its recovery has started.
+    pub fn set_rebuild_faults(&mut self, faults: Vec<Fault>) {
+        self.rebuild_faults = faults;
+    }
+
+    /// What the faults injected so far did, emptied.
+    pub fn take_fault_log(&mut self) -> Vec<(Fault, Result<(), String>)> {
+        std::mem::take(&mut self.fault_log)
+    }
+
+    /// Injects `f` on its member of `b` now: reloads the member's dm table with an `error`
+    /// range (unreadable) or all `error` (a dead disk), or writes garbage onto it (corrupt).
+    pub fn inject(&mut self, b: &Built, f: &Fault) -> Result<(), LayoutError> {
+        let member = b.members.get(f.member).ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: no member {}", b.name, f.member))
+        })?;
+        let w = b.wrapped.iter().find(|w| &w.path == member);
+        match f.kind {
+            FaultKind::Corrupt { offset, length } => {
+                self.runner.record(&[
+                    "iolab-corrupt".to_string(),
+                    member.to_string_lossy().into_owned(),
+                    format!("offset={offset}"),
+                    format!("length={length}"),
+                ]);
+                if self.runner.is_dry_run() {
+                    return Ok(());
+                }
+                fault::corrupt(member, offset, length)
+            }
+            FaultKind::Unreadable { offset, length } => {
+                let w = w.ok_or_else(|| not_wrapped(b, f))?;
+                let t = fault::error_range_table(
+                    &w.under,
+                    w.sectors,
+                    w.wrap,
+                    offset / 512,
+                    length.div_ceil(512),
+                );
+                fault::reload(&self.runner, &w.name, &t)
+            }
+            FaultKind::Fail => {
+                let w = w.ok_or_else(|| not_wrapped(b, f))?;
+                fault::reload(&self.runner, &w.name, &format!("0 {} error", w.sectors))
+            }
+        }
+    }
+
+    /// [`Session::inject`], the outcome kept in the fault log.
+    pub fn inject_logged(&mut self, b: &Built, f: &Fault) {
+        let r = self.inject(b, f).map_err(|e| e.to_string());
+        self.fault_log.push((*f, r));
     }
 
     /// Makes mount points under `dir` instead of the system temp dir.

@@ -79,6 +79,11 @@ pub enum Owned {
         /// What it is, for messages.
         what: String,
     },
+    /// A device-mapper device over a member (for injected faults and emulated latency).
+    Dm {
+        /// Its dm name; carries the lab id.
+        name: String,
+    },
     /// A directory of our own temporary files (a VM's disks and share), removed with its
     /// contents; only a directory whose name starts with `iolab-vm-` is ever removed.
     TempDir {
@@ -98,7 +103,7 @@ impl Owned {
             Owned::Btrfs { .. } | Owned::Zpool { .. } => 1,
             Owned::Vg { .. } => 2,
             Owned::Md { .. } => 3,
-            Owned::Loop { .. } => 4,
+            Owned::Loop { .. } | Owned::Dm { .. } => 4,
             Owned::BackingFile { .. } | Owned::TempDir { .. } => 5,
             Owned::Dir { .. } => 6,
         }
@@ -127,6 +132,7 @@ impl Owned {
             Owned::Mount { path } => format!("mount {}", path.display()),
             Owned::Process { pid, what, .. } => format!("{what} (pid {pid})"),
             Owned::TempDir { path } => format!("temporary directory {}", path.display()),
+            Owned::Dm { name } => format!("dm device {name}"),
         }
     }
 
@@ -195,6 +201,7 @@ impl Owned {
             Owned::Md { dev, name, members } => {
                 super::mdadm::stop_owned(runner, dev, name, members, !stale)
             }
+            Owned::Dm { name } => super::fault::remove(runner, name),
             Owned::Process { pid, start, .. } => {
                 if !dry {
                     kill_process(*pid, *start);

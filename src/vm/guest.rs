@@ -70,6 +70,25 @@ pub fn rewrite_spec(text: &str, file: &str, devices: &[String]) -> Result<String
         "devices".into(),
         toml::Value::Array(devices.iter().map(|d| d.clone().into()).collect()),
     );
+    // Slow disks: the host's qemu throttles bandwidth and IOPS; the guest adds the latency.
+    let slow: Vec<toml::Value> = t
+        .get("disks")
+        .and_then(|d| d.get("slow"))
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let s = s.as_table()?;
+            let lat = s.get("latency")?;
+            let mut n = toml::Table::new();
+            n.insert("disk".into(), s.get("disk")?.clone());
+            n.insert("latency".into(), lat.clone());
+            Some(toml::Value::Table(n))
+        })
+        .collect();
+    if !slow.is_empty() {
+        disks.insert("slow".into(), toml::Value::Array(slow));
+    }
     t.insert("disks".into(), toml::Value::Table(disks));
     toml::to_string(&t).map_err(|e| VmError::Spec(format!("{file}: cannot rewrite: {e}")))
 }
@@ -162,6 +181,18 @@ mod tests {
         assert!(v["disks"].get("loop").is_none());
         assert_eq!(v["layout"][0]["mdadm"]["spares"].as_integer(), Some(1));
         assert_eq!(v["name"].as_str(), Some("t"));
+        let slow = SPEC.replace(
+            "size = \"256MiB\" }",
+            "size = \"256MiB\" }\nslow = [{ disk = 2, bandwidth = \"20MiB\", latency = \"8ms\" }, { disk = 3, iops = 50 }]",
+        );
+        let t = rewrite_spec(&slow, "t.toml", &devs).unwrap();
+        let v: toml::Table = toml::from_str(&t).unwrap();
+        let s = v["disks"]["slow"].as_array().unwrap();
+        assert_eq!(s.len(), 1, "{t}");
+        assert_eq!(s[0]["disk"].as_integer(), Some(2));
+        assert!(s[0].get("bandwidth").is_none(), "{t}");
+        assert_eq!(s[0]["latency"].as_str(), Some("8ms"));
+        crate::lab::spec::parse_lab_spec(&t, "t.toml").unwrap();
         let orig = crate::lab::parse_lab(SPEC, "t.toml").unwrap();
         assert_eq!(disks_of(&orig).unwrap(), (4, 256 << 20));
     }

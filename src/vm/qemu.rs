@@ -49,6 +49,9 @@ pub struct VmConfig {
     pub memory_mib: u64,
     /// Virtual CPUs.
     pub cpus: usize,
+    /// Drive throttling by disk index: (bytes per second, IOs per second), reads and writes
+    /// together — the emulated slow disks.
+    pub throttle: std::collections::BTreeMap<usize, (Option<u64>, Option<u64>)>,
 }
 
 /// Console markers `/init` prints.
@@ -92,9 +95,18 @@ pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
     a.push("-append".into());
     a.push("console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init".into());
     for (i, d) in c.disks.iter().enumerate() {
+        let mut limits = String::new();
+        if let Some((bps, iops)) = c.throttle.get(&i) {
+            if let Some(b) = bps {
+                limits.push_str(&format!(",throttling.bps-total={b}"));
+            }
+            if let Some(n) = iops {
+                limits.push_str(&format!(",throttling.iops-total={n}"));
+            }
+        }
         a.push("-drive".into());
         a.push(format!(
-            "file={},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap",
+            "file={},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap{limits}",
             d.to_string_lossy().replace(',', ",,")
         ));
         a.push("-device".into());
@@ -262,13 +274,18 @@ mod tests {
             share: "/d/share".into(),
             memory_mib: 1024,
             cpus: 2,
+            throttle: [(1, (Some(20 << 20), Some(150)))].into_iter().collect(),
         };
         let a = argv(&c, Accel::Tcg).join(" ");
         assert!(
             a.starts_with("qemu-system-x86_64 -accel tcg -cpu max "),
             "{a}"
         );
-        assert!(a.contains("-drive file=/d/d1.img,if=none,id=d1,format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap -device virtio-blk-pci,drive=d1,serial=d1"), "{a}");
+        assert!(a.contains("-drive file=/d/d1.img,if=none,id=d1,format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap,throttling.bps-total=20971520,throttling.iops-total=150 -device virtio-blk-pci,drive=d1,serial=d1"), "{a}");
+        assert!(
+            a.contains("detect-zeroes=unmap -device virtio-blk-pci,drive=d0,serial=d0"),
+            "{a}"
+        );
         assert!(a.contains("-virtfs local,path=/d/share,mount_tag=share,security_model=none"));
         assert!(a.contains("-kernel /c/vmlinux -initrd /c/i.cpio -append console=ttyS0"));
         assert!(

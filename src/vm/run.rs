@@ -151,6 +151,12 @@ pub fn run_lab_in_vm(
         share: share.clone(),
         memory_mib: opts.memory_mib,
         cpus: opts.cpus,
+        throttle: spec
+            .slow_disks
+            .iter()
+            .filter(|d| d.bandwidth.is_some() || d.iops.is_some())
+            .map(|d| (d.disk, (d.bandwidth, d.iops)))
+            .collect(),
     };
     let mut out = VmOutcome {
         accel: Accel::Tcg,

@@ -9,6 +9,7 @@ use super::super::integrity::{IntegrityReport, ScrubCheck, Step};
 use super::super::report::{DegradedReport, LayoutReport, RebuildReport, SecondFailureReport};
 use super::super::spec::LayoutSpec;
 use super::{DataWritten, Phase, StackRun, error_text, interrupted_or};
+use crate::layout::fault::FaultStep;
 use crate::layout::{Built, DiskSource, LayoutError};
 
 impl StackRun<'_, '_> {
@@ -165,9 +166,13 @@ impl StackRun<'_, '_> {
         let mut data = self.write_data(l, built, lr)?;
         if !dry {
             self.step(&l.name, "workloads (healthy)".into());
+            let before = super::faults::snapshot(built);
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
+            lr.member_io =
+                super::faults::member_io(built, &before, &super::faults::snapshot(built));
         }
+        self.faults_at(l, built, lr, data.as_ref(), FaultStep::BeforeDegrade)?;
         if l.degrade {
             self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
         } else {
@@ -187,6 +192,36 @@ impl StackRun<'_, '_> {
     ) -> Result<(), String> {
         let dry = self.opts.dry_run;
         if !(lr.integrity.is_some() || dry && l.checks_data()) {
+            return Ok(());
+        }
+        let unhealthy = built
+            .md
+            .as_ref()
+            .filter(|_| !dry)
+            .map(|md| crate::layout::fault::observe_md(Path::new("/sys"), md))
+            .filter(super::faults::md_unhealthy);
+        if let Some(o) = unhealthy {
+            // What an injected fault left (a member md failed during the rebuild): there is
+            // no redundancy to check against. A finding, not a lab failure; with a second
+            // failure to come, its rebuild replaces the member and the check runs after it.
+            if step == Step::Rebuilt && l.failures >= 2 {
+                self.step(
+                    &l.name,
+                    format!("no check: md is degraded ({})", o.describe()),
+                );
+                return Ok(());
+            }
+            if let Some(i) = lr.integrity.as_mut() {
+                i.fail(
+                    "scrub",
+                    format!(
+                        "md cannot check the array after {}: {}",
+                        step.name(),
+                        o.describe()
+                    ),
+                );
+                i.conclude();
+            }
             return Ok(());
         }
         self.step(&l.name, format!("scrubbing ({})", step.name()));
@@ -290,14 +325,17 @@ impl StackRun<'_, '_> {
         data: Option<&DataSet>,
     ) -> Result<(), String> {
         self.step(&l.name, "rebuilding".into());
+        self.arm_rebuild_faults(l);
         let r = self
             .session
             .rebuild(built, src)
             .map_err(|e| Self::failed(lr, "rebuild", &e))?;
+        self.rebuild_faults_done(built, lr);
         let verified = match data {
             Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
             None => false,
         };
+        Self::rebuild_faults_read_back(lr);
         lr.rebuild = Some(RebuildReport {
             new_member: r.new_member.display().to_string(),
             seconds: r.seconds,
@@ -307,6 +345,7 @@ impl StackRun<'_, '_> {
             balance_seconds: r.balance_seconds,
             retried: r.retried,
         });
+        self.faults_at(l, built, lr, data, FaultStep::AfterRebuild)?;
         self.scrub(l, built, lr, Step::Rebuilt)
     }
 

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::super::LayoutError;
+use super::super::fault;
 use super::super::stack::{FsKind, RaidLayer, Stack};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, lvm, mdadm, signature};
-use super::{Built, DiskSource, Session, check_stop};
+use super::{Built, DiskSource, Session, Wrapped, check_stop};
 
 /// The disks one layout is built on.
 struct Disks {
@@ -48,10 +49,11 @@ impl Session {
     ) -> Result<Built, LayoutError> {
         let t0 = Instant::now();
         let Disks {
-            devs,
+            mut devs,
             backing,
             member_size,
         } = self.take_disks(index, name, stack, disks)?;
+        let wrapped = self.wrap_disks(index, &mut devs, member_size)?;
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
         check_stop()?;
@@ -81,6 +83,7 @@ impl Session {
             member_size,
             build_time,
             usable_bytes,
+            wrapped,
             failed: Vec::new(),
             replaced: 0,
             degraded_at: None,
@@ -88,6 +91,45 @@ impl Session {
             log_mark,
             index,
         })
+    }
+
+    /// Puts the disks the dm plan names under a dm device each (`linear`, or `delay`), in
+    /// place in `devs`; every dm device is recorded before it is made.
+    fn wrap_disks(
+        &mut self,
+        index: usize,
+        devs: &mut [PathBuf],
+        member_size: u64,
+    ) -> Result<Vec<Wrapped>, LayoutError> {
+        let plan = std::mem::take(&mut self.dm_plan);
+        let mut out = Vec::new();
+        let n = devs.len();
+        for (&k, &wrap) in plan.iter().filter(|(k, _)| **k < n) {
+            check_stop()?;
+            let under = devs[k].clone();
+            let bytes = if self.runner.is_dry_run() {
+                member_size
+            } else {
+                crate::system::BlockDevice::from_path(&under).map_or(member_size, |b| b.size_bytes)
+            };
+            let sectors = bytes / 512;
+            let name = fault::dm_name(&self.lab_id, index, k);
+            self.push(Owned::Dm { name: name.clone() })?;
+            let path = fault::create(
+                &self.runner,
+                &name,
+                &fault::base_table(&under, sectors, wrap),
+            )?;
+            devs[k] = path.clone();
+            out.push(Wrapped {
+                path,
+                name,
+                under,
+                sectors,
+                wrap,
+            });
+        }
+        Ok(out)
     }
 
     /// The disks for layout `index`: fresh loop disks, or the first real devices, each checked

@@ -452,6 +452,13 @@ impl Session {
             b.put_in_place(idx, new.clone(), new_backing);
             new_members.push(new);
         }
+        let faults = std::mem::take(&mut self.rebuild_faults);
+        if !faults.is_empty() {
+            wait_recovery_started(&self.runner, &md);
+            for f in &faults {
+                self.inject_logged(b, f);
+            }
+        }
         mdadm::wait_idle(&self.runner, &md)?;
         let seconds = t.elapsed().as_secs_f64();
         let bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
@@ -590,6 +597,23 @@ fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
         errors,
         corrected: if errors == 0 { s.cksum } else { 0 },
         counters,
+    }
+}
+
+/// Waits (up to 10 s) until md is recovering onto the new member, so a fault lands inside
+/// the rebuild rather than before it.
+fn wait_recovery_started(runner: &super::super::cmd::Runner, md: &Path) {
+    if runner.is_dry_run() {
+        return;
+    }
+    let action = scrub::md_sysfs(md, "sync_action");
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        let a = std::fs::read_to_string(&action).unwrap_or_default();
+        if matches!(a.trim(), "recover" | "resync") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

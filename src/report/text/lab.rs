@@ -249,6 +249,9 @@ fn notes(r: &LabReport) -> String {
             }
         }
     }
+    for l in &r.layouts {
+        out.push_str(&fault_notes(l));
+    }
     if r.interrupted {
         out.push_str("interrupted: later layouts were not built\n");
     }
@@ -382,6 +385,54 @@ pub fn render_markdown(r: &LabReport) -> String {
 
 #[cfg(test)]
 mod status_tests;
+
+/// What each injected fault did, as observed, and the members that were slow per IO.
+fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
+    let mut out = String::new();
+    for f in &l.faults {
+        let mut parts = vec![format!("{} ({})", f.description, f.device)];
+        if let Some(e) = &f.error {
+            parts.push(format!("could not be injected: {e}"));
+        }
+        if let Some(r) = &f.rebuild {
+            parts.push(format!("rebuild {r}"));
+        }
+        if let Some(n) = f.files_bad {
+            parts.push(if n == 0 {
+                "every file read back intact after it".to_string()
+            } else {
+                format!("{n} files did not read back after it")
+            });
+        }
+        if let Some(o) = &f.md {
+            parts.push(format!("md: {}", o.describe()));
+        }
+        out.push_str(&format!("fault: {}: {}\n", l.name, parts.join("; ")));
+    }
+    if let Some(o) = &l.md_final {
+        out.push_str(&format!(
+            "fault: {}: at the end md says {}\n",
+            l.name,
+            o.describe()
+        ));
+    }
+    let mut per: Vec<f64> = l
+        .member_io
+        .iter()
+        .filter(|m| m.ios > 0)
+        .map(|m| m.ms_per_io)
+        .collect();
+    per.sort_by(f64::total_cmp);
+    if let Some(median) = per.get(per.len() / 2) {
+        for m in l.member_io.iter().filter(|m| m.slow) {
+            out.push_str(&format!(
+                "note: {} member {} ({}) is SLOW: {:.1} ms per IO against the members' median {:.1} ms ({} IOs in the healthy workloads)\n",
+                l.name, m.member, m.device, m.ms_per_io, median, m.ios
+            ));
+        }
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use toml::Spanned;
 
+use super::SlowDisk;
 use super::host::{DeviceProblem, Host};
 use super::raw::{RawDisks, RawLoop};
 use super::{DEFAULT_DISK_DIR, Disks, MAX_LOOP_DISKS, MIN_LOOP_SIZE};
@@ -122,4 +123,92 @@ fn parse_loop(loc: &Locator, at: &At, l: &RawLoop) -> Result<Disks, SpecError> {
         dir,
         direct_io: l.direct_io,
     })
+}
+
+/// Longest latency a slow disk may add (a dead disk is a fault, not a slow one).
+const MAX_LATENCY_MS: u32 = 10_000;
+
+/// `[disks] slow = [{ disk, bandwidth, iops, latency }]`: checked against the disk count.
+pub(super) fn parse_slow(
+    loc: &Locator,
+    raw: Option<&Spanned<RawDisks>>,
+    disks: &Disks,
+) -> Result<Vec<SlowDisk>, SpecError> {
+    let Some(sd) = raw else {
+        return Ok(Vec::new());
+    };
+    let Some(list) = &sd.get_ref().slow else {
+        return Ok(Vec::new());
+    };
+    let line = Some(loc.line_of_key(sd.span().start, "disks", "slow"));
+    let count = disks.count();
+    let mut out: Vec<SlowDisk> = Vec::new();
+    for (i, s) in list.iter().enumerate() {
+        let key = |k: &str| format!("disks.slow[{}].{k}", i + 1);
+        let disk = match s.disk {
+            None => return Err(loc.err(line, key("disk"), "missing; which disk (0 is the first)")),
+            Some(d) if d < 0 || d as usize >= count => {
+                return Err(loc.err(
+                    line,
+                    key("disk"),
+                    format!(
+                        "disk {d} does not exist; the lab has {count} disks (0 to {})",
+                        count.saturating_sub(1)
+                    ),
+                ));
+            }
+            Some(d) => d as usize,
+        };
+        if out.iter().any(|o| o.disk == disk) {
+            return Err(loc.err(line, key("disk"), format!("disk {disk} is listed twice")));
+        }
+        let bandwidth = match &s.bandwidth {
+            None => None,
+            Some(v) => {
+                let b = v.bytes().map_err(|e| loc.err(line, key("bandwidth"), e))?;
+                if b < 64 << 10 {
+                    return Err(loc.err(
+                        line,
+                        key("bandwidth"),
+                        "at least 64KiB (per second, e.g. \"20MiB\")",
+                    ));
+                }
+                Some(b)
+            }
+        };
+        let iops = match s.iops {
+            None => None,
+            Some(n) if (1..=10_000_000).contains(&n) => Some(n as u64),
+            Some(_) => return Err(loc.err(line, key("iops"), "must be between 1 and 10000000")),
+        };
+        let latency_ms = match &s.latency {
+            None => None,
+            Some(v) => {
+                let d = v.duration().map_err(|e| loc.err(line, key("latency"), e))?;
+                let ms = d.as_millis();
+                if ms == 0 || ms > u128::from(MAX_LATENCY_MS) {
+                    return Err(loc.err(
+                        line,
+                        key("latency"),
+                        format!("must be between 1ms and {MAX_LATENCY_MS}ms (e.g. \"8ms\")"),
+                    ));
+                }
+                Some(ms as u32)
+            }
+        };
+        if bandwidth.is_none() && iops.is_none() && latency_ms.is_none() {
+            return Err(loc.err(
+                line,
+                key("disk"),
+                "says nothing about the disk; give bandwidth, iops and/or latency",
+            ));
+        }
+        out.push(SlowDisk {
+            disk,
+            bandwidth,
+            iops,
+            latency_ms,
+        });
+    }
+    Ok(out)
 }

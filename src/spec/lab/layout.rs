@@ -8,7 +8,7 @@ use toml::Spanned;
 use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, fill, fs, lvm, mdadm, zfs};
+use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, zfs};
 use crate::layout::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
@@ -23,6 +23,7 @@ static SECTIONS: &[&dyn Section] = &[
     &fs::Fs,
     &failures::Failures,
     &fill::Fill,
+    &faults::Faults,
 ];
 
 pub(super) fn parse_layout(
@@ -65,6 +66,7 @@ pub(super) fn parse_layout(
         rebuild: draft.rebuild,
         failures: draft.failures,
         fill: draft.fill,
+        faults: draft.faults,
     })
 }
 
@@ -115,6 +117,7 @@ fn dir_layout(
         rebuild: false,
         failures: 1,
         fill: None,
+        faults: Vec::new(),
     })
 }
 

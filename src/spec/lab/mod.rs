@@ -41,6 +41,7 @@
 mod btrfs;
 mod disks;
 mod failures;
+mod faults;
 mod fill;
 mod fs;
 mod host;
@@ -125,6 +126,38 @@ impl Disks {
     }
 }
 
+/// A disk of the lab made slow on purpose (`[disks] slow = [...]`): the VM's drive throttles
+/// its bandwidth and IOPS (qemu), and device-mapper adds latency to every IO (dm-delay), so a
+/// lab can hold "five disks, one of them slow" without owning one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SlowDisk {
+    /// Index of the disk (0 is the first; layouts take disks from the front, members first).
+    pub disk: usize,
+    /// Bytes per second, reads and writes together (qemu `throttling.bps-total`).
+    pub bandwidth: Option<u64>,
+    /// IOs per second (qemu `throttling.iops-total`).
+    pub iops: Option<u64>,
+    /// Milliseconds added to every IO (dm-delay).
+    pub latency_ms: Option<u32>,
+}
+
+impl SlowDisk {
+    /// One line: `disk 4: 20MiB/s, 150 IOPS, +8 ms`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(b) = self.bandwidth {
+            parts.push(format!("{}/s", units::format_bytes(b)));
+        }
+        if let Some(i) = self.iops {
+            parts.push(format!("{i} IOPS"));
+        }
+        if let Some(l) = self.latency_ms {
+            parts.push(format!("+{l} ms per IO"));
+        }
+        format!("disk {}: {}", self.disk, parts.join(", "))
+    }
+}
+
 /// What a layout is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -154,6 +187,8 @@ pub struct LayoutSpec {
     /// something to work on. Set on a layout that is not degraded, the set is written, read
     /// back and scrubbed all the same.
     pub fill: Option<u64>,
+    /// Faults injected on named members at named steps (`faults = [...]`).
+    pub faults: Vec<crate::layout::fault::Fault>,
 }
 
 /// Most bytes the default data set takes (a third of the usable space up to this).
@@ -211,6 +246,8 @@ pub struct LabSpec {
     pub file: String,
     /// The disks.
     pub disks: Disks,
+    /// Disks emulated as slow (`[disks] slow`).
+    pub slow_disks: Vec<SlowDisk>,
     /// The layouts in order.
     pub layouts: Vec<LayoutSpec>,
     /// The workloads.
@@ -298,6 +335,7 @@ pub fn parse_lab_with(text: &str, file: &str, host: &dyn Host) -> Result<LabSpec
     let loc = Locator { text, file };
     let raw: RawLab = toml::from_str(text).map_err(|e| loc.toml_err(&e))?;
     let disks = disks::parse_disks(&loc, raw.disks.as_ref(), host)?;
+    let slow_disks = disks::parse_slow(&loc, raw.disks.as_ref(), &disks)?;
     if raw.layout.is_empty() {
         return Err(loc.err(
             None,
@@ -327,6 +365,7 @@ pub fn parse_lab_with(text: &str, file: &str, host: &dyn Host) -> Result<LabSpec
         name,
         file: file.to_string(),
         disks,
+        slow_disks,
         layouts,
         workloads,
     })

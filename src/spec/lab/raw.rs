@@ -5,6 +5,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::btrfs::RawBtrfs;
+use super::faults::RawFault;
 use super::mdadm::RawMd;
 use super::zfs::RawZfs;
 use crate::spec::RawWorkload;
@@ -26,6 +27,17 @@ pub(super) struct RawDisks {
     pub(super) devices: Option<Vec<String>>,
     #[serde(rename = "loop")]
     pub(super) loop_disks: Option<RawLoop>,
+    pub(super) slow: Option<Vec<RawSlow>>,
+}
+
+/// One emulated slow disk as written (`[disks] slow = [{ disk = 4, latency = "8ms" }]`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSlow {
+    pub(super) disk: Option<i64>,
+    pub(super) bandwidth: Option<SizeValue>,
+    pub(super) iops: Option<i64>,
+    pub(super) latency: Option<TimeValue>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +67,7 @@ pub(super) struct RawLayout {
     pub(super) rebuild: Option<bool>,
     pub(super) failures: Option<i64>,
     pub(super) fill: Option<SizeValue>,
+    pub(super) faults: Option<Vec<RawFault>>,
 }
 
 #[derive(Deserialize)]

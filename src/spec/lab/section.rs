@@ -103,6 +103,8 @@ pub(super) struct Draft {
     pub(super) failures: u8,
     /// Bytes of the verification data set.
     pub(super) fill: Option<u64>,
+    /// Faults to inject.
+    pub(super) faults: Vec<crate::layout::fault::Fault>,
 }
 
 impl Default for Draft {
@@ -117,6 +119,7 @@ impl Default for Draft {
             rebuild: false,
             failures: 1,
             fill: None,
+            faults: Vec::new(),
         }
     }
 }

@@ -357,3 +357,125 @@ qd = 0
     assert_eq!(spec.workloads.profiles, vec!["quick"]);
     s.msg.clear();
 }
+
+const R5: &str = "[[layout]]\nname = \"r5\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 3 }\ndegrade = true\nrebuild = true\n";
+
+#[test]
+fn faults_are_read_and_checked() {
+    use crate::layout::fault::{FaultKind, FaultStep};
+    let s = lab(&format!(
+        "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"16MiB\", length = \"1MiB\" }}, {{ member = 2, at = \"after_rebuild\", kind = \"corrupt\", offset = \"1MiB\", length = \"4k\" }}, {{ member = 1, at = \"before_degrade\", kind = \"fail\" }}]\n"
+    ))
+    .unwrap();
+    let f = &s.layouts[0].faults;
+    assert_eq!(f.len(), 3);
+    assert_eq!(f[0].at, FaultStep::Rebuild);
+    assert_eq!(
+        f[0].kind,
+        FaultKind::Unreadable {
+            offset: 16 << 20,
+            length: 1 << 20
+        }
+    );
+    assert_eq!(f[2].kind, FaultKind::Fail);
+    assert!(f[0].describe().contains("member 0 during the rebuild"));
+
+    let cases = [
+        (
+            "{ member = 7, at = \"rebuild\", kind = \"unreadable\", offset = \"0\", length = \"4k\" }",
+            "layout[r5].faults[1].member: member 7 does not exist; the layout has 3 members (0 to 2)",
+        ),
+        (
+            "{ member = 2, at = \"rebuild\", kind = \"unreadable\", offset = \"0\", length = \"4k\" }",
+            "layout[r5].faults[1].member: member 2 is the one degrade fails",
+        ),
+        (
+            "{ member = 2, at = \"after_rebuild\", kind = \"fail\" }",
+            "layout[r5].faults[1].member: member 2 is replaced by the rebuild",
+        ),
+        (
+            "{ member = 0, at = \"later\", kind = \"fail\" }",
+            "layout[r5].faults[1].at: unknown step 'later'",
+        ),
+        (
+            "{ member = 0, at = \"rebuild\", kind = \"melt\" }",
+            "layout[r5].faults[1].kind: unknown kind 'melt'",
+        ),
+        (
+            "{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"1020MiB\", length = \"8MiB\" }",
+            "layout[r5].faults[1].offset: 1020MiB + 8MiB runs past the end of the member",
+        ),
+        (
+            "{ member = 0, at = \"rebuild\", kind = \"fail\", length = \"8MiB\" }",
+            "layout[r5].faults[1].offset: a whole-disk failure has no range",
+        ),
+        (
+            "{ member = 0, at = \"rebuild\", kind = \"corrupt\", offset = \"1MiB\" }",
+            "layout[r5].faults[1].length: missing",
+        ),
+        (
+            "{ member = 0, at = \"rebuild\", kind = \"fail\", size = 3 }",
+            "unknown field `size`",
+        ),
+    ];
+    for (f, want) in cases {
+        let e = err(&format!("{R5}faults = [{f}]\n"));
+        assert!(e.to_string().contains(want), "{f}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+    let e = err(
+        "[[layout]]\nname = \"r5s\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 3, spares = 1 }\ndegrade = true\nrebuild = true\nfaults = [{ member = 0, at = \"rebuild\", kind = \"fail\" }]\n",
+    );
+    assert!(e.msg.contains("drop spares"), "{e}");
+    let e = err(
+        "[[layout]]\nname = \"r5n\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 3 }\nfaults = [{ member = 0, at = \"after_rebuild\", kind = \"fail\" }]\n",
+    );
+    assert!(e.msg.contains("needs a rebuild"), "{e}");
+    let e = err("[[layout]]\nname = \"d\"\ndir = \"/tmp\"\nfaults = []\n");
+    assert_eq!(e.key, "layout[d].faults");
+}
+
+#[test]
+fn slow_disks_are_read_and_checked() {
+    let text = "[disks]\nloop = { count = 5, size = \"1GiB\" }\nslow = [{ disk = 4, bandwidth = \"20MiB\", iops = 150, latency = \"8ms\" }]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n";
+    let s = parse_lab(text, "lab.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.slow_disks,
+        [SlowDisk {
+            disk: 4,
+            bandwidth: Some(20 << 20),
+            iops: Some(150),
+            latency_ms: Some(8)
+        }]
+    );
+    assert_eq!(
+        s.slow_disks[0].describe(),
+        "disk 4: 20MiB/s, 150 IOPS, +8 ms per IO"
+    );
+    for (slow, want) in [
+        (
+            "[{ disk = 5, latency = \"8ms\" }]",
+            "lab.toml:3: disks.slow[1].disk: disk 5 does not exist; the lab has 5 disks (0 to 4)",
+        ),
+        ("[{ disk = 1 }]", "disks.slow[1].disk: says nothing"),
+        (
+            "[{ disk = 1, latency = \"20s\" }]",
+            "disks.slow[1].latency: must be between 1ms",
+        ),
+        (
+            "[{ disk = 1, iops = 0 }]",
+            "disks.slow[1].iops: must be between 1",
+        ),
+        (
+            "[{ disk = 1, iops = 5 }, { disk = 1, iops = 6 }]",
+            "disks.slow[2].disk: disk 1 is listed twice",
+        ),
+    ] {
+        let t = text.replace(
+            "[{ disk = 4, bandwidth = \"20MiB\", iops = 150, latency = \"8ms\" }]",
+            slow,
+        );
+        let e = parse_lab(&t, "lab.toml").expect_err(slow).to_string();
+        assert!(e.contains(want), "{slow}: {e}");
+    }
+}

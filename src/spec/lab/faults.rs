@@ -1,0 +1,255 @@
+//! `faults = [{ member, at, kind, offset, length }]`: faults injected on a named member at a
+//! named step — unreadable sectors, a whole-disk failure, silent corruption — to see what the
+//! layout does about them (the lab reports what it observed: rebuild outcome, md's bad-block
+//! log and array state, files lost, scrub counts).
+//!
+//! ```toml
+//! faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
+//! ```
+
+use serde::Deserialize;
+
+use super::raw::RawLayout;
+use super::section::{Cx, Draft, Section};
+use crate::layout::fault::{Fault, FaultKind, FaultStep};
+use crate::layout::stack::{RaidLayer, Stack};
+use crate::spec::SpecError;
+use crate::spec::locate::SizeValue;
+use crate::units;
+
+/// One fault as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFault {
+    member: Option<i64>,
+    at: Option<String>,
+    kind: Option<String>,
+    offset: Option<SizeValue>,
+    length: Option<SizeValue>,
+}
+
+/// Most faults one layout may list.
+const MAX_FAULTS: usize = 16;
+
+/// The fault plan of a layout.
+pub(super) struct Faults;
+
+impl Section for Faults {
+    fn stray(&self, raw: &RawLayout) -> Option<&'static str> {
+        raw.faults.is_some().then_some("faults")
+    }
+
+    fn check(
+        &self,
+        cx: &Cx,
+        raw: &RawLayout,
+        stack: &Stack,
+        draft: &mut Draft,
+    ) -> Result<(), SpecError> {
+        let Some(list) = &raw.faults else {
+            return Ok(());
+        };
+        if list.len() > MAX_FAULTS {
+            return Err(cx.err(
+                "faults",
+                "faults",
+                format!("at most {MAX_FAULTS} faults per layout"),
+            ));
+        }
+        for (i, f) in list.iter().enumerate() {
+            let fault = one(cx, i + 1, f, stack, draft)?;
+            draft.faults.push(fault);
+        }
+        Ok(())
+    }
+
+    fn size(
+        &self,
+        cx: &Cx,
+        _raw: &RawLayout,
+        _stack: &Stack,
+        member_size: Option<u64>,
+        draft: &mut Draft,
+    ) -> Result<(), SpecError> {
+        let Some(sz) = member_size else {
+            return Ok(());
+        };
+        for (i, f) in draft.faults.iter().enumerate() {
+            if let FaultKind::Unreadable { offset, length }
+            | FaultKind::Corrupt { offset, length } = f.kind
+            {
+                if offset.saturating_add(length) > sz {
+                    return Err(cx.err(
+                        "faults",
+                        &format!("faults[{}].offset", i + 1),
+                        format!(
+                            "{} + {} runs past the end of the member ({}); lower offset or length",
+                            units::format_bytes(offset),
+                            units::format_bytes(length),
+                            units::format_bytes(sz)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads and checks fault number `n` (1-based, as errors name it).
+fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<Fault, SpecError> {
+    let field = |k: &str| format!("faults[{n}].{k}");
+    let err = |k: &str, msg: String| cx.err("faults", &field(k), msg);
+    let member = match f.member {
+        None => {
+            return Err(err(
+                "member",
+                "missing; which member (0 is the first, md's RaidDevice 0)".into(),
+            ));
+        }
+        Some(m) if m < 0 || m as usize >= stack.members => {
+            return Err(err(
+                "member",
+                format!(
+                    "member {m} does not exist; the layout has {} members (0 to {})",
+                    stack.members,
+                    stack.members.saturating_sub(1)
+                ),
+            ));
+        }
+        Some(m) => m as usize,
+    };
+    let at_s = f.at.as_deref().ok_or_else(|| {
+        err(
+            "at",
+            "missing; when: before_degrade, rebuild or after_rebuild".into(),
+        )
+    })?;
+    let at = FaultStep::parse(at_s).ok_or_else(|| {
+        err(
+            "at",
+            format!("unknown step '{at_s}' (use before_degrade, rebuild or after_rebuild)"),
+        )
+    })?;
+    let kind_s = f
+        .kind
+        .as_deref()
+        .ok_or_else(|| err("kind", "missing; what: unreadable, fail or corrupt".into()))?;
+    let range = |what: &str| -> Result<(u64, u64), SpecError> {
+        let offset = match &f.offset {
+            Some(v) => v.bytes().map_err(|e| err("offset", e))?,
+            None => {
+                return Err(err(
+                    "offset",
+                    format!(
+                        "missing; where the {what} range starts on the member (e.g. \"16MiB\")"
+                    ),
+                ));
+            }
+        };
+        let length = match &f.length {
+            Some(v) => v.bytes().map_err(|e| err("length", e))?,
+            None => {
+                return Err(err(
+                    "length",
+                    format!("missing; how many bytes are {what} (e.g. \"1MiB\")"),
+                ));
+            }
+        };
+        if length == 0 || length % 512 != 0 || offset % 512 != 0 {
+            return Err(err(
+                "length",
+                "offset and length must be whole 512-byte sectors, length at least 512".into(),
+            ));
+        }
+        Ok((offset, length))
+    };
+    let kind = match kind_s {
+        "unreadable" => {
+            let (offset, length) = range("unreadable")?;
+            FaultKind::Unreadable { offset, length }
+        }
+        "corrupt" => {
+            let (offset, length) = range("corrupt")?;
+            FaultKind::Corrupt { offset, length }
+        }
+        "fail" => {
+            if f.offset.is_some() || f.length.is_some() {
+                return Err(err(
+                    "offset",
+                    "a whole-disk failure has no range; drop offset and length".into(),
+                ));
+            }
+            FaultKind::Fail
+        }
+        o => {
+            return Err(err(
+                "kind",
+                format!("unknown kind '{o}' (use unreadable, fail or corrupt)"),
+            ));
+        }
+    };
+    placement(cx, n, at, member, stack, draft)?;
+    if at == FaultStep::AfterRebuild
+        && kind.needs_dm()
+        && draft.degrade
+        && member + 1 == stack.members
+    {
+        return Err(err(
+            "member",
+            format!(
+                "member {member} is replaced by the rebuild, and the new disk has no dm table to fail; use kind = \"corrupt\" or another member"
+            ),
+        ));
+    }
+    Ok(Fault { member, at, kind })
+}
+
+/// Whether fault `n` can strike member `member` at step `at` of this stack.
+fn placement(
+    cx: &Cx,
+    n: usize,
+    at: FaultStep,
+    member: usize,
+    stack: &Stack,
+    draft: &Draft,
+) -> Result<(), SpecError> {
+    let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
+    let at_s = at.name();
+    if matches!(stack.raid, RaidLayer::None) {
+        return Err(err(
+            "member",
+            "faults need a RAID layer to watch what it does; add mdadm, btrfs or zfs".into(),
+        ));
+    }
+    if at != FaultStep::BeforeDegrade && !draft.rebuild {
+        return Err(err(
+            "at",
+            format!("at = \"{at_s}\" needs a rebuild; set degrade = true and rebuild = true"),
+        ));
+    }
+    if at == FaultStep::Rebuild {
+        if !matches!(stack.raid, RaidLayer::Md(_)) {
+            return Err(err(
+                "at",
+                "faults during a rebuild are injected into md's recovery; use an mdadm layout or at = \"before_degrade\"/\"after_rebuild\"".into(),
+            ));
+        }
+        if stack.spares > 0 {
+            return Err(err(
+                "at",
+                "with spares md rebuilds onto a spare the moment a member fails, before the rebuild step; drop spares for a fault during the rebuild".into(),
+            ));
+        }
+        if member + 1 == stack.members {
+            return Err(err(
+                "member",
+                format!(
+                    "member {member} is the one degrade fails; a fault during the rebuild goes on a surviving member (0 to {})",
+                    stack.members.saturating_sub(2)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
