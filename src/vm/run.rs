@@ -206,14 +206,7 @@ pub fn run_lab_in_vm(
     run_guest(&mut vm, console)?;
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
     drop(vm);
-    out.exit_code = std::fs::read_to_string(share.join("rc"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok());
-    out.stdout = std::fs::read_to_string(share.join("out.txt")).unwrap_or_default();
-    if out.exit_code != Some(0) {
-        let log = std::fs::read_to_string(share.join(guest::GUEST_DMESG)).unwrap_or_default();
-        out.notes.extend(kernel_complaints(&log));
-    }
+    read_share(&share, &mut out);
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
     let db = share.join(RESULTS_DB);
     if let (Some(store), true) = (store, db.is_file()) {
@@ -252,6 +245,19 @@ fn initrd_for(
     let contents = initramfs::contents(tools, k, &exe, zfs.as_ref())?;
     let flavour = if zfs.is_some() { "zfs" } else { "base" };
     initramfs::build(&contents, cache, k, flavour)
+}
+
+/// The guest lab's exit code and output from the share; the guest kernel's complaints when it
+/// failed.
+fn read_share(share: &Path, out: &mut VmOutcome) {
+    out.exit_code = std::fs::read_to_string(share.join("rc"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    out.stdout = std::fs::read_to_string(share.join("out.txt")).unwrap_or_default();
+    if out.exit_code != Some(0) {
+        let log = std::fs::read_to_string(share.join(guest::GUEST_DMESG)).unwrap_or_default();
+        out.notes.extend(kernel_complaints(&log));
+    }
 }
 
 /// The guest kernel's error lines (I/O errors, checksum failures, md/dm/zfs/btrfs
