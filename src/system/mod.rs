@@ -5,6 +5,7 @@
 
 pub mod blockdev;
 pub mod mounts;
+pub mod probe;
 pub mod throttle;
 
 use serde::{Deserialize, Serialize};
