@@ -85,6 +85,9 @@ pub enum TargetError {
         /// The target.
         path: PathBuf,
     },
+    /// The working set would fill the filesystem (or eat into the reserve).
+    #[error(transparent)]
+    NoSpace(#[from] crate::system::space::NoSpace),
     /// An OS error while preparing the target.
     #[error("{what} {path}: {source}")]
     Io {
