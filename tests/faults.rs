@@ -61,7 +61,7 @@ fn iolab_run_survives_sigkill_at_every_step() {
         ("file laid out", Some("incomplete")),
         ("trial started", Some("incomplete")),
         ("store commit", Some("incomplete")),
-        ("run finished", Some("ok")),
+        ("run finished", Some("complete")),
     ];
     let (m0, l0) = (mounts(), loop_count());
     let mut survived = 0;

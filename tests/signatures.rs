@@ -206,7 +206,7 @@ fn ext2_ext3_ext4_are_refused() {
 fn xfs_is_refused() {
     need!("mkfs.xfs" => "xfsprogs");
     refused_signature("xfs", 320 * MIB, "xfs", |d| {
-        mkfs("mkfs.xfs", &["-q", "-f"], d)
+        mkfs("mkfs.xfs", &["-q", "-f"], d);
     });
 }
 
