@@ -599,7 +599,7 @@ fn a_device_used_as_swap_is_refused_even_with_destroy() {
 
 #[test]
 fn a_device_holding_a_loop_devices_backing_file_is_refused_after_a_lazy_unmount() {
-    need!("mkfs.ext4" => "e2fsprogs");
+    need!("mkfs.ext4" => "e2fsprogs", "fsfreeze" => "util-linux");
     let l = LoopDev::new("sig-backing", 64 * MIB);
     quiet_ext4(&l.dev);
     let m = Mnt::new(&l.dev, &[]);
@@ -617,17 +617,25 @@ fn a_device_holding_a_loop_devices_backing_file_is_refused_after_a_lazy_unmount(
     }
     let g = Detach(inner.clone());
     // Mounted: refused as mounted. Lazily unmounted: /proc/mounts no longer shows it, but the
-    // loop device still holds a file on it.
-    sh("sync", &[]);
+    // loop device still holds a file on it. Frozen throughout (thawed through a descriptor
+    // kept open on it), so nothing but iolab could change its bytes.
+    let keep = std::fs::File::open(&m.0).unwrap();
+    let thaw = format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        std::os::fd::AsRawFd::as_raw_fd(&keep)
+    );
+    freeze(&m);
     assert_refused(&l.dev, &l.dev, true, &["mounted"]);
     sh("umount", &["-l", m.0.to_str().unwrap()]);
-    sh("sync", &[]);
     assert_refused(
         &l.dev,
         &l.dev,
         true,
         &[inner.to_str().unwrap(), "backing file"],
     );
+    sh("fsfreeze", &["-u", &thaw]);
+    drop(keep);
     drop(g);
     drop(m);
 }
