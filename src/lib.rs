@@ -37,6 +37,7 @@ pub mod layout;
 pub mod plan;
 pub mod vm;
 
+pub mod pause;
 pub mod progress;
 pub mod signals;
 #[allow(unsafe_code)] // the few syscalls no safe crate wraps.

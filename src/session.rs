@@ -61,6 +61,7 @@ impl Sink for StoreSink<'_> {
             self.note(n);
         }
         if let Some(s) = self.store.as_deref_mut() {
+            crate::pause::at("store commit");
             s.add_trial(&self.run_id, index, w, t)?;
         }
         Ok(())
@@ -109,6 +110,7 @@ pub fn run_session(
     };
     if let Some(s) = store.as_deref_mut() {
         record.id = s.begin_run(&record)?;
+        crate::pause::at("run begun");
     }
     let ctl = Control {
         stop: crate::signals::stop_flag(),
@@ -149,6 +151,7 @@ pub fn run_session(
             &record.notes,
             record.error.as_deref(),
         )?;
+        crate::pause::at("run finished");
     }
     Ok(SessionResult {
         record,

@@ -24,9 +24,16 @@ pub enum TargetError {
     Unsupported(PathBuf),
     /// Writes to a device not named by `--destroy`.
     #[error(
-        "refusing to write to block device {0}: it may hold data; pass --destroy {0} to allow writes"
+        "refusing to write to block device {dev}: {found}; pass --destroy {given} to allow writes"
     )]
-    NeedsDestroy(PathBuf),
+    NeedsDestroy {
+        /// The device (and the node it resolves to).
+        dev: PathBuf,
+        /// The path the user gave, for the fix.
+        given: PathBuf,
+        /// What libblkid found on it.
+        found: String,
+    },
     /// `--destroy` names another device than the target.
     #[error("--destroy {given} does not match the target {target}; they must name the same device")]
     DestroyMismatch {
@@ -48,8 +55,8 @@ pub enum TargetError {
     /// The device is part of the root filesystem's stack.
     #[error("refusing to write to block device {0}: it holds the root filesystem")]
     RootFilesystem(PathBuf),
-    /// The device is in use by an array or mapper (has holders).
-    #[error("refusing to write to block device {dev}: it is in use by {holders}; stop that first")]
+    /// The device is in use: holders, swap, a loop backed on it, a busy exclusive open.
+    #[error("refusing to write to block device {dev}: {holders}; stop that first")]
     InUse {
         /// The device.
         dev: PathBuf,
@@ -78,6 +85,9 @@ pub enum TargetError {
         /// The target.
         path: PathBuf,
     },
+    /// The working set would fill the filesystem (or eat into the reserve).
+    #[error(transparent)]
+    NoSpace(#[from] crate::system::space::NoSpace),
     /// An OS error while preparing the target.
     #[error("{what} {path}: {source}")]
     Io {
@@ -271,6 +281,11 @@ fn same_device(a: &Path, b: &Path) -> bool {
 }
 
 fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(), TargetError> {
+    let shown = if dev.path == path {
+        path.to_path_buf()
+    } else {
+        PathBuf::from(format!("{} ({})", path.display(), dev.path.display()))
+    };
     // Mounted (device or any partition) is refused for reads too: we would read a moving target
     // and, worse, a later write flag would corrupt a live filesystem.
     if let Some(m) = system::mounts::mounts_of_device(&dev.name)
@@ -278,13 +293,21 @@ fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(
         .next()
     {
         return Err(TargetError::Mounted {
-            dev: path.to_path_buf(),
+            dev: shown,
             part: m.source.clone(),
             mount: m.mount_point.clone(),
         });
     }
     if !req.writes {
         return Ok(());
+    }
+    // Swap, a loop device backed by a file on it, holders, a busy exclusive open: refused even
+    // with --destroy, since writing would corrupt something live.
+    if let Some(why) = system::probe::in_use(dev) {
+        return Err(TargetError::InUse {
+            dev: shown,
+            holders: why,
+        });
     }
     let root_devs: Vec<String> = system::blockdev::devices_under(Path::new("/"))
         .into_iter()
@@ -294,10 +317,24 @@ fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(
         .iter()
         .any(|r| *r == dev.whole_disk() || *r == dev.name)
     {
-        return Err(TargetError::RootFilesystem(path.to_path_buf()));
+        return Err(TargetError::RootFilesystem(shown));
     }
     match &req.destroy {
-        None => return Err(TargetError::NeedsDestroy(path.to_path_buf())),
+        None => {
+            // Say what is on it, as libblkid sees it, so the user knows what --destroy would cost.
+            let found = match system::probe::signatures(path) {
+                Ok(s) if s.is_empty() => {
+                    "no signature libblkid knows; it may still hold data".into()
+                }
+                Ok(s) => format!("it holds {}", system::probe::describe(&s)),
+                Err(e) => e.to_string(),
+            };
+            return Err(TargetError::NeedsDestroy {
+                dev: shown,
+                given: path.to_path_buf(),
+                found,
+            });
+        }
         Some(d) if !same_device(d, path) => {
             return Err(TargetError::DestroyMismatch {
                 given: d.clone(),
@@ -305,18 +342,6 @@ fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(
             });
         }
         Some(_) => {}
-    }
-    let mut holders = dev.holders.clone();
-    for p in system::blockdev::partitions(&dev.name) {
-        if let Some(pd) = BlockDevice::read(&p) {
-            holders.extend(pd.holders);
-        }
-    }
-    if !holders.is_empty() {
-        return Err(TargetError::InUse {
-            dev: path.to_path_buf(),
-            holders: holders.join(", "),
-        });
     }
     Ok(())
 }

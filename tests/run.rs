@@ -572,21 +572,29 @@ fn io_on_a_real_xfs_loop_device() {
 #[test]
 fn disk_full_is_reported_and_the_file_removed() {
     require_root!();
-    let m = MemMount::new("tmpfs", "size=8m");
-    Iolab::new()
-        .args([
+    // The working set fits when checked; the disk is filled behind iolab's back right after
+    // (IOLAB_PAUSE_AT), so the write itself hits ENOSPC.
+    let m = MemMount::new("tmpfs", "size=64m");
+    let mut p = common::Paused::spawn(
+        Iolab::new().args([
             "run",
             m.dir.to_str().unwrap(),
             "--pattern",
             "write",
             "--size",
-            "64MiB",
+            "16MiB",
             "--io-size",
-            "64MiB",
-        ])
-        .run()
-        .code(1)
-        .stderr_has("disk full");
+            "16MiB",
+        ]),
+        "target resolved",
+    );
+    assert!(p.wait_paused("target resolved", 30));
+    let filler = common::fill_fs(&m.dir, 1 << 20);
+    p.signal("-CONT");
+    let (code, err) = p.finish();
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("disk full"), "{err}");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,

@@ -171,9 +171,10 @@ fn fsync_counted_by_strace_matches() {
 #[test]
 fn smallfile_failure_removes_everything() {
     require_root!();
-    let m = MemMount::new("tmpfs", "size=2m");
-    Iolab::new()
-        .args([
+    // The set fits when checked; the disk is filled right after (IOLAB_PAUSE_AT).
+    let m = MemMount::new("tmpfs", "size=64m");
+    let mut p = common::Paused::spawn(
+        Iolab::new().args([
             "run",
             m.dir.to_str().unwrap(),
             "--pattern",
@@ -186,10 +187,16 @@ fn smallfile_failure_removes_everything() {
             "8k",
             "--repeat",
             "1",
-        ])
-        .run()
-        .code(1)
-        .stderr_has("disk full");
+        ]),
+        "target resolved",
+    );
+    assert!(p.wait_paused("target resolved", 30));
+    let filler = common::fill_fs(&m.dir, 1 << 20);
+    p.signal("-CONT");
+    let (code, err) = p.finish();
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("disk full"), "{err}");
     assert_eq!(
         std::fs::read_dir(&m.dir).unwrap().count(),
         0,

@@ -282,6 +282,7 @@ fn run_layout(
     let opts = SuiteOptions {
         repeat: spec.workloads.repeat,
         default_size,
+        space_reserve: false,
         ..SuiteOptions::default()
     };
     crate::runner::suite::preflight(&spec.workloads.suite, &target, &opts)?;

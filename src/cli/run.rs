@@ -213,6 +213,10 @@ pub struct RunArgs {
         help_heading = "Many hosts"
     )]
     pub on_host_failure: crate::hosts::controller::OnFailure,
+    /// Remove what killed runs left in TARGET (default: the current directory) and exit:
+    /// their test files and small-file trees; their stored runs already show `incomplete`.
+    #[arg(long)]
+    pub cleanup: bool,
 }
 
 /// `--engine` values (the spec's engine names).
@@ -501,6 +505,7 @@ fn suite_options(a: &RunArgs, repeat: u32) -> anyhow::Result<SuiteOptions> {
         max_repeat: a.max_repeat.max(repeat),
         drop_caches: true,
         default_size: 1 << 30,
+        space_reserve: true,
     })
 }
 
@@ -525,6 +530,18 @@ fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()
 }
 
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    if a.cleanup {
+        let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+        let removed = crate::runner::leftovers::clean(&dir)
+            .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
+        for p in &removed {
+            println!("removed {}", p.display());
+        }
+        if removed.is_empty() {
+            println!("nothing left by killed runs in {}", dir.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let a = super::import::apply_fio_job(a)?;
     let suite = build_suite(&a)?;
     if a.hosts.is_some() || a.hosts_file.is_some() {
@@ -570,6 +587,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let opts = suite_options(&a, repeat)?;
     crate::runner::suite::preflight(&suite, &target, &opts)?;
+    crate::pause::at("target resolved");
     if let Some(l) = &a.label {
         crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;
     }

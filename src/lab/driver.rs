@@ -228,6 +228,30 @@ pub fn check_devices(spec: &LabSpec, destroy: &[PathBuf]) -> Result<(), LabError
     Ok(())
 }
 
+/// Loop disks are sparse files that can grow to their full size (fill data, working sets,
+/// rebuilds): all of them together must fit beside the reserve in their directory.
+fn check_loop_space(spec: &LabSpec) -> Result<(), LabError> {
+    if let Disks::Loop {
+        count, size, dir, ..
+    } = &spec.disks
+    {
+        let need = (*count as u64).saturating_mul(*size);
+        crate::system::space::check(
+            dir,
+            need,
+            true,
+            &format!(
+                "{count} loop disks of {} (sparse files that can grow to {})",
+                crate::units::format_bytes(*size),
+                crate::units::format_bytes(need)
+            ),
+            "use fewer or smaller disks (disks.loop) or --disk-dir on a filesystem with room",
+        )
+        .map_err(|e| LabError::Refused(e.to_string()))?;
+    }
+    Ok(())
+}
+
 fn member_size(spec: &LabSpec, stack: &Stack) -> Option<u64> {
     match &spec.disks {
         Disks::Loop { size, .. } => Some(*size),
@@ -251,6 +275,9 @@ pub fn run_lab(
     progress: &mut dyn FnMut(LabEvent),
 ) -> Result<LabReport, LabError> {
     check_devices(spec, &opts.destroy)?;
+    if !opts.dry_run {
+        check_loop_space(spec)?;
+    }
     let lab_id = new_lab_id();
     let runner = if opts.dry_run {
         Runner::recording()
@@ -450,7 +477,10 @@ impl StackRun<'_, '_> {
             None
         };
         let (mut built, src) = match result {
-            Ok(x) => x,
+            Ok(x) => {
+                crate::pause::at("layout built");
+                x
+            }
             Err(e) => {
                 lr.status = LayoutStatus::Failed;
                 lr.reason = Some(error_text(&e));
@@ -490,6 +520,7 @@ impl StackRun<'_, '_> {
             }
         }
         self.step(&l.name, "tearing down".into());
+        crate::pause::at("teardown");
         let left = self.session.teardown(built);
         if let Some(prev) = arc {
             let _ = self.session.restore_arc(&prev);

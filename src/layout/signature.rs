@@ -50,19 +50,21 @@ pub fn wipe(runner: &Runner, dev: &Path) -> Result<(), LayoutError> {
     Ok(())
 }
 
-/// Checks a real device against the safety rules before anything touches it.
-pub fn check_device(runner: &Runner, dev: &Path, destroy: bool) -> Result<(), LayoutError> {
-    let shown = dev.display();
+/// Checks a real device against the safety rules before anything touches it: refused always
+/// when the kernel says it is in use (mounted, swap, backing a loop, held) or it holds the root
+/// filesystem; refused without `--destroy` when libblkid finds any signature on it or on a
+/// partition of it, or it has partitions.
+pub fn check_device(_runner: &Runner, dev: &Path, destroy: bool) -> Result<(), LayoutError> {
     let bd = BlockDevice::from_path(dev)
-        .ok_or_else(|| LayoutError::Refused(format!("{shown} is not a block device")))?;
-    if let Some(m) = system::mounts::mounts_of_device(&bd.name)
-        .into_iter()
-        .next()
-    {
+        .ok_or_else(|| LayoutError::Refused(format!("{} is not a block device", dev.display())))?;
+    let shown = if bd.path == dev {
+        dev.display().to_string()
+    } else {
+        format!("{} ({})", dev.display(), bd.path.display())
+    };
+    if let Some(why) = system::probe::in_use(&bd) {
         return Err(LayoutError::Refused(format!(
-            "refusing {shown}: {} is mounted on {}; unmount it first",
-            m.source,
-            m.mount_point.display()
+            "refusing {shown}: {why}; this lab only uses idle devices"
         )));
     }
     let root_disks: Vec<String> = system::blockdev::devices_under(Path::new("/"))
@@ -77,38 +79,22 @@ pub fn check_device(runner: &Runner, dev: &Path, destroy: bool) -> Result<(), La
             "refusing {shown}: it holds the root filesystem"
         )));
     }
-    let mut holders = bd.holders.clone();
-    for p in system::blockdev::partitions(&bd.name) {
-        if let Some(pd) = BlockDevice::read(&p) {
-            holders.extend(pd.holders);
-        }
-    }
-    if !holders.is_empty() {
-        return Err(LayoutError::Refused(format!(
-            "refusing {shown}: it is in use by {}, which this lab did not create; stop that first",
-            holders.join(", ")
-        )));
-    }
     if !destroy {
-        let sigs = signatures(runner, dev)?;
-        if let Some(s) = sigs.first() {
-            let kinds: Vec<&str> = sigs.iter().map(|s| s.kind.as_str()).collect();
+        let sigs = system::probe::signatures(dev)
+            .map_err(|e| LayoutError::Refused(format!("refusing {shown}: {e}")))?;
+        if !sigs.is_empty() {
             return Err(LayoutError::Refused(format!(
-                "refusing {shown}: it holds data ({} signature at offset {}{}); pass --destroy {shown} if it may be destroyed",
-                s.kind,
-                s.offset,
-                if kinds.len() > 1 {
-                    format!(", also {}", kinds[1..].join(", "))
-                } else {
-                    String::new()
-                }
+                "refusing {shown}: it holds data ({}); pass --destroy {} if it may be destroyed",
+                system::probe::describe(&sigs),
+                dev.display()
             )));
         }
         let parts = system::blockdev::partitions(&bd.name);
         if !parts.is_empty() {
             return Err(LayoutError::Refused(format!(
-                "refusing {shown}: it has partitions ({}); pass --destroy {shown} if they may be destroyed",
-                parts.join(", ")
+                "refusing {shown}: it has partitions ({}); pass --destroy {} if they may be destroyed",
+                parts.join(", "),
+                dev.display()
             )));
         }
     }

@@ -9,6 +9,7 @@
 pub mod cached;
 pub mod data;
 pub mod io;
+pub mod leftovers;
 pub mod offsets;
 pub mod prepare;
 pub mod smallfile;

@@ -42,6 +42,9 @@ pub struct SuiteOptions {
     pub verify: Option<VerifyMode>,
     /// Where `--verify write` saves, and `--verify read` loads, the generations written.
     pub verify_state: Option<std::path::PathBuf>,
+    /// Keep the free-space reserve (the larger of 1GiB and 5%) when checking working sets; off
+    /// on a lab's own layouts, where nothing else lives.
+    pub space_reserve: bool,
 }
 
 /// What `--verify` does.
@@ -65,6 +68,7 @@ impl Default for SuiteOptions {
             default_size: 1 << 30,
             verify: None,
             verify_state: None,
+            space_reserve: true,
         }
     }
 }
@@ -140,9 +144,56 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
         } else {
             0
         };
-        working_set(io, target, laid_out, opts.default_size)?;
+        let ws = working_set(io, target, laid_out, opts.default_size)?;
+        // What laying out the file adds: all of it in a directory, the unallocated part of a
+        // file (sparse or shorter), nothing on a device. --io-size never grows the file (IO
+        // wraps within the working set), so the working set is the bound.
+        let adds = match target.info.kind {
+            TargetKind::Directory => ws,
+            TargetKind::File => ws.saturating_sub(allocated(target.path())),
+            TargetKind::BlockDevice => 0,
+        };
+        if adds > 0 {
+            crate::system::space::check(
+                target.path(),
+                adds,
+                opts.space_reserve,
+                &format!("the working set of '{}'", w.name),
+                "lower --size",
+            )?;
+        }
+    }
+    for w in &suite.workloads {
+        let WorkloadKind::SmallFiles(sf) = &w.kind else {
+            continue;
+        };
+        // Each file takes at least one 4KiB block; the mean size is the expected one.
+        let per = (sf.min_size.saturating_add(sf.max_size) / 2).div_ceil(4096) * 4096;
+        let need = sf.files.saturating_mul(per.max(4096));
+        crate::system::space::check(
+            target.path(),
+            need,
+            opts.space_reserve,
+            &format!(
+                "the small-file set of '{}' ({} files, about {})",
+                w.name,
+                sf.files,
+                fmt(need)
+            ),
+            "lower --files or --max-file-size",
+        )?;
     }
     Ok(())
+}
+
+fn fmt(n: u64) -> String {
+    crate::units::format_bytes(n)
+}
+
+/// Bytes a file already has on disk (its allocated blocks).
+fn allocated(p: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).map_or(0, |m| m.blocks().saturating_mul(512))
 }
 
 /// Runs every workload of `suite` on `target`.
@@ -235,7 +286,10 @@ impl SuiteRun<'_> {
         let stop = self.ctl.stop.clone();
         let stopped = move || stop.load(Ordering::Relaxed);
         match self.test_file()?.ensure_laid_out(size, &stopped) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                crate::pause::at("file laid out");
+                Ok(())
+            }
             Err(_) if self.stopped() => Err(Stop::Interrupted),
             Err(e) => Err(e.into()),
         }
@@ -492,6 +546,7 @@ impl SuiteRun<'_> {
                 }
             }
             self.sink.trial_start(index, w, trial, planned);
+            crate::pause::at("trial started");
             self.ctl.counters.reset();
             let sample = match (&w.kind, file) {
                 (WorkloadKind::Io(io), Some(f)) => run_io_trial(io, f, self.ctl, &w.name, trial)?,

@@ -5,6 +5,8 @@
 
 pub mod blockdev;
 pub mod mounts;
+pub mod probe;
+pub mod space;
 pub mod throttle;
 
 use serde::{Deserialize, Serialize};

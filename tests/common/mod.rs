@@ -559,3 +559,134 @@ impl Drop for MemMount {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pausing at a step (IOLAB_PAUSE_AT)
+
+/// An iolab process started with `IOLAB_PAUSE_AT`: its stderr is collected as it comes, so a
+/// test can wait until it says `paused at STEP`, act (SIGKILL it, fill its disk), and resume it.
+pub(crate) struct Paused {
+    pub child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    stdout: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    out_reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Reads a pipe into a shared string on a thread of its own.
+fn collect(
+    mut r: impl std::io::Read + Send + 'static,
+) -> (
+    std::sync::Arc<std::sync::Mutex<String>>,
+    std::thread::JoinHandle<()>,
+) {
+    let s = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let s2 = s.clone();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            s2.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    (s, h)
+}
+
+impl Paused {
+    /// Spawns `cmd` with `IOLAB_PAUSE_AT=step`.
+    pub(crate) fn spawn(cmd: Iolab, step: &str) -> Paused {
+        let mut c = cmd.env("IOLAB_PAUSE_AT", step).command();
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().expect("spawn iolab");
+        let (stderr, reader) = collect(child.stderr.take().expect("stderr"));
+        let (stdout, out_reader) = collect(child.stdout.take().expect("stdout"));
+        Paused {
+            child,
+            stderr,
+            stdout,
+            reader: Some(reader),
+            out_reader: Some(out_reader),
+        }
+    }
+
+    /// Everything written to stdout so far (all of it after [`Paused::finish`]).
+    pub(crate) fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    /// Waits (up to `secs`) until the process says `paused at STEP`; false when it ended first
+    /// or the time ran out.
+    pub(crate) fn wait_paused(&mut self, step: &str, secs: u64) -> bool {
+        let want = format!("paused at {step}");
+        let t = std::time::Instant::now();
+        while t.elapsed().as_secs() < secs {
+            if self.stderr.lock().unwrap().contains(&want) {
+                return true;
+            }
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return self.stderr.lock().unwrap().contains(&want);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Sends a signal (`-KILL`, `-CONT`) to the process.
+    pub(crate) fn signal(&self, sig: &str) {
+        let _ = Command::new("kill")
+            .arg(sig)
+            .arg(self.child.id().to_string())
+            .status();
+    }
+
+    /// Waits for the exit: (exit code or -1 when killed, all of stderr).
+    pub(crate) fn finish(&mut self) -> (i32, String) {
+        let st = self.child.wait().expect("wait");
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        if let Some(r) = self.out_reader.take() {
+            let _ = r.join();
+        }
+        let e = self.stderr.lock().unwrap().clone();
+        (st.code().unwrap_or(-1), e)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Fills the filesystem holding `dir` with one file until only about `leave` bytes are free;
+/// returns the file (remove it to give the space back).
+pub(crate) fn fill_fs(dir: &Path, leave: u64) -> PathBuf {
+    let o = Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(dir)
+        .output()
+        .expect("df");
+    let free: u64 = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("df avail");
+    let f = dir.join("filler.bin");
+    let n = free.saturating_sub(leave).max(4096);
+    let ok = Command::new("fallocate")
+        .args(["-l", &n.to_string()])
+        .arg(&f)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "fallocate {n} in {}", dir.display());
+    f
+}

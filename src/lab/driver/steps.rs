@@ -52,6 +52,7 @@ impl StackRun<'_, '_> {
         if set.write_manifest(&manifest).is_ok() {
             integ.manifest = Some(manifest.display().to_string());
         }
+        crate::pause::at("verification set written");
         lr.integrity = Some(integ);
         if let Some(hook) = &self.opts.hooks.after_data_written {
             hook(&DataWritten {

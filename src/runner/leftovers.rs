@@ -1,0 +1,89 @@
+//! What a killed `iolab run` leaves in its target directory, and `iolab run --cleanup`, which
+//! removes it: test files `iolab-PID.dat`, small-file trees `iolab-smallfile-PID-N`, O_DIRECT
+//! probes `.iolab-dio-probe-PID`, and the temporary `.iolab-*` directories a run without a
+//! target made, each only when process PID is gone (a live run's files are never touched).
+
+use std::path::{Path, PathBuf};
+
+/// The pid in a name this module knows, when it is one of ours.
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name
+        .strip_prefix("iolab-smallfile-")
+        .map(|r| r.split('-').next().unwrap_or(""))
+        .or_else(|| {
+            name.strip_prefix("iolab-")
+                .and_then(|r| r.strip_suffix(".dat"))
+        })
+        .or_else(|| name.strip_prefix(".iolab-dio-probe-"))?;
+    rest.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Removes the leftovers of dead runs in `dir` (and in the `.iolab-*` directories in it);
+/// returns what was removed.
+pub fn clean(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for e in std::fs::read_dir(dir)?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let p = e.path();
+        if let Some(pid) = owner_pid(&name) {
+            if alive(pid) {
+                continue;
+            }
+            if p.is_dir() {
+                std::fs::remove_dir_all(&p)?;
+            } else {
+                std::fs::remove_file(&p)?;
+            }
+            removed.push(p);
+        } else if name.starts_with(".iolab-") && p.is_dir() {
+            // A temporary target: emptied of dead runs' files, removed when nothing else is in it.
+            let inner = clean(&p)?;
+            let empty = std::fs::read_dir(&p).is_ok_and(|mut r| r.next().is_none());
+            removed.extend(inner);
+            if empty {
+                std::fs::remove_dir(&p)?;
+                removed.push(p);
+            }
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knows_its_own_names_only() {
+        assert_eq!(owner_pid("iolab-123.dat"), Some(123));
+        assert_eq!(owner_pid("iolab-smallfile-45-2"), Some(45));
+        assert_eq!(owner_pid(".iolab-dio-probe-7"), Some(7));
+        assert_eq!(owner_pid("iolab.db"), None);
+        assert_eq!(owner_pid("iolab-x.dat"), None);
+        assert_eq!(owner_pid("notes.txt"), None);
+    }
+
+    #[test]
+    fn removes_dead_runs_files_and_keeps_live_ones() {
+        let d = tempfile::tempdir().unwrap();
+        // pid 0x7fff_fff0 is never alive; our own pid is.
+        let dead = d.path().join("iolab-2147483632.dat");
+        let live = d.path().join(format!("iolab-{}.dat", std::process::id()));
+        let other = d.path().join("keep.txt");
+        let tmp = d.path().join(".iolab-abc123");
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(tmp.join("iolab-2147483632.dat"), b"x").unwrap();
+        for f in [&dead, &live, &other] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let r = clean(d.path()).unwrap();
+        assert!(
+            !dead.exists() && live.exists() && other.exists() && !tmp.exists(),
+            "{r:?}"
+        );
+    }
+}
