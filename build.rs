@@ -1,16 +1,22 @@
 //! Records the git revision the binary was built from, so every stored run names its code.
 
-fn main() {
-    let rev = std::process::Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
+fn git(args: &[&str]) -> Option<String> {
+    std::process::Command::new("git")
+        .args(args)
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map_or_else(
-            || "unknown".to_string(),
-            |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
-        );
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+fn main() {
+    let rev = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=IOLAB_GIT_REV={rev}");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs/heads");
+    // In a git worktree `.git` is a file: watching `.git/HEAD` (a path that does not exist)
+    // would rerun this script, and rebuild the crate, on every cargo command. Ask git where
+    // HEAD and the branch refs really are.
+    let dir = git(&["rev-parse", "--absolute-git-dir"]).unwrap_or_else(|| ".git".into());
+    let common = git(&["rev-parse", "--git-common-dir"]).unwrap_or_else(|| dir.clone());
+    println!("cargo:rerun-if-changed={dir}/HEAD");
+    println!("cargo:rerun-if-changed={common}/refs/heads");
 }
