@@ -10,6 +10,8 @@
 # Bars (PRODUCT.md): (1) IOPS ratio >= 0.95 and CPU/IO ratio <= 1.10; (3) MB/s within 5%;
 # (4) ratio >= 1.0. Usage: bench/vs-fio.sh [PAIRS] [SECONDS]   (defaults 5 and 5)
 # CASES="1 4" runs only those cases (by their number above; 3h goes with 3).
+# PEER_IOLAB=/path/to/other/iolab: the peer is that iolab build instead of fio (A/B of two
+# builds on the same targets, alternately; the ratio is this build / the other).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${1:-5}
@@ -51,6 +53,14 @@ iolab_cmd() { # target pattern bs qd [engine]
   echo "$IOLAB" run "$1" --pattern "$2" --bs "$3" --qd "$4" --engine "${5:-io_uring}" --threads 1 \
     --time "${SECS}s" --size 1GiB --repeat 1 --json --no-save
 }
+peer() { # fio args, iolab args: run the peer (fio, or PEER_IOLAB)
+  # shellcheck disable=SC2046
+  if [ -n "${PEER_IOLAB:-}" ]; then
+    python3 $M iolab-peer x -- $(IOLAB=$PEER_IOLAB iolab_cmd $2) || true
+  else
+    python3 $M fio x -- $(fio_cmd $1) || true
+  fi
+}
 want_case() { [ -z "${CASES:-}" ] || [[ " $CASES " == *" $1 "* ]]; }
 ALL=()
 want_case 1 && ALL+=("loop randread 4k qd128|$LOOP randread 4k 128|$LOOP randread 4k 128")
@@ -66,11 +76,11 @@ want_case 4 && ALL+=("null 4k qd128|$FILE randread 4k 128 null|$FILE randread 4k
     for i in $(seq "$PAIRS"); do
       # shellcheck disable=SC2046
       if [ $((i % 2)) = 1 ]; then
-        python3 $M fio x -- $(fio_cmd $fargs) || true
+        peer "$fargs" "$iargs"
         python3 $M iolab x -- $(iolab_cmd $iargs) || true
       else
         python3 $M iolab x -- $(iolab_cmd $iargs) || true
-        python3 $M fio x -- $(fio_cmd $fargs) || true
+        peer "$fargs" "$iargs"
       fi
     done
   done

@@ -2,7 +2,7 @@
 """Run one benchmark command, print one JSON line: the tool's figure and the CPU it used.
 
 usage: measure.py TOOL METRIC -- CMD...
-  TOOL   fio | iolab | bonnie | dd   (how to read the figure from the command's stdout)
+  TOOL   fio | iolab | iolab-peer | bonnie | dd   (how to read the figure from the command's stdout)
   METRIC iops | mbps | raw
 The CPU time is the child's user+sys from rusage, so both tools are measured the same way.
 """
@@ -29,7 +29,7 @@ def main():
         out["iops"] = rd["iops"] + wr["iops"]
         out["mbps"] = (rd["bw_bytes"] + wr["bw_bytes"]) / 1e6
         out["ios"] = rd["total_ios"] + wr["total_ios"]
-    elif tool == "iolab":
+    elif tool.startswith("iolab"):  # iolab, or iolab-peer (another build, for A/B)
         d = json.loads(p.stdout)
         # The workload itself, not --verify's fill and read-back passes ("name:verify-...").
         s = next(w for w in d["summary"] if ":" not in w["workload"])
