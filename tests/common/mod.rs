@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub(crate) mod pg;
+pub(crate) mod records;
 
 /// A results database private to this test process, so tests never touch the user's own.
 pub(crate) fn test_db() -> PathBuf {
