@@ -203,9 +203,11 @@ impl StackRun<'_, '_> {
             .filter(super::faults::md_unhealthy);
         if let Some(o) = unhealthy {
             // What an injected fault left (a member md failed during the rebuild): there is
-            // no redundancy to check against. A finding, not a lab failure; with a second
-            // failure to come, its rebuild replaces the member and the check runs after it.
-            if step == Step::Rebuilt && l.failures >= 2 {
+            // no redundancy to check against. A finding, not a lab failure (the fault record
+            // says md was left degraded; the files were read back all the same, and a second
+            // failure's rebuild replaces the member and the check runs after it), as for a
+            // layout left degraded on purpose.
+            if step == Step::Rebuilt && (l.failures >= 2 || !l.faults.is_empty()) {
                 self.step(
                     &l.name,
                     format!("no check: md is degraded ({})", o.describe()),
