@@ -66,6 +66,7 @@ pub(crate) fn io_trial(workload: &str, n: u32, iops: f64) -> TrialSample {
             t,
             bytes: count * 8192 / 2,
             ops: count / 2,
+            ..Default::default()
         })
         .collect();
     TrialSample {
@@ -109,6 +110,7 @@ pub(crate) fn meta_trial(n: u32, ops: u64, series: &[u64]) -> TrialSample {
                 t: t as u32,
                 bytes: 0,
                 ops: o,
+                ..Default::default()
             })
             .collect(),
         accounting: IoAccounting::default(),
