@@ -353,9 +353,12 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
         .stdout_has("hosts-group");
 }
 
-/// One host's streamed seconds, read from a capture of what its agent sent on the wire:
-/// (t, ops, that second's data-IO histogram), and the bytes each interval line took.
-fn wire_seconds(path: &Path) -> (Vec<(u32, u64, LatencyHistogram)>, Vec<usize>) {
+/// One host's streamed seconds as its agent sent them: (t, ops, that second's data-IO
+/// histogram), and the bytes each interval line took.
+type WireSeconds = (Vec<(u32, u64, LatencyHistogram)>, Vec<usize>);
+
+/// Reads a capture of what an agent sent on the wire.
+fn wire_seconds(path: &Path) -> WireSeconds {
     let text = std::fs::read_to_string(path).expect("wire capture");
     let mut out = Vec::new();
     let mut sizes = Vec::new();
@@ -458,9 +461,24 @@ fn the_per_second_series_is_the_merge_of_the_hosts_streamed_seconds() {
         .map(|s| s["ops"].as_u64().expect("ops"))
         .sum();
     assert_eq!(streamed, counted);
-    // Stored: each host run's series matches what its agent streamed, and the aggregate
-    // run's series is the per-second series with its percentiles.
-    let store = iolab::store::Store::open_existing(&db).expect("store opens");
+    check_stored_series(&db, &doc, &wires);
+    let sizes: Vec<usize> = wires.iter().flat_map(|w| w.1.iter().copied()).collect();
+    eprintln!(
+        "interval lines: {} of {} bytes on average (max {})",
+        sizes.len(),
+        sizes.iter().sum::<usize>() / sizes.len().max(1),
+        sizes.iter().max().copied().unwrap_or(0)
+    );
+    check_hosts_report(&db, &d.join("report.html"));
+}
+
+/// Each host run's stored series matches what its agent streamed, and the aggregate run's
+/// series is the per-second series with its percentiles.
+fn check_stored_series(db: &Path, doc: &serde_json::Value, wires: &[WireSeconds]) {
+    let per_second = doc["trials"][0]["aggregate"]["per_second"]
+        .as_array()
+        .expect("per_second");
+    let store = iolab::store::Store::open_existing(db).expect("store opens");
     for (i, pair) in doc["saved"]["hosts"]
         .as_array()
         .expect("ids")
@@ -489,23 +507,18 @@ fn the_per_second_series_is_the_merge_of_the_hosts_streamed_seconds() {
         assert_eq!(Some(p.ops), s["ops"].as_u64());
         assert_eq!(p.p99_ns, s["p99_ns"].as_u64());
     }
-    let sizes: Vec<usize> = wires.iter().flat_map(|w| w.1.iter().copied()).collect();
-    eprintln!(
-        "interval lines: {} of {} bytes on average (max {})",
-        sizes.len(),
-        sizes.iter().sum::<usize>() / sizes.len().max(1),
-        sizes.iter().max().copied().unwrap_or(0)
-    );
-    // The report of the aggregate alone draws the per-host charts: a line per host and the
-    // aggregate's, and a p99 bar per host.
-    let html = d.join("report.html");
+}
+
+/// The report of the aggregate alone draws the per-host charts: a line per host and the
+/// aggregate's, and a p99 bar per host.
+fn check_hosts_report(db: &Path, html: &Path) {
     Iolab::new()
-        .db(&db)
+        .db(db)
         .args(["report", "persec", "-o"])
-        .arg(&html)
+        .arg(html)
         .run()
         .success();
-    let page = std::fs::read_to_string(&html).expect("report");
+    let page = std::fs::read_to_string(html).expect("report");
     let section = &page[page
         .find("<section id=\"hosts\">")
         .expect("a hosts section")..];
