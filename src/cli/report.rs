@@ -119,7 +119,7 @@ fn is_our_chart(name: &str) -> bool {
         && stem
             .bytes()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && ["-bars", "-series", "-capacity", "-latency"]
+        && ["-bars", "-series", "-capacity", "-latency", "-hosts-p99"]
             .iter()
             .any(|k| stem.ends_with(k) || stem.contains(&format!("{k}-")))
 }

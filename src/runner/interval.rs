@@ -3,7 +3,7 @@
 //! A worker records each IO's latency into one histogram per operation kind for the second it
 //! is in (the same single record per IO as before, into a different histogram). When its first
 //! batch of a later second completes, it hands the finished second's histograms and counts to
-//! the trial's collector thread ([`Piece`]) and carries on with fresh ones from a shared pool:
+//! the trial's collector thread (a `Piece`) and carries on with fresh ones from a shared pool:
 //! once a second per worker, never per IO. The collector merges the workers' pieces second by
 //! second; a second is closed once every worker has moved past it. Closed seconds go to the
 //! trial's listener (`iolab agent` streams them to the controller) and leave their p50/p99 on
