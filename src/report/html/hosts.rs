@@ -273,7 +273,7 @@ pub fn figures(g: &HostsView, w: &HostsWorkload, embed: Embed) -> Vec<Figure> {
         legend.push((format!("aggregate of {n} hosts"), n));
     }
     let caption = format!(
-        "{}: throughput per second ({}) of each host and of all {n} together (hosts-group {})",
+        "{}: {} per second, each host and all {n} (hosts-group {})",
         w.name, w.unit, g.group
     );
     let series = LineChart {
@@ -323,7 +323,7 @@ pub fn figures(g: &HostsView, w: &HostsWorkload, embed: Embed) -> Vec<Figure> {
         })
         .collect();
     let bar_caption = format!(
-        "{}: p99 latency of each host (hosts more than 15% below the hosts' median {} flagged SLOW)",
+        "{}: p99 per host (SLOW: {} over 15% below the hosts' median)",
         w.name, w.unit
     );
     let p99 = BarChart {
