@@ -199,6 +199,53 @@ pub struct SeriesPoint {
     pub bytes: u64,
     /// Operations completed in that second.
     pub ops: u64,
+    /// Median latency of the data IOs (reads and writes) completed in that second, ns, from
+    /// that second's own histogram (absent where no per-second histogram was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    /// 99th percentile of the same, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+}
+
+/// One second of a trial's measured window as it happened: its counts and that second's
+/// latency histogram per operation kind. `iolab agent` streams these to the controller, which
+/// merges them across hosts second by second (percentiles per second from merged histograms,
+/// never averaged). Serialized histograms are HDR V2 + deflate, base64 in JSON.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalSample {
+    /// Seconds since the measured window began (this covers [t, t+1)).
+    pub t: u32,
+    /// Operations completed in that second (all kinds, as [`SeriesPoint::ops`]).
+    pub ops: u64,
+    /// Bytes completed in that second.
+    pub bytes: u64,
+    /// That second's latency histogram per operation kind that completed any.
+    pub latency: Vec<IntervalLatency>,
+}
+
+/// The latencies of one operation kind within one second.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalLatency {
+    /// `read`, `write` or `sync`.
+    pub op: String,
+    /// The latencies (its count is the number of operations of this kind in that second).
+    pub histogram: LatencyHistogram,
+}
+
+impl IntervalSample {
+    /// The histogram of the data IOs (reads and writes merged; syncs when there are none):
+    /// what the per-second p50/p99 of a series point are read from.
+    pub fn data_latency(&self) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        let data = self.latency.iter().any(|l| l.op != "sync");
+        for l in self.latency.iter().filter(|l| !data || l.op != "sync") {
+            h.merge(&l.histogram);
+        }
+        h
+    }
 }
 
 /// The IO accounting that must balance: everything submitted completed, nothing silently lost.

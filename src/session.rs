@@ -116,6 +116,7 @@ pub fn run_session(
         stop: crate::signals::stop_flag(),
         counters: progress.counters(),
         gate: Default::default(),
+        intervals: None,
     };
     let mut sink = StoreSink {
         progress,

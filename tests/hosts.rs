@@ -121,6 +121,34 @@ impl NetHosts {
         )
     }
 
+    /// `iolab run --hosts HOSTS --launch <ssh with this config> REMOTE --pattern randread`:
+    /// where every ssh test starts (the rest of the flags are its own).
+    fn run(&self, hosts: &str, remote: &str) -> Iolab {
+        Iolab::new()
+            .args(["run", "--hosts", hosts, "--launch"])
+            .arg(self.launch(remote))
+            .args(["--pattern", "randread"])
+    }
+
+    /// `h0:target0,h1:target1,h2:<a tmpfs>` and the tmpfs directory (removed on drop). The
+    /// host on tmpfs is built to differ: no O_DIRECT there, so buffered and page-cache fast,
+    /// and the hosts' latencies differ by orders of magnitude (merged percentiles are then
+    /// far from the mean of the hosts').
+    fn hosts_with_tmpfs_last(&self) -> (String, tempfile::TempDir) {
+        let shm = tempfile::Builder::new()
+            .prefix("iolab-hosts-shm-")
+            .tempdir_in("/dev/shm")
+            .expect("shm dir");
+        let last = self.names.len() - 1;
+        let mut parts: Vec<String> = self.names[..last]
+            .iter()
+            .zip(&self.targets)
+            .map(|(n, t)| format!("{n}:{}", t.display()))
+            .collect();
+        parts.push(format!("{}:{}", self.names[last], shm.path().display()));
+        (parts.join(","), shm)
+    }
+
     /// `h0:/.../target0,h1:...`.
     fn hosts_arg(&self) -> String {
         self.names
@@ -223,38 +251,13 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     }
     let h = NetHosts::new(3);
     let db = h.dir.path().join("iolab.db");
-    // Host 2 is built to differ: its target is on a tmpfs (no O_DIRECT: buffered, page-cache
-    // fast), so the hosts' p99s differ by orders of magnitude.
-    let shm = tempfile::Builder::new()
-        .prefix("iolab-hosts-shm-")
-        .tempdir_in("/dev/shm")
-        .expect("shm dir");
-    let hosts = format!(
-        "h0:{},h1:{},h2:{}",
-        h.targets[0].display(),
-        h.targets[1].display(),
-        shm.path().display()
-    );
+    let (hosts, _shm) = h.hosts_with_tmpfs_last();
     let pushed_before = sh("ls /tmp | grep -c '^iolab-push-' || true").stdout;
-    let out = Iolab::new()
+    let out = h
+        .run(&hosts, "iolab agent --stdio")
         .db(&db)
-        .args(["run", "--hosts", &hosts, "--push", "--launch"])
-        .arg(h.launch("iolab agent --stdio"))
-        .args([
-            "--pattern",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "4",
-            "--size",
-            "16M",
-            "--time",
-            "1s",
-            "--json",
-            "--label",
-            "three",
-        ])
+        .args(["--push", "--bs", "4k", "--qd", "4", "--size", "16M"])
+        .args(["--time", "1s", "--json", "--label", "three"])
         .run();
     out.success();
     let doc = out.json();
@@ -350,24 +353,211 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
         .stdout_has("hosts-group");
 }
 
+/// One host's streamed seconds as its agent sent them: (t, ops, that second's data-IO
+/// histogram), and the bytes each interval line took.
+type WireSeconds = (Vec<(u32, u64, LatencyHistogram)>, Vec<usize>);
+
+/// Reads a capture of what an agent sent on the wire.
+fn wire_seconds(path: &Path) -> WireSeconds {
+    let text = std::fs::read_to_string(path).expect("wire capture");
+    let mut out = Vec::new();
+    let mut sizes = Vec::new();
+    for line in text.lines() {
+        if let Ok(iolab::hosts::protocol::Message::Interval { sample, .. }) =
+            iolab::hosts::protocol::parse_line(line)
+        {
+            sizes.push(line.len() + 1);
+            out.push((sample.t, sample.ops, sample.data_latency()));
+        }
+    }
+    (out, sizes)
+}
+
+#[test]
+fn the_per_second_series_is_the_merge_of_the_hosts_streamed_seconds() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(3);
+    let d = h.dir.path();
+    let db = d.join("iolab.db");
+    // Host 2 on a tmpfs so the hosts' latencies differ; every agent's stdout is also copied
+    // to a file: what the controller was sent, to check its merge against independently.
+    let (hosts, _shm) = h.hosts_with_tmpfs_last();
+    let remote = format!(
+        "'{} agent --stdio | tee {}/wire-{{host}}'",
+        bin(),
+        d.display()
+    );
+    let out = h
+        .run(&hosts, &remote)
+        .db(&db)
+        .args(["--bs", "4k", "--qd", "4", "--size", "16M"])
+        .args(["--time", "3s", "--json", "--label", "persec"])
+        .run();
+    out.success();
+    let doc = out.json();
+    let t = &doc["trials"][0];
+    let per_second = t["aggregate"]["per_second"].as_array().expect("per_second");
+    // A 3 s window is seconds 0, 1, 2 (IOs completing at the deadline are not in it).
+    let ts: Vec<u64> = per_second
+        .iter()
+        .map(|s| s["t"].as_u64().expect("t"))
+        .collect();
+    assert_eq!(ts, [0, 1, 2], "{per_second:?}");
+    let wires: Vec<_> = (0..3)
+        .map(|i| wire_seconds(&d.join(format!("wire-h{i}"))))
+        .collect();
+    let mut mean_differs = false;
+    for (k, s) in per_second.iter().enumerate() {
+        let t = k as u32;
+        // Counts are integers summed: equal exactly, no tolerance needed.
+        let mut ops = 0;
+        let mut merged = LatencyHistogram::new();
+        let mut p99s = Vec::new();
+        for (w, _) in &wires {
+            let (_, o, hist) = w
+                .iter()
+                .find(|x| x.0 == t)
+                .expect("every host sent every second");
+            ops += o;
+            merged.merge(hist);
+            p99s.push(hist.percentile(99.0) as f64);
+        }
+        assert_eq!(s["ops"].as_u64(), Some(ops), "second {t}");
+        assert_eq!(s["hosts"], 3);
+        assert!((s["ops_per_sec"].as_f64().expect("iops") - ops as f64).abs() < 1e-6);
+        assert_eq!(
+            s["latency_count"].as_u64(),
+            Some(merged.len()),
+            "second {t}"
+        );
+        assert_eq!(
+            s["p50_ns"].as_u64(),
+            Some(merged.percentile(50.0)),
+            "second {t}"
+        );
+        assert_eq!(
+            s["p99_ns"].as_u64(),
+            Some(merged.percentile(99.0)),
+            "second {t}"
+        );
+        let mean = p99s.iter().sum::<f64>() / 3.0;
+        mean_differs |= (mean - merged.percentile(99.0) as f64).abs() > 0.01 * mean;
+    }
+    assert!(
+        mean_differs,
+        "the merged p99 equals the mean of p99s in every second"
+    );
+    // The seconds add up to the trial: every counted IO is in exactly one second.
+    let counted: u64 = t["hosts"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum();
+    let streamed: u64 = per_second
+        .iter()
+        .map(|s| s["ops"].as_u64().expect("ops"))
+        .sum();
+    assert_eq!(streamed, counted);
+    check_stored_series(&db, &doc, &wires);
+    let sizes: Vec<usize> = wires.iter().flat_map(|w| w.1.iter().copied()).collect();
+    eprintln!(
+        "interval lines: {} of {} bytes on average (max {})",
+        sizes.len(),
+        sizes.iter().sum::<usize>() / sizes.len().max(1),
+        sizes.iter().max().copied().unwrap_or(0)
+    );
+    check_hosts_report(&db, &d.join("report.html"));
+}
+
+/// Each host run's stored series matches what its agent streamed, and the aggregate run's
+/// series is the per-second series with its percentiles.
+fn check_stored_series(db: &Path, doc: &serde_json::Value, wires: &[WireSeconds]) {
+    let per_second = doc["trials"][0]["aggregate"]["per_second"]
+        .as_array()
+        .expect("per_second");
+    let store = iolab::store::Store::open_existing(db).expect("store opens");
+    for (i, pair) in doc["saved"]["hosts"]
+        .as_array()
+        .expect("ids")
+        .iter()
+        .enumerate()
+    {
+        let run = store
+            .load_run(pair[1].as_str().expect("id"))
+            .expect("loads");
+        let series = &run.workloads[0].trials[0].series;
+        for (t, ops, hist) in &wires[i].0 {
+            let p = &series[*t as usize];
+            assert_eq!(
+                (p.ops, p.p99_ns),
+                (*ops, Some(hist.percentile(99.0))),
+                "host {i}"
+            );
+        }
+    }
+    let agg = store
+        .load_run(doc["saved"]["aggregate"].as_str().expect("id"))
+        .expect("loads");
+    let series = &agg.workloads[0].trials[0].series;
+    assert_eq!(series.len(), 3);
+    for (p, s) in series.iter().zip(per_second) {
+        assert_eq!(Some(p.ops), s["ops"].as_u64());
+        assert_eq!(p.p99_ns, s["p99_ns"].as_u64());
+    }
+}
+
+/// The report of the aggregate alone draws the per-host charts: a line per host and the
+/// aggregate's, and a p99 bar per host.
+fn check_hosts_report(db: &Path, html: &Path) {
+    Iolab::new()
+        .db(db)
+        .args(["report", "persec", "-o"])
+        .arg(html)
+        .run()
+        .success();
+    let page = std::fs::read_to_string(html).expect("report");
+    let section = &page[page
+        .find("<section id=\"hosts\">")
+        .expect("a hosts section")..];
+    let lines: Vec<&str> = section
+        .split("<polyline ")
+        .skip(1)
+        .map(|l| &l[..l.find("</polyline>").expect("closed")])
+        .collect();
+    for name in ["h0", "h1", "h2"] {
+        let titled = |l: &&&str| {
+            l.contains(&format!("<title>{name}<")) || l.contains(&format!("<title>{name} ("))
+        };
+        assert_eq!(
+            lines.iter().filter(titled).count(),
+            1,
+            "one line for {name}"
+        );
+        assert!(
+            section.contains(&format!("data-host=\"{name}\"")),
+            "no p99 bar for {name}"
+        );
+    }
+    assert_eq!(
+        section.matches("<polyline").count(),
+        4,
+        "three hosts and the aggregate"
+    );
+    assert!(section.contains("<title>aggregate of 3 hosts</title>"));
+}
+
 #[test]
 fn a_host_without_iolab_is_named_with_the_fix() {
     if !require_hosts() {
         return;
     }
     let h = NetHosts::new(1);
-    let out = Iolab::new()
-        .args(["run", "--hosts", &h.hosts_arg(), "--launch"])
-        .arg(h.launch("iolab agent --stdio"))
-        .args([
-            "--pattern",
-            "randread",
-            "--size",
-            "4M",
-            "--time",
-            "1s",
-            "--no-save",
-        ])
+    let out = h
+        .run(&h.hosts_arg(), "iolab agent --stdio")
+        .args(["--size", "4M", "--time", "1s", "--no-save"])
         .run();
     out.code(1)
         .stderr_has("host h0 failed: no iolab agent on the host")
@@ -381,30 +571,10 @@ fn a_killed_host_is_failed_and_the_others_are_kept() {
         return;
     }
     let h = NetHosts::new(3);
-    let child = Iolab::new()
-        .args([
-            "run",
-            "--hosts",
-            &h.hosts_arg(),
-            "--on-host-failure",
-            "continue",
-            "--launch",
-        ])
-        .arg(h.launch(&format!("{} agent --stdio", bin())))
-        .args([
-            "--pattern",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "2",
-            "--size",
-            "8M",
-            "--time",
-            "4s",
-            "--json",
-            "--no-save",
-        ])
+    let child = h
+        .run(&h.hosts_arg(), &format!("{} agent --stdio", bin()))
+        .args(["--on-host-failure", "continue", "--bs", "4k", "--qd", "2"])
+        .args(["--size", "8M", "--time", "4s", "--json", "--no-save"])
         .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -367,6 +367,72 @@ fn lab_report_shows_capacity_degraded_ratios_and_rebuild_times() {
 }
 
 #[test]
+fn a_hosts_group_gets_a_line_per_host_and_its_straggler_flagged() {
+    // Three host runs of one `iolab run --hosts` (h2 at half the speed: the straggler) and
+    // their aggregate, tied by their notes as `iolab run --hosts` saves them.
+    let dir = tmp();
+    let db = dir.path().join("iolab.db");
+    let ws = vec![fixtures::io(
+        "rand",
+        iolab::spec::Pattern::RandRead,
+        4096,
+        32,
+    )];
+    let hosts: Vec<RunRecord> = [1.0, 1.05, 0.5]
+        .iter()
+        .enumerate()
+        .map(|(i, &speed)| {
+            let mut r = fixtures::run(&format!("host{i}"), speed, &ws, 1, 10 + i as u64);
+            r.label = None;
+            r.notes = vec![format!("hosts-group g7: host h{i} ({} of 3)", i + 1)];
+            r
+        })
+        .collect();
+    let ids = save(&db, &hosts);
+    let mut agg = fixtures::run("cluster", 2.5, &ws, 1, 20);
+    agg.notes = vec![format!(
+        "hosts-group g7: aggregate of 3 of 3 hosts (h0 = run {}, h1 = run {}, h2 = run {})",
+        ids[0], ids[1], ids[2]
+    )];
+    save(&db, &[agg]);
+    // The aggregate alone: its host runs are found from its note.
+    let outp = dir.path().join("hosts.html");
+    let (code, _, stderr) = report(&db, &["cluster", "-o", outp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&outp).unwrap();
+    let section = &html[html.find("<section id=\"hosts\">").expect("hosts section")..];
+    let section = &section[..section.find("</section>").expect("end")];
+    let titles: Vec<String> = section
+        .split("<polyline ")
+        .skip(1)
+        .map(|l| {
+            let t = &l[l.find("<title>").expect("title") + 7..];
+            unescape(&t[..t.find("</title>").expect("end")])
+        })
+        .collect();
+    assert_eq!(titles.len(), 4, "{titles:?}");
+    assert_eq!(
+        (&titles[0][..], &titles[1][..], &titles[3][..]),
+        ("h0", "h1", "aggregate of 3 hosts"),
+        "one series per host, then the aggregate"
+    );
+    assert!(titles[2].starts_with("h2 (SLOW -"), "{titles:?}");
+    for (name, slow) in [("h0", "false"), ("h1", "false"), ("h2", "true")] {
+        let bar = section
+            .split("<rect ")
+            .find(|b| b.contains(&format!("data-host=\"{name}\"")))
+            .unwrap_or_else(|| panic!("no p99 bar for {name}"));
+        assert_eq!(attr(bar, "data-slow").as_deref(), Some(slow), "{name}");
+        assert!(attr(bar, "data-p99-ns").is_some_and(|v| v.parse::<u64>().unwrap() > 0));
+    }
+    // The host runs are not made columns of the comparison: one run in the report.
+    assert!(
+        html.contains("1 run ×"),
+        "the summary counts the aggregate only"
+    );
+}
+
+#[test]
 fn bad_input_is_refused_with_exit_2_and_writes_nothing() {
     let dir = tmp();
     let db = dir.path().join("iolab.db");

@@ -208,6 +208,7 @@ fn bench(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
         stop: crate::signals::stop_flag(),
         counters: progress.counters(),
         gate: Default::default(),
+        intervals: None,
     };
     let mut outcome = run_bench(&ready, &opts, &ctl, &mut |m| {
         progress.set_message(m.to_string());

@@ -119,7 +119,7 @@ fn is_our_chart(name: &str) -> bool {
         && stem
             .bytes()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && ["-bars", "-series", "-capacity", "-latency"]
+        && ["-bars", "-series", "-capacity", "-latency", "-hosts-p99"]
             .iter()
             .any(|k| stem.ends_with(k) || stem.contains(&format!("{k}-")))
 }
@@ -160,7 +160,15 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         title: a.title.clone(),
         generated_unix_ms: now_unix_ms(),
     };
-    let report = html::build(&runs, &opts);
+    let mut report = html::build(&runs, &opts);
+    // An aggregate of `--hosts` alone still gets its per-host charts: its host runs are
+    // loaded for them (not made columns of the comparison).
+    let siblings = html::hosts::sibling_ids(&runs);
+    if !siblings.is_empty() {
+        let mut all = runs.clone();
+        all.extend(siblings.iter().filter_map(|id| store.load_run(id).ok()));
+        report.hosts = html::hosts::build(&all);
+    }
     let (bytes, extra) = match format_for(&a) {
         ReportFormat::Html => {
             let page = html::render(&report);

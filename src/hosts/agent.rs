@@ -120,11 +120,12 @@ pub fn run_stdio() -> u8 {
         system: crate::system::SystemInfo::collect(),
         target: target.info.clone(),
     });
+    let current: Current = Arc::new(Mutex::new(None));
     let ctl = Control {
         stop: stop.clone(),
+        intervals: Some(interval_listener(out.clone(), current.clone())),
         ..Control::default()
     };
-    let current: Current = Arc::new(Mutex::new(None));
     let ticker = spawn_ticker(out.clone(), ctl.clone(), current.clone());
     let mut sink = AgentSink {
         out: out.clone(),
@@ -200,6 +201,22 @@ fn spawn_reader(stop: Arc<AtomicBool>) -> Receiver<Inbound> {
         let _ = tx.send(Inbound::Eof);
     });
     rx
+}
+
+/// Streams each second of the window as the runner closes it (on the runner's collector
+/// thread: serializing the histograms costs the IO threads nothing). The trial is the current
+/// one: the runner closes every second before the trial returns, so before `trial_done`.
+fn interval_listener(out: Out, current: Current) -> crate::runner::interval::IntervalListener {
+    Arc::new(move |s: &crate::sample::IntervalSample| {
+        let Some((workload, trial)) = current.lock().ok().and_then(|c| *c) else {
+            return;
+        };
+        out.send(&Message::Interval {
+            workload,
+            trial,
+            sample: s.clone(),
+        });
+    })
 }
 
 /// Sends cumulative counters once a second while a trial runs: the controller's live view and

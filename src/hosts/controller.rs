@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::clock::{ClockEstimate, Probe, estimate, to_agent, to_controller};
+use super::merge::SecondsMerger;
 use super::protocol::{Message, PROTOCOL_VERSION, parse_line};
 use super::{HostSpec, HostsError, shell_quote};
 use crate::sample::{TrialSample, now_unix_ns};
@@ -268,6 +269,8 @@ pub struct TrialOnHosts {
     pub planned_ns: u64,
     /// Per host, in `--hosts` order (`None`: failed before finishing it).
     pub hosts: Vec<Option<HostTrial>>,
+    /// The hosts' streamed seconds, merged second by second.
+    pub seconds: Vec<super::merge::SecondFigures>,
 }
 
 /// What a multi-host run produced.
@@ -333,6 +336,8 @@ struct Controller<'a> {
     tx: Sender<(usize, Event)>,
     rx: Receiver<(usize, Event)>,
     pushed: Vec<Option<String>>,
+    /// The trial under way and its seconds merged so far.
+    seconds: Option<((usize, u32), SecondsMerger)>,
 }
 
 /// Runs the suite on every host. Errors of the run are in the outcome, next to what was
@@ -372,6 +377,7 @@ pub fn run(hosts: &[HostSpec], launch: &Launch, opts: &Options) -> Outcome {
         tx,
         rx,
         pushed: vec![None; hosts.len()],
+        seconds: None,
     };
     let mut trials = Vec::new();
     let stop = c.drive(&mut trials).err();
@@ -651,6 +657,11 @@ impl Controller<'_> {
                 c.replies.push((seq, agent_unix_ns, at));
             }
             Message::Tick { .. } => {}
+            Message::Interval {
+                workload,
+                trial,
+                sample,
+            } => self.on_interval(i, (workload, trial), &sample),
             Message::TrialDone {
                 started_unix_ns,
                 sample,
@@ -670,6 +681,28 @@ impl Controller<'_> {
                 );
                 self.fail(i, &why);
             }
+        }
+    }
+
+    /// Merges a host's second into the trial's, and closes the seconds every host still
+    /// running has sent (their histograms are dropped then).
+    fn on_interval(&mut self, i: usize, step: (usize, u32), s: &crate::sample::IntervalSample) {
+        let Some((cur, m)) = self.seconds.as_mut() else {
+            return;
+        };
+        if *cur != step {
+            return;
+        }
+        m.add(i, s);
+        let upto = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.failed() && c.finished.is_none())
+            .map(|(j, _)| m.next_of(j))
+            .min();
+        if let Some(u) = upto {
+            m.close_before(u);
         }
     }
 
@@ -778,6 +811,7 @@ impl Controller<'_> {
         }
         self.check_policy()?;
         let planned_ns = now_unix_ns() + self.opts.start_margin.as_nanos() as u64;
+        self.seconds = Some(((w, t), SecondsMerger::new(self.conns.len())));
         for (i, off) in offsets.iter().enumerate() {
             if let (false, Some(o)) = (self.conns[i].failed(), off) {
                 self.conns[i].finished = None;
@@ -790,11 +824,17 @@ impl Controller<'_> {
             trial: t,
             planned_ns,
             hosts: vec![None; self.conns.len()],
+            seconds: Vec::new(),
         })
     }
 
     /// Takes each host's finished trial into the step.
     fn collect(&mut self, step: &mut TrialOnHosts) {
+        if let Some((at, m)) = self.seconds.take()
+            && at == (step.workload, step.trial)
+        {
+            step.seconds = m.finish();
+        }
         for (i, c) in self.conns.iter_mut().enumerate() {
             let Some((started, sample)) = c.finished.take() else {
                 continue;

@@ -12,14 +12,16 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sample::TrialSample;
+use crate::sample::{IntervalSample, TrialSample};
 use crate::spec::Suite;
 use crate::system::SystemInfo;
 use crate::target::TargetInfo;
 
 /// The protocol version: bumped whenever a message changes shape. Controller and agent must
 /// agree on it and on the crate version (the agent runs the controller's workload code).
-pub const PROTOCOL_VERSION: u32 = 1;
+///
+/// 2: agents stream [`Message::Interval`] (each second's counts and latency histograms).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The longest line accepted (a trial with its histograms is a few kB; this bounds memory when
 /// the far side sends garbage without newlines).
@@ -101,6 +103,18 @@ pub enum Message {
         /// Bytes completed so far.
         bytes: u64,
     },
+    /// Agent -> controller, once per second of a trial's measured window, in order of `t`,
+    /// as soon as every IO thread has left that second: its counts and its latency histograms
+    /// per operation kind (HDR V2 + deflate, base64). All of a trial's intervals come before
+    /// its `TrialDone`.
+    Interval {
+        /// Workload index.
+        workload: usize,
+        /// Trial number.
+        trial: u32,
+        /// The second.
+        sample: IntervalSample,
+    },
     /// Agent -> controller: a finished trial, with its latency histograms (HDR V2 + deflate,
     /// base64) and per-second series.
     TrialDone {
@@ -152,6 +166,7 @@ impl Message {
             Message::ProbeReply { .. } => "probe_reply",
             Message::StartAt { .. } => "start_at",
             Message::Tick { .. } => "tick",
+            Message::Interval { .. } => "interval",
             Message::TrialDone { .. } => "trial_done",
             Message::Note { .. } => "note",
             Message::Done { .. } => "done",
@@ -248,6 +263,37 @@ mod tests {
         let h = &sample.ops[0].latency;
         assert_eq!(h.len(), 4);
         assert_eq!(h.0.max(), h.0.highest_equivalent(1_000_000));
+    }
+
+    #[test]
+    fn an_interval_keeps_its_second_and_histogram_through_the_line() {
+        let mut h = crate::sample::LatencyHistogram::new();
+        for v in [5_000, 6_000, 900_000] {
+            h.record(v);
+        }
+        let line = Message::Interval {
+            workload: 0,
+            trial: 2,
+            sample: IntervalSample {
+                t: 3,
+                ops: 3,
+                bytes: 3 * 4096,
+                latency: vec![crate::sample::IntervalLatency {
+                    op: "read".into(),
+                    histogram: h.clone(),
+                }],
+            },
+        }
+        .to_line();
+        let Ok(Message::Interval { trial, sample, .. }) = parse_line(&line) else {
+            panic!("not an interval: {line}")
+        };
+        assert_eq!((trial, sample.t, sample.ops), (2, 3, 3));
+        let got = &sample.latency[0].histogram;
+        assert_eq!(got.len(), 3);
+        assert_eq!(got.percentile(99.0), h.percentile(99.0));
+        // A second of a busy host is a few hundred bytes on the wire, not the 260 kB array.
+        assert!(line.len() < 1000, "{}", line.len());
     }
 
     #[test]

@@ -160,6 +160,7 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
     setup(t, r);
     lab(&mut o, r);
     workloads(&mut o, r);
+    hosts(&mut o, r);
     notes(&mut o.text, r);
     Markdown {
         text: o.text,
@@ -265,6 +266,22 @@ fn workloads(o: &mut Out<'_>, r: &Report) {
             o.text.push_str(
                 "No throughput-over-time chart: every trial lasted a second or less.\n\n",
             );
+        }
+    }
+}
+
+/// The per-host charts of every `iolab run --hosts` group among the runs.
+fn hosts(o: &mut Out<'_>, r: &Report) {
+    if r.hosts.is_empty() {
+        return;
+    }
+    o.text.push_str("## Hosts\n\nRuns of `iolab run --hosts`: throughput per second of each host (first trial) and of the aggregate; each host's p99, the straggler flagged.\n\n");
+    for g in &r.hosts {
+        for (i, w) in g.workloads.iter().enumerate() {
+            let prefix = format!("{:02}-hosts-{}", i + 1, slug(&w.name));
+            for f in crate::report::html::hosts::figures(g, w, Embed::Standalone) {
+                o.figure(&prefix, f);
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::progress::Counters;
 use crate::sample::{IoAccounting, OpSample, SeriesPoint, TrialSample};
 use crate::spec::{EngineKind, IoWorkload};
 
+use super::interval::{IntervalListener, Pool, SecondPercentiles};
 use super::offsets::{Region, regions, thread_seed};
 use super::verify::{VerifySummary, VerifyTable};
 use super::worker::{WorkerOut, WorkerParams, worker_main};
@@ -151,6 +152,9 @@ pub struct Control {
     /// When the next trial's clock may start (`iolab run --hosts` starts every host at one
     /// instant), and when it did.
     pub gate: Arc<StartGate>,
+    /// Told each second of an IO trial's window once every worker has left it (`iolab agent`
+    /// streams them); `None`: only the series' per-second percentiles are kept.
+    pub intervals: Option<IntervalListener>,
 }
 
 impl Default for Control {
@@ -159,6 +163,7 @@ impl Default for Control {
             stop: Arc::new(AtomicBool::new(false)),
             counters: Arc::new(Counters::default()),
             gate: Arc::new(StartGate::default()),
+            intervals: None,
         }
     }
 }
@@ -254,7 +259,13 @@ pub fn run_io_trial(
     }
     let started_unix_ms = crate::sample::now_unix_ms();
     let ru0 = crate::sys::rusage_self();
-    let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+    let pool = Pool::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (outs, seconds): (Vec<WorkerOut>, SecondPercentiles) = std::thread::scope(|s| {
+        let listener = ctl.intervals.as_ref();
+        let pool = &pool;
+        let collector =
+            s.spawn(move || super::interval::collect(&rx, w.threads as usize, pool, listener));
         let handles: Vec<_> = (0..w.threads as usize)
             .map(|i| {
                 let p = WorkerParams {
@@ -272,23 +283,31 @@ pub fn run_io_trial(
                     abort: &abort,
                     counters: &ctl.counters,
                     gate: &ctl.gate,
+                    index: i,
+                    intervals: tx.clone(),
+                    pool,
                 };
                 s.spawn(move || worker_main(&p))
             })
             .collect();
-        handles
+        drop(tx);
+        let outs = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| panic!("an IO worker thread panicked"))
             })
-            .collect()
+            .collect();
+        let seconds = collector
+            .join()
+            .unwrap_or_else(|_| panic!("the interval collector panicked"));
+        (outs, seconds)
     });
     let ru1 = crate::sys::rusage_self();
     if w.engine != EngineKind::Null {
         note_io_end();
     }
-    merge(
+    let mut sample = merge(
         outs,
         w,
         name,
@@ -298,7 +317,14 @@ pub fn run_io_trial(
         direct,
         file,
         (ru0, ru1),
-    )
+    )?;
+    for (t, p50, p99) in seconds {
+        if let Some(pt) = sample.series.get_mut(t as usize) {
+            pt.p50_ns = Some(p50);
+            pt.p99_ns = Some(p99);
+        }
+    }
+    Ok(sample)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -8,6 +8,7 @@
 
 pub mod cached;
 pub mod data;
+pub mod interval;
 pub mod io;
 pub mod leftovers;
 pub mod offsets;

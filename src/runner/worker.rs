@@ -22,6 +22,7 @@ use crate::sample::{IoAccounting, OpSample, SeriesPoint};
 use crate::spec::{EngineKind, IoWorkload, Pattern};
 
 use super::data::DataGen;
+use super::interval::{Piece, Pool};
 use super::io::{IoFile, IoRunError};
 use super::offsets::{Offsets, Region};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
@@ -45,6 +46,12 @@ pub(super) struct WorkerParams<'a> {
     pub counters: &'a Counters,
     /// When the trial's clock may start (see [`super::io::StartGate`]).
     pub gate: &'a super::io::StartGate,
+    /// This worker's index (in its pieces).
+    pub index: usize,
+    /// Where finished seconds go (the trial's collector, [`super::interval`]).
+    pub intervals: std::sync::mpsc::Sender<Piece>,
+    /// Fresh histograms for the next second.
+    pub pool: &'a Pool,
 }
 
 /// What one worker measured.
@@ -90,6 +97,15 @@ pub(super) fn worker_main(p: &WorkerParams<'_>) -> WorkerOut {
     if out.error.is_some() {
         p.abort.store(true, Ordering::Relaxed);
     }
+    // Done, whatever happened: the collector closes no second before every worker left it.
+    let _ = p.intervals.send(Piece {
+        worker: p.index,
+        t: 0,
+        next: u32::MAX,
+        ops: 0,
+        bytes: 0,
+        latency: Vec::new(),
+    });
     out
 }
 
@@ -177,6 +193,15 @@ enum SlotOp {
 }
 
 impl SlotOp {
+    /// Index into [`Worker::second`].
+    fn idx(self) -> usize {
+        match self {
+            SlotOp::Read => 0,
+            SlotOp::Write => 1,
+            SlotOp::Sync => 2,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             SlotOp::Read => "read",
@@ -269,6 +294,11 @@ struct Worker<'p, 'd, E: Engine> {
     /// The last counted completion, ns since the start.
     last_counted_ns: u64,
     start: Instant,
+    /// Latencies of the second in progress (read, write, sync), handed to the collector when
+    /// the worker moves on ([`super::interval`]); the trial's histograms get them then.
+    second: [crate::sample::LatencyHistogram; 3],
+    /// The second in progress (`None` before the first counted IO).
+    second_t: Option<u32>,
 }
 
 impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
@@ -301,7 +331,40 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             final_sync_done: !w.fsync_at_end,
             last_counted_ns: 0,
             start: Instant::now(),
+            second: [p.pool.take(), p.pool.take(), p.pool.take()],
+            second_t: None,
         }
+    }
+
+    /// Leaves the second in progress for `next` (`u32::MAX`: the end): its histograms go into
+    /// the trial's and, with its counts, to the collector. Once a second, not per IO.
+    fn next_second(&mut self, next: u32) {
+        if let Some(t) = self.second_t {
+            let pt = self.out.series.get(t as usize).copied().unwrap_or_default();
+            let mut latency = Vec::new();
+            for op in [SlotOp::Read, SlotOp::Write, SlotOp::Sync] {
+                if self.second[op.idx()].is_empty() {
+                    continue;
+                }
+                let fresh = if next == u32::MAX {
+                    crate::sample::LatencyHistogram::default()
+                } else {
+                    self.p.pool.take()
+                };
+                let h = std::mem::replace(&mut self.second[op.idx()], fresh);
+                self.op_sample(op).latency.merge(&h);
+                latency.push((op.name(), h));
+            }
+            let _ = self.p.intervals.send(Piece {
+                worker: self.p.index,
+                t,
+                next,
+                ops: pt.ops,
+                bytes: pt.bytes,
+                latency,
+            });
+        }
+        self.second_t = (next != u32::MAX).then_some(next);
     }
 
     fn fail(&mut self, e: IoRunError) {
@@ -341,6 +404,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         for (i, pt) in self.out.series.iter_mut().enumerate() {
             pt.t = i as u32;
         }
+        self.next_second(u32::MAX);
         // A time-limited window ends at the deadline (later completions were not counted),
         // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.
         self.out.end_ns = if reached_deadline && !p.w.fsync_at_end {
@@ -477,6 +541,12 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         let p = self.p;
         // A final flush is part of the window it closes; everything else counts only inside it.
         let in_window = done >= p.ramp_ns && done < p.deadline_ns;
+        if in_window {
+            let sec = ((done - p.ramp_ns) / 1_000_000_000) as u32;
+            if self.second_t != Some(sec) {
+                self.next_second(sec);
+            }
+        }
         let mut batch_bytes = 0u64;
         let mut counted = 0u64;
         for c in &comps {
@@ -508,10 +578,16 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             } else {
                 u64::from(self.bs)
             };
+            // In the window a latency goes to its second (and with it to the trial); a final
+            // flush after the deadline straight to the trial.
+            if in_window {
+                self.second[io.op.idx()].record(done - io.submitted_ns);
+            } else {
+                self.op_sample(io.op).latency.record(done - io.submitted_ns);
+            }
             let o = self.op_sample(io.op);
             o.count += 1;
             o.bytes += bytes;
-            o.latency.record(done - io.submitted_ns);
             batch_bytes += bytes;
             counted += 1;
         }

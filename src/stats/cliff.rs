@@ -167,6 +167,7 @@ mod tests {
                 t: t as u32,
                 bytes: m * 1_000_000,
                 ops: m * 10,
+                ..Default::default()
             })
             .collect()
     }
@@ -221,6 +222,7 @@ mod tests {
                 t: t as u32,
                 bytes: 0,
                 ops: o,
+                ..Default::default()
             })
             .collect();
         let c = detect_cliffs(&s);

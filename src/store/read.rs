@@ -114,13 +114,18 @@ impl Store {
         for r in rows {
             let trial_id = r.i64(0).map_err(&e)?;
             let mut t = trial_row(&r).map_err(&e)?;
-            let s: Vec<[u64; 3]> = decode(id, "per-second series", &r.text(12).map_err(&e)?)?;
+            let s: Vec<Vec<u64>> = decode(id, "per-second series", &r.text(12).map_err(&e)?)?;
             t.series = s
                 .into_iter()
-                .map(|[t, bytes, ops]| SeriesPoint {
-                    t: u32::try_from(t).unwrap_or(u32::MAX),
-                    bytes,
-                    ops,
+                .map(|p| {
+                    let at = |i: usize| p.get(i).copied();
+                    SeriesPoint {
+                        t: u32::try_from(at(0).unwrap_or(0)).unwrap_or(u32::MAX),
+                        bytes: at(1).unwrap_or(0),
+                        ops: at(2).unwrap_or(0),
+                        p50_ns: at(3),
+                        p99_ns: at(4),
+                    }
                 })
                 .collect();
             t.notes = decode(id, "trial notes", &r.text(13).map_err(&e)?)?;

@@ -299,10 +299,15 @@ fn write_trial(
     idx: usize,
     t: &TrialSample,
 ) -> std::result::Result<(), DbError> {
-    let series: Vec<[u64; 3]> = t
+    // [t, bytes, ops], and [t, bytes, ops, p50_ns, p99_ns] where the second's percentiles
+    // are known (readers take both shapes).
+    let series: Vec<Vec<u64>> = t
         .series
         .iter()
-        .map(|p| [u64::from(p.t), p.bytes, p.ops])
+        .map(|p| match (p.p50_ns, p.p99_ns) {
+            (Some(a), Some(b)) => vec![u64::from(p.t), p.bytes, p.ops, a, b],
+            _ => vec![u64::from(p.t), p.bytes, p.ops],
+        })
         .collect();
     let a = &t.accounting;
     let row = db

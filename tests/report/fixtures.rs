@@ -191,6 +191,7 @@ pub(crate) fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSampl
             t: t as u32,
             bytes: if moves_bytes { o * bs } else { 0 },
             ops: o,
+            ..Default::default()
         })
         .collect();
     let n_ops: u64 = ops.iter().map(|o: &OpSample| o.count).sum();

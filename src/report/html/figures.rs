@@ -23,6 +23,10 @@ pub enum FigureKind {
     Series,
     /// Capacity against speed.
     Capacity,
+    /// Throughput per second of each host of a `--hosts` run, and of the aggregate.
+    HostsSeries,
+    /// p99 of each host of a `--hosts` run, the straggler flagged.
+    HostsP99,
 }
 
 impl FigureKind {
@@ -33,6 +37,8 @@ impl FigureKind {
             FigureKind::Latency => "latency",
             FigureKind::Series => "series",
             FigureKind::Capacity => "capacity",
+            FigureKind::HostsSeries => "hosts-series",
+            FigureKind::HostsP99 => "hosts-p99",
         }
     }
 }

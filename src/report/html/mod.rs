@@ -10,6 +10,7 @@
 //! the charts, this file lays out the page; `report::markdown` renders the same model.
 
 pub mod figures;
+pub mod hosts;
 pub mod model;
 pub mod notes;
 pub mod setup;
@@ -132,6 +133,7 @@ pub fn render(r: &Report) -> String {
     for (i, w) in r.workloads.iter().enumerate() {
         workload(&mut o, r, i, w);
     }
+    hosts_section(&mut o, r);
     notes(&mut o, r);
     footer(&mut o, r);
     o.push_str("</main></body></html>\n");
@@ -174,6 +176,9 @@ fn header(o: &mut String, r: &Report) {
     }
     for (i, w) in r.workloads.iter().enumerate() {
         let _ = write!(o, "<a href=\"#w{}\">{}</a>", i + 1, esc(&w.name));
+    }
+    if !r.hosts.is_empty() {
+        o.push_str("<a href=\"#hosts\">Hosts</a>");
     }
     o.push_str("<a href=\"#notes\">Notes</a></nav></header>\n");
 }
@@ -420,6 +425,28 @@ fn workload(o: &mut String, r: &Report, index: usize, w: &model::WorkloadView) {
     }
     if w.series.is_none() && !w.rows.is_empty() {
         o.push_str("<p class=\"meta\">No throughput-over-time chart: every trial lasted a second or less.</p>\n");
+    }
+    o.push_str("</section>\n");
+}
+
+/// Per-host charts of every `iolab run --hosts` group among the runs.
+fn hosts_section(o: &mut String, r: &Report) {
+    if r.hosts.is_empty() {
+        return;
+    }
+    o.push_str("<section id=\"hosts\"><h2>Hosts</h2>\n<p>Runs of <code>iolab run --hosts</code>: one line per host (its own window, first trial) and the aggregate (the hosts' streamed seconds merged; its percentiles come from merged histograms, never averaged).</p>\n");
+    for g in &r.hosts {
+        for w in &g.workloads {
+            for f in hosts::figures(g, w, Embed::Inline) {
+                let _ = writeln!(
+                    o,
+                    "<figure class=\"hosts\" data-group=\"{}\"><figcaption>{}</figcaption>{}</figure>",
+                    esc(&g.group),
+                    esc(&f.caption),
+                    f.svg
+                );
+            }
+        }
     }
     o.push_str("</section>\n");
 }

@@ -169,6 +169,8 @@ pub struct Report {
     pub lab: Option<LabView>,
     /// What the reader must know.
     pub notes: Vec<Note>,
+    /// `iolab run --hosts` groups among the runs (per-host charts).
+    pub hosts: Vec<super::hosts::HostsView>,
     /// Version of the iolab that made the report.
     pub iolab_version: String,
 }
@@ -540,6 +542,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         workloads,
         lab,
         notes: Vec::new(),
+        hosts: super::hosts::build(runs),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     report.notes = notes::collect(&report, runs);
@@ -564,6 +567,7 @@ mod tests {
                     t,
                     bytes: if t == 2 { 50_000_000 } else { 100_000_000 },
                     ops: 10,
+                    ..Default::default()
                 })
                 .collect(),
             accounting: IoAccounting::default(),

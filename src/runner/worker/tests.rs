@@ -79,6 +79,9 @@ fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         stop: &stop,
         abort: &abort,
         counters: &counters,
+        index: 0,
+        intervals: std::sync::mpsc::channel().0,
+        pool: &crate::runner::interval::Pool::default(),
     };
     let eng = Faulty {
         bufs: BufferPool::new(4096, 9).unwrap(),
