@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    // The first line, when the input has two parts, is a launch template; the rest a host list.
+    // Before a NUL (when there is one): a launch template; the rest: a host list.
     let (template, list) = match s.split_once('\u{0}') {
         Some((t, l)) => (Some(t), l),
         None => (None, s),
