@@ -7,7 +7,8 @@
 
 use std::sync::OnceLock;
 
-/// The steps a run and a lab pass, in order; the kill tests walk this list.
+/// The steps a run, a lab, a VM lab (`lab --vm`, host side) and a many-host run (`run --hosts`,
+/// the controller) pass, in order; the kill tests walk this list.
 pub const STEPS: &[&str] = &[
     "target resolved",
     "run begun",
@@ -18,6 +19,14 @@ pub const STEPS: &[&str] = &[
     "layout built",
     "verification set written",
     "teardown",
+    "vm disks created",
+    "vm booted",
+    "vm guest finished",
+    "vm results copied",
+    "hosts connected",
+    "hosts ready",
+    "hosts started",
+    "hosts collected",
 ];
 
 fn wanted() -> &'static Option<Vec<String>> {

@@ -48,10 +48,14 @@ pub fn local_time(unix_secs: i64) -> Option<(i32, u32, u32, u32, u32, u32)> {
 /// never finishes a mkfs or a mount behind the back of `iolab lab --cleanup`.
 pub fn die_with_parent(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the forked child before exec and only calls prctl, which is
-    // async-signal-safe; it touches no memory of the parent.
+    // The parent as the child must see it: when iolab dies between the fork and the prctl, the
+    // death signal is never armed and the child is already re-parented, so it must not run.
+    // SAFETY: getpid cannot fail and touches no memory.
+    let me = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and only calls prctl, getppid
+    // and _exit, which are async-signal-safe; it touches no memory of the parent.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGKILL as libc::c_ulong,
@@ -59,6 +63,9 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
                 0,
                 0,
             );
+            if libc::getppid() != me {
+                libc::_exit(137);
+            }
             Ok(())
         });
     }

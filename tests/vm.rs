@@ -537,3 +537,145 @@ fn specs_a_vm_cannot_run_are_refused_in_one_line() {
         .parts();
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// The statuses of the runs in a results database (none when it does not exist), after
+/// checking it opens with `PRAGMA integrity_check` ok.
+fn stored_statuses(db: &Path) -> Vec<String> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let c = rusqlite::Connection::open(db).expect("the store opens");
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
+    assert_eq!(ok, "ok", "integrity_check of {}", db.display());
+    let mut st = c.prepare("SELECT status FROM runs").expect("runs table");
+    st.query_map([], |r| r.get::<_, String>(0))
+        .expect("query")
+        .map(|r| r.expect("status"))
+        .collect()
+}
+
+/// Lines of `text` that mention `dir` (loop devices from `losetup -a`, `/proc/mounts`).
+fn lines_naming(text: &str, dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy();
+    text.lines()
+        .filter(|l| l.contains(d.as_ref()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A VM lab (one 2-disk md RAID1 with ext4, `--quick`) killed with SIGKILL at each of the host
+/// side's steps (`IOLAB_PAUSE_AT`, src/pause.rs): qemu dies with iolab (its death signal),
+/// `lab --cleanup` leaves no disk file, temporary or share directory, state file, loop device
+/// or mount, the host store is sound, and it holds the lab's runs only once they were copied.
+#[test]
+fn a_vm_lab_killed_at_every_step_is_cleaned_up() {
+    let test = "a_vm_lab_killed_at_every_step_is_cleaned_up";
+    if !vm_or_skip(test) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let body = r#"
+[[layout]]
+name = "md1-ext4"
+mdadm = { level = 1, members = 2, assume_clean = true }
+fs = "ext4"
+[workloads]
+repeat = 1
+[workloads.defaults]
+size = "4MiB"
+time = "200ms"
+[[workloads.workload]]
+name = "rand-read-4k"
+pattern = "randread"
+bs = "4k"
+"#;
+    // (step, qemu running while paused, runs in the host store after the kill)
+    let steps = [
+        ("vm disks created", false, false),
+        ("vm booted", true, false),
+        ("vm guest finished", false, false),
+        ("vm results copied", false, true),
+    ];
+    let mut survived = 0;
+    for (step, qemu_up, stored) in steps {
+        let t0 = Instant::now();
+        let lab = Lab::new("iolab-vmstep");
+        let spec_path = lab.dir.path().join("vm-kill.toml");
+        let text = format!(
+            "name = \"vm-kill\"\n[disks]\nloop = {{ count = 2, size = \"128MiB\", dir = \"{}\" }}\n{body}",
+            lab.disks.display()
+        );
+        std::fs::write(&spec_path, text).unwrap();
+        let cmd = Iolab::new()
+            .db(&lab.db)
+            .env("IOLAB_STATE_DIR", &lab.state)
+            .cwd(lab.dir.path())
+            .args(["lab", &spec_path.to_string_lossy(), "--vm", "--quick"]);
+        let mut p = Paused::spawn(cmd, step);
+        if !p.wait_paused(step, 400) {
+            p.signal("-KILL");
+            panic!("never paused at {step}: {}", p.finish().1);
+        }
+        let work: Vec<PathBuf> = std::fs::read_dir(&lab.disks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("iolab-vm-"))
+            .collect();
+        assert_eq!(
+            work.len(),
+            1,
+            "{step}: the VM's directory while paused: {work:?}"
+        );
+        assert!(work[0].join("d0.img").exists() && work[0].join("share").is_dir());
+        let qemu = qemu_on(&lab.disks);
+        assert_eq!(!qemu.is_empty(), qemu_up, "{step}: qemu {qemu:?}");
+        p.signal("-KILL");
+        let (code, err) = p.finish();
+        assert_eq!(code, -1, "{step}: not killed: {err}");
+        // qemu dies with iolab, before any cleanup (its parent-death signal).
+        let t = Instant::now();
+        while !qemu_on(&lab.disks).is_empty() && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            qemu_on(&lab.disks).is_empty(),
+            "{step}: qemu outlived the iolab that started it"
+        );
+        // The state file names what is left; --cleanup removes it.
+        let o = lab.cmd().args(["lab", "--cleanup"]).output().unwrap();
+        let (c, so, se) = parts(o);
+        assert_eq!(c, 0, "{step}: {so}{se}");
+        assert!(so.contains("temporary directory"), "{step}: {so}");
+        lab.assert_nothing_left();
+        assert!(!work[0].exists(), "{step}: {} left", work[0].display());
+        let losetup = Command::new("losetup").arg("-a").output().unwrap();
+        let loops = lines_naming(&String::from_utf8_lossy(&losetup.stdout), lab.dir.path());
+        assert!(loops.is_empty(), "{step}: loop devices {loops:?}");
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        let m = lines_naming(&mounts, lab.dir.path());
+        assert!(m.is_empty(), "{step}: mounts {m:?}");
+        let runs = stored_statuses(&lab.db);
+        if stored {
+            assert!(!runs.is_empty(), "{step}: the copied runs are gone");
+            assert!(runs.iter().all(|s| s == "complete"), "{step}: {runs:?}");
+        } else {
+            assert!(
+                runs.is_empty(),
+                "{step}: runs stored before the copy: {runs:?}"
+            );
+        }
+        eprintln!(
+            "vm lab killed at {step}: qemu gone, cleaned, store ok, runs {runs:?} ({:.0} s)",
+            t0.elapsed().as_secs_f64()
+        );
+        survived += 1;
+    }
+    eprintln!(
+        "iolab lab --vm: kill points survived {survived}/{}",
+        steps.len()
+    );
+}

@@ -16,10 +16,17 @@ pub struct AgentArgs {
     /// Speak the protocol on stdin/stdout (the only transport; diagnostics go to stderr).
     #[arg(long, required = true)]
     pub stdio: bool,
+    /// Delete this binary once started (a copy pushed by `--push`: nothing is left on the
+    /// host even when the controller is killed). Only a file named `iolab-push-*` is deleted.
+    #[arg(long, hide = true)]
+    pub remove_self: bool,
 }
 
 /// `iolab agent --stdio`.
-pub fn agent(_ctx: &Context, _a: AgentArgs) -> anyhow::Result<ExitCode> {
+pub fn agent(_ctx: &Context, a: AgentArgs) -> anyhow::Result<ExitCode> {
+    if a.remove_self {
+        crate::hosts::agent::remove_pushed_self();
+    }
     Ok(ExitCode::from(crate::hosts::agent::run_stdio()))
 }
 

@@ -214,7 +214,8 @@ pub struct RunArgs {
     )]
     pub on_host_failure: crate::hosts::controller::OnFailure,
     /// Remove what killed runs left in TARGET (default: the current directory) and exit:
-    /// their test files and small-file trees; their stored runs already show `incomplete`.
+    /// their test files and small-file trees (their stored runs already show `incomplete`),
+    /// and killed `--hosts` controllers' ssh masters and control-socket directories.
     #[arg(long)]
     pub cleanup: bool,
 }
@@ -534,6 +535,12 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
         let removed = crate::runner::leftovers::clean(&dir)
             .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
+        let mut removed = removed;
+        // Killed `--hosts` controllers: their ssh masters and control-socket directories.
+        removed.extend(
+            crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
+                .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
+        );
         for p in &removed {
             println!("removed {}", p.display());
         }

@@ -57,6 +57,26 @@ impl Out {
 /// The trial the ticker reports on: (workload, trial, started when the gate opened).
 type Current = Arc<Mutex<Option<(usize, u32)>>>;
 
+/// Deletes the running binary when it is a copy `--push` made (named `iolab-push-*`): Linux
+/// keeps running an unlinked executable, and a controller killed mid-run cannot remove it.
+pub fn remove_pushed_self() {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let pushed = exe
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(PUSH_PREFIX));
+    if pushed && let Err(e) = std::fs::remove_file(&exe) {
+        eprintln!(
+            "iolab agent: note: cannot remove the pushed copy {}: {e}",
+            exe.display()
+        );
+    }
+}
+
+/// The name every binary copied by `--push` starts with.
+pub const PUSH_PREFIX: &str = "iolab-push-";
+
 /// Runs the agent until the suite ends or stdin closes. Returns the process exit code.
 pub fn run_stdio() -> u8 {
     crate::signals::install();

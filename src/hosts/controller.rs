@@ -40,6 +40,11 @@ pub const AGENT_COMMAND: &str = "iolab agent --stdio";
 /// multiplexed connection per host (push, agent and cleanup share it), closed at the end.
 pub const DEFAULT_LAUNCH: &str = "ssh -o BatchMode=yes -o ControlMaster=auto -o ControlPath={control}/%C -o ControlPersist=60 {host} iolab agent --stdio";
 
+/// The name of a controller's directory for ssh control sockets starts with this and its pid
+/// (`iolab-ssh-PID-XXXXXX` in the temporary directory), so `iolab run --cleanup` can tell a
+/// dead controller's directory and the ssh masters still holding it.
+pub const CONTROL_PREFIX: &str = "iolab-ssh-";
+
 /// What happens to the run when a host fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,7 +79,7 @@ impl Launch {
         let control = if template.contains("{control}") {
             Some(
                 tempfile::Builder::new()
-                    .prefix("iolab-ssh-")
+                    .prefix(&format!("{CONTROL_PREFIX}{}-", std::process::id()))
                     .tempdir()
                     .map_err(|e| {
                         HostsError::BadLaunch(format!(
@@ -408,7 +413,7 @@ fn cpu_ns() -> u64 {
 fn push_path() -> String {
     let seed = now_unix_ns() ^ (u64::from(std::process::id()) << 32);
     let r = xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes());
-    format!("/tmp/iolab-push-{r:016x}")
+    format!("/tmp/{}{r:016x}", super::agent::PUSH_PREFIX)
 }
 
 impl Controller<'_> {
@@ -422,16 +427,20 @@ impl Controller<'_> {
             }
         }
         self.wait_all("hello", Some(self.opts.hello_timeout), false, |c| c.hello)?;
+        crate::pause::at("hosts connected");
         self.prepare_all();
         let repeat = self.opts.repeat.max(1);
         for w in 0..self.opts.suite.workloads.len() {
             for t in 1..=repeat {
                 let step = (w, t);
                 self.wait_all("ready", None, false, |c| c.ready == Some(step))?;
+                crate::pause::at("hosts ready");
                 trials.push(self.start_trial(w, t)?);
+                crate::pause::at("hosts started");
                 let at = trials.len() - 1;
                 let res = self.wait_all("the trial's end", None, true, |c| c.finished.is_some());
                 self.collect(&mut trials[at]);
+                crate::pause::at("hosts collected");
                 res?;
             }
         }
@@ -467,7 +476,7 @@ impl Controller<'_> {
     fn spawn(&mut self, i: usize) {
         let remote = self.pushed[i]
             .as_ref()
-            .map(|p| format!("{p} agent --stdio"));
+            .map(|p| format!("{p} agent --stdio --remove-self"));
         let cmd = match self
             .launch
             .command(&self.conns[i].result.name, remote.as_deref())

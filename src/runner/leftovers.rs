@@ -53,6 +53,58 @@ pub fn clean(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(removed)
 }
 
+/// The pid in a controller's ssh control directory name (`iolab-ssh-PID-XXXXXX`).
+fn control_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(crate::hosts::controller::CONTROL_PREFIX)?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Removes what killed `iolab run --hosts` controllers left in `tmp` (the temporary directory):
+/// their directories of ssh control sockets, after killing the ssh masters that still hold
+/// them (`ControlPersist` keeps a master up after its controller died). Only directories
+/// whose controller is gone are touched, and only ssh processes naming that directory.
+pub fn clean_ssh_controls(tmp: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for e in std::fs::read_dir(tmp)?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let p = e.path();
+        let Some(pid) = control_owner(&name) else {
+            continue;
+        };
+        if alive(pid) || !p.is_dir() {
+            continue;
+        }
+        for (master, start) in processes_naming(&p) {
+            crate::layout::state::kill_process(master, start);
+        }
+        std::fs::remove_dir_all(&p)?;
+        removed.push(p);
+    }
+    Ok(removed)
+}
+
+/// The ssh processes whose command line names `dir` (with its start time, so a reused pid is
+/// never killed).
+fn processes_naming(dir: &Path) -> Vec<(u32, Option<u64>)> {
+    let needle = format!("{}/", dir.display());
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let start = crate::layout::state::process_start(pid);
+            let c = std::fs::read(e.path().join("cmdline")).ok()?;
+            let c = String::from_utf8_lossy(&c);
+            let ssh = c
+                .split('\0')
+                .next()
+                .is_some_and(|a0| a0 == "ssh" || a0.ends_with("/ssh") || a0.starts_with("ssh:"));
+            (ssh && c.contains(&needle)).then_some((pid, start))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +117,8 @@ mod tests {
         assert_eq!(owner_pid("iolab.db"), None);
         assert_eq!(owner_pid("iolab-x.dat"), None);
         assert_eq!(owner_pid("notes.txt"), None);
+        assert_eq!(control_owner("iolab-ssh-42-abC123"), Some(42));
+        assert_eq!(control_owner("iolab-ssh-abC123"), None);
     }
 
     #[test]
@@ -85,5 +139,22 @@ mod tests {
             !dead.exists() && live.exists() && other.exists() && !tmp.exists(),
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn removes_dead_controllers_ssh_directories_only() {
+        let d = tempfile::tempdir().unwrap();
+        let dead = d.path().join("iolab-ssh-2147483632-x1");
+        let live = d
+            .path()
+            .join(format!("iolab-ssh-{}-x2", std::process::id()));
+        let other = d.path().join("iolab-ssh-old");
+        for p in [&dead, &live, &other] {
+            std::fs::create_dir(p).unwrap();
+        }
+        std::fs::write(dead.join("sock"), b"").unwrap();
+        let r = clean_ssh_controls(d.path()).unwrap();
+        assert_eq!(r, vec![dead.clone()]);
+        assert!(!dead.exists() && live.exists() && other.exists());
     }
 }

@@ -144,6 +144,7 @@ pub fn run_lab_in_vm(
     }
     let devices = guest::device_names(n);
     guest::prepare_share(&share, spec, &devices, &opts.lab_args)?;
+    crate::pause::at("vm disks created");
     let cfg = VmConfig {
         kernel: vmlinux,
         initrd,
@@ -202,10 +203,12 @@ pub fn run_lab_in_vm(
     let Some(mut vm) = booted else {
         return Err(VmError::Boot("no way to run the VM".into()));
     };
+    crate::pause::at("vm booted");
     let t_lab = Instant::now();
     run_guest(&mut vm, console)?;
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
     drop(vm);
+    crate::pause::at("vm guest finished");
     read_share(&share, &mut out);
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
     let db = share.join(RESULTS_DB);
@@ -217,6 +220,7 @@ pub fn run_lab_in_vm(
             crate::store::transfer::copy_runs(&from, store, &RunFilter::default(), &mut edit)?
                 .copied;
     }
+    crate::pause::at("vm results copied");
     let left = owner.finish();
     if !left.is_empty() {
         out.notes

@@ -1,0 +1,428 @@
+//! Faults in a many-host run (`iolab run --hosts`) over real ssh: the controller SIGKILLed at
+//! each of its steps (`IOLAB_PAUSE_AT`, src/pause.rs), and one agent SIGKILLed mid-trial.
+//!
+//! After the controller dies, every agent must stop on its stdin EOF (the dead-man switch) and
+//! remove its test file; `iolab run --cleanup` must then remove the ssh masters that
+//! `ControlPersist` keeps up and their control-socket directory; the local store must be sound.
+//!
+//! [`NetHosts`] is a trimmed copy of the helper in tests/hosts.rs (network namespaces, each
+//! with a veth pair and its own sshd): the two are meant to become one shared helper.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Iolab, Paused, disk_tmpdir};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iolab")
+}
+
+fn sh(cmd: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .expect("sh runs")
+}
+
+#[track_caller]
+fn sh_ok(cmd: &str) {
+    let o = sh(cmd);
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Hosts in network namespaces, each with an sshd on its veth address; removed on drop.
+struct NetHosts {
+    dir: tempfile::TempDir,
+    names: Vec<String>,
+    namespaces: Vec<String>,
+    links: Vec<String>,
+    pidfiles: Vec<PathBuf>,
+    targets: Vec<PathBuf>,
+}
+
+impl NetHosts {
+    fn new(n: usize) -> NetHosts {
+        let dir = disk_tmpdir("iolab-hostsf-");
+        // Another range than tests/hosts.rs (which uses 0..): both binaries may share a pid.
+        let k = 20 + NEXT.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let mut h = NetHosts {
+            dir,
+            names: Vec::new(),
+            namespaces: Vec::new(),
+            links: Vec::new(),
+            pidfiles: Vec::new(),
+            targets: Vec::new(),
+        };
+        let d = h.dir.path().to_path_buf();
+        let ds = d.display();
+        sh_ok(&format!(
+            "ssh-keygen -q -t ed25519 -N '' -f {ds}/key && ssh-keygen -q -t ed25519 -N '' -f {ds}/hostkey && cp {ds}/key.pub {ds}/authorized_keys && mkdir -p /run/sshd"
+        ));
+        let hostkey = std::fs::read_to_string(d.join("hostkey.pub")).expect("host key");
+        let mut config = String::new();
+        let mut known = String::new();
+        for i in 0..n {
+            let ns = format!("iolab-f{pid}-{k}-{i}");
+            let link = format!("if{:04x}{:02x}{i}", pid & 0xffff, k & 0xff);
+            let net = format!("10.{}.{}", 200 + pid % 50, (k * 8 + i as u32) % 250);
+            h.namespaces.push(ns.clone());
+            sh_ok(&format!("ip netns add {ns}"));
+            h.links.push(link.clone());
+            sh_ok(&format!(
+                "ip link add {link} type veth peer name eth0 netns {ns} && ip addr add {net}.1/30 dev {link} && ip link set {link} up && ip -n {ns} addr add {net}.2/30 dev eth0 && ip -n {ns} link set eth0 up && ip -n {ns} link set lo up"
+            ));
+            let pidfile = d.join(format!("sshd{i}.pid"));
+            sh_ok(&format!(
+                "ip netns exec {ns} /usr/sbin/sshd -f /dev/null -h {ds}/hostkey -p 22 -o ListenAddress={net}.2 -o PidFile={pf} -o AuthorizedKeysFile={ds}/authorized_keys -o StrictModes=no -o PermitRootLogin=prohibit-password -o PasswordAuthentication=no -o UsePAM=no -o LogLevel=ERROR -E {ds}/sshd{i}.log",
+                pf = pidfile.display()
+            ));
+            h.pidfiles.push(pidfile);
+            let name = format!("h{i}");
+            config.push_str(&format!("Host {name}\n  HostName {net}.2\n"));
+            known.push_str(&format!("{net}.2 {hostkey}"));
+            let t = d.join(format!("target{i}"));
+            std::fs::create_dir(&t).expect("target dir");
+            h.targets.push(t);
+            h.names.push(name);
+        }
+        config.push_str(&format!(
+            "Host *\n  User root\n  IdentityFile {ds}/key\n  IdentitiesOnly yes\n  UserKnownHostsFile {ds}/known_hosts\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n"
+        ));
+        std::fs::write(d.join("ssh_config"), config).expect("ssh config");
+        std::fs::write(d.join("known_hosts"), known).expect("known hosts");
+        let end = Instant::now() + Duration::from_secs(10);
+        while h.pidfiles.iter().any(|p| !p.exists()) {
+            assert!(Instant::now() < end, "sshd did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        h
+    }
+
+    /// The default launch template (shared ssh connections, `ControlPersist=60`) with this
+    /// test's ssh config, running `remote` (`iolab agent --stdio` is what `--push` replaces).
+    fn launch(&self, remote: &str) -> String {
+        format!(
+            "ssh -F {} -o BatchMode=yes -o ControlMaster=auto -o ControlPath={{control}}/%C -o ControlPersist=60 {{host}} {remote}",
+            self.dir.path().join("ssh_config").display()
+        )
+    }
+
+    fn hosts_arg(&self) -> String {
+        self.names
+            .iter()
+            .zip(&self.targets)
+            .map(|(n, t)| format!("{n}:{}", t.display()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn pids(&self, i: usize) -> Vec<u32> {
+        let o = sh(&format!("ip netns pids {}", self.namespaces[i]));
+        String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
+    /// The `iolab agent` processes running on host `i`.
+    fn agents(&self, i: usize) -> Vec<u32> {
+        self.pids(i)
+            .into_iter()
+            .filter(|p| cmdline(*p).contains("agent\0--stdio"))
+            .collect()
+    }
+
+    fn files_in(&self, i: usize) -> Vec<String> {
+        std::fs::read_dir(&self.targets[i])
+            .map(|r| {
+                r.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for NetHosts {
+    fn drop(&mut self) {
+        for i in 0..self.namespaces.len() {
+            for p in self.pids(i) {
+                let _ = Command::new("kill")
+                    .arg("-9")
+                    .arg(p.to_string())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+            let _ = sh(&format!("ip netns del {}", self.namespaces[i]));
+            let _ = sh(&format!("ip link del {} 2>/dev/null", self.links[i]));
+        }
+        let cfg = self.dir.path().join("ssh_config");
+        for p in processes_naming(&cfg.to_string_lossy()) {
+            let _ = Command::new("kill")
+                .arg("-9")
+                .arg(p.to_string())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn require_hosts() -> bool {
+    common::need_root()
+        && common::need_tool("sshd", "openssh-server")
+        && common::need_tool("ssh", "openssh-client")
+        && common::need_tool("ip", "iproute2")
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Live processes whose command line contains `needle` (an ssh master's title included).
+fn processes_naming(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            });
+            (!zombie && cmdline(pid).contains(needle) && pid != std::process::id()).then_some(pid)
+        })
+        .collect()
+}
+
+/// The controller's directory of ssh control sockets (`iolab-ssh-PID-*` in the temp dir).
+fn control_dir(controller: u32) -> Option<PathBuf> {
+    let prefix = format!("iolab-ssh-{controller}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+}
+
+/// The pushed copy agent `pid` runs from (the hosts' /tmp is this machine's), checked to be
+/// a `--push` copy that is already deleted.
+fn pushed_exe(pid: u32) -> PathBuf {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).expect("the agent's binary");
+    let s = exe.to_string_lossy().into_owned();
+    assert!(s.starts_with("/tmp/iolab-push-"), "not a pushed copy: {s}");
+    assert!(
+        s.ends_with(" (deleted)"),
+        "the agent did not delete its copy: {s}"
+    );
+    PathBuf::from(s.trim_end_matches(" (deleted)"))
+}
+
+/// `PRAGMA integrity_check` and the stored runs' statuses.
+fn store_check(db: &Path) -> Vec<String> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let c = rusqlite::Connection::open(db).expect("the store opens");
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
+    assert_eq!(ok, "ok");
+    let mut st = c.prepare("SELECT status FROM runs").expect("runs table");
+    st.query_map([], |r| r.get::<_, String>(0))
+        .expect("query")
+        .map(|r| r.expect("status"))
+        .collect()
+}
+
+/// Waits up to `secs` for `f` to hold.
+fn eventually(secs: u64, f: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f()
+}
+
+/// Kills the controller of a 2-host run over ssh at each of its steps.
+#[test]
+fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(2);
+    let db = h.dir.path().join("hosts.db");
+    let empty = disk_tmpdir("iolab-hostsf-cwd-");
+    // (step, every host holds its test file while paused; `None`: it may be removed already,
+    // the agent's suite having ended with the only trial)
+    let steps = [
+        ("hosts connected", Some(false)),
+        ("hosts ready", Some(true)),
+        ("hosts started", Some(true)),
+        ("hosts collected", None),
+    ];
+    let mut survived = 0;
+    for (step, laid_out) in steps {
+        let cmd = Iolab::new()
+            .db(&db)
+            .args([
+                "run",
+                "--hosts",
+                &h.hosts_arg(),
+                "--launch",
+                &h.launch("iolab agent --stdio"),
+                "--push",
+            ])
+            .args(["--pattern", "randwrite", "--size", "8M", "--time", "1s"])
+            .args(["--label", &format!("hk-{}", step.replace(' ', "-"))]);
+
+        let mut p = Paused::spawn(cmd, step);
+        if !p.wait_paused(step, 60) {
+            p.signal("-KILL");
+            panic!("never paused at {step}: {}", p.finish().1);
+        }
+        let controller = p.child.id();
+        for i in 0..2 {
+            assert_eq!(
+                h.agents(i).len(),
+                1,
+                "{step}: host {i}'s agent while paused"
+            );
+            if let Some(want) = laid_out {
+                assert_eq!(
+                    !h.files_in(i).is_empty(),
+                    want,
+                    "{step}: host {i}: {:?}",
+                    h.files_in(i)
+                );
+            }
+        }
+        // Each agent runs from a pushed copy that it already deleted (`--remove-self`).
+        let pushed: Vec<PathBuf> = (0..2).flat_map(|i| h.agents(i)).map(pushed_exe).collect();
+        let control = control_dir(controller).expect("the ssh control directory");
+        let ctl = control.to_string_lossy().into_owned();
+        assert!(
+            !processes_naming(&ctl).is_empty(),
+            "{step}: no ssh master on {ctl}"
+        );
+        p.signal("-KILL");
+        let (code, err) = p.finish();
+        assert_eq!(code, -1, "{step}: not killed: {err}");
+        // The dead-man switch: each agent sees EOF, stops and removes its files.
+        for i in 0..2 {
+            assert!(
+                eventually(15, || h.agents(i).is_empty() && h.files_in(i).is_empty()),
+                "{step}: host {i}: agents {:?}, files {:?} 15 s after the controller died",
+                h.agents(i),
+                h.files_in(i)
+            );
+        }
+        // ControlPersist keeps the masters; --cleanup removes them and their directory.
+        let out = Iolab::new()
+            .args(["run", &empty.path().to_string_lossy(), "--cleanup"])
+            .run();
+        assert_eq!(out.code, 0, "{step}: {}", out.stderr);
+        assert!(
+            out.stdout.contains(&ctl),
+            "{step}: --cleanup did not name {ctl}: {}",
+            out.stdout
+        );
+        assert!(!control.exists(), "{step}: {ctl} left");
+        assert!(
+            eventually(5, || processes_naming(&ctl).is_empty()),
+            "{step}: ssh masters left: {:?}",
+            processes_naming(&ctl)
+        );
+        let runs = store_check(&db);
+        assert!(runs.is_empty(), "{step}: a killed run stored {runs:?}");
+        // The hosts share this machine's /tmp: no pushed copy of iolab stays behind.
+        let left: Vec<&PathBuf> = pushed.iter().filter(|p| p.exists()).collect();
+        assert!(left.is_empty(), "{step}: pushed copies left: {left:?}");
+        eprintln!(
+            "controller killed at {step}: agents gone, targets empty, masters removed, store ok"
+        );
+        survived += 1;
+    }
+    eprintln!(
+        "iolab run --hosts: kill points survived {survived}/{}",
+        steps.len()
+    );
+}
+
+/// One agent SIGKILLed mid-trial: the controller fails that host, keeps the other
+/// (`--on-host-failure continue`), says "1 of 2", and closes its ssh connections; the dead
+/// agent's test file is left for `iolab run --cleanup` on that host.
+#[test]
+fn a_killed_agent_fails_its_host_and_the_run_goes_on() {
+    if !require_hosts() {
+        return;
+    }
+    let h = NetHosts::new(2);
+    let child = Iolab::new()
+        .args(["run", "--hosts", &h.hosts_arg(), "--launch"])
+        .arg(h.launch(&format!("{} agent --stdio", bin())))
+        .args(["--on-host-failure", "continue"])
+        .args(["--pattern", "randwrite", "--size", "8M", "--time", "3s"])
+        .args(["--json", "--no-save"])
+        .command()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("controller starts");
+    let controller = child.id();
+    assert!(
+        eventually(20, || !h.files_in(1).is_empty()),
+        "host 1 never laid out its file"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let agents = h.agents(1);
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    let left = h.files_in(1);
+    sh_ok(&format!("kill -9 {}", agents[0]));
+    let control = control_dir(controller).expect("the ssh control directory");
+    let out = child.wait_with_output().expect("controller ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("host h1 failed"), "{stderr}");
+    assert!(
+        stderr.contains("1 of 2 hosts failed; the aggregate covers 1 of 2"),
+        "{stderr}"
+    );
+    let doc = common::json(&stdout);
+    assert!(doc["hosts"][1]["failed"].is_string(), "{doc}");
+    assert!(doc["hosts"][0]["failed"].is_null(), "{doc}");
+    let t = &doc["trials"][0];
+    assert_eq!(t["aggregate"]["hosts_ok"], 1, "{t}");
+    assert_eq!(t["aggregate"]["hosts_total"], 2, "{t}");
+    // The controller ended normally: no agent, no master, no control directory left.
+    assert!(eventually(10, || h.agents(0).is_empty()));
+    assert!(h.files_in(0).is_empty(), "{:?}", h.files_in(0));
+    assert!(!control.exists(), "{} left", control.display());
+    assert!(processes_naming(&control.to_string_lossy()).is_empty());
+    // SIGKILL gave the agent no chance: its test file stays until --cleanup on that host.
+    assert_eq!(h.files_in(1), left, "the killed agent's files");
+    let out = Iolab::new()
+        .args(["run", &h.targets[1].to_string_lossy(), "--cleanup"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(h.files_in(1).is_empty(), "{:?}", h.files_in(1));
+}
