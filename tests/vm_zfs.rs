@@ -250,7 +250,13 @@ fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
     let dir = disk_tmpdir("iolab-vmzfs2");
     let disks = dir.path().join("disks");
     let state = dir.path().join("state");
-    let spec = write_lab_spec(dir.path(), "zfs-fault.toml", "vm-zfs2", &disks, SECOND_FAULT);
+    let spec = write_lab_spec(
+        dir.path(),
+        "zfs-fault.toml",
+        "vm-zfs2",
+        &disks,
+        SECOND_FAULT,
+    );
     let (code, v, stderr, wall) = run_vm_lab(vm_iolab(dir.path(), &state), &spec, &[]);
     eprintln!(
         "ZFS second-fault VM lab: exit {code}, wall {wall:.0} s, boot {:?}, lab {} s in the guest",
@@ -291,7 +297,10 @@ fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
         assert!(at("echo 1 > /sys/module/zfs/parameters/zfs_scan_suspend") < at("zpool replace"));
         assert!(at("zpool replace") < at("iolab-corrupt"), "{cmds:#?}");
         assert!(at("iolab-corrupt") < at("echo 0 > /sys/module/zfs/parameters/zfs_scan_suspend"));
-        assert!(at("echo 0 > /sys/module/zfs/parameters/zfs_scan_suspend") < at("zpool wait -t resilver"));
+        assert!(
+            at("echo 0 > /sys/module/zfs/parameters/zfs_scan_suspend")
+                < at("zpool wait -t resilver")
+        );
     }
     // raidz1: with one member being resilvered, a corrupt block on another has no third copy;
     // files are lost and ZFS lists them as permanent errors.
@@ -302,14 +311,20 @@ fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
     assert!(verdict["scrub_errors"].as_u64().unwrap() > 0, "{z1:#}");
     let f1 = &z1["faults"][0];
     assert!(f1["files_bad"].as_u64().unwrap() > 0, "{f1:#}");
-    assert!(!f1["zpool"]["permanent"].as_array().unwrap().is_empty(), "{f1:#}");
+    assert!(
+        !f1["zpool"]["permanent"].as_array().unwrap().is_empty(),
+        "{f1:#}"
+    );
     assert_ne!(f1["rebuild"], "completed", "{f1:#}");
     // raidz2: a second parity rebuilds both the missing member and the corrupt blocks.
     let z2 = layout(&v, "raidz2-corrupt");
     assert_eq!(z2["integrity"]["verdict"]["kind"], "verified", "{z2:#}");
     let f2 = &z2["faults"][0];
     assert_eq!(f2["files_bad"], 0, "{f2:#}");
-    assert!(f2["zpool"]["permanent"].as_array().unwrap().is_empty(), "{f2:#}");
+    assert!(
+        f2["zpool"]["permanent"].as_array().unwrap().is_empty(),
+        "{f2:#}"
+    );
     assert!(z2["rebuild"]["bytes"].as_u64().unwrap() > 0, "{z2:#}");
     assert_nothing_left(&disks, &state);
 }

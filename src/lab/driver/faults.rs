@@ -131,16 +131,19 @@ impl StackRun<'_, '_> {
     }
 
     /// After a rebuild that had faults struck in it: how the rebuild ended and what md says.
-    pub(super) fn rebuild_faults_done(&mut self, built: &Built, lr: &mut LayoutReport) {
+    pub(super) fn rebuild_faults_done(
+        &mut self,
+        built: &Built,
+        lr: &mut LayoutReport,
+        replacements: &[std::path::PathBuf],
+    ) {
         let log = self.session.take_fault_log();
         if log.is_empty() {
             return;
         }
         let md = observe(built, self.opts.dry_run);
-        let new_members: Vec<String> = built
-            .members
+        let new_members: Vec<String> = replacements
             .iter()
-            .filter(|m| built.wrapped_device_of(m).is_none())
             .filter_map(|m| fault::kernel_name(m))
             .collect();
         let zpool = self.session.zpool_status(built);
@@ -191,10 +194,9 @@ impl StackRun<'_, '_> {
     }
 }
 
-/// How a rebuild ended, from md's view after it: `completed`, or which members are in sync and
-/// which md failed on the way. `plain` are the kernel names of members not under dm (the
-/// replacement among them).
-pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
+/// How a rebuild ended, from md's view after it: `completed`, or whether the replacements
+/// (`new`: their kernel names) are in sync and which members md failed on the way.
+pub(super) fn rebuild_outcome(o: &MdObservation, new: &[String]) -> String {
     let faulty: Vec<&str> = o
         .members
         .iter()
@@ -205,10 +207,10 @@ pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
         return "completed".into();
     }
     let new_in_sync = o.members.iter().any(|m| {
-        m.state.contains("in_sync") && plain.iter().any(|p| m.device.split(' ').next() == Some(p))
+        m.state.contains("in_sync") && new.iter().any(|p| m.device.split(' ').next() == Some(p))
     });
     format!(
-        "{}, but md is left degraded ({} missing{}; array_state {})",
+        "{}; md is left degraded ({} missing{}; array_state {})",
         if new_in_sync {
             "copied onto the new member"
         } else {
@@ -347,9 +349,12 @@ mod tests {
         o.members[0].state = "faulty,write_error".into();
         assert_eq!(
             rebuild_outcome(&o, &["vdd".into()]),
-            "copied onto the new member, but md is left degraded (1 missing, failed during it: dm-0 (x); array_state clean)"
+            "copied onto the new member; md is left degraded (1 missing, failed during it: dm-0 (x); array_state clean)"
         );
         o.members[1].state = "spare".into();
+        assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
+        // An original member in sync is not the replacement.
+        o.members.push(mm("vdb", "in_sync"));
         assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
     }
 

@@ -199,7 +199,11 @@ mod tests {
 
     #[test]
     fn faults_are_grouped_by_point_earliest_first() {
-        let p = plan(&[f(0, Some(60)), f(1, None), f(2, Some(60)), f(0, Some(10))], 10_240, 8);
+        let p = plan(
+            &[f(0, Some(60)), f(1, None), f(2, Some(60)), f(0, Some(10))],
+            10_240,
+            8,
+        );
         let targets: Vec<Option<u64>> = p.iter().map(|h| h.target).collect();
         assert_eq!(targets, [None, Some(1024), Some(6144)]);
         assert_eq!(p[2].faults.len(), 2);

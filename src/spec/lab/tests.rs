@@ -443,9 +443,16 @@ fn rebuild_faults_have_a_point_on_md_and_a_place_on_zfs_not_btrfs() {
     .unwrap();
     let f = s.layouts[0].faults[0];
     assert_eq!(f.progress, Some(40));
-    assert!(f.describe().ends_with("on member 0 at 40% of the rebuild"), "{}", f.describe());
+    assert!(
+        f.describe().ends_with("on member 0 at 40% of the rebuild"),
+        "{}",
+        f.describe()
+    );
     for (p, want) in [
-        ("101", "layout[r5].faults[1].progress: 101 is not a percent; use 0 to 100"),
+        (
+            "101",
+            "layout[r5].faults[1].progress: 101 is not a percent; use 0 to 100",
+        ),
         ("-1", "layout[r5].faults[1].progress: -1 is not a percent"),
     ] {
         let e = err(&format!(
