@@ -18,6 +18,8 @@ pub(super) struct Hold {
     /// Where md's recovery is held (`md/sync_max`, 512-byte sectors of a member); `None`: as
     /// soon as the recovery has started.
     pub target: Option<u64>,
+    /// The percent asked for.
+    pub pct: Option<u8>,
     /// The faults.
     pub faults: Vec<Fault>,
 }
@@ -45,6 +47,7 @@ pub(super) fn plan(faults: &[Fault], dev_sectors: u64, chunk_sectors: u64) -> Ve
             Some(h) if h.target == target => h.faults.push(f),
             _ => out.push(Hold {
                 target,
+                pct: f.progress,
                 faults: vec![f],
             }),
         }
@@ -99,6 +102,17 @@ impl Session {
         let dev_sectors = super::super::mdadm::component_bytes(md).unwrap_or(0) / 512;
         let chunk = md_read(md, "chunk_size").parse::<u64>().unwrap_or(0) / 512;
         let holds = plan(&faults, dev_sectors, chunk);
+        if self.runner.is_dry_run() {
+            // No array to size the hold by: say where it would be.
+            for p in holds.iter().filter_map(|h| h.pct) {
+                self.runner.record(&[
+                    "iolab-hold-recovery".to_string(),
+                    md.to_string_lossy().into_owned(),
+                    format!("sync_max={p}%"),
+                ]);
+            }
+            return Ok(holds);
+        }
         if let Some(t) = holds.first().and_then(|h| h.target) {
             self.runner
                 .write_file(&scrub::md_sysfs(md, "sync_max"), &t.to_string())?;
