@@ -14,40 +14,11 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::vm::{layout, run_vm_lab, vm_or_skip, write_lab_spec};
 use common::*;
 
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
 static VM: Mutex<()> = Mutex::new(());
-
-fn vm_or_skip(_test: &str) -> bool {
-    if !need_root() {
-        return false;
-    }
-    for (t, apt) in [
-        ("qemu-system-x86_64", "qemu-system-x86"),
-        ("busybox", "busybox-static"),
-        ("mdadm", "mdadm"),
-        ("lvm", "lvm2"),
-        ("mkfs.xfs", "xfsprogs"),
-        ("mkfs.ext4", "e2fsprogs"),
-        ("xz", "xz-utils"),
-    ] {
-        if !need_tool(t, apt) {
-            return false;
-        }
-    }
-    let kernel = std::fs::read_dir("/boot").is_ok_and(|d| {
-        d.flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
-    });
-    if !kernel {
-        skip(
-            &kind::tool("linux-image-amd64"),
-            "no /boot/vmlinuz-* (apt-get install linux-image-amd64)",
-        );
-    }
-    kernel
-}
 
 /// (exit code, stdout, stderr) of a finished command.
 fn parts(o: std::process::Output) -> (i32, String, String) {
@@ -75,22 +46,30 @@ impl Lab {
         }
     }
 
-    fn cmd(&self) -> Command {
+    fn iolab(&self) -> Iolab {
         Iolab::new()
             .db(&self.db)
             .env("IOLAB_STATE_DIR", &self.state)
             .cwd(self.dir.path())
-            .command()
+    }
+
+    fn cmd(&self) -> Command {
+        self.iolab().command()
     }
 
     fn spec(&self, body: &str) -> PathBuf {
-        let p = self.dir.path().join("vm-lab.toml");
-        let text = format!(
-            "name = \"vm-test\"\n[disks]\nloop = {{ count = 5, size = \"256MiB\", dir = \"{}\" }}\n{body}",
-            self.disks.display()
+        write_lab_spec(self.dir.path(), "vm-lab.toml", "vm-test", &self.disks, body)
+    }
+
+    /// Runs the lab in `spec` in the VM: exit code, JSON document, stderr; prints the wall time,
+    /// the boot and the guest's lab time under `what`.
+    fn run(&self, spec: &Path, what: &str) -> (i32, serde_json::Value, String) {
+        let (code, v, stderr, wall) = run_vm_lab(self.iolab(), spec, &[]);
+        eprintln!(
+            "{what}: exit {code}, wall {wall:.0} s, boot {}, lab {} s in the guest",
+            v["vm"]["boot_seconds"], v["vm"]["lab_seconds"]
         );
-        std::fs::write(&p, text).unwrap();
-        p
+        (code, v, stderr)
     }
 
     /// Nothing of a VM lab is left: no backing files, no state file, no qemu on our disks.
@@ -172,32 +151,16 @@ bs = "4k"
 
 #[test]
 fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
-    let test = "md_layouts_build_degrade_rebuild_and_verify_in_one_boot";
-    if !vm_or_skip(test) {
+    if !vm_or_skip(&[]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmtest");
     let spec = lab.spec(LAYOUTS);
-    let t = Instant::now();
-    let out = lab
-        .cmd()
-        .args(["lab", &spec.to_string_lossy(), "--vm", "--format", "json"])
-        .output()
-        .unwrap();
-    let wall = t.elapsed();
-    let (code, stdout, stderr) = parts(out);
-    assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let (code, v, stderr) = lab.run(&spec, "VM lab");
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     let env = v["environment"].as_str().unwrap();
     assert!(env == "vm (tcg)" || env == "vm (kvm)", "{env}");
-    let boot = v["vm"]["boot_seconds"].as_array().unwrap();
-    eprintln!(
-        "VM lab wall time {:.0} s, boots {boot:?}, lab {} s in the guest",
-        wall.as_secs_f64(),
-        v["vm"]["lab_seconds"]
-    );
     let layouts = v["layouts"].as_array().unwrap();
     assert_eq!(layouts.len(), 3);
     for l in layouts {
@@ -245,6 +208,34 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     lab.assert_nothing_left();
 }
 
+/// The `n` layouts of a fault lab, each `ok` with every fault injected and md's view of it
+/// recorded; prints what each fault did and each verdict.
+fn faults_observed(v: &serde_json::Value, n: usize) -> &Vec<serde_json::Value> {
+    let layouts = v["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), n, "{v:#}");
+    for l in layouts {
+        assert_eq!(l["status"], "ok", "{l:#}");
+        for f in l["faults"].as_array().unwrap() {
+            eprintln!(
+                "{}: {}: struck at {}%, rebuild {}, {} files bad after, md {}",
+                l["name"],
+                f["description"],
+                f["struck_at_pct"],
+                f["rebuild"],
+                f["files_bad"],
+                f["md"]
+            );
+            assert!(f["error"].is_null(), "{f:#}");
+            assert!(f["md"]["array_state"].is_string(), "{f:#}");
+        }
+        eprintln!(
+            "{}: rebuild {} s, integrity {}",
+            l["name"], l["rebuild"]["seconds"], l["integrity"]["verdict"]
+        );
+    }
+    layouts
+}
+
 /// One boot: an unreadable range on a surviving member during the rebuild of md RAID5 and of
 /// md RAID6 (then two more failures on RAID6), silent corruption after RAID6's rebuild, and a
 /// RAID5 over five disks of which one is slow (dm-delay inside, qemu throttling outside).
@@ -287,8 +278,7 @@ qd = 4
 
 #[test]
 fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
-    let test = "faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot";
-    if !vm_or_skip(test) {
+    if !vm_or_skip(&[]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -301,38 +291,10 @@ fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
         1,
     );
     std::fs::write(&spec, text).unwrap();
-    let t = Instant::now();
-    let out = lab
-        .cmd()
-        .args(["lab", &spec.to_string_lossy(), "--vm", "--format", "json"])
-        .output()
-        .unwrap();
-    let wall = t.elapsed();
-    let (code, stdout, stderr) = parts(out);
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\nstderr: {stderr}"));
-    eprintln!(
-        "VM fault lab: exit {code}, wall {:.0} s, boot {}, lab {} s in the guest",
-        wall.as_secs_f64(),
-        v["vm"]["boot_seconds"],
-        v["vm"]["lab_seconds"]
-    );
+    let (code, v, stderr) = lab.run(&spec, "VM fault lab");
     // Data lost under injected faults is the finding, not a failed lab.
-    assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
-    let layouts = v["layouts"].as_array().unwrap();
-    assert_eq!(layouts.len(), 3, "{v:#}");
-    for l in layouts {
-        assert_eq!(l["status"], "ok", "{l:#}");
-        for f in l["faults"].as_array().unwrap() {
-            eprintln!(
-                "{}: {}: rebuild {}, {} files bad after, md {}",
-                l["name"], f["description"], f["rebuild"], f["files_bad"], f["md"]
-            );
-            assert!(f["error"].is_null(), "{f:#}");
-            assert!(f["md"]["array_state"].is_string(), "{f:#}");
-        }
-        eprintln!("{}: integrity {}", l["name"], l["integrity"]["verdict"]);
-    }
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
+    let layouts = faults_observed(&v, 3);
     // RAID5: the rebuild reads the unreadable range on a surviving member and has no other copy:
     // md records the range in its bad-block log (on that member and on the new one) and
     // completes; the array stays up.
@@ -381,11 +343,130 @@ fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
     lab.assert_nothing_left();
 }
 
+/// One boot: a whole member of md RAID5 and of md RAID6 dies halfway through the rebuild (md's
+/// recovery held at 50 % with `sync_max`, the member's dm table swapped for `error`). RAID5 has
+/// nothing left to rebuild from; RAID6 has, and then loses two more members and is rebuilt.
+const FAIL_MID_REBUILD: &str = r#"
+[[layout]]
+name = "md5-fail"
+mdadm = { level = 5, members = 3, assume_clean = true }
+fs = "xfs"
+degrade = true
+rebuild = true
+fill = "16MiB"
+faults = [{ member = 0, at = "rebuild", kind = "fail", progress = 50 }]
+
+[[layout]]
+name = "md6-fail"
+mdadm = { level = 6, members = 4, assume_clean = true }
+fs = "xfs"
+degrade = true
+rebuild = true
+failures = 2
+fill = "16MiB"
+faults = [{ member = 0, at = "rebuild", kind = "fail", progress = 50 }]
+
+[workloads]
+repeat = 1
+[workloads.defaults]
+size = "8MiB"
+time = "300ms"
+[[workloads.workload]]
+name = "rand-read-4k"
+pattern = "randread"
+bs = "4k"
+"#;
+
+/// The member md lists under dm name `iolab-...-d0` (member 0, which took the fault).
+fn dm_member(f: &serde_json::Value) -> &serde_json::Value {
+    f["md"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["device"].as_str().unwrap().contains("-d0)"))
+        .unwrap_or_else(|| panic!("member 0 not in md's view: {f:#}"))
+}
+
+#[test]
+fn a_member_failing_halfway_through_the_rebuild_kills_raid5_not_raid6() {
+    if !vm_or_skip(&[]) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lab = Lab::new("iolab-vmfail");
+    let spec = lab.spec(FAIL_MID_REBUILD);
+    let (code, v, stderr) = lab.run(&spec, "VM fail-mid-rebuild lab");
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
+    faults_observed(&v, 2);
+    for name in ["md5-fail", "md6-fail"] {
+        let f = &layout(&v, name)["faults"][0];
+        // Struck where asked: md's recovery stood at half its sectors (whole chunks).
+        let pct = f["struck_at_pct"].as_f64().unwrap();
+        assert!((45.0..=50.0).contains(&pct), "{name}: {f:#}");
+        assert!(f["fault"]["progress"] == 50, "{f:#}");
+        // md failed the dead member: its sysfs state says so.
+        let m = dm_member(f);
+        assert!(
+            m["state"].as_str().unwrap().contains("faulty"),
+            "{name}: {m:#}"
+        );
+    }
+    // RAID5: the dead member was a source of the rebuild; md is left with one member of three
+    // in sync and the files cannot come back.
+    let r5 = layout(&v, "md5-fail");
+    let f5 = &r5["faults"][0];
+    assert!(
+        f5["rebuild"]
+            .as_str()
+            .unwrap()
+            .starts_with("aborted: the new member is not in sync"),
+        "{f5:#}"
+    );
+    assert!(f5["md"]["degraded"].as_u64().unwrap() >= 2, "{f5:#}");
+    assert!(f5["files_bad"].as_u64().unwrap() > 0, "{f5:#}");
+    assert_eq!(r5["integrity"]["verdict"]["kind"], "data_loss", "{r5:#}");
+    assert!(
+        r5["integrity"]["verdict"]["files"].as_u64().unwrap() > 0,
+        "{r5:#}"
+    );
+    // RAID6: the rebuild goes on from the two members left, onto the new one; every file
+    // reads back; then two more members fail and are replaced, and the data is verified.
+    let r6 = layout(&v, "md6-fail");
+    let f6 = &r6["faults"][0];
+    assert!(
+        f6["rebuild"]
+            .as_str()
+            .unwrap()
+            .starts_with("copied onto the new member"),
+        "{f6:#}"
+    );
+    assert_eq!(f6["md"]["degraded"], 1, "{f6:#}");
+    assert_eq!(f6["files_bad"], 0, "{f6:#}");
+    assert!(
+        r6["second_failure"]["rebuild_seconds"].as_f64().unwrap() > 0.0,
+        "{r6:#}"
+    );
+    assert_eq!(r6["integrity"]["verdict"]["kind"], "verified", "{r6:#}");
+    // The hold is set before the member is added and always put back.
+    let cmds = r6["commands"].as_array().unwrap();
+    let at = |s: &str| {
+        cmds.iter()
+            .position(|c| c.as_str().unwrap().contains(s))
+            .unwrap_or_else(|| panic!("no '{s}' in {cmds:#?}"))
+    };
+    assert!(at("/md/sync_max") < at("--add"), "{cmds:#?}");
+    assert!(
+        cmds.iter()
+            .any(|c| c.as_str().unwrap().starts_with("echo max > /sys/block/md")),
+        "{cmds:#?}"
+    );
+    lab.assert_nothing_left();
+}
+
 /// Bad input needs no boot: a fault on a member that does not exist, a disk directory too
 /// small for the VM's disks, a kernel that does not boot — one line each, nothing left.
 #[test]
 fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
-    let test = "vm_faults_bad_input_and_failed_boots_are_one_line_errors";
     let lab = Lab::new("iolab-vmfbad");
     let spec = lab.spec(
         "[[layout]]\nname = \"r5\"\nfs = \"xfs\"\nmdadm = { level = 5, members = 3 }\ndegrade = true\nrebuild = true\nfaults = [{ member = 3, at = \"rebuild\", kind = \"unreadable\", offset = \"1MiB\", length = \"4k\" }]\n",
@@ -402,7 +483,7 @@ fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
         "{stderr}"
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    if !vm_or_skip(test) {
+    if !vm_or_skip(&[]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -461,8 +542,7 @@ fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
 
 #[test]
 fn a_killed_vm_lab_is_cleaned_up() {
-    let test = "a_killed_vm_lab_is_cleaned_up";
-    if !vm_or_skip(test) {
+    if !vm_or_skip(&[]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -9,8 +9,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
+use common::vm::{layout, run_vm_lab, vm_or_skip, write_lab_spec};
 use common::*;
 
 const KERNEL: &str = "6.1.0";
@@ -32,21 +32,8 @@ fn cached_module() -> Option<PathBuf> {
 }
 
 fn zfs_vm_or_skip() -> bool {
-    if !need_root() {
+    if !vm_or_skip(&[("zpool", "zfsutils-linux")]) {
         return false;
-    }
-    for (t, apt) in [
-        ("qemu-system-x86_64", "qemu-system-x86"),
-        ("busybox", "busybox-static"),
-        ("mdadm", "mdadm"),
-        ("lvm", "lvm2"),
-        ("mkfs.xfs", "xfsprogs"),
-        ("xz", "xz-utils"),
-        ("zpool", "zfsutils-linux"),
-    ] {
-        if !need_tool(t, apt) {
-            return false;
-        }
     }
     if cached_module().is_none() {
         skip(
@@ -57,6 +44,9 @@ fn zfs_vm_or_skip() -> bool {
     }
     true
 }
+
+/// One boot at a time (as in tests/vm.rs: two emulated guests on two cores slow each other).
+static VM: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const SPEC: &str = r#"
 [[layout]]
@@ -111,46 +101,29 @@ fn assert_nothing_left(disks: &Path, state: &Path) {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// The command for a VM lab with its store and state in `dir`.
+fn vm_iolab(dir: &Path, state: &Path) -> Iolab {
+    Iolab::new()
+        .db(dir.join("host.db"))
+        .env("IOLAB_STATE_DIR", state)
+        .cwd(dir)
+}
+
 #[test]
 fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
     if !zfs_vm_or_skip() {
         return;
     }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = disk_tmpdir("iolab-vmzfs");
     let disks = dir.path().join("disks");
     let state = dir.path().join("state");
-    let spec = dir.path().join("zfs-lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"vm-zfs\"\n[disks]\nloop = {{ count = 5, size = \"256MiB\", dir = \"{}\" }}\n{SPEC}",
-            disks.display()
-        ),
-    )
-    .unwrap();
-    let t = Instant::now();
-    let out = Iolab::new()
-        .db(dir.path().join("host.db"))
-        .env("IOLAB_STATE_DIR", &state)
-        .cwd(dir.path())
-        .args([
-            "lab",
-            &spec.to_string_lossy(),
-            "--vm",
-            "--format",
-            "json",
-            "-v",
-        ])
-        .run();
-    let (code, stdout, stderr) = out.parts();
-    assert_eq!(code, 0, "stderr: {stderr}\nstdout: {stdout}");
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, SPEC);
+    let (code, v, stderr, wall) = run_vm_lab(vm_iolab(dir.path(), &state), &spec, &["-v"]);
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     eprintln!(
-        "ZFS VM lab: wall {:.0} s, boot {:?}, lab {} s in the guest",
-        t.elapsed().as_secs_f64(),
-        v["vm"]["boot_seconds"],
-        v["vm"]["lab_seconds"]
+        "ZFS VM lab: wall {wall:.0} s, boot {:?}, lab {} s in the guest",
+        v["vm"]["boot_seconds"], v["vm"]["lab_seconds"]
     );
     let layouts = v["layouts"].as_array().unwrap();
     assert_eq!(layouts.len(), 4);
@@ -216,15 +189,7 @@ fn zfs_in_the_vm_without_a_built_module_says_how_to_build_it() {
     }
     let dir = disk_tmpdir("iolab-vmzfs-nomod");
     let disks = dir.path().join("disks");
-    let spec = dir.path().join("zfs-lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"vm-zfs\"\n[disks]\nloop = {{ count = 5, size = \"256MiB\", dir = \"{}\" }}\n{SPEC}",
-            disks.display()
-        ),
-    )
-    .unwrap();
+    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, SPEC);
     let empty = dir.path().join("no-modules");
     let (code, _, stderr) = Iolab::new()
         .db(dir.path().join("host.db"))
@@ -241,4 +206,125 @@ fn zfs_in_the_vm_without_a_built_module_says_how_to_build_it() {
         "{stderr}"
     );
     assert!(!disks.exists(), "disks were made before the check");
+}
+
+/// One boot: issue 17's second failure during the resilver. A member of raidz1 x3 and of
+/// raidz2 x4 is offlined and replaced; with the resilver held at its start
+/// (`zfs_scan_suspend_progress`), 12 MiB of a surviving member are overwritten with garbage
+/// where the data set lies; then the resilver runs, the data is read back and the pool
+/// scrubbed.
+const SECOND_FAULT: &str = r#"
+[[layout]]
+name = "raidz1-corrupt"
+zfs = { vdev = "raidz1", width = 3, pool = { ashift = 12 } }
+degrade = true
+rebuild = true
+fill = "12MiB"
+faults = [{ member = 0, at = "rebuild", kind = "corrupt", offset = "5MiB", length = "12MiB" }]
+
+[[layout]]
+name = "raidz2-corrupt"
+zfs = { vdev = "raidz2", width = 4, pool = { ashift = 12 } }
+degrade = true
+rebuild = true
+fill = "12MiB"
+faults = [{ member = 0, at = "rebuild", kind = "corrupt", offset = "5MiB", length = "12MiB" }]
+
+[workloads]
+repeat = 1
+[workloads.defaults]
+size = "8MiB"
+time = "300ms"
+[[workloads.workload]]
+name = "rand-read-4k"
+pattern = "randread"
+bs = "4k"
+"#;
+
+#[test]
+fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
+    if !zfs_vm_or_skip() {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = disk_tmpdir("iolab-vmzfs2");
+    let disks = dir.path().join("disks");
+    let state = dir.path().join("state");
+    let spec = write_lab_spec(
+        dir.path(),
+        "zfs-fault.toml",
+        "vm-zfs2",
+        &disks,
+        SECOND_FAULT,
+    );
+    let (code, v, stderr, wall) = run_vm_lab(vm_iolab(dir.path(), &state), &spec, &[]);
+    eprintln!(
+        "ZFS second-fault VM lab: exit {code}, wall {wall:.0} s, boot {:?}, lab {} s in the guest",
+        v["vm"]["boot_seconds"], v["vm"]["lab_seconds"]
+    );
+    // Data lost under an injected fault is the finding, not a failed lab.
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
+    for name in ["raidz1-corrupt", "raidz2-corrupt"] {
+        let l = layout(&v, name);
+        assert_eq!(l["status"], "ok", "{l:#}");
+        let f = &l["faults"][0];
+        eprintln!(
+            "{name}: {}: struck at {}%, resilver {} s ({} bytes): {}; integrity {}; scrub {}",
+            f["description"],
+            f["struck_at_pct"],
+            l["rebuild"]["seconds"],
+            l["rebuild"]["bytes"],
+            f["rebuild"],
+            l["integrity"]["verdict"],
+            l["integrity"]["scrubs"]
+        );
+        assert!(f["error"].is_null(), "{f:#}");
+        // Struck while the resilver was held at its start.
+        assert!(f["struck_at_pct"].as_f64().unwrap() < 5.0, "{f:#}");
+        assert!(f["zpool"]["state"].is_string(), "{f:#}");
+        let cmds: Vec<&str> = l["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let at = |s: &str| {
+            cmds.iter()
+                .position(|c| c.contains(s))
+                .unwrap_or_else(|| panic!("no '{s}' in {cmds:#?}"))
+        };
+        // Held before the replace, released after the corruption, before the wait.
+        assert!(at("echo 1 > /sys/module/zfs/parameters/zfs_scan_suspend") < at("zpool replace"));
+        assert!(at("zpool replace") < at("iolab-corrupt"), "{cmds:#?}");
+        assert!(at("iolab-corrupt") < at("echo 0 > /sys/module/zfs/parameters/zfs_scan_suspend"));
+        assert!(
+            at("echo 0 > /sys/module/zfs/parameters/zfs_scan_suspend")
+                < at("zpool wait -t resilver")
+        );
+    }
+    // raidz1: with one member being resilvered, a corrupt block on another has no third copy;
+    // files are lost and ZFS lists them as permanent errors.
+    let z1 = layout(&v, "raidz1-corrupt");
+    let verdict = &z1["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{z1:#}");
+    assert!(verdict["files"].as_u64().unwrap() > 0, "{z1:#}");
+    assert!(verdict["scrub_errors"].as_u64().unwrap() > 0, "{z1:#}");
+    let f1 = &z1["faults"][0];
+    assert!(f1["files_bad"].as_u64().unwrap() > 0, "{f1:#}");
+    assert!(
+        !f1["zpool"]["permanent"].as_array().unwrap().is_empty(),
+        "{f1:#}"
+    );
+    assert_ne!(f1["rebuild"], "completed", "{f1:#}");
+    // raidz2: a second parity rebuilds both the missing member and the corrupt blocks.
+    let z2 = layout(&v, "raidz2-corrupt");
+    assert_eq!(z2["integrity"]["verdict"]["kind"], "verified", "{z2:#}");
+    let f2 = &z2["faults"][0];
+    assert_eq!(f2["files_bad"], 0, "{f2:#}");
+    assert!(
+        f2["zpool"]["permanent"].as_array().unwrap().is_empty(),
+        "{f2:#}"
+    );
+    assert!(z2["rebuild"]["bytes"].as_u64().unwrap() > 0, "{z2:#}");
+    assert_nothing_left(&disks, &state);
 }

@@ -39,6 +39,14 @@ pub struct FaultReport {
     pub files_bad: Option<u64>,
     /// md's view right after the fault's step (array state, faulty members, bad-block log).
     pub md: Option<crate::layout::fault::MdObservation>,
+    /// For a fault during the rebuild: how far the rebuild was when it struck, in percent (md's
+    /// `sync_completed`, or the resilver's scan line while it was held).
+    #[serde(default)]
+    pub struck_at_pct: Option<f64>,
+    /// ZFS's view right after the fault's step (`zpool status -p -P -v`): pool state, every
+    /// device's read/write/checksum errors, the files with permanent errors.
+    #[serde(default)]
+    pub zpool: Option<crate::layout::zfs::PoolStatus>,
 }
 
 /// IO one member did during the healthy workloads (from `/sys/block/NAME/stat`), to find the

@@ -19,7 +19,8 @@ pub enum FaultStep {
     /// After the data set is written and the healthy workloads ran, before a member is failed
     /// (before the scrub on a layout that is not degraded).
     BeforeDegrade,
-    /// While the replacement is being rebuilt (right after recovery starts).
+    /// While the replacement is being rebuilt (right after recovery starts, or at a chosen
+    /// percent of md's recovery; a zfs resilver is held at its start while it strikes).
     Rebuild,
     /// After the rebuild and its read-back, before the scrub.
     AfterRebuild,
@@ -96,15 +97,20 @@ pub struct Fault {
     /// What.
     #[serde(flatten)]
     pub kind: FaultKind,
+    /// For a fault during an md rebuild: the percent of the recovery done when it strikes
+    /// (held there with `md/sync_max`); `None`: as soon as the recovery has started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<u8>,
 }
 
 impl Fault {
     /// One line: `unreadable 1MiB at 32MiB on member 0 during the rebuild`.
     pub fn describe(&self) -> String {
-        let when = match self.at {
-            FaultStep::BeforeDegrade => "before degrading",
-            FaultStep::Rebuild => "during the rebuild",
-            FaultStep::AfterRebuild => "after the rebuild",
+        let when = match (self.at, self.progress) {
+            (FaultStep::BeforeDegrade, _) => "before degrading".to_string(),
+            (FaultStep::Rebuild, None) => "during the rebuild".to_string(),
+            (FaultStep::Rebuild, Some(p)) => format!("at {p}% of the rebuild"),
+            (FaultStep::AfterRebuild, _) => "after the rebuild".to_string(),
         };
         let what = match self.kind {
             FaultKind::Unreadable { offset, length } => format!(

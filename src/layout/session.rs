@@ -14,6 +14,7 @@ use super::{loopdev, signature, zfs};
 
 mod build;
 mod failure;
+mod strike;
 
 pub use failure::{DegradeInfo, RebuildInfo};
 
@@ -163,7 +164,20 @@ pub struct Session {
     /// Faults to inject once the next md rebuild has started.
     rebuild_faults: Vec<Fault>,
     /// What each injected fault did (`Ok`) or why it could not be injected.
-    fault_log: Vec<(Fault, Result<(), String>)>,
+    fault_log: Vec<Struck>,
+}
+
+/// One fault struck during a rebuild: whether it could be injected, and how far the rebuild
+/// was when it struck.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Struck {
+    /// The fault.
+    pub fault: Fault,
+    /// `Ok`, or why it could not be injected.
+    pub outcome: Result<(), String>,
+    /// Percent of the rebuild done when it struck, as md's `sync_completed` or the resilver's
+    /// scan line said (`None` when neither said).
+    pub at_pct: Option<f64>,
 }
 
 fn check_stop() -> Result<(), LayoutError> {
@@ -206,13 +220,14 @@ impl Session {
         self.dm_plan = plan;
     }
 
-    /// Faults the next md rebuild gets once its recovery has started.
+    /// Faults the next md rebuild or zfs resilver gets once it has started (md: at each
+    /// fault's `progress`).
     pub fn set_rebuild_faults(&mut self, faults: Vec<Fault>) {
         self.rebuild_faults = faults;
     }
 
     /// What the faults injected so far did, emptied.
-    pub fn take_fault_log(&mut self) -> Vec<(Fault, Result<(), String>)> {
+    pub fn take_fault_log(&mut self) -> Vec<Struck> {
         std::mem::take(&mut self.fault_log)
     }
 
@@ -254,10 +269,27 @@ impl Session {
         }
     }
 
-    /// [`Session::inject`], the outcome kept in the fault log.
-    pub fn inject_logged(&mut self, b: &Built, f: &Fault) {
+    /// [`Session::inject`], the outcome and the rebuild's progress then kept in the fault log.
+    pub fn inject_logged(&mut self, b: &Built, f: &Fault, at_pct: Option<f64>) {
         let r = self.inject(b, f).map_err(|e| e.to_string());
-        self.fault_log.push((*f, r));
+        self.fault_log.push(Struck {
+            fault: *f,
+            outcome: r,
+            at_pct,
+        });
+    }
+
+    /// ZFS's view of `b`'s pool now (`zpool status -p -P -v`); `None` without a pool, in a
+    /// dry run, or when zpool does not answer.
+    pub fn zpool_status(&self, b: &Built) -> Option<super::zfs::PoolStatus> {
+        if self.runner.is_dry_run() || !matches!(b.stack.raid, super::stack::RaidLayer::Zfs(_)) {
+            return None;
+        }
+        let pool = super::zfs::pool_name(&self.lab_id, b.index);
+        let mut argv = super::zfs::status_argv(&pool);
+        argv.insert(4, "-v".into());
+        let out = self.runner.run(&argv).ok()?;
+        Some(super::zfs::parse_status(&out.stdout))
     }
 
     /// Makes mount points under `dir` instead of the system temp dir.

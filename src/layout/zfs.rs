@@ -510,6 +510,11 @@ pub fn resilver(
 ) -> Result<Resilver, LayoutError> {
     let t = Instant::now();
     runner.run(&replace_argv(pool, old, new, sequential))?;
+    resilver_done(runner, pool, t)
+}
+
+/// Waits for the resilver a `zpool replace` started at `t` and reads what it copied.
+pub fn resilver_done(runner: &Runner, pool: &str, t: Instant) -> Result<Resilver, LayoutError> {
     runner.run(&wait_argv(pool, "resilver"))?;
     let seconds = t.elapsed().as_secs_f64();
     let st = parse_status(&runner.run(&status_argv(pool))?.stdout);
@@ -542,14 +547,20 @@ pub struct Scrub {
     pub write: u64,
     /// `errors:` says permanent errors (files lost).
     pub data_errors: bool,
+    /// Files and objects `zpool status -v` lists with permanent errors (or the count it gives
+    /// without the list).
+    #[serde(default)]
+    pub permanent: u64,
 }
 
-/// `zpool scrub -w` and the counters of `zpool status -p` after it.
+/// `zpool scrub -w` and the counters of `zpool status -p -P -v` after it.
 pub fn scrub(runner: &Runner, pool: &str) -> Result<Scrub, LayoutError> {
     let t = Instant::now();
     runner.run_interruptible(&scrub_argv(pool), Some(&["zpool", "scrub", "-s", pool]))?;
     let seconds = t.elapsed().as_secs_f64();
-    let st = parse_status(&runner.run(&status_argv(pool))?.stdout);
+    let mut argv = status_argv(pool);
+    argv.insert(4, "-v".into());
+    let st = parse_status(&runner.run(&argv)?.stdout);
     let (cksum, read, write) = st.error_totals();
     let (repaired, errors) = st.scan.as_ref().map_or((0, 0), |s| (s.bytes, s.errors));
     Ok(Scrub {
@@ -560,6 +571,7 @@ pub fn scrub(runner: &Runner, pool: &str) -> Result<Scrub, LayoutError> {
         read,
         write,
         data_errors: st.data_errors,
+        permanent: st.permanent_errors(),
     })
 }
 

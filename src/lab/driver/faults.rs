@@ -80,6 +80,8 @@ impl StackRun<'_, '_> {
                 rebuild: None,
                 files_bad: None,
                 md: None,
+                struck_at_pct: None,
+                zpool: None,
             });
         }
         let bad = match data {
@@ -93,9 +95,11 @@ impl StackRun<'_, '_> {
             _ => None,
         };
         let md = observe(built, self.opts.dry_run);
+        let zpool = self.session.zpool_status(built);
         for r in &mut reports {
             r.files_bad = bad;
             r.md.clone_from(&md);
+            r.zpool.clone_from(&zpool);
         }
         lr.faults.extend(reports);
         Ok(())
@@ -127,30 +131,41 @@ impl StackRun<'_, '_> {
     }
 
     /// After a rebuild that had faults struck in it: how the rebuild ended and what md says.
-    pub(super) fn rebuild_faults_done(&mut self, built: &Built, lr: &mut LayoutReport) {
+    pub(super) fn rebuild_faults_done(
+        &mut self,
+        built: &Built,
+        lr: &mut LayoutReport,
+        replacements: &[std::path::PathBuf],
+    ) {
         let log = self.session.take_fault_log();
         if log.is_empty() {
             return;
         }
         let md = observe(built, self.opts.dry_run);
-        let new_members: Vec<String> = built
-            .members
+        let new_members: Vec<String> = replacements
             .iter()
-            .filter(|m| built.wrapped_device_of(m).is_none())
             .filter_map(|m| fault::kernel_name(m))
             .collect();
-        let outcome = md.as_ref().map(|o| rebuild_outcome(o, &new_members));
-        for (f, r) in log {
+        let zpool = self.session.zpool_status(built);
+        let outcome = md
+            .as_ref()
+            .map(|o| rebuild_outcome(o, &new_members))
+            .or_else(|| zpool.as_ref().map(resilver_outcome));
+        for s in log {
+            let f = s.fault;
             lr.faults.push(FaultReport {
                 fault: f,
                 description: f.describe(),
                 device: built
                     .wrapped_device(f.member)
+                    .or_else(|| built.members.get(f.member).map(std::path::PathBuf::as_path))
                     .map_or(String::new(), |p| p.display().to_string()),
-                error: r.err(),
+                error: s.outcome.err(),
                 rebuild: outcome.clone(),
                 files_bad: None,
                 md: md.clone(),
+                struck_at_pct: s.at_pct,
+                zpool: zpool.clone(),
             });
         }
     }
@@ -179,10 +194,9 @@ impl StackRun<'_, '_> {
     }
 }
 
-/// How a rebuild ended, from md's view after it: `completed`, or which members are in sync and
-/// which md failed on the way. `plain` are the kernel names of members not under dm (the
-/// replacement among them).
-pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
+/// How a rebuild ended, from md's view after it: `completed`, or whether the replacements
+/// (`new`: their kernel names) are in sync and which members md failed on the way.
+pub(super) fn rebuild_outcome(o: &MdObservation, new: &[String]) -> String {
     let faulty: Vec<&str> = o
         .members
         .iter()
@@ -193,10 +207,10 @@ pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
         return "completed".into();
     }
     let new_in_sync = o.members.iter().any(|m| {
-        m.state.contains("in_sync") && plain.iter().any(|p| m.device.split(' ').next() == Some(p))
+        m.state.contains("in_sync") && new.iter().any(|p| m.device.split(' ').next() == Some(p))
     });
     format!(
-        "{}, but md is left degraded ({} missing{}; array_state {})",
+        "{}; md is left degraded ({} missing{}; array_state {})",
         if new_in_sync {
             "copied onto the new member"
         } else {
@@ -210,6 +224,35 @@ pub(super) fn rebuild_outcome(o: &MdObservation, plain: &[String]) -> String {
         },
         o.array_state
     )
+}
+
+/// How a resilver ended, from `zpool status` after it: `completed` when the pool is online
+/// with no error counted anywhere, else what it says (`completed with 3 errors; pool ONLINE;
+/// 14 checksum errors; 3 files or objects with permanent errors`).
+pub(super) fn resilver_outcome(st: &crate::layout::zfs::PoolStatus) -> String {
+    let scan_errors = st.scan.as_ref().map_or(0, |s| s.errors);
+    let (cksum, read, write) = st.error_totals();
+    let permanent = st.permanent_errors();
+    if st.state == "ONLINE" && scan_errors + cksum + read + write + permanent == 0 {
+        return "completed".into();
+    }
+    let mut s = match &st.scan {
+        Some(sc) if sc.in_progress => "still running".to_string(),
+        Some(sc) => format!("completed with {} errors", sc.errors),
+        None => "no scan recorded".to_string(),
+    };
+    s.push_str(&format!("; pool {}", st.state));
+    for (n, what) in [(read, "read"), (write, "write"), (cksum, "checksum")] {
+        if n > 0 {
+            s.push_str(&format!("; {n} {what} errors"));
+        }
+    }
+    if permanent > 0 {
+        s.push_str(&format!(
+            "; {permanent} files or objects with permanent errors"
+        ));
+    }
+    s
 }
 
 /// The counters of every member now (`None` for a member whose stat cannot be read).
@@ -306,9 +349,12 @@ mod tests {
         o.members[0].state = "faulty,write_error".into();
         assert_eq!(
             rebuild_outcome(&o, &["vdd".into()]),
-            "copied onto the new member, but md is left degraded (1 missing, failed during it: dm-0 (x); array_state clean)"
+            "copied onto the new member; md is left degraded (1 missing, failed during it: dm-0 (x); array_state clean)"
         );
         o.members[1].state = "spare".into();
+        assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
+        // An original member in sync is not the replacement.
+        o.members.push(mm("vdb", "in_sync"));
         assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
     }
 

@@ -333,7 +333,7 @@ impl StackRun<'_, '_> {
             .session
             .rebuild(built, src)
             .map_err(|e| Self::failed(lr, "rebuild", &e))?;
-        self.rebuild_faults_done(built, lr);
+        self.rebuild_faults_done(built, lr, &r.new_members);
         let verified = match data {
             Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
             None => false,

@@ -442,22 +442,20 @@ impl Session {
             b.degraded_at.unwrap_or_else(Instant::now)
         };
         let mut new_members: Vec<PathBuf> = Vec::new();
-        for &idx in failed {
-            let (new, new_backing) = self.replacement(b, idx, disks, &new_members)?;
-            check_stop()?;
-            if new == b.members[idx] {
-                let _ = self.runner.run(&mdadm::zero_argv(&new));
+        // Faults armed for this rebuild: md's recovery is held at the first one's point
+        // before it starts (md refuses a lower `sync_max` once it runs).
+        let holds = self.md_hold_first(&md)?;
+        let added = self.md_add_all(b, disks, failed, &md, &mut new_members);
+        if let Err(e) = added {
+            if !holds.is_empty() {
+                let _ = self
+                    .runner
+                    .write_file(&scrub::md_sysfs(&md, "sync_max"), "max");
             }
-            self.runner.run(&mdadm::add_argv(&md, &new))?;
-            b.put_in_place(idx, new.clone(), new_backing);
-            new_members.push(new);
+            return Err(e);
         }
-        let faults = std::mem::take(&mut self.rebuild_faults);
-        if !faults.is_empty() {
-            wait_recovery_started(&self.runner, &md);
-            for f in &faults {
-                self.inject_logged(b, f);
-            }
+        if !holds.is_empty() {
+            self.md_strike(b, &md, holds);
         }
         mdadm::wait_idle(&self.runner, &md)?;
         let seconds = t.elapsed().as_secs_f64();
@@ -471,6 +469,28 @@ impl Session {
             balance_seconds: None,
             retried: Vec::new(),
         })
+    }
+
+    /// `mdadm --add`s a fresh disk for each failed member, in place of it.
+    fn md_add_all(
+        &mut self,
+        b: &mut Built,
+        disks: &DiskSource,
+        failed: &[usize],
+        md: &Path,
+        new_members: &mut Vec<PathBuf>,
+    ) -> Result<(), LayoutError> {
+        for &idx in failed {
+            let (new, new_backing) = self.replacement(b, idx, disks, new_members)?;
+            check_stop()?;
+            if new == b.members[idx] {
+                let _ = self.runner.run(&mdadm::zero_argv(&new));
+            }
+            self.runner.run(&mdadm::add_argv(md, &new))?;
+            b.put_in_place(idx, new.clone(), new_backing);
+            new_members.push(new);
+        }
+        Ok(())
     }
 
     /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
@@ -535,13 +555,25 @@ impl Session {
             if !sequential {
                 self.zpool_member_added(&pool, &new)?;
             }
-            let r = zfs::resilver(
-                &self.runner,
-                &pool,
-                &old,
-                &new.to_string_lossy(),
-                sequential,
-            )?;
+            let faults = std::mem::take(&mut self.rebuild_faults);
+            let r = if faults.is_empty() {
+                zfs::resilver(
+                    &self.runner,
+                    &pool,
+                    &old,
+                    &new.to_string_lossy(),
+                    sequential,
+                )?
+            } else {
+                self.zfs_resilver_struck(
+                    b,
+                    &pool,
+                    &old,
+                    &new.to_string_lossy(),
+                    sequential,
+                    &faults,
+                )?
+            };
             secs += r.seconds;
             bytes += r.bytes;
             b.members[idx] = new.clone();
@@ -581,13 +613,14 @@ impl Session {
 /// A `zpool scrub` in the shape of the other layers' checks: unrepaired errors (the scan
 /// line's, or 1 when `errors:` lists damaged files), checksum errors found and repaired.
 fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
-    let errors = s.errors.max(u64::from(s.data_errors));
+    let errors = s.errors.max(s.permanent);
     let counters = [
         ("cksum_errors", s.cksum),
         ("read_errors", s.read),
         ("write_errors", s.write),
         ("repaired_bytes", s.repaired),
         ("errors", s.errors),
+        ("permanent_errors", s.permanent),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -602,7 +635,7 @@ fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
 
 /// Waits (up to 10 s) until md is recovering onto the new member, so a fault lands inside
 /// the rebuild rather than before it.
-fn wait_recovery_started(runner: &super::super::cmd::Runner, md: &Path) {
+pub(super) fn wait_recovery_started(runner: &super::super::cmd::Runner, md: &Path) {
     if runner.is_dry_run() {
         return;
     }

@@ -106,9 +106,24 @@ pub struct PoolStatus {
     pub devices: Vec<Device>,
     /// `errors:` says data errors were found (anything but "No known data errors").
     pub data_errors: bool,
+    /// `errors: N data errors` (without `-v`): N.
+    #[serde(default)]
+    pub data_error_count: u64,
+    /// The files and objects listed under `errors: Permanent errors ...` (with `-v`).
+    #[serde(default)]
+    pub permanent: Vec<String>,
 }
 
 impl PoolStatus {
+    /// Files and objects with permanent errors: the `-v` list, else the count, else 1 when
+    /// `errors:` says there are some.
+    pub fn permanent_errors(&self) -> u64 {
+        let listed = self.permanent.len() as u64;
+        listed
+            .max(self.data_error_count)
+            .max(u64::from(self.data_errors))
+    }
+
     /// Read, write and checksum errors summed over the leaf devices.
     pub fn error_totals(&self) -> (u64, u64, u64) {
         self.devices.iter().fold((0, 0, 0), |(c, r, w), d| {
@@ -219,6 +234,7 @@ pub fn parse_status(text: &str) -> PoolStatus {
     let mut scan_text: Option<String> = None;
     let mut in_scan = false;
     let mut in_config = false;
+    let mut in_errors = false;
     let mut nodes: Vec<Node> = Vec::new();
     let mut role = VdevRole::Data;
     for line in text.lines() {
@@ -227,6 +243,7 @@ pub fn parse_status(text: &str) -> PoolStatus {
             !line.starts_with('\t') && k.chars().all(|c| c.is_ascii_lowercase()) && !k.is_empty()
         }) {
             in_scan = key == "scan";
+            in_errors = key == "errors";
             match key {
                 "pool" => st.pool = val.trim().to_string(),
                 "state" => st.state = val.trim().to_string(),
@@ -234,9 +251,21 @@ pub fn parse_status(text: &str) -> PoolStatus {
                 "config" => in_config = true,
                 "errors" => {
                     in_config = false;
-                    st.data_errors = !val.trim().starts_with("No known data errors");
+                    let val = val.trim();
+                    st.data_errors = !val.starts_with("No known data errors");
+                    st.data_error_count = val
+                        .split_whitespace()
+                        .next()
+                        .and_then(|w| w.parse().ok())
+                        .unwrap_or(0);
                 }
                 _ => in_config = false,
+            }
+            continue;
+        }
+        if in_errors {
+            if !t.is_empty() {
+                st.permanent.push(t.to_string());
             }
             continue;
         }

@@ -101,6 +101,43 @@ fn a_scrub_with_errors() {
     assert_eq!(scan.errors, 2);
     assert_eq!(st.error_totals().0, 12 + 1229);
     assert_eq!(st.devices[0].vdev, "mirror-0");
+    assert_eq!(st.data_error_count, 2);
+    assert_eq!(st.permanent_errors(), 2);
+}
+
+/// `zpool status -v` after a raidz1 lost blocks: the files listed one per line.
+const PERMANENT: &str = "  pool: iolab-l-0
+ state: ONLINE
+status: One or more devices has experienced an error resulting in data
+	corruption.  Applications may be affected.
+  scan: scrub repaired 0B in 00:00:03 with 3 errors on Tue May 20 10:00:00 2025
+config:
+
+	NAME            STATE     READ WRITE CKSUM
+	iolab-l-0       ONLINE       0     0     0
+	  raidz1-0      ONLINE       0     0     0
+	    /dev/vda1   ONLINE       0     0    14
+	    /dev/vdb1   ONLINE       0     0     0
+	    /dev/vdf1   ONLINE       0     0     0
+
+errors: Permanent errors have been detected in the following files:
+
+        /tmp/iolab-mnt/data/000017
+        /tmp/iolab-mnt/data/000023
+        iolab-l-0/data:<0x2c>
+";
+
+#[test]
+fn permanent_errors_are_listed_and_counted() {
+    let st = parse_status(PERMANENT);
+    assert!(st.data_errors);
+    assert_eq!(st.permanent.len(), 3, "{:?}", st.permanent);
+    assert_eq!(st.permanent[2], "iolab-l-0/data:<0x2c>");
+    assert_eq!(st.permanent_errors(), 3);
+    assert_eq!(st.devices.len(), 3);
+    assert_eq!(st.error_totals().0, 14);
+    let clean = parse_status("  pool: p\n state: ONLINE\nerrors: No known data errors\n");
+    assert_eq!(clean.permanent_errors(), 0);
 }
 
 /// A resilver still running (three scan lines), a replacing vdev nested under raidz1.

@@ -102,7 +102,7 @@ fn the_lifecycle_through_a_recording_runner() {
         "zpool wait -t resilver iolab-x-0",
         "zpool status -p -P iolab-x-0",
         "zpool scrub -w iolab-x-0",
-        "zpool status -p -P iolab-x-0",
+        "zpool status -p -P -v iolab-x-0",
         "zpool destroy -f iolab-x-0",
         "zpool labelclear -f /dev/loop0",
     ];

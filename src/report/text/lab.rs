@@ -394,6 +394,9 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
         if let Some(e) = &f.error {
             parts.push(format!("could not be injected: {e}"));
         }
+        if let Some(p) = f.struck_at_pct {
+            parts.push(format!("struck at {p:.0}% of the rebuild"));
+        }
         if let Some(r) = &f.rebuild {
             parts.push(format!("rebuild {r}"));
         }

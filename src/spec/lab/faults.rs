@@ -1,5 +1,5 @@
-//! `faults = [{ member, at, kind, offset, length }]`: faults injected on a named member at a
-//! named step — unreadable sectors, a whole-disk failure, silent corruption — to see what the
+//! `faults = [{ member, at, kind, offset, length, progress }]`: faults injected on a named
+//! member at a named step (a rebuild fault optionally at a chosen percent of md's recovery) — unreadable sectors, a whole-disk failure, silent corruption — to see what the
 //! layout does about them (the lab reports what it observed: rebuild outcome, md's bad-block
 //! log and array state, files lost, scrub counts).
 //!
@@ -26,6 +26,7 @@ pub(super) struct RawFault {
     kind: Option<String>,
     offset: Option<SizeValue>,
     length: Option<SizeValue>,
+    progress: Option<i64>,
 }
 
 /// Most faults one layout may list.
@@ -190,6 +191,7 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
         }
     };
     placement(cx, n, at, member, stack, draft)?;
+    let progress = progress(cx, n, f.progress, at, stack)?;
     if at == FaultStep::AfterRebuild
         && kind.needs_dm()
         && draft.degrade
@@ -202,7 +204,44 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
             ),
         ));
     }
-    Ok(Fault { member, at, kind })
+    Ok(Fault {
+        member,
+        at,
+        kind,
+        progress,
+    })
+}
+
+/// The optional `progress` of fault `n`: the percent of md's recovery done when it strikes
+/// (0 to 100; rebuild faults on md only).
+fn progress(
+    cx: &Cx,
+    n: usize,
+    v: Option<i64>,
+    at: FaultStep,
+    stack: &Stack,
+) -> Result<Option<u8>, SpecError> {
+    let err = |msg: String| cx.err("faults", &format!("faults[{n}].progress"), msg);
+    let Some(p) = v else {
+        return Ok(None);
+    };
+    if !(0..=100).contains(&p) {
+        return Err(err(format!(
+            "{p} is not a percent; use 0 to 100 (how far the rebuild is when the fault strikes)"
+        )));
+    }
+    if at != FaultStep::Rebuild {
+        return Err(err(
+            "only a fault during the rebuild has a progress; set at = \"rebuild\" or drop progress"
+                .into(),
+        ));
+    }
+    if !matches!(stack.raid, RaidLayer::Md(_)) {
+        return Err(err(
+            "only md's recovery can be stopped at a chosen point (sync_max); a zfs resilver is held at its start: drop progress".into(),
+        ));
+    }
+    Ok(u8::try_from(p).ok())
 }
 
 /// Whether fault `n` can strike member `member` at step `at` of this stack.
@@ -229,13 +268,13 @@ fn placement(
         ));
     }
     if at == FaultStep::Rebuild {
-        if !matches!(stack.raid, RaidLayer::Md(_)) {
+        if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
             return Err(err(
                 "at",
-                "faults during a rebuild are injected into md's recovery; use an mdadm layout or at = \"before_degrade\"/\"after_rebuild\"".into(),
+                "btrfs replace cannot be held to strike a fault inside it; use at = \"before_degrade\" or \"after_rebuild\" on a btrfs layout, or an mdadm or zfs layout".into(),
             ));
         }
-        if stack.spares > 0 {
+        if stack.spares > 0 && matches!(stack.raid, RaidLayer::Md(_)) {
             return Err(err(
                 "at",
                 "with spares md rebuilds onto a spare the moment a member fails, before the rebuild step; drop spares for a fault during the rebuild".into(),

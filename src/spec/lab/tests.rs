@@ -436,6 +436,65 @@ fn faults_are_read_and_checked() {
 }
 
 #[test]
+fn rebuild_faults_have_a_point_on_md_and_a_place_on_zfs_not_btrfs() {
+    let s = lab(&format!(
+        "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"fail\", progress = 40 }}]\n"
+    ))
+    .unwrap();
+    let f = s.layouts[0].faults[0];
+    assert_eq!(f.progress, Some(40));
+    assert!(
+        f.describe().ends_with("on member 0 at 40% of the rebuild"),
+        "{}",
+        f.describe()
+    );
+    for (p, want) in [
+        (
+            "101",
+            "layout[r5].faults[1].progress: 101 is not a percent; use 0 to 100",
+        ),
+        ("-1", "layout[r5].faults[1].progress: -1 is not a percent"),
+    ] {
+        let e = err(&format!(
+            "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"fail\", progress = {p} }}]\n"
+        ));
+        assert!(e.to_string().contains(want), "{e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+    let e = err(&format!(
+        "{R5}faults = [{{ member = 0, at = \"after_rebuild\", kind = \"fail\", progress = 10 }}]\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains("layout[r5].faults[1].progress: only a fault during the rebuild"),
+        "{e}"
+    );
+    let z = "[[layout]]\nname = \"z1\"\nzfs = { vdev = \"raidz1\", width = 3 }\ndegrade = true\nrebuild = true\n";
+    let s = lab(&format!(
+        "{z}faults = [{{ member = 0, at = \"rebuild\", kind = \"corrupt\", offset = \"5MiB\", length = \"1MiB\" }}]\n"
+    ))
+    .unwrap();
+    assert_eq!(s.layouts[0].faults.len(), 1);
+    let e = err(&format!(
+        "{z}faults = [{{ member = 0, at = \"rebuild\", kind = \"fail\", progress = 50 }}]\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains("layout[z1].faults[1].progress: only md's recovery"),
+        "{e}"
+    );
+    let e = err(
+        "[[layout]]\nname = \"b1\"\nbtrfs = { data = \"raid1\" }\ndegrade = true\nrebuild = true\nfaults = [{ member = 0, at = \"rebuild\", kind = \"corrupt\", offset = \"1MiB\", length = \"4k\" }]\n",
+    );
+    assert!(
+        e.to_string()
+            .contains("layout[b1].faults[1].at: btrfs replace cannot be held"),
+        "{e}"
+    );
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
+}
+
+#[test]
 fn slow_disks_are_read_and_checked() {
     let text = "[disks]\nloop = { count = 5, size = \"1GiB\" }\nslow = [{ disk = 4, bandwidth = \"20MiB\", iops = 150, latency = \"8ms\" }]\n[[layout]]\nname = \"x\"\nfs = \"xfs\"\n";
     let s = parse_lab(text, "lab.toml").unwrap_or_else(|e| panic!("{e}"));
