@@ -10,12 +10,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::hosts::{NetHosts, bin, processes_naming, require_hosts, sh_ok};
-use common::{Iolab, Paused, disk_tmpdir};
+use common::{Iolab, Paused, disk_tmpdir, stored_statuses};
 
 /// The controller's directory of ssh control sockets (`iolab-ssh-PID-*` in the temp dir).
 fn control_dir(controller: u32) -> Option<PathBuf> {
@@ -40,23 +40,6 @@ fn pushed_exe(pid: u32) -> PathBuf {
     PathBuf::from(s.trim_end_matches(" (deleted)"))
 }
 
-/// `PRAGMA integrity_check` and the stored runs' statuses.
-fn store_check(db: &Path) -> Vec<String> {
-    if !db.exists() {
-        return Vec::new();
-    }
-    let c = rusqlite::Connection::open(db).expect("the store opens");
-    let ok: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity_check");
-    assert_eq!(ok, "ok");
-    let mut st = c.prepare("SELECT status FROM runs").expect("runs table");
-    st.query_map([], |r| r.get::<_, String>(0))
-        .expect("query")
-        .map(|r| r.expect("status"))
-        .collect()
-}
-
 /// Waits up to `secs` for `f` to hold.
 fn eventually(secs: u64, f: impl Fn() -> bool) -> bool {
     let end = Instant::now() + Duration::from_secs(secs);
@@ -70,11 +53,19 @@ fn eventually(secs: u64, f: impl Fn() -> bool) -> bool {
 }
 
 /// Kills the controller of a 2-host run over ssh at each of its steps.
+/// The two tests' `--cleanup` sweeps, one at a time.
+static SWEEP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
     if !require_hosts() {
         return;
     }
+    // `run --cleanup` sweeps every dead controller's ssh directory in /tmp: one test's sweep
+    // would take the other's (and it would then not see its own named).
+    let _one = SWEEP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let h = NetHosts::new(2);
     let db = h.dir.path().join("hosts.db");
     let empty = disk_tmpdir("iolab-hostsf-cwd-");
@@ -158,7 +149,7 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
             "{step}: ssh masters left: {:?}",
             processes_naming(&ctl)
         );
-        let runs = store_check(&db);
+        let runs = stored_statuses(&db);
         assert!(runs.is_empty(), "{step}: a killed run stored {runs:?}");
         // The hosts share this machine's /tmp: no pushed copy of iolab stays behind.
         let left: Vec<&PathBuf> = pushed.iter().filter(|p| p.exists()).collect();
@@ -182,6 +173,11 @@ fn a_killed_agent_fails_its_host_and_the_run_goes_on() {
     if !require_hosts() {
         return;
     }
+    // `run --cleanup` sweeps every dead controller's ssh directory in /tmp: one test's sweep
+    // would take the other's (and it would then not see its own named).
+    let _one = SWEEP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let h = NetHosts::new(2);
     let child = Iolab::new()
         .args(["run", "--hosts", &h.hosts_arg(), "--launch"])

@@ -576,24 +576,6 @@ fn specs_a_vm_cannot_run_are_refused_in_one_line() {
     assert_eq!(code, 2, "{stderr}");
 }
 
-/// The statuses of the runs in a results database (none when it does not exist), after
-/// checking it opens with `PRAGMA integrity_check` ok.
-fn stored_statuses(db: &Path) -> Vec<String> {
-    if !db.exists() {
-        return Vec::new();
-    }
-    let c = rusqlite::Connection::open(db).expect("the store opens");
-    let ok: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity_check");
-    assert_eq!(ok, "ok", "integrity_check of {}", db.display());
-    let mut st = c.prepare("SELECT status FROM runs").expect("runs table");
-    st.query_map([], |r| r.get::<_, String>(0))
-        .expect("query")
-        .map(|r| r.expect("status"))
-        .collect()
-}
-
 /// Lines of `text` that mention `dir` (loop devices from `losetup -a`, `/proc/mounts`).
 fn lines_naming(text: &str, dir: &Path) -> Vec<String> {
     let d = dir.to_string_lossy();

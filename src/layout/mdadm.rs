@@ -185,6 +185,10 @@ pub fn parse_mdstat(text: &str) -> Vec<MdStat> {
     out
 }
 
+/// How long a degraded array must stay idle before a rebuild counts as over (md restarts an
+/// interrupted recovery within milliseconds; this leaves room on a loaded emulated machine).
+const RESTART_GRACE: Duration = Duration::from_secs(3);
+
 /// Waits until the array `md` has no resync or recovery running; returns how long that took.
 /// Ctrl-C stops the wait.
 pub fn wait_idle(runner: &Runner, md: &Path) -> Result<Duration, LayoutError> {
@@ -199,6 +203,11 @@ pub fn wait_idle(runner: &Runner, md: &Path) -> Result<Duration, LayoutError> {
     // Recovery may take a moment to start after --add; a short grace avoids reading "idle" early.
     std::thread::sleep(Duration::from_millis(200));
     let mut kicked = false;
+    // When a member fails during a recovery, md interrupts it and, a moment later, starts it
+    // again onto the spare from the members left: an array still missing members must stay
+    // idle for a while before the rebuild counts as over (when it first went idle).
+    let degraded = format!("/sys/block/{name}/md/degraded");
+    let mut idle_at: Option<Duration> = None;
     loop {
         if crate::signals::stop_requested() {
             return Err(LayoutError::Interrupted);
@@ -213,7 +222,13 @@ pub fn wait_idle(runner: &Runner, md: &Path) -> Result<Duration, LayoutError> {
             )));
         };
         if a.action.is_none() {
-            return Ok(t.elapsed());
+            let whole = crate::system::read_trim(&degraded).is_none_or(|d| d == "0");
+            let since = *idle_at.get_or_insert_with(|| t.elapsed());
+            if whole || t.elapsed().saturating_sub(since) >= RESTART_GRACE {
+                return Ok(since);
+            }
+        } else {
+            idle_at = None;
         }
         // An array that starts read-auto keeps its resync PENDING until written: start it.
         if a.pending && !kicked {

@@ -693,3 +693,21 @@ pub(crate) fn fill_fs(dir: &Path, leave: u64) -> PathBuf {
     assert!(ok, "fallocate {n} in {}", dir.display());
     f
 }
+
+/// The statuses of the runs in a results database (none when it does not exist), after
+/// checking it opens with `PRAGMA integrity_check` ok.
+pub(crate) fn stored_statuses(db: &Path) -> Vec<String> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let c = rusqlite::Connection::open(db).expect("the store opens");
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
+    assert_eq!(ok, "ok", "integrity_check of {}", db.display());
+    let mut st = c.prepare("SELECT status FROM runs").expect("runs table");
+    st.query_map([], |r| r.get::<_, String>(0))
+        .expect("query")
+        .map(|r| r.expect("status"))
+        .collect()
+}
