@@ -90,13 +90,16 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     let p99 = merged.percentile(99.0);
     assert_eq!(agg["latency"]["p99_ns"].as_u64(), Some(p99));
     assert_eq!(agg_hist.percentile(99.0), p99);
-    // Host 2 runs buffered on tmpfs: more and faster IOs, so the merged p99 (weighted by IO
-    // count) is not the mean of the hosts' p99s. How far apart depends on the machine (4 % in
-    // one busy run): 1 % still tells a mean from a merge.
-    let mean = p99s.iter().sum::<f64>() / 3.0;
+    // The merged p99 is a quantile of the mixture: it lies between the hosts' own (equality
+    // with the merge is asserted above). Whether it lands near their mean is a coincidence of
+    // the distributions (0.15 % apart in one CI run), so "differs from the mean" is checked
+    // second by second in the per-second test, not here.
+    let (lo, hi) = p99s
+        .iter()
+        .fold((f64::MAX, 0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     assert!(
-        (mean - p99 as f64).abs() > 0.01 * p99 as f64,
-        "merged p99 {p99} vs mean of p99s {mean} ({p99s:?})"
+        (lo..=hi).contains(&(p99 as f64)),
+        "merged p99 {p99} outside the hosts' p99s {p99s:?}"
     );
     // Skew recorded per host and summarized.
     for r in rows {
