@@ -21,7 +21,26 @@ pub(crate) mod records;
 pub(crate) mod vm;
 
 /// A results database private to this test process, so tests never touch the user's own.
+/// The directories of earlier test processes that are gone are removed first (a test binary
+/// has no teardown of its own to remove its one).
 pub(crate) fn test_db() -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        for e in std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let gone = name
+                .strip_prefix("iolab-tests-")
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
     let dir = std::env::temp_dir().join(format!("iolab-tests-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     dir.join("iolab.db")
