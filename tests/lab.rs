@@ -963,7 +963,7 @@ fn record_two_failures(s: &Stack) -> Vec<String> {
     let r = sess.rebuild(&mut b, &src).unwrap();
     assert_eq!(r.new_members.len(), 2);
     assert!(!b.is_degraded());
-    sess.scrub(&b).unwrap();
+    sess.scrub(&b, false).unwrap();
     let log = sess.runner().log_since(mark);
     assert!(sess.teardown(b).is_empty());
     sess.finish().unwrap();

@@ -320,14 +320,15 @@ impl IntegrityReport {
         for sc in &self.scrubs {
             let o = &sc.outcome;
             out.push(format!(
-                "{} after {}: {} uncorrectable, {} corrected{}",
+                "{} after {}: {} uncorrectable, {} corrected{}{}",
                 o.tool,
                 sc.after.name(),
                 o.errors,
                 o.corrected,
                 o.counters
                     .get("csum_errors")
-                    .map_or(String::new(), |c| format!(", {c} checksum errors"))
+                    .map_or(String::new(), |c| format!(", {c} checksum errors")),
+                o.note.as_ref().map_or(String::new(), |n| format!("; {n}"))
             ));
         }
         if let Some(f) = &self.failed {
@@ -386,6 +387,7 @@ mod tests {
                 errors: 1,
                 corrected: 0,
                 counters: Default::default(),
+                note: None,
             },
         });
         s.conclude();

@@ -22,6 +22,10 @@ pub struct ScrubOutcome {
     pub corrected: u64,
     /// Every counter the tool printed (`csum_errors`, `read_errors`, `mismatch_cnt`...).
     pub counters: BTreeMap<String, u64>,
+    /// What a count means when it is not an error: md's mirror mismatches on RAID1/10, which
+    /// md(4) says arise in blocks no file holds (see [`md_check`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// `btrfs scrub start -B -R MNT`: in the foreground, raw counters on stdout (btrfs-progs prints
@@ -65,6 +69,7 @@ pub fn btrfs_outcome(counters: BTreeMap<String, u64>) -> ScrubOutcome {
         errors: get("uncorrectable_errors"),
         corrected: get("corrected_errors"),
         counters,
+        note: None,
     }
 }
 
@@ -105,9 +110,27 @@ pub fn parse_mismatch_cnt(text: &str) -> Option<u64> {
     text.trim().parse().ok()
 }
 
+/// md levels that keep whole copies: their `check` compares mirrors, not parity.
+pub fn is_mirrored_level(level: &str) -> bool {
+    matches!(level.trim(), "raid1" | "raid10")
+}
+
 /// Runs md's `check` action on `md` (`echo check > .../sync_action`), waits until it is done
-/// and reads `mismatch_cnt`.
-pub fn md_check(runner: &Runner, md: &Path) -> Result<ScrubOutcome, LayoutError> {
+/// and reads `mismatch_cnt` and the array's `level`.
+///
+/// On RAID4/5/6 every mismatch is an error: parity that disagrees with its data is wrong in
+/// one of them. On RAID1/10 md(4) documents that mismatches arise without any fault: md does
+/// not hold pages stable while it writes them, so a page changed under writeback can reach the
+/// mirrors with different bytes, and when its blocks are then freed (the lab's workloads delete
+/// their files) they stay different and unused — `check` counts them, nothing reads them. There
+/// the count is reported as a note, not an error, and the files of the data set (each read back
+/// and checksummed) decide; unless `written_under` says the lab wrote garbage onto a member
+/// itself (a `corrupt` fault), when a mirror that disagrees is the finding and counts.
+pub fn md_check(
+    runner: &Runner,
+    md: &Path,
+    written_under: bool,
+) -> Result<ScrubOutcome, LayoutError> {
     runner.write_file(&md_sysfs(md, "sync_action"), "check")?;
     super::mdadm::wait_idle(runner, md)?;
     let path = md_sysfs(md, "mismatch_cnt");
@@ -123,11 +146,25 @@ pub fn md_check(runner: &Runner, md: &Path) -> Result<ScrubOutcome, LayoutError>
             ))
         })?
     };
+    let mirrored = n > 0 && is_mirrored_level(&runner.read_file(&md_sysfs(md, "level"))?);
+    let (errors, note) = if mirrored && !written_under {
+        (
+            0,
+            Some(format!(
+                "{n} sectors differ between mirrors: not counted as loss (md(4): on RAID1/10 \
+                 pages rewritten during writeback leave such blocks, unused; every file is \
+                 checked on its own)"
+            )),
+        )
+    } else {
+        (n, None)
+    };
     Ok(ScrubOutcome {
         tool: "md check".into(),
-        errors: n,
+        errors,
         corrected: 0,
         counters: BTreeMap::from([("mismatch_cnt".to_string(), n)]),
+        note,
     })
 }
 
@@ -187,22 +224,63 @@ Scrub started:    Sun Nov 22 07:28:35 2026\nStatus:           finished\nDuration
             "cat" => Ok("128\n".into()),
             _ => Ok(String::new()),
         }));
-        let o = md_check(&r, Path::new("/dev/md100")).unwrap();
+        let o = md_check(&r, Path::new("/dev/md100"), false).unwrap();
         assert_eq!(o.errors, 128);
         assert_eq!(o.tool, "md check");
         assert_eq!(
             r.log(),
             vec![
                 "echo check > /sys/block/md100/md/sync_action",
-                "cat /sys/block/md100/md/mismatch_cnt"
+                "cat /sys/block/md100/md/mismatch_cnt",
+                "cat /sys/block/md100/md/level"
             ]
         );
         assert_eq!(parse_mismatch_cnt("0\n"), Some(0));
         assert_eq!(parse_mismatch_cnt("x"), None);
         let bad = Runner::recording_with(Box::new(|_| Ok("idle\n".into())));
-        let e = md_check(&bad, Path::new("/dev/md7"))
+        let e = md_check(&bad, Path::new("/dev/md7"), false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("mismatch_cnt holds 'idle'"), "{e}");
+    }
+
+    /// md's `check` on a mirror with a count, without and with garbage the lab wrote itself;
+    /// on parity the count is always an error; nothing to check reads no level.
+    #[test]
+    fn mirror_mismatches_are_a_note_unless_the_lab_corrupted_a_member() {
+        let md = |level: &'static str, cnt: &'static str| {
+            Runner::recording_with(Box::new(move |a: &[String]| {
+                Ok(match a.get(1).map(String::as_str) {
+                    Some(p) if p.ends_with("/mismatch_cnt") => cnt.into(),
+                    Some(p) if p.ends_with("/level") => level.into(),
+                    _ => String::new(),
+                })
+            }))
+        };
+        for level in ["raid1\n", "raid10\n"] {
+            let o = md_check(&md(level, "128\n"), Path::new("/dev/md3"), false).unwrap();
+            assert_eq!((o.errors, o.counters["mismatch_cnt"]), (0, 128), "{level}");
+            let note = o.note.unwrap();
+            assert!(
+                note.starts_with("128 sectors differ between mirrors"),
+                "{note}"
+            );
+            let o = md_check(&md(level, "128\n"), Path::new("/dev/md3"), true).unwrap();
+            assert_eq!((o.errors, o.note), (128, None), "{level}");
+        }
+        for level in ["raid4\n", "raid5\n", "raid6\n"] {
+            let o = md_check(&md(level, "8\n"), Path::new("/dev/md3"), false).unwrap();
+            assert_eq!((o.errors, o.note), (8, None), "{level}");
+        }
+        let r = md("raid10\n", "0\n");
+        let o = md_check(&r, Path::new("/dev/md3"), false).unwrap();
+        assert_eq!((o.errors, o.note.as_deref()), (0, None));
+        assert!(
+            !r.log().iter().any(|l| l.ends_with("/level")),
+            "{:?}",
+            r.log()
+        );
+        let j = serde_json::to_value(&o).unwrap();
+        assert!(j.get("note").is_none(), "{j}");
     }
 }

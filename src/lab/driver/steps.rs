@@ -9,7 +9,7 @@ use super::super::integrity::{IntegrityReport, ScrubCheck, Step};
 use super::super::report::{DegradedReport, LayoutReport, RebuildReport, SecondFailureReport};
 use super::super::spec::LayoutSpec;
 use super::{DataWritten, Phase, StackRun, error_text, interrupted_or};
-use crate::layout::fault::FaultStep;
+use crate::layout::fault::{FaultKind, FaultStep};
 use crate::layout::{Built, DiskSource, LayoutError};
 
 impl StackRun<'_, '_> {
@@ -228,7 +228,12 @@ impl StackRun<'_, '_> {
             return Ok(());
         }
         self.step(&l.name, format!("scrubbing ({})", step.name()));
-        match self.session.scrub(built) {
+        match self.session.scrub(
+            built,
+            l.faults
+                .iter()
+                .any(|f| matches!(f.kind, FaultKind::Corrupt { .. })),
+        ) {
             Ok(s) => {
                 if let Some(i) = lr.integrity.as_mut() {
                     i.scrubs.extend(s.into_iter().map(|outcome| ScrubCheck {

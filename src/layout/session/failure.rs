@@ -495,7 +495,13 @@ impl Session {
 
     /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
     /// `check` action when there is an md array, `btrfs scrub` when the filesystem is btrfs.
-    pub fn scrub(&mut self, b: &Built) -> Result<Vec<ScrubOutcome>, LayoutError> {
+    /// `written_under`: the lab wrote garbage onto a member (a `corrupt` fault), so mirrors that
+    /// disagree are its doing and count as errors (see [`scrub::md_check`]).
+    pub fn scrub(
+        &mut self,
+        b: &Built,
+        written_under: bool,
+    ) -> Result<Vec<ScrubOutcome>, LayoutError> {
         if b.is_degraded() {
             return Err(LayoutError::Refused(format!(
                 "{} is degraded; scrub it after the rebuild",
@@ -504,7 +510,7 @@ impl Session {
         }
         let mut out = Vec::new();
         if let Some(md) = &b.md {
-            out.push(scrub::md_check(&self.runner, md)?);
+            out.push(scrub::md_check(&self.runner, md, written_under)?);
         }
         if b.stack.fs == FsKind::Btrfs {
             out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
@@ -630,6 +636,7 @@ fn zfs_outcome(s: &zfs::Scrub) -> ScrubOutcome {
         errors,
         corrected: if errors == 0 { s.cksum } else { 0 },
         counters,
+        note: None,
     }
 }
 

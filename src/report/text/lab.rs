@@ -238,6 +238,16 @@ fn notes(r: &LabReport) -> String {
                         w.error.as_deref().unwrap_or("")
                     ));
                 }
+                for sc in &i.scrubs {
+                    if let Some(n) = &sc.outcome.note {
+                        out.push_str(&format!(
+                            "note: {} {} after {}: {n}\n",
+                            l.name,
+                            sc.outcome.tool,
+                            sc.after.name()
+                        ));
+                    }
+                }
             }
             if !matches!(i.verdict, Verdict::Verified) {
                 for line in i.lines() {

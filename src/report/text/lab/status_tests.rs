@@ -110,6 +110,7 @@ fn lossy() -> LabReport {
             errors: 1,
             corrected: 0,
             counters: [("csum_errors".to_string(), 1)].into(),
+            note: None,
         },
     });
     i.manifest = Some("/run/iolab/manifest-ab12cd-btrfs-single.xxh3".into());
@@ -172,4 +173,42 @@ fn integrity_column_notes_and_markdown() {
         back.layouts[2].integrity_text(),
         "DATA LOSS (1 file, 1 scrub error)"
     );
+}
+
+/// md's mirror mismatches on RAID1/10 (a note from the check, not an error) leave the verdict
+/// `verified` and are still shown, under the layout, as a note with the count.
+#[test]
+fn mirror_mismatch_note_keeps_the_verdict_and_is_shown() {
+    use crate::lab::dataset::Verification;
+    use crate::lab::integrity::{ScrubCheck, Step};
+    let mut r = report();
+    let mut i = IntegrityReport::new(129, 40 << 20);
+    i.add(
+        Step::Rebuilt,
+        Verification {
+            files: 129,
+            bytes: 40 << 20,
+            ..Verification::default()
+        },
+    );
+    i.scrubs.push(ScrubCheck {
+        after: Step::Rebuilt,
+        outcome: crate::layout::scrub::ScrubOutcome {
+            tool: "md check".into(),
+            errors: 0,
+            corrected: 0,
+            counters: [("mismatch_cnt".to_string(), 128)].into(),
+            note: Some("128 sectors differ between mirrors: not counted as loss".into()),
+        },
+    });
+    i.conclude();
+    r.layouts[0].integrity = Some(i);
+    let t = render_table(&r, Detail::Full);
+    assert_eq!(r.layouts[0].integrity_text(), "verified");
+    assert!(
+        t.contains("note: btrfs-raid5 md check after rebuilt: 128 sectors differ between mirrors"),
+        "{t}"
+    );
+    let back: LabReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back, r);
 }
