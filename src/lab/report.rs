@@ -65,6 +65,10 @@ pub struct MemberIo {
     pub ms_per_io: f64,
     /// Much slower per IO than the median member (more than twice it and 2 ms more).
     pub slow: bool,
+    /// Under a dm `linear` table the lab added only to strike a fault: part of its time per IO
+    /// is that layer's, not the disk's (under TCG a visible part).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fault_wrapped: bool,
 }
 
 /// The degraded part of a layout's run.

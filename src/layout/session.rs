@@ -129,6 +129,15 @@ impl Built {
             .map(|w| w.path.as_path())
     }
 
+    /// True when `path` is a disk this layout put under a plain dm `linear` table (no added
+    /// latency): only so a fault could be struck on it. An extra layer the report names when
+    /// that member reads slower than the rest (under TCG every layer costs emulated CPU).
+    pub fn is_wrapped_for_a_fault(&self, path: &Path) -> bool {
+        self.wrapped
+            .iter()
+            .any(|w| w.path == path && w.wrap.delay_ms == 0)
+    }
+
     /// Backing files of loop members, in the order of `members` (`None` for real devices) —
     /// what a test damages to check that the lab notices.
     pub fn backing_files(&self) -> &[Option<PathBuf>] {

@@ -289,6 +289,7 @@ pub(super) fn member_io(
                 ticks as f64 / ios as f64
             },
             slow: false,
+            fault_wrapped: built.is_wrapped_for_a_fault(m),
         });
     }
     flag_slow(&mut out);
@@ -324,6 +325,7 @@ mod tests {
             bytes: 0,
             ms_per_io: ms,
             slow: false,
+            fault_wrapped: false,
         }
     }
 

@@ -439,8 +439,18 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
     if let Some(median) = per.get(per.len() / 2) {
         for m in l.member_io.iter().filter(|m| m.slow) {
             out.push_str(&format!(
-                "note: {} member {} ({}) is SLOW: {:.1} ms per IO against the members' median {:.1} ms ({} IOs in the healthy workloads)\n",
-                l.name, m.member, m.device, m.ms_per_io, median, m.ios
+                "note: {} member {} ({}) is SLOW: {:.1} ms per IO against the members' median {:.1} ms ({} IOs in the healthy workloads){}\n",
+                l.name,
+                m.member,
+                m.device,
+                m.ms_per_io,
+                median,
+                m.ios,
+                if m.fault_wrapped {
+                    "; it is under a dm linear table the lab added for a fault, a layer the others lack"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -212,3 +212,38 @@ fn mirror_mismatch_note_keeps_the_verdict_and_is_shown() {
     let back: LabReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
     assert_eq!(back, r);
 }
+
+/// A SLOW member that the lab put under dm only for a fault says so: the extra layer is part
+/// of its time per IO; a plain slow member's note does not.
+#[test]
+fn a_slow_member_wrapped_for_a_fault_is_named_as_such() {
+    use crate::lab::report::MemberIo;
+    let io = |member: &str, ms: f64, fault_wrapped: bool| MemberIo {
+        member: member.into(),
+        device: if fault_wrapped { "dm-0" } else { "vdb" }.into(),
+        ios: 1000,
+        bytes: 4 << 20,
+        ms_per_io: ms,
+        slow: ms > 5.0,
+        fault_wrapped,
+    };
+    let mut l = LayoutReport::new("md6-ure", "md raid6 x4 > xfs".into(), None);
+    l.member_io = vec![
+        io("/dev/mapper/iolab-x-0", 5.9, true),
+        io("/dev/vdc", 2.5, false),
+        io("/dev/vdd", 2.4, false),
+        io("/dev/vde", 37.5, false),
+    ];
+    let t = super::fault_notes(&l);
+    let notes: Vec<&str> = t.lines().filter(|n| n.contains("is SLOW")).collect();
+    assert_eq!(notes.len(), 2, "{t}");
+    assert!(
+        notes[0].contains("/dev/mapper/iolab-x-0 (dm-0) is SLOW: 5.9 ms")
+            && notes[0].ends_with("a layer the others lack"),
+        "{t}"
+    );
+    assert!(notes[1].ends_with("in the healthy workloads)"), "{t}");
+    let j = serde_json::to_value(&l.member_io).unwrap();
+    assert_eq!(j[0]["fault_wrapped"], true);
+    assert!(j[1].get("fault_wrapped").is_none(), "{j}");
+}
