@@ -3,14 +3,15 @@
 //! statistics against hand-computed values, and `iolab list/show/export/rm/compare` run as the
 //! real binary.
 //!
-//! The concurrency and SIGKILL tests re-execute this test binary as child processes: the
-//! `child_role` test does nothing unless `IOLAB_STORE_CHILD` names a role.
+//! The concurrency and SIGKILL tests re-execute this test binary as child processes (the
+//! harness in tests/common/records.rs): the `child_role` test does nothing unless
+//! `IOLAB_STORE_CHILD` names a role.
 
 mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use iolab::sample::{RunRecord, RunStatus};
@@ -313,55 +314,17 @@ fn an_interrupted_run_keeps_its_finished_trials() {
     ));
 }
 
-/// Where a child process is told to work.
-const CHILD_ENV: &str = "IOLAB_STORE_CHILD";
-const CHILD_DB: &str = "IOLAB_STORE_CHILD_DB";
-
-fn spawn_child(role: &str, db: &Path) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_role",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, role)
-        .env(CHILD_DB, db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// Not a test: the body of the child processes. Runs only when re-executed with a role.
 #[test]
 #[ignore = "child process of the concurrency and SIGKILL tests"]
 fn child_role() {
-    let Ok(role) = std::env::var(CHILD_ENV) else {
+    let Some((role, db)) = common::records::child_role() else {
         return;
     };
-    let db = PathBuf::from(std::env::var(CHILD_DB).unwrap());
+    let db = PathBuf::from(db);
     let mut store = Store::open(&db).unwrap();
     match role.as_str() {
-        "writer-a" | "writer-b" => {
-            for i in 0..15 {
-                let mut rec = record(Some(&role), &[]);
-                for w in &mut rec.workloads {
-                    w.trials.clear();
-                }
-                let id = store.begin_run(&rec).unwrap();
-                let w = rec.workloads[0].workload.clone();
-                for t in 1..=3 {
-                    let trial = io_trial(&w.name, t, 100.0 * f64::from(i + 1));
-                    store.add_trial(&id, 0, &w, &trial).unwrap();
-                }
-                store
-                    .finish_run(&id, RunStatus::Complete, 1_700_000_300_000, &[], None)
-                    .unwrap();
-            }
-            println!("CHILD DONE");
-        }
+        "writer-a" | "writer-b" => write_runs(&mut store, &role, 15),
         "killed" => {
             let mut rec = record(Some("killed"), &[]);
             for w in &mut rec.workloads {
@@ -393,8 +356,8 @@ fn two_writer_processes_both_succeed() {
     let dir = tmp();
     // Both start on a database that does not exist yet: creating it is part of the race.
     let db = dir.path().join("shared/iolab.db");
-    let a = spawn_child("writer-a", &db);
-    let b = spawn_child("writer-b", &db);
+    let a = spawn_child("child_role", "writer-a", &db);
+    let b = spawn_child("child_role", "writer-b", &db);
     for c in [a, b] {
         let out = c.wait_with_output().unwrap();
         let so = String::from_utf8_lossy(&out.stdout);
@@ -426,7 +389,7 @@ fn two_writer_processes_both_succeed() {
 fn a_run_killed_with_sigkill_reads_back_incomplete_with_its_trials() {
     let dir = tmp();
     let db = dir.path().join("k.db");
-    let mut child = spawn_child("killed", &db);
+    let mut child = spawn_child("child_role", "killed", &db);
     // Whatever happens below, the child does not outlive a minute of waiting.
     let (done, watchdog) = std::sync::mpsc::channel::<()>();
     let pid = child.id().to_string();

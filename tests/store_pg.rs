@@ -4,13 +4,13 @@
 //! the same table from PostgreSQL after `iolab store push` as from SQLite, and credentials:
 //! a wrong password is one line naming the server and user, never the password.
 //!
-//! The concurrency test re-executes this binary as child processes: `pg_child_role` does
-//! nothing unless `IOLAB_PG_CHILD` names a role.
+//! The concurrency test re-executes this binary as child processes (the harness in
+//! tests/common/records.rs): `pg_child_role` does nothing unless `IOLAB_STORE_CHILD` names a
+//! role.
 
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use iolab::sample::{RunRecord, RunStatus};
 use iolab::store::{LATEST_VERSION, Location, RunFilter, Store, StoreError};
@@ -280,52 +280,17 @@ fn postgres_types_are_64_bit_and_foreign_or_newer_databases_are_refused() {
 // ---------------------------------------------------------------------------------------------
 // Concurrent writers
 
-const CHILD_ENV: &str = "IOLAB_PG_CHILD";
-const CHILD_DB: &str = "IOLAB_PG_CHILD_DB";
 const RUNS_PER_CHILD: usize = 8;
-
-fn spawn_child(role: &str, db: &str) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "pg_child_role",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, role)
-        .env(CHILD_DB, db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
 
 /// Not a test: the body of the writer processes. Runs only when re-executed with a role.
 #[test]
 #[ignore = "child process of the concurrency test"]
 fn pg_child_role() {
-    let Ok(role) = std::env::var(CHILD_ENV) else {
+    let Some((role, db)) = child_role() else {
         return;
     };
-    let loc = Location::parse(std::env::var_os(CHILD_DB).unwrap().as_ref());
-    let mut store = Store::open_location(&loc).unwrap();
-    for i in 0..RUNS_PER_CHILD {
-        let mut rec = record(Some(&role), &[]);
-        for w in &mut rec.workloads {
-            w.trials.clear();
-        }
-        let id = store.begin_run(&rec).unwrap();
-        let w = rec.workloads[0].workload.clone();
-        for t in 1..=3 {
-            let trial = io_trial(&w.name, t, 100.0 * (i + 1) as f64);
-            store.add_trial(&id, 0, &w, &trial).unwrap();
-        }
-        store
-            .finish_run(&id, RunStatus::Complete, 1_700_000_300_000, &[], None)
-            .unwrap();
-    }
-    println!("CHILD DONE");
+    let mut store = Store::open_location(&Location::parse(&db)).unwrap();
+    write_runs(&mut store, &role, RUNS_PER_CHILD);
 }
 
 #[test]
@@ -334,8 +299,8 @@ fn two_writer_processes_at_once_on_both_backends() {
     for b in both("writers") {
         // Both start on an empty database: claiming and migrating it is part of the race.
         let children = [
-            spawn_child("writer-a", &b.arg()),
-            spawn_child("writer-b", &b.arg()),
+            spawn_child("pg_child_role", "writer-a", b.arg()),
+            spawn_child("pg_child_role", "writer-b", b.arg()),
         ];
         for c in children {
             let out = c.wait_with_output().unwrap();

@@ -11,10 +11,12 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use common::vm::{layout, run_vm_lab, vm_or_skip, write_lab_spec};
+use common::vm::{
+    RAND_READ_4K, SEQ_WRITE_1M, layout, run_vm_lab, vm_or_skip, workloads_tail, write_lab_spec,
+};
 use common::*;
 
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
@@ -114,7 +116,8 @@ fn qemu_on(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-const LAYOUTS: &str = r#"
+static LAYOUTS: LazyLock<String> = LazyLock::new(|| {
+    r#"
 [[layout]]
 name = "md5-lvm-xfs"
 mdadm = { level = 5, members = 3, spares = 1, bitmap = "internal", assume_clean = true }
@@ -139,20 +142,10 @@ fs = "ext4"
 fill = "8MiB"
 faults = [{ member = 1, at = "before_degrade", kind = "corrupt", offset = "240MiB", length = "1MiB" }]
 
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "8MiB"
-time = "300ms"
-[[workloads.workload]]
-name = "seq-write-1m"
-pattern = "write"
-bs = "1M"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-"#;
+"#
+    .to_string()
+        + &workloads_tail("8MiB", "300ms", &[SEQ_WRITE_1M, RAND_READ_4K])
+});
 
 #[test]
 fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
@@ -161,7 +154,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmtest");
-    let spec = lab.spec(LAYOUTS);
+    let spec = lab.spec(&LAYOUTS);
     let (code, v, stderr) = lab.run(&spec, "VM lab");
     assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     let env = v["environment"].as_str().unwrap();
@@ -272,7 +265,8 @@ fn faults_observed(v: &serde_json::Value, n: usize) -> &Vec<serde_json::Value> {
 /// One boot: an unreadable range on a surviving member during the rebuild of md RAID5 and of
 /// md RAID6 (then two more failures on RAID6), silent corruption after RAID6's rebuild, and a
 /// RAID5 over five disks of which one is slow (dm-delay inside, qemu throttling outside).
-const FAULTS: &str = r#"
+static FAULTS: LazyLock<String> = LazyLock::new(|| {
+    r#"
 [[layout]]
 name = "md5-ure"
 mdadm = { level = 5, members = 3, assume_clean = true }
@@ -297,17 +291,10 @@ name = "md5-slow"
 mdadm = { level = 5, members = 5, assume_clean = true }
 fs = "xfs"
 
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "8MiB"
-time = "1s"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-qd = 4
-"#;
+"#
+    .to_string()
+        + &workloads_tail("8MiB", "1s", &[&format!("{RAND_READ_4K}qd = 4\n")])
+});
 
 #[test]
 fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
@@ -316,7 +303,7 @@ fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmfault");
-    let spec = lab.spec(FAULTS);
+    let spec = lab.spec(&FAULTS);
     // The slow disk goes in [disks], after the loop table.
     let text = std::fs::read_to_string(&spec).unwrap().replacen(
         "\n\n",
@@ -379,7 +366,8 @@ fn faults_during_rebuilds_and_a_slow_member_are_observed_in_one_boot() {
 /// One boot: a whole member of md RAID5 and of md RAID6 dies halfway through the rebuild (md's
 /// recovery held at 50 % with `sync_max`, the member's dm table swapped for `error`). RAID5 has
 /// nothing left to rebuild from; RAID6 has, and then loses two more members and is rebuilt.
-const FAIL_MID_REBUILD: &str = r#"
+static FAIL_MID_REBUILD: LazyLock<String> = LazyLock::new(|| {
+    r#"
 [[layout]]
 name = "md5-fail"
 mdadm = { level = 5, members = 3, assume_clean = true }
@@ -399,16 +387,10 @@ failures = 2
 fill = "16MiB"
 faults = [{ member = 0, at = "rebuild", kind = "fail", progress = 50 }]
 
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "8MiB"
-time = "300ms"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-"#;
+"#
+    .to_string()
+        + &workloads_tail("8MiB", "300ms", &[RAND_READ_4K])
+});
 
 /// The member md lists under dm name `iolab-...-d0` (member 0, which took the fault).
 fn dm_member(f: &serde_json::Value) -> &serde_json::Value {
@@ -427,7 +409,7 @@ fn a_member_failing_halfway_through_the_rebuild_kills_raid5_not_raid6() {
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let lab = Lab::new("iolab-vmfail");
-    let spec = lab.spec(FAIL_MID_REBUILD);
+    let spec = lab.spec(&FAIL_MID_REBUILD);
     let (code, v, stderr) = lab.run(&spec, "VM fail-mid-rebuild lab");
     assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     faults_observed(&v, 2);
@@ -529,7 +511,7 @@ fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
         .status()
         .unwrap();
     assert!(m.success());
-    let spec = lab.spec(LAYOUTS);
+    let spec = lab.spec(&LAYOUTS);
     let (code, _, stderr) = parts(
         lab.cmd()
             .args(["lab", &spec.to_string_lossy(), "--vm", "--disk-dir"])
@@ -633,16 +615,9 @@ fn a_vm_lab_killed_at_every_step_is_cleaned_up() {
 name = "md1-ext4"
 mdadm = { level = 1, members = 2, assume_clean = true }
 fs = "ext4"
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "4MiB"
-time = "200ms"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-"#;
+"#
+    .to_string()
+        + &workloads_tail("4MiB", "200ms", &[RAND_READ_4K]);
     // (step, qemu running while paused, runs in the host store after the kill)
     let steps = [
         ("vm disks created", false, false),

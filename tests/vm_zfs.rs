@@ -9,8 +9,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
-use common::vm::{layout, run_vm_lab, vm_or_skip, write_lab_spec};
+use common::vm::{
+    RAND_READ_4K, SEQ_WRITE_1M, layout, run_vm_lab, vm_or_skip, workloads_tail, write_lab_spec,
+};
 use common::*;
 
 const KERNEL: &str = "6.1.0";
@@ -48,7 +51,8 @@ fn zfs_vm_or_skip() -> bool {
 /// One boot at a time (as in tests/vm.rs: two emulated guests on two cores slow each other).
 static VM: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-const SPEC: &str = r#"
+static SPEC: LazyLock<String> = LazyLock::new(|| {
+    r#"
 [[layout]]
 name = "zfs-mirror"
 zfs = { vdev = "mirror", width = 2, pool = { ashift = 12 }, dataset = { compression = "off" } }
@@ -75,20 +79,10 @@ degrade = true
 rebuild = true
 fill = "8MiB"
 
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "8MiB"
-time = "300ms"
-[[workloads.workload]]
-name = "seq-write-1m"
-pattern = "write"
-bs = "1M"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-"#;
+"#
+    .to_string()
+        + &workloads_tail("8MiB", "300ms", &[SEQ_WRITE_1M, RAND_READ_4K])
+});
 
 /// Nothing of the VM lab is left in `disks` (backing files) or the state directory.
 fn assert_nothing_left(disks: &Path, state: &Path) {
@@ -118,7 +112,7 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
     let dir = disk_tmpdir("iolab-vmzfs");
     let disks = dir.path().join("disks");
     let state = dir.path().join("state");
-    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, SPEC);
+    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, &SPEC);
     let (code, v, stderr, wall) = run_vm_lab(vm_iolab(dir.path(), &state), &spec, &["-v"]);
     assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     eprintln!(
@@ -189,7 +183,7 @@ fn zfs_in_the_vm_without_a_built_module_says_how_to_build_it() {
     }
     let dir = disk_tmpdir("iolab-vmzfs-nomod");
     let disks = dir.path().join("disks");
-    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, SPEC);
+    let spec = write_lab_spec(dir.path(), "zfs-lab.toml", "vm-zfs", &disks, &SPEC);
     let empty = dir.path().join("no-modules");
     let (code, _, stderr) = Iolab::new()
         .db(dir.path().join("host.db"))
@@ -213,7 +207,8 @@ fn zfs_in_the_vm_without_a_built_module_says_how_to_build_it() {
 /// (`zfs_scan_suspend_progress`), 12 MiB of a surviving member are overwritten with garbage
 /// where the data set lies; then the resilver runs, the data is read back and the pool
 /// scrubbed.
-const SECOND_FAULT: &str = r#"
+static SECOND_FAULT: LazyLock<String> = LazyLock::new(|| {
+    r#"
 [[layout]]
 name = "raidz1-corrupt"
 zfs = { vdev = "raidz1", width = 3, pool = { ashift = 12 } }
@@ -230,16 +225,10 @@ rebuild = true
 fill = "12MiB"
 faults = [{ member = 0, at = "rebuild", kind = "corrupt", offset = "5MiB", length = "12MiB" }]
 
-[workloads]
-repeat = 1
-[workloads.defaults]
-size = "8MiB"
-time = "300ms"
-[[workloads.workload]]
-name = "rand-read-4k"
-pattern = "randread"
-bs = "4k"
-"#;
+"#
+    .to_string()
+        + &workloads_tail("8MiB", "300ms", &[RAND_READ_4K])
+});
 
 #[test]
 fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
@@ -255,7 +244,7 @@ fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
         "zfs-fault.toml",
         "vm-zfs2",
         &disks,
-        SECOND_FAULT,
+        &SECOND_FAULT,
     );
     let (code, v, stderr, wall) = run_vm_lab(vm_iolab(dir.path(), &state), &spec, &[]);
     eprintln!(

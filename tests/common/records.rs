@@ -1,7 +1,10 @@
 //! Run records to store and read back: the fixtures the store tests on SQLite (tests/store.rs)
-//! and on PostgreSQL (tests/store_pg.rs) share.
+//! and on PostgreSQL (tests/store_pg.rs) share, and the child-process harness both use to
+//! write to one database from several processes at once.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use iolab::sample::{
@@ -227,4 +230,63 @@ pub(crate) fn store_like_run_loop(store: &mut Store, rec: &RunRecord) -> String 
         )
         .unwrap();
     id
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: a second writer is this test binary run again
+
+/// The environment variable that gives a child process its role.
+const CHILD_ROLE: &str = "IOLAB_STORE_CHILD";
+/// The environment variable that gives a child process its database (a path or a URL).
+const CHILD_DB: &str = "IOLAB_STORE_CHILD_DB";
+
+/// Runs this test binary again as a separate process that executes only the ignored test
+/// `test` (whose body calls [`child_role`]) as `role` on `db`, so writers race from different
+/// processes, not threads. Its stdout and stderr are piped for the parent to read.
+pub(crate) fn spawn_child(test: &str, role: &str, db: impl AsRef<OsStr>) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ROLE, role)
+        .env(CHILD_DB, db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// In a child started by [`spawn_child`]: its role and database. `None` in an ordinary test
+/// run, where the child test then does nothing.
+pub(crate) fn child_role() -> Option<(String, OsString)> {
+    let role = std::env::var(CHILD_ROLE).ok()?;
+    Some((role, std::env::var_os(CHILD_DB).unwrap()))
+}
+
+/// The body of a writer child: `runs` complete runs labelled `role`, each stored the way the
+/// run loop does (begin, three trials, finish), then `CHILD DONE` on stdout for the parent.
+pub(crate) fn write_runs(store: &mut Store, role: &str, runs: usize) {
+    let mut iops = 0.0;
+    for _ in 0..runs {
+        // 100, 200, ... read IOPS: each run of a child differs from the one before.
+        iops += 100.0;
+        let mut rec = record(Some(role), &[]);
+        for w in &mut rec.workloads {
+            w.trials.clear();
+        }
+        let id = store.begin_run(&rec).unwrap();
+        let w = rec.workloads[0].workload.clone();
+        for t in 1..=3 {
+            let trial = io_trial(&w.name, t, iops);
+            store.add_trial(&id, 0, &w, &trial).unwrap();
+        }
+        store
+            .finish_run(&id, RunStatus::Complete, 1_700_000_300_000, &[], None)
+            .unwrap();
+    }
+    println!("CHILD DONE");
 }

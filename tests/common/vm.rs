@@ -1,5 +1,6 @@
 //! What the VM lab tests (tests/vm.rs, tests/vm_zfs.rs) share: the tool-or-skip check for a
-//! boot, the lab spec file they write, and running a VM lab to its JSON document.
+//! boot, the lab spec file they write and the `[workloads]` table that ends it, and running a
+//! VM lab to its JSON document.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +57,24 @@ pub(crate) fn write_lab_spec(
     );
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// A sequential 1 MiB write, a workload of [`workloads_tail`].
+pub(crate) const SEQ_WRITE_1M: &str =
+    "[[workloads.workload]]\nname = \"seq-write-1m\"\npattern = \"write\"\nbs = \"1M\"\n";
+
+/// A random 4 KiB read, a workload of [`workloads_tail`].
+pub(crate) const RAND_READ_4K: &str =
+    "[[workloads.workload]]\nname = \"rand-read-4k\"\npattern = \"randread\"\nbs = \"4k\"\n";
+
+/// The `[workloads]` table a VM lab spec ends with: each of `workloads` (the tables above,
+/// or with keys of their own added) once, `size` and `time` each, small and short because the
+/// guest is emulated and the tests look at layouts and faults, not at throughput.
+pub(crate) fn workloads_tail(size: &str, time: &str, workloads: &[&str]) -> String {
+    format!(
+        "[workloads]\nrepeat = 1\n[workloads.defaults]\nsize = \"{size}\"\ntime = \"{time}\"\n{}",
+        workloads.concat()
+    )
 }
 
 /// `iolab lab SPEC --vm --format json` through `cmd`: the exit code, the document, stderr

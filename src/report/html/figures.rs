@@ -195,6 +195,18 @@ pub fn latency(r: &Report, w: &WorkloadView, v: &LatencyView, embed: Embed) -> F
     }
 }
 
+/// The axes of a throughput-per-second chart: seconds across, `unit` (MB/s, IOPS, ops/s) up,
+/// both linear. One definition so a workload's series and a `--hosts` group's per-host chart
+/// read the same way.
+pub fn per_second_axes(unit: &str) -> (AxisSpec, AxisSpec) {
+    let axis = |label: &str| AxisSpec {
+        scale: Scale::Linear,
+        label: label.into(),
+        format: compact,
+    };
+    (axis("seconds"), axis(unit))
+}
+
 /// The throughput-per-second chart of a workload, cliffs marked.
 pub fn series(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
     let s = w.series.as_ref()?;
@@ -225,18 +237,11 @@ pub fn series(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
         "{}: throughput per second ({}) of every trial; cliffs marked",
         w.name, s.unit
     );
+    let (x, y) = per_second_axes(s.unit);
     let c = LineChart {
         title: caption.clone(),
-        x: AxisSpec {
-            scale: Scale::Linear,
-            label: "seconds".into(),
-            format: compact,
-        },
-        y: AxisSpec {
-            scale: Scale::Linear,
-            label: s.unit.into(),
-            format: compact,
-        },
+        x,
+        y,
         lines,
         markers,
         legend: legend(r, |i| s.trials.iter().any(|t| t.run == i)),

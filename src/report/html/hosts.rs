@@ -3,14 +3,13 @@
 //! throughput per second of every host with the aggregate over them, and each host's p99
 //! with the straggler flagged by the slow-disk rule `iolab run --hosts` uses.
 
-use crate::report::chart::axis::Scale;
 use crate::report::chart::bar::{Bar, BarChart};
-use crate::report::chart::line::{AxisSpec, Line, LineChart};
-use crate::report::chart::{self, Embed, compact};
+use crate::report::chart::line::{Line, LineChart};
+use crate::report::chart::{self, Embed};
 use crate::sample::{LatencyHistogram, RunRecord, TrialSample};
 use crate::units::format_latency_ns;
 
-use super::figures::{Figure, FigureKind};
+use super::figures::{Figure, FigureKind, per_second_axes};
 
 /// One host of a group, for one workload.
 #[derive(Clone, Debug)]
@@ -276,18 +275,11 @@ pub fn figures(g: &HostsView, w: &HostsWorkload, embed: Embed) -> Vec<Figure> {
         "{}: {} per second, each host and all {n} (hosts-group {})",
         w.name, w.unit, g.group
     );
+    let (x, y) = per_second_axes(w.unit);
     let series = LineChart {
         title: caption.clone(),
-        x: AxisSpec {
-            scale: Scale::Linear,
-            label: "seconds".into(),
-            format: compact,
-        },
-        y: AxisSpec {
-            scale: Scale::Linear,
-            label: w.unit.into(),
-            format: compact,
-        },
+        x,
+        y,
         lines,
         markers: Vec::new(),
         legend,
