@@ -672,7 +672,7 @@ impl Controller<'_> {
                             c.stdin = Some(stdin);
                             c.pushed = true;
                         }
-                        _ => return self.fail(i, "--push: the copy did not finish"),
+                        _ => self.fail(i, "--push: the copy did not finish"),
                     }
                 }
             }

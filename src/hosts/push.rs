@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn the_script_takes_exactly_n_bytes_and_leaves_the_rest_for_the_agent() {
-        let (rest, err, left) = feed(&[7u8; 300_000], 300_000, false);
+        let (rest, err, left) = feed(&vec![7u8; 300_000], 300_000, false);
         assert_eq!(rest, "{\"type\":\"prepare\"}\n", "{err}");
         assert!(!left, "the copy stays after the agent ended");
     }
