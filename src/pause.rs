@@ -3,7 +3,8 @@
 //!
 //! Inactive unless `IOLAB_PAUSE_AT` is set: then, at each step it names (a comma-separated list
 //! of step names, or `all`), iolab prints `paused at STEP` to stderr and stops itself with
-//! SIGSTOP until a SIGCONT. A normal run reads the variable once and never stops.
+//! SIGSTOP (sent to the calling thread, so it stops right there) until a SIGCONT. A normal run
+//! reads the variable once and never stops.
 
 use std::sync::OnceLock;
 
@@ -23,6 +24,8 @@ pub const STEPS: &[&str] = &[
     "vm booted",
     "vm guest finished",
     "vm results copied",
+    "hosts pushing",
+    "hosts pushed",
     "hosts connected",
     "hosts ready",
     "hosts started",
@@ -50,7 +53,6 @@ pub fn at(step: &str) {
         let _ = writeln!(e, "paused at {step}");
         let _ = e.flush();
         drop(e);
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP);
+        crate::sys::stop_this_thread();
     }
 }

@@ -70,3 +70,15 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
         });
     }
 }
+
+/// Stops the process with SIGSTOP sent to the calling thread (`pthread_kill`), for the pause
+/// points of [`crate::pause`]: a SIGSTOP sent to the process may be taken by another thread,
+/// and the caller runs on until that thread gets to stop everyone (a copy thread of
+/// `--push` wrote kilobytes past its pause point that way). Sent to itself, the caller stops
+/// before it returns, and the whole process with it.
+pub fn stop_this_thread() {
+    // SAFETY: pthread_self() is the calling thread, alive for the call; SIGSTOP has no handler.
+    unsafe {
+        libc::pthread_kill(libc::pthread_self(), libc::SIGSTOP);
+    }
+}

@@ -1,9 +1,11 @@
 //! Faults in a many-host run (`iolab run --hosts`) over real ssh: the controller SIGKILLed at
-//! each of its steps (`IOLAB_PAUSE_AT`, src/pause.rs), and one agent SIGKILLed mid-trial.
+//! each of its steps (`IOLAB_PAUSE_AT`, src/pause.rs), `--push`'s copy included (mid-copy and
+//! right after it), and one agent SIGKILLed mid-trial.
 //!
 //! After the controller dies, every agent must stop on its stdin EOF (the dead-man switch) and
-//! remove its test file; `iolab run --cleanup` must then remove the ssh masters that
-//! `ControlPersist` keeps up and their control-socket directory; the local store must be sound.
+//! remove its test file; no pushed copy of iolab (whole or partial) may stay in the hosts'
+//! /tmp; `iolab run --cleanup` must then remove the ssh masters that `ControlPersist` keeps up
+//! and their control-socket directory; the local store must be sound.
 //!
 //! The hosts are tests/common/hosts.rs's `NetHosts` (network namespaces, each with a veth pair
 //! and its own sshd), shared with tests/hosts.rs.
@@ -25,6 +27,35 @@ fn control_dir(controller: u32) -> Option<PathBuf> {
         .flatten()
         .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .map(|e| e.path())
+}
+
+/// The pushed copies of iolab (whole or partial) a controller made: `/tmp/iolab-push-PID-*`
+/// (the hosts' /tmp is this machine's), with their sizes and modes.
+fn pushed_files(controller: u32) -> Vec<(PathBuf, u64, u32)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let prefix = format!("iolab-push-{controller}-");
+    std::fs::read_dir("/tmp")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            Some((e.path(), m.len(), m.permissions().mode() & 0o777))
+        })
+        .collect()
+}
+
+/// What the kill test expects of the hosts while the controller is paused at a step.
+#[derive(Clone, Copy)]
+enum AtStep {
+    /// Mid-copy: partial copies of iolab, not executable, no agent yet.
+    Copying,
+    /// The copy written: each host's agent starts from it (and deletes it) on its own.
+    Copied,
+    /// The agents run; every host holds its test file (`Some(true)`), none does
+    /// (`Some(false)`), or it may be removed already (`None`: the suite ended).
+    Running(Option<bool>),
 }
 
 /// The pushed copy agent `pid` runs from (the hosts' /tmp is this machine's), checked to be
@@ -69,16 +100,17 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
     let h = NetHosts::new(2);
     let db = h.dir.path().join("hosts.db");
     let empty = disk_tmpdir("iolab-hostsf-cwd-");
-    // (step, every host holds its test file while paused; `None`: it may be removed already,
-    // the agent's suite having ended with the only trial)
     let steps = [
-        ("hosts connected", Some(false)),
-        ("hosts ready", Some(true)),
-        ("hosts started", Some(true)),
-        ("hosts collected", None),
+        ("hosts pushing", AtStep::Copying),
+        ("hosts pushed", AtStep::Copied),
+        ("hosts connected", AtStep::Running(Some(false))),
+        ("hosts ready", AtStep::Running(Some(true))),
+        ("hosts started", AtStep::Running(Some(true))),
+        ("hosts collected", AtStep::Running(None)),
     ];
+    let size = std::fs::metadata(bin()).expect("the binary").len();
     let mut survived = 0;
-    for (step, laid_out) in steps {
+    for (step, at) in steps {
         let cmd = Iolab::new()
             .db(&db)
             .args([
@@ -98,23 +130,7 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
             panic!("never paused at {step}: {}", p.finish().1);
         }
         let controller = p.child.id();
-        for i in 0..2 {
-            assert_eq!(
-                h.agents(i).len(),
-                1,
-                "{step}: host {i}'s agent while paused"
-            );
-            if let Some(want) = laid_out {
-                assert_eq!(
-                    !h.files_in(i).is_empty(),
-                    want,
-                    "{step}: host {i}: {:?}",
-                    h.files_in(i)
-                );
-            }
-        }
-        // Each agent runs from a pushed copy that it already deleted (`--remove-self`).
-        let pushed: Vec<PathBuf> = (0..2).flat_map(|i| h.agents(i)).map(pushed_exe).collect();
+        check_paused(&h, step, at, controller, size);
         let control = control_dir(controller).expect("the ssh control directory");
         let ctl = control.to_string_lossy().into_owned();
         assert!(
@@ -133,6 +149,11 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
                 h.files_in(i)
             );
         }
+        assert!(
+            eventually(15, || pushed_files(controller).is_empty()),
+            "{step}: pushed copies left 15 s after the controller died: {:?}",
+            pushed_files(controller)
+        );
         // ControlPersist keeps the masters; --cleanup removes them and their directory.
         let out = Iolab::new()
             .args(["run", &empty.path().to_string_lossy(), "--cleanup"])
@@ -151,8 +172,9 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
         );
         let runs = stored_statuses(&db);
         assert!(runs.is_empty(), "{step}: a killed run stored {runs:?}");
-        // The hosts share this machine's /tmp: no pushed copy of iolab stays behind.
-        let left: Vec<&PathBuf> = pushed.iter().filter(|p| p.exists()).collect();
+        // The hosts share this machine's /tmp: no pushed copy of iolab, whole or partial, stays
+        // behind (each host's shell or agent removed its own; nothing swept them).
+        let left = pushed_files(controller);
         assert!(left.is_empty(), "{step}: pushed copies left: {left:?}");
         eprintln!(
             "controller killed at {step}: agents gone, targets empty, masters removed, store ok"
@@ -163,6 +185,61 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
         "iolab run --hosts: kill points survived {survived}/{}",
         steps.len()
     );
+}
+
+/// Checks the hosts while the controller is paused at `step` (see [`AtStep`]).
+fn check_paused(h: &NetHosts, step: &str, at: AtStep, controller: u32, size: u64) {
+    match at {
+        AtStep::Copying => {
+            // The copy that paused wrote half the binary: its host's file gets there (ssh still
+            // forwards what was written), less what `head` holds in its output buffer; the
+            // other copy is at most as far.
+            let half = size / 2;
+            assert!(
+                eventually(20, || pushed_files(controller)
+                    .iter()
+                    .any(|f| f.1 + (64 << 10) >= half)),
+                "{step}: no copy near {half} bytes: {:?}",
+                pushed_files(controller)
+            );
+            for (p, len, mode) in pushed_files(controller) {
+                assert!(len <= half, "{step}: {} has {len} of {size}", p.display());
+                assert_eq!(mode, 0o600, "{step}: {} mode {mode:o}", p.display());
+            }
+            for i in 0..2 {
+                assert!(h.agents(i).is_empty(), "{step}: host {i} runs an agent");
+            }
+        }
+        AtStep::Copied => {
+            // Every byte is on its way: each host's shell runs its copy, which deletes itself,
+            // says hello into the paused controller's pipe and waits.
+            for i in 0..2 {
+                assert!(
+                    eventually(20, || h.agents(i).len() == 1
+                        && std::fs::read_link(format!("/proc/{}/exe", h.agents(i)[0]))
+                            .is_ok_and(|e| e.to_string_lossy().ends_with(" (deleted)"))),
+                    "{step}: host {i} never started its agent from a deleted copy"
+                );
+                pushed_exe(h.agents(i)[0]);
+            }
+        }
+        AtStep::Running(laid_out) => {
+            for i in 0..2 {
+                let agents = h.agents(i);
+                assert_eq!(agents.len(), 1, "{step}: host {i}'s agent while paused");
+                // Each agent runs from a pushed copy that it already deleted (`--remove-self`).
+                pushed_exe(agents[0]);
+                if let Some(want) = laid_out {
+                    assert_eq!(
+                        !h.files_in(i).is_empty(),
+                        want,
+                        "{step}: host {i}: {:?}",
+                        h.files_in(i)
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// One agent SIGKILLed mid-trial: the controller fails that host, keeps the other

@@ -18,8 +18,10 @@ use std::collections::VecDeque;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -33,7 +35,8 @@ use crate::spec::Suite;
 use crate::system::SystemInfo;
 use crate::target::TargetInfo;
 
-/// The remote command in a launch template; `--push` replaces it with the pushed binary.
+/// The remote command in a launch template; `--push` replaces it with `sh`, which receives
+/// the binary and the agent's protocol on its stdin ([`super::push`]).
 pub const AGENT_COMMAND: &str = "iolab agent --stdio";
 
 /// The default transport: the system ssh in batch mode (never a password prompt), one
@@ -123,7 +126,7 @@ impl Launch {
                 });
                 let Some((at, _)) = at else {
                     return Err(HostsError::BadLaunch(format!(
-                        "--push needs the template to run '{AGENT_COMMAND}' (it is replaced by the pushed binary)"
+                        "--push needs the template to run '{AGENT_COMMAND}' (it is replaced by 'sh', which receives this binary on its stdin)"
                     )));
                 };
                 format!(
@@ -301,13 +304,22 @@ enum Event {
     Line(Box<Message>, u64),
     Bad(String),
     Closed,
+    /// `--push`: every byte of the binary was written (or the copy failed).
+    Pushed(Result<(), String>),
 }
+
+/// How long `--push` may take to copy the binary to a host.
+const PUSH_LIMIT: Duration = Duration::from_secs(300);
 
 /// One agent connection.
 struct Conn {
     result: HostResult,
     child: Option<Child>,
     stdin: Option<ChildStdin>,
+    /// `--push`: the thread copying the binary; it holds stdin until the copy is written.
+    writer: Option<JoinHandle<Option<ChildStdin>>>,
+    /// `--push`: the whole binary is written.
+    pushed: bool,
     stderr: Arc<Mutex<VecDeque<String>>>,
     hello: bool,
     ready: Option<(usize, u32)>,
@@ -340,7 +352,8 @@ struct Controller<'a> {
     conns: Vec<Conn>,
     tx: Sender<(usize, Event)>,
     rx: Receiver<(usize, Event)>,
-    pushed: Vec<Option<String>>,
+    /// Stops `--push` copies still under way (the run ends).
+    cancel: Arc<AtomicBool>,
     /// The trial under way and its seconds merged so far.
     seconds: Option<((usize, u32), SecondsMerger)>,
 }
@@ -366,6 +379,8 @@ pub fn run(hosts: &[HostSpec], launch: &Launch, opts: &Options) -> Outcome {
             },
             child: None,
             stdin: None,
+            writer: None,
+            pushed: false,
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             hello: false,
             ready: None,
@@ -381,7 +396,7 @@ pub fn run(hosts: &[HostSpec], launch: &Launch, opts: &Options) -> Outcome {
         conns,
         tx,
         rx,
-        pushed: vec![None; hosts.len()],
+        cancel: Arc::new(AtomicBool::new(false)),
         seconds: None,
     };
     let mut trials = Vec::new();
@@ -409,22 +424,15 @@ fn cpu_ns() -> u64 {
     u + s + cu + cs
 }
 
-/// A name for the pushed binary that no earlier run used.
-fn push_path() -> String {
-    let seed = now_unix_ns() ^ (u64::from(std::process::id()) << 32);
-    let r = xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes());
-    format!("/tmp/{}{r:016x}", super::agent::PUSH_PREFIX)
-}
-
 impl Controller<'_> {
     fn drive(&mut self, trials: &mut Vec<TrialOnHosts>) -> Result<(), Stop> {
-        if self.opts.push {
-            self.push_all()?;
-        }
         for i in 0..self.conns.len() {
-            if !self.conns[i].failed() {
-                self.spawn(i);
-            }
+            self.spawn(i);
+        }
+        if self.opts.push {
+            // Each agent's session receives the binary first ([`super::push`]).
+            self.wait_all("copy of this binary", Some(PUSH_LIMIT), false, |c| c.pushed)?;
+            crate::pause::at("hosts pushed");
         }
         self.wait_all("hello", Some(self.opts.hello_timeout), false, |c| c.hello)?;
         crate::pause::at("hosts connected");
@@ -448,39 +456,9 @@ impl Controller<'_> {
         Ok(())
     }
 
-    /// Copies this binary to every host, in parallel, through the launch command.
-    fn push_all(&mut self) -> Result<(), Stop> {
-        let exe = std::env::current_exe()
-            .map_err(|e| Stop::Failed(format!("--push: cannot find this binary: {e}")))?;
-        let mut jobs = Vec::new();
-        for (i, c) in self.conns.iter().enumerate() {
-            let path = push_path();
-            let copy = format!("sh -c 'set -C && umask 077 && cat > {path} && chmod 700 {path}'");
-            let cmd = self
-                .launch
-                .command(&c.result.name, Some(&copy))
-                .map_err(|e| Stop::Failed(e.to_string()))?;
-            let exe = exe.clone();
-            jobs.push((i, path, std::thread::spawn(move || push_one(&cmd, &exe))));
-        }
-        for (i, path, j) in jobs {
-            match j.join() {
-                Ok(Ok(())) => self.pushed[i] = Some(path),
-                Ok(Err(e)) => self.fail(i, &format!("--push failed: {e}")),
-                Err(_) => self.fail(i, "--push failed: the copying thread panicked"),
-            }
-        }
-        self.check_policy()
-    }
-
     fn spawn(&mut self, i: usize) {
-        let remote = self.pushed[i]
-            .as_ref()
-            .map(|p| format!("{p} agent --stdio --remove-self"));
-        let cmd = match self
-            .launch
-            .command(&self.conns[i].result.name, remote.as_deref())
-        {
+        let remote = self.opts.push.then_some(super::push::REMOTE);
+        let cmd = match self.launch.command(&self.conns[i].result.name, remote) {
             Ok(c) => c,
             Err(e) => return self.fail(i, &e.to_string()),
         };
@@ -497,11 +475,34 @@ impl Controller<'_> {
         };
         let conn = &mut self.conns[i];
         conn.stdin = child.stdin.take();
+        // `--push`: the copy thread takes stdin until the binary is written, and starts
+        // writing it when the stdout reader sees the remote shell's ready line.
+        let mut ready = None;
+        if let Some(stdin) = conn.stdin.take_if(|_| self.opts.push) {
+            let (rtx, rrx) = std::sync::mpsc::channel();
+            ready = Some(rtx);
+            let tx = self.tx.clone();
+            conn.writer = Some(super::push::start(
+                stdin,
+                super::push::path(),
+                rrx,
+                self.cancel.clone(),
+                move |r| {
+                    let _ = tx.send((i, Event::Pushed(r)));
+                },
+            ));
+        }
         if let Some(out) = child.stdout.take() {
             let tx = self.tx.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(out).lines() {
                     let Ok(line) = line else { break };
+                    if ready.is_some() && line == super::push::READY {
+                        if let Some(r) = ready.take() {
+                            let _ = r.send(());
+                        }
+                        continue;
+                    }
                     let at = now_unix_ns();
                     let ev = match parse_line(&line) {
                         Ok(m) => Event::Line(Box::new(m), at),
@@ -608,6 +609,8 @@ impl Controller<'_> {
                 }
             }
             Event::Closed => self.on_closed(i),
+            Event::Pushed(Ok(())) => self.conns[i].pushed = true,
+            Event::Pushed(Err(e)) => self.fail(i, &format!("--push: {e}")),
         }
         true
     }
@@ -622,7 +625,12 @@ impl Controller<'_> {
             .and_then(|c| wait_or_kill(c, Duration::from_secs(2)));
         self.conns[i].child = None;
         let tail = self.conns[i].stderr_tail().unwrap_or_default();
-        let why = if !self.conns[i].hello && (code == Some(127) || tail.contains("not found")) {
+        let why = if !self.conns[i].hello && self.opts.push {
+            format!(
+                "--push: the copy or the pushed agent ended on the host before the agent answered (exit {})",
+                code.map_or("by a signal".into(), |c| c.to_string())
+            )
+        } else if !self.conns[i].hello && (code == Some(127) || tail.contains("not found")) {
             format!(
                 "no iolab agent on the host ({tail}); install iolab {} there, or give --push to copy this binary for the run",
                 env!("CARGO_PKG_VERSION")
@@ -656,6 +664,17 @@ impl Controller<'_> {
                 }
                 c.hello = true;
                 c.result.hostname = Some(hostname);
+                // A pushed agent runs: its copy was read whole, so the copy thread is ending;
+                // it hands stdin back for the protocol.
+                if let Some(w) = c.writer.take() {
+                    match w.join() {
+                        Ok(Some(stdin)) => {
+                            c.stdin = Some(stdin);
+                            c.pushed = true;
+                        }
+                        _ => self.fail(i, "--push: the copy did not finish"),
+                    }
+                }
             }
             Message::Prepared { system, target } => {
                 c.result.system = Some(system);
@@ -863,9 +882,10 @@ impl Controller<'_> {
         }
     }
 
-    /// Closes every connection (the agents stop and clean up on EOF), waits for them, removes
-    /// pushed binaries and ssh's shared connections.
+    /// Closes every connection (the agents stop and clean up on EOF; a copy under way is cut
+    /// short, which the host's shell removes), waits for them, closes ssh's shared connections.
     fn finish(&mut self, clean: bool) {
+        self.cancel.store(true, Ordering::Relaxed);
         for c in &mut self.conns {
             c.stdin = None;
         }
@@ -876,63 +896,9 @@ impl Controller<'_> {
             }
         }
         for i in 0..self.conns.len() {
-            if let Some(p) = self.pushed[i].take() {
-                let rm = format!("rm -f {p}");
-                if let Ok(cmd) = self.launch.command(&self.conns[i].result.name, Some(&rm)) {
-                    let ok = Command::new("sh")
-                        .arg("-c")
-                        .arg(cmd)
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .spawn()
-                        .ok()
-                        .and_then(|mut c| wait_or_kill(&mut c, Duration::from_secs(20)));
-                    if ok != Some(0) {
-                        eprintln!(
-                            "iolab: note: could not remove the pushed binary {p} on {}",
-                            self.conns[i].result.name
-                        );
-                    }
-                }
-            }
             self.launch.close_master(&self.conns[i].result.name);
         }
     }
-}
-
-/// Runs the copy command with this binary on its stdin.
-fn push_one(cmd: &str, exe: &std::path::Path) -> Result<(), String> {
-    let bin =
-        std::fs::File::open(exe).map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
-    // stderr to a file, not a pipe: an ssh master going to the background may keep a pipe open.
-    let err = tempfile::tempfile().map_err(|e| format!("cannot make a temp file: {e}"))?;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(bin)
-        .stdout(Stdio::null())
-        .stderr(err.try_clone().map_err(|e| e.to_string())?)
-        .spawn()
-        .map_err(|e| format!("cannot run the launch command: {e}"))?;
-    let code = wait_or_kill(&mut child, Duration::from_secs(300));
-    if code == Some(0) {
-        return Ok(());
-    }
-    use std::io::{Read as _, Seek as _};
-    let mut err = err;
-    let mut text = String::new();
-    let _ = err.rewind();
-    let _ = err.read_to_string(&mut text);
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Err(format!(
-        "the copy command exited {} {last}",
-        code.map_or("by a signal".into(), |c| c.to_string())
-    ))
 }
 
 #[cfg(test)]

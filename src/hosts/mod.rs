@@ -6,6 +6,8 @@
 //! - [`agent`]: the far side, a local runner behind a barrier; stdin EOF is its dead-man switch.
 //! - [`controller`]: launches the agents, checks versions, pushes the binary, starts every
 //!   trial at one instant, collects results, fails dead or silent hosts.
+//! - [`push`]: `--push` copies this binary inside the agent's own session, so nothing
+//!   is left on a host whatever moment the controller is killed.
 //! - [`clock`]: clock offsets from the fastest round trips.
 //! - [`merge`]: the aggregate: merged histograms, the common window, stragglers.
 //! - [`render`], [`save`]: the tables and JSON, and the runs kept in the store.
@@ -15,6 +17,7 @@ pub mod clock;
 pub mod controller;
 pub mod merge;
 pub mod protocol;
+pub mod push;
 pub mod render;
 pub mod save;
 
