@@ -132,6 +132,10 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
         .run()
         .success()
         .stdout_has("hosts-group");
+    // Three host runs and the aggregate, all complete: the placeholder stored while the hosts
+    // ran (what a killed controller leaves) was replaced.
+    let statuses = common::stored_statuses(&db);
+    assert_eq!(statuses, ["complete"; 4], "{statuses:?}");
 }
 
 /// One host's streamed seconds as its agent sent them: (t, ops, that second's data-IO

@@ -111,6 +111,7 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
     let size = std::fs::metadata(bin()).expect("the binary").len();
     let mut survived = 0;
     for (step, at) in steps {
+        let label = format!("hk-{}", step.replace(' ', "-"));
         let cmd = Iolab::new()
             .db(&db)
             .args([
@@ -122,7 +123,7 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
                 "--push",
             ])
             .args(["--pattern", "randwrite", "--size", "8M", "--time", "1s"])
-            .args(["--label", &format!("hk-{}", step.replace(' ', "-"))]);
+            .args(["--label", &label]);
 
         let mut p = Paused::spawn(cmd, step);
         if !p.wait_paused(step, 60) {
@@ -170,14 +171,30 @@ fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
             "{step}: ssh masters left: {:?}",
             processes_naming(&ctl)
         );
+        // The store opens (integrity_check ok) and holds one run per kill so far: this one's
+        // placeholder, which every reader sees as `incomplete` (its controller is gone).
         let runs = stored_statuses(&db);
-        assert!(runs.is_empty(), "{step}: a killed run stored {runs:?}");
+        assert_eq!(runs.len(), survived + 1, "{step}: stored {runs:?}");
+        let (code, so, se) = Iolab::new()
+            .db(&db)
+            .args(["show", &label, "--json"])
+            .run()
+            .parts();
+        assert_eq!(code, 0, "{step}: show {label}: {se}");
+        let shown = common::json(&so);
+        assert_eq!(shown["status"], "incomplete", "{step}: {shown:#}");
+        assert!(
+            shown["notes"][0]
+                .as_str()
+                .is_some_and(|n| n.starts_with("hosts pending")),
+            "{step}: {shown:#}"
+        );
         // The hosts share this machine's /tmp: no pushed copy of iolab, whole or partial, stays
         // behind (each host's shell or agent removed its own; nothing swept them).
         let left = pushed_files(controller);
         assert!(left.is_empty(), "{step}: pushed copies left: {left:?}");
         eprintln!(
-            "controller killed at {step}: agents gone, targets empty, masters removed, store ok"
+            "controller killed at {step}: agents gone, targets empty, masters removed, store ok, run incomplete"
         );
         survived += 1;
     }

@@ -104,22 +104,38 @@ pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<Exi
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let meta = crate::hosts::save::SaveMeta {
+        command_line: std::env::args().collect(),
+        label: a.label.clone(),
+        note: a.note.clone(),
+    };
+    // Stored first, owned by this process: a controller killed at any step leaves a run that
+    // reads `incomplete`; replaced by the real runs at the end.
+    let pending = match store.as_mut() {
+        Some(s) => Some(
+            s.begin_run(&crate::hosts::save::pending(
+                &hosts,
+                opts.default_target.as_deref(),
+                &suite,
+                &meta,
+            ))
+            .context("cannot store the multi-host run")?,
+        ),
+        None => None,
+    };
     let outcome = crate::hosts::controller::run(&hosts, &launch, &opts);
     let summaries =
         crate::hosts::merge::summarize(&outcome, &suite, crate::disks::outliers::DEFAULT_TOLERANCE);
     let saved = match store.as_mut() {
-        Some(s) => crate::hosts::save::save(
-            s,
-            &outcome,
-            &summaries,
-            &suite,
-            &crate::hosts::save::SaveMeta {
-                command_line: std::env::args().collect(),
-                label: a.label.clone(),
-                note: a.note.clone(),
-            },
-        )
-        .context("cannot store the multi-host run")?,
+        Some(s) => {
+            let saved = crate::hosts::save::save(s, &outcome, &summaries, &suite, &meta)
+                .context("cannot store the multi-host run")?;
+            if let Some(id) = &pending {
+                s.delete(id)
+                    .context("cannot remove the multi-host run's placeholder")?;
+            }
+            saved
+        }
         None => None,
     };
     if a.json {

@@ -41,6 +41,63 @@ fn status(outcome: &Outcome, failed_host: bool) -> RunStatus {
     }
 }
 
+/// The run stored while the hosts run, owned by this process, until [`save`] stores the real
+/// ones (and the caller deletes it): a controller killed at any step leaves it, and every reader
+/// sees it `incomplete` (the host runs and the aggregate need the hosts' results, which only
+/// exist at the end). It carries the aggregate's label, the hosts and the suite's workloads.
+pub fn pending(
+    hosts: &[super::HostSpec],
+    default_target: Option<&std::path::Path>,
+    suite: &Suite,
+    meta: &SaveMeta,
+) -> RunRecord {
+    let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let note = format!("multi-host run on {}", names.join(", "));
+    RunRecord {
+        id: String::new(),
+        status: RunStatus::Running,
+        started_unix_ms: crate::sample::now_unix_ms(),
+        ended_unix_ms: None,
+        command_line: meta.command_line.clone(),
+        label: meta.label.clone(),
+        note: Some(match &meta.note {
+            Some(m) => format!("{m} ({note})"),
+            None => note,
+        }),
+        lab_id: None,
+        layout: None,
+        suite_name: suite.name.clone(),
+        system: crate::system::SystemInfo::collect(),
+        target: crate::target::TargetInfo {
+            path: hosts
+                .iter()
+                .find_map(|h| h.target.clone())
+                .or_else(|| default_target.map(std::path::Path::to_path_buf))
+                .unwrap_or_default(),
+            kind: crate::target::TargetKind::Directory,
+            fs_type: None,
+            mount_point: None,
+            mount_options: None,
+            mount_source: None,
+            devices: Vec::new(),
+        },
+        workloads: suite
+            .workloads
+            .iter()
+            .map(|w| WorkloadRecord {
+                workload: w.clone(),
+                trials: Vec::new(),
+            })
+            .collect(),
+        notes: vec![format!(
+            "hosts pending: the controller stores one run per host and their aggregate when the hosts' results are in; a run left like this is one whose controller died ({} host(s): {})",
+            names.len(),
+            names.join(", ")
+        )],
+        error: None,
+    }
+}
+
 /// Stores the host runs and the aggregate run. `None` when no host got as far as resolving its
 /// target (nothing to store).
 pub fn save(
