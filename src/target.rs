@@ -152,6 +152,22 @@ pub struct TargetInfo {
     pub devices: Vec<BlockDevice>,
 }
 
+impl TargetInfo {
+    /// A directory known only by its path: what a record says of a target it has not resolved
+    /// (a multi-host run's placeholder before any host answered).
+    pub fn directory(path: PathBuf) -> TargetInfo {
+        TargetInfo {
+            path,
+            kind: TargetKind::Directory,
+            fs_type: None,
+            mount_point: None,
+            mount_options: None,
+            mount_source: None,
+            devices: Vec::new(),
+        }
+    }
+}
+
 /// A resolved target with the cleanup it owes: the temporary directory it made, if any.
 #[derive(Debug)]
 pub struct Target {

@@ -41,6 +41,38 @@ fn status(outcome: &Outcome, failed_host: bool) -> RunStatus {
     }
 }
 
+/// The record every stored run of a multi-host run starts from: the command line, `--note`
+/// with what this run is, the suite; `Complete`, no label, no trials until the caller says.
+fn record(
+    meta: &SaveMeta,
+    suite: &Suite,
+    what: String,
+    system: crate::system::SystemInfo,
+    target: crate::target::TargetInfo,
+    notes: Vec<String>,
+) -> RunRecord {
+    RunRecord {
+        id: String::new(),
+        status: RunStatus::Complete,
+        started_unix_ms: 0,
+        ended_unix_ms: None,
+        command_line: meta.command_line.clone(),
+        label: None,
+        note: Some(match &meta.note {
+            Some(m) => format!("{m} ({what})"),
+            None => what,
+        }),
+        lab_id: None,
+        layout: None,
+        suite_name: suite.name.clone(),
+        system,
+        target,
+        workloads: Vec::new(),
+        notes,
+        error: None,
+    }
+}
+
 /// The run stored while the hosts run, owned by this process, until [`save`] stores the real
 /// ones (and the caller deletes it): a controller killed at any step leaves it, and every reader
 /// sees it `incomplete` (the host runs and the aggregate need the hosts' results, which only
@@ -52,50 +84,35 @@ pub fn pending(
     meta: &SaveMeta,
 ) -> RunRecord {
     let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-    let note = format!("multi-host run on {}", names.join(", "));
-    RunRecord {
-        id: String::new(),
-        status: RunStatus::Running,
-        started_unix_ms: crate::sample::now_unix_ms(),
-        ended_unix_ms: None,
-        command_line: meta.command_line.clone(),
-        label: meta.label.clone(),
-        note: Some(match &meta.note {
-            Some(m) => format!("{m} ({note})"),
-            None => note,
-        }),
-        lab_id: None,
-        layout: None,
-        suite_name: suite.name.clone(),
-        system: crate::system::SystemInfo::collect(),
-        target: crate::target::TargetInfo {
-            path: hosts
-                .iter()
-                .find_map(|h| h.target.clone())
-                .or_else(|| default_target.map(std::path::Path::to_path_buf))
-                .unwrap_or_default(),
-            kind: crate::target::TargetKind::Directory,
-            fs_type: None,
-            mount_point: None,
-            mount_options: None,
-            mount_source: None,
-            devices: Vec::new(),
-        },
-        workloads: suite
-            .workloads
-            .iter()
-            .map(|w| WorkloadRecord {
-                workload: w.clone(),
-                trials: Vec::new(),
-            })
-            .collect(),
-        notes: vec![format!(
+    let path = hosts
+        .iter()
+        .find_map(|h| h.target.clone())
+        .or_else(|| default_target.map(std::path::Path::to_path_buf))
+        .unwrap_or_default();
+    let mut rec = record(
+        meta,
+        suite,
+        format!("multi-host run on {}", names.join(", ")),
+        crate::system::SystemInfo::collect(),
+        crate::target::TargetInfo::directory(path),
+        vec![format!(
             "hosts pending: the controller stores one run per host and their aggregate when the hosts' results are in; a run left like this is one whose controller died ({} host(s): {})",
             names.len(),
             names.join(", ")
         )],
-        error: None,
-    }
+    );
+    rec.status = RunStatus::Running;
+    rec.started_unix_ms = crate::sample::now_unix_ms();
+    rec.label = meta.label.clone();
+    rec.workloads = suite
+        .workloads
+        .iter()
+        .map(|w| WorkloadRecord {
+            workload: w.clone(),
+            trials: Vec::new(),
+        })
+        .collect();
+    rec
 }
 
 /// Stores the host runs and the aggregate run. `None` when no host got as far as resolving its
@@ -116,25 +133,12 @@ pub fn save(
         xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()) >> 16
     );
     let n = outcome.hosts.len();
-    let base = |system, target, note: String, notes: Vec<String>| RunRecord {
-        id: String::new(),
-        status: RunStatus::Complete,
-        started_unix_ms: outcome.started_unix_ms,
-        ended_unix_ms: Some(outcome.ended_unix_ms),
-        command_line: meta.command_line.clone(),
-        label: None,
-        note: Some(match &meta.note {
-            Some(m) => format!("{m} ({note})"),
-            None => note,
-        }),
-        lab_id: None,
-        layout: None,
-        suite_name: suite.name.clone(),
-        system,
-        target,
-        workloads: Vec::new(),
-        notes,
-        error: outcome.error.clone(),
+    let base = |system, target, note: String, notes: Vec<String>| {
+        let mut rec = record(meta, suite, note, system, target, notes);
+        rec.started_unix_ms = outcome.started_unix_ms;
+        rec.ended_unix_ms = Some(outcome.ended_unix_ms);
+        rec.error.clone_from(&outcome.error);
+        rec
     };
     let mut ids = Vec::new();
     for (i, h) in outcome.hosts.iter().enumerate() {
