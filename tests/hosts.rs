@@ -340,14 +340,19 @@ fn a_host_without_iolab_is_named_with_the_fix() {
         return;
     }
     let h = NetHosts::new(1);
+    let db = h.dir.path().join("none.db");
     let out = h
         .run(&h.hosts_arg(), "iolab agent --stdio")
-        .args(["--size", "4M", "--time", "1s", "--no-save"])
+        .db(&db)
+        .args(["--size", "4M", "--time", "1s"])
         .run();
     out.code(1)
         .stderr_has("host h0 failed: no iolab agent on the host")
         .stderr_has("--push");
     assert_eq!(h.ssh_clients(), "");
+    // No host got as far as a result: nothing stored, the placeholder of the run included.
+    let runs = common::stored_statuses(&db);
+    assert!(runs.is_empty(), "{runs:?}");
 }
 
 #[test]

@@ -130,6 +130,39 @@ fn save_run_keeps_status_and_begin_run_keeps_given_trials() {
     assert!(store.save_run(&rec).unwrap_err().is_usage());
 }
 
+/// A placeholder gives way to the result in one transaction: after `save_run_replacing` the
+/// placeholder and its workloads are gone and the result is there; a failed replace (the
+/// result's id is taken) keeps the placeholder.
+#[test]
+fn save_run_replacing_swaps_a_placeholder_for_the_result() {
+    let dir = tmp();
+    let path = dir.path().join("a.db");
+    let mut store = Store::open(&path).unwrap();
+    let mut pending = record(Some("group"), &[]);
+    pending.status = RunStatus::Running;
+    let placeholder = store.begin_run(&pending).unwrap();
+    let result = record(Some("group"), &[10.0, 11.0]);
+    let id = store.save_run_replacing(&result, &placeholder).unwrap();
+    assert!(matches!(
+        store.load_run(&placeholder),
+        Err(StoreError::UnknownRun(_))
+    ));
+    let back = store.load_run(&id).unwrap();
+    assert_eq!(back.workloads[0].trials.len(), 2);
+    let ph2 = store.begin_run(&pending).unwrap();
+    let mut taken = result.clone();
+    taken.id = id.clone();
+    assert!(matches!(
+        store.save_run_replacing(&taken, &ph2),
+        Err(StoreError::DuplicateId(_))
+    ));
+    assert!(
+        store.load_run(&ph2).is_ok(),
+        "a failed replace kept the placeholder"
+    );
+    integrity_ok(&path);
+}
+
 #[test]
 fn a_new_database_is_created_at_the_latest_schema_and_reopens() {
     let dir = tmp();

@@ -111,30 +111,23 @@ pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<Exi
     };
     // Stored first, owned by this process: a controller killed at any step leaves a run that
     // reads `incomplete`; replaced by the real runs at the end.
-    let pending = match store.as_mut() {
-        Some(s) => Some(
-            s.begin_run(&crate::hosts::save::pending(
-                &hosts,
-                opts.default_target.as_deref(),
-                &suite,
-                &meta,
-            ))
-            .context("cannot store the multi-host run")?,
-        ),
-        None => None,
-    };
+    let pending = store
+        .as_mut()
+        .map(|s| {
+            let rec =
+                crate::hosts::save::pending(&hosts, opts.default_target.as_deref(), &suite, &meta);
+            s.begin_run(&rec)
+        })
+        .transpose()
+        .context("cannot store the multi-host run")?;
     let outcome = crate::hosts::controller::run(&hosts, &launch, &opts);
     let summaries =
         crate::hosts::merge::summarize(&outcome, &suite, crate::disks::outliers::DEFAULT_TOLERANCE);
     let saved = match store.as_mut() {
         Some(s) => {
-            let saved = crate::hosts::save::save(s, &outcome, &summaries, &suite, &meta)
-                .context("cannot store the multi-host run")?;
-            if let Some(id) = &pending {
-                s.delete(id)
-                    .context("cannot remove the multi-host run's placeholder")?;
-            }
-            saved
+            let p = pending.as_deref();
+            crate::hosts::save::save(s, &outcome, &summaries, &suite, &meta, p)
+                .context("cannot store the multi-host run")?
         }
         None => None,
     };

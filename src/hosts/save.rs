@@ -115,16 +115,23 @@ pub fn pending(
     rec
 }
 
-/// Stores the host runs and the aggregate run. `None` when no host got as far as resolving its
-/// target (nothing to store).
+/// Stores the host runs and the aggregate run; the aggregate, stored last, replaces the
+/// [`pending`] run `placeholder` in the same transaction (a kill before it leaves the host runs
+/// and the placeholder, which reads `incomplete`: the group never looks finished when it is
+/// not). `None` when no host got as far as resolving its target: nothing to store, and the
+/// placeholder is deleted.
 pub fn save(
     store: &mut Store,
     outcome: &Outcome,
     summaries: &[TrialSummary],
     suite: &Suite,
     meta: &SaveMeta,
+    placeholder: Option<&str>,
 ) -> crate::store::Result<Option<SavedIds>> {
     let Some(any_target) = outcome.hosts.iter().find_map(|h| h.target_info.clone()) else {
+        if let Some(p) = placeholder {
+            store.delete(p)?;
+        }
         return Ok(None);
     };
     let seed = crate::sample::now_unix_ns() ^ u64::from(std::process::id());
@@ -204,7 +211,10 @@ pub fn save(
             aggregate_sample(st, &sum.aggregate, &name),
         );
     }
-    let aggregate = store.save_run(&rec)?;
+    let aggregate = match placeholder {
+        Some(p) => store.save_run_replacing(&rec, p)?,
+        None => store.save_run(&rec)?,
+    };
     Ok(Some(SavedIds {
         group,
         aggregate,

@@ -58,13 +58,20 @@ impl Store {
     /// listed in `rec` are recorded with their parameters (and any trials they already carry);
     /// `rec.status` and `rec.ended_unix_ms` are ignored.
     pub fn begin_run(&mut self, rec: &RunRecord) -> Result<String> {
-        self.insert_run(rec, RunStatus::Running, None)
+        self.insert_run(rec, RunStatus::Running, None, None)
     }
 
     /// Stores a whole run in one transaction, keeping its status and end time: for imports,
     /// labs that collect results first, and tests.
     pub fn save_run(&mut self, rec: &RunRecord) -> Result<String> {
-        self.insert_run(rec, rec.status, rec.ended_unix_ms)
+        self.insert_run(rec, rec.status, rec.ended_unix_ms, None)
+    }
+
+    /// [`Store::save_run`], deleting the run `replaced` in the same transaction: a placeholder
+    /// stored while the results were gathered (a multi-host run's) gives way to the result
+    /// at once — no reader ever sees both, or neither.
+    pub fn save_run_replacing(&mut self, rec: &RunRecord, replaced: &str) -> Result<String> {
+        self.insert_run(rec, rec.status, rec.ended_unix_ms, Some(replaced))
     }
 
     fn insert_run(
@@ -72,6 +79,7 @@ impl Store {
         rec: &RunRecord,
         status: RunStatus,
         ended: Option<u64>,
+        replaced: Option<&str>,
     ) -> Result<String> {
         if let Some(l) = &rec.label {
             check_label(l)?;
@@ -94,6 +102,9 @@ impl Store {
                         return Ok(Outcome::Taken);
                     }
                     write_run(db, &id, rec, status, ended)?;
+                    if let Some(old) = replaced {
+                        db.execute("DELETE FROM runs WHERE id = ?1", &[old.into()])?;
+                    }
                     Ok(Outcome::Stored(id.clone()))
                 });
             match r {
