@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::hosts::{NetHosts, bin, processes_naming, require_hosts, sh_ok};
-use common::{Iolab, Paused, disk_tmpdir, stored_statuses};
+use common::hosts::{NetHosts, bin, require_hosts, sh_ok};
+use common::{Iolab, Paused, disk_tmpdir, processes_naming, stored_statuses};
 
 /// The controller's directory of ssh control sockets (`iolab-ssh-PID-*` in the temp dir).
 fn control_dir(controller: u32) -> Option<PathBuf> {
@@ -83,20 +83,24 @@ fn eventually(secs: u64, f: impl Fn() -> bool) -> bool {
     f()
 }
 
-/// Kills the controller of a 2-host run over ssh at each of its steps.
 /// The two tests' `--cleanup` sweeps, one at a time.
 static SWEEP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Held for a whole test: `run --cleanup` sweeps every dead controller's ssh directory in
+/// /tmp, so one test's sweep would take the other's (and it would then not see its own named).
+fn one_sweep_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SWEEP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills the controller of a 2-host run over ssh at each of its steps.
 #[test]
 fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
     if !require_hosts() {
         return;
     }
-    // `run --cleanup` sweeps every dead controller's ssh directory in /tmp: one test's sweep
-    // would take the other's (and it would then not see its own named).
-    let _one = SWEEP
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = one_sweep_at_a_time();
     let h = NetHosts::new(2);
     let db = h.dir.path().join("hosts.db");
     let empty = disk_tmpdir("iolab-hostsf-cwd-");
@@ -267,11 +271,7 @@ fn a_killed_agent_fails_its_host_and_the_run_goes_on() {
     if !require_hosts() {
         return;
     }
-    // `run --cleanup` sweeps every dead controller's ssh directory in /tmp: one test's sweep
-    // would take the other's (and it would then not see its own named).
-    let _one = SWEEP
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = one_sweep_at_a_time();
     let h = NetHosts::new(2);
     let child = Iolab::new()
         .args(["run", "--hosts", &h.hosts_arg(), "--launch"])

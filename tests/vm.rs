@@ -97,22 +97,9 @@ impl Lab {
 
 /// Pids of qemu processes whose command line mentions `dir`.
 fn qemu_on(dir: &Path) -> Vec<u32> {
-    let needle = dir.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
+    processes_naming(&dir.to_string_lossy())
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let c = std::fs::read(e.path().join("cmdline")).ok()?;
-            let c = String::from_utf8_lossy(&c);
-            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
-                s.rsplit(')')
-                    .next()
-                    .is_some_and(|r| r.trim_start().starts_with('Z'))
-            });
-            (c.starts_with("qemu-system") && c.contains(&needle) && !zombie).then_some(pid)
-        })
+        .filter(|&pid| cmdline(pid).starts_with("qemu-system"))
         .collect()
 }
 

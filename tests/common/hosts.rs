@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Iolab, disk_tmpdir};
+use super::{Iolab, cmdline, disk_tmpdir};
 
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_iolab")
@@ -240,29 +240,4 @@ pub(crate) fn require_hosts() -> bool {
         && super::need_tool("sshd", "openssh-server")
         && super::need_tool("ssh", "openssh-client")
         && super::need_tool("ip", "iproute2")
-}
-
-/// `/proc/PID/cmdline` (NUL-separated), empty when the process is gone.
-pub(crate) fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
-}
-
-/// Live processes whose command line contains `needle` (an ssh master's title included).
-pub(crate) fn processes_naming(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
-                s.rsplit(')')
-                    .next()
-                    .is_some_and(|r| r.trim_start().starts_with('Z'))
-            });
-            (!zombie && cmdline(pid).contains(needle) && pid != std::process::id()).then_some(pid)
-        })
-        .collect()
 }

@@ -730,3 +730,28 @@ pub(crate) fn stored_statuses(db: &Path) -> Vec<String> {
         .map(|r| r.expect("status"))
         .collect()
 }
+
+/// `/proc/PID/cmdline` (NUL-separated), empty when the process is gone.
+pub(crate) fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Live processes whose command line contains `needle` (an ssh master's title included).
+pub(crate) fn processes_naming(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            });
+            (!zombie && cmdline(pid).contains(needle) && pid != std::process::id()).then_some(pid)
+        })
+        .collect()
+}
