@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # iolab vs fio, alternately, same settings, same targets; prints medians and iolab/fio ratios.
 #   (1) 4k randread QD128 io_uring O_DIRECT 1 thread on a loop device backed by /dev/shm
+#   (5) the latency path on the same loop device: 4k randread and randwrite at QD 1, 4, 32
+#       (and randwrite at 128), io_uring, 1 thread: iolab ahead of fio at every depth
 #   (2) the same on a file on the root disk
 #   (3) 1 MiB sequential read and write, O_DIRECT, QD 32, on the root disk
 #   (4) null engines, 4k QD128, latency recording on: IOs per CPU-second (pure tool overhead)
@@ -8,7 +10,7 @@
 #        iolab's buffers are transparent huge pages and a 1 MiB IO in 4 KiB pages gets split
 #        by the disk's segment limit (virtio: ~500 KiB requests): the like-for-like comparison.
 # Bars (PRODUCT.md): (1) IOPS ratio >= 0.95 and CPU/IO ratio <= 1.10; (3) MB/s within 5%;
-# (4) ratio >= 1.0. Usage: bench/vs-fio.sh [PAIRS] [SECONDS]   (defaults 5 and 5)
+# (4) ratio >= 1.0; (5) ratio >= 1.0 at every depth. Usage: bench/vs-fio.sh [PAIRS] [SECONDS]   (defaults 5 and 5)
 # CASES="1 4" runs only those cases (by their number above; 3h goes with 3).
 # PEER_IOLAB=/path/to/other/iolab: the peer is that iolab build instead of fio (A/B of two
 # builds on the same targets, alternately; the ratio is this build / the other).
@@ -50,8 +52,11 @@ if [ "$(id -u)" = 0 ] && grep -qw hugetlbfs /proc/filesystems; then
              "seq write 1m qd32 (root disk, fio huge pages)|$FILE write 1m 32 io_uring --iomem=mmaphuge:$HUGE/buf|$FILE write 1m 32")
 fi
 iolab_cmd() { # target pattern bs qd [engine]
+  local destroy=""
+  # The bench's own loop device: writing it is the point.
+  [[ "$1" == /dev/loop* && "$2" == *write* ]] && destroy="--destroy $1"
   echo "$IOLAB" run "$1" --pattern "$2" --bs "$3" --qd "$4" --engine "${5:-io_uring}" --threads 1 \
-    --time "${SECS}s" --size 1GiB --repeat 1 --json --no-save
+    --time "${SECS}s" --size 1GiB --repeat 1 --json --no-save $destroy
 }
 peer() { # fio args, iolab args: run the peer (fio, or PEER_IOLAB)
   # shellcheck disable=SC2046
@@ -68,6 +73,12 @@ want_case 2 && ALL+=("file randread 4k qd128 (root disk)|$FILE randread 4k 128|$
 want_case 3 && ALL+=("seq read 1m qd32 (root disk)|$FILE read 1m 32|$FILE read 1m 32"
                      "seq write 1m qd32 (root disk)|$FILE write 1m 32|$FILE write 1m 32"
                      "${HUGECASES[@]}")
+if want_case 5; then
+  for rw in randread randwrite; do
+    for qd in 1 4 32; do ALL+=("loop $rw 4k qd$qd|$LOOP $rw 4k $qd|$LOOP $rw 4k $qd"); done
+  done
+  ALL+=("loop randwrite 4k qd128|$LOOP randwrite 4k 128|$LOOP randwrite 4k 128")
+fi
 want_case 4 && ALL+=("null 4k qd128|$FILE randread 4k 128 null|$FILE randread 4k 128 null")
 {
   for c in "${ALL[@]}"; do

@@ -99,6 +99,10 @@ pub struct RunArgs {
     /// IO engine: io_uring (default), psync, null.
     #[arg(long, value_enum, help_heading = "Workload")]
     pub engine: Option<EngineArg>,
+    /// How io_uring waits for completions: auto (spin when at most 32 IOs are in flight in
+    /// all, sleep otherwise), spin (poll up to 50 us, then sleep), block (always sleep).
+    #[arg(long, value_parser = ["auto", "spin", "block"], help_heading = "Workload")]
+    pub wait: Option<String>,
     /// Small files: how many files (bonnie++ -n N means N*1024).
     #[arg(
         long,
@@ -264,6 +268,7 @@ impl RunArgs {
             data: self.data.clone(),
             seed: self.seed,
             engine: self.engine.map(|e| EngineKind::from(e).name().to_string()),
+            wait: self.wait.clone(),
             files: self.files,
             dirs: self.dirs,
             min_file_size: self.min_file_size.clone().map(SizeValue::Text),
@@ -415,6 +420,9 @@ fn effective_name(base: &Workload, eff: &Workload) -> String {
             }
             if a.engine != b.engine {
                 set(a.engine.name().into(), b.engine.name().into());
+            }
+            if a.wait != b.wait {
+                set(String::new(), format!("wait-{}", b.wait.name()));
             }
             if a.direct != b.direct {
                 set(

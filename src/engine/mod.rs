@@ -77,20 +77,27 @@ pub enum EngineError {
 /// handed out or reused while the kernel may still read or write it: the contract the runner
 /// keeps is checked, not assumed.
 #[derive(Debug)]
-pub(crate) struct SlotStates(Vec<bool>);
+pub(crate) struct SlotStates {
+    busy: Vec<bool>,
+    in_flight: u32,
+}
 
 impl SlotStates {
     /// `count` slots, all free.
     pub(crate) fn new(count: usize) -> SlotStates {
-        SlotStates(vec![false; count])
+        SlotStates {
+            busy: vec![false; count],
+            in_flight: 0,
+        }
     }
 
     /// Marks a free slot busy, or says why it cannot be used.
     #[inline]
     pub(crate) fn take(&mut self, slot: u32) -> Result<(), EngineError> {
-        match self.0.get_mut(slot as usize) {
+        match self.busy.get_mut(slot as usize) {
             Some(b) if !*b => {
                 *b = true;
+                self.in_flight += 1;
                 Ok(())
             }
             Some(_) => Err(EngineError::Slot {
@@ -107,15 +114,24 @@ impl SlotStates {
     /// Frees a slot whose completion was reaped.
     #[inline]
     pub(crate) fn done(&mut self, slot: u32) {
-        if let Some(b) = self.0.get_mut(slot as usize) {
+        if let Some(b) = self.busy.get_mut(slot as usize)
+            && *b
+        {
             *b = false;
+            self.in_flight -= 1;
         }
     }
 
     /// Whether a slot exists and is free (its buffer may be touched).
     #[inline]
     pub(crate) fn is_free(&self, slot: u32) -> bool {
-        self.0.get(slot as usize) == Some(&false)
+        self.busy.get(slot as usize) == Some(&false)
+    }
+
+    /// How many slots are busy.
+    #[inline]
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.in_flight
     }
 }
 
@@ -148,6 +164,23 @@ pub trait Engine {
     /// Starts everything queued and waits until at least `min` IOs have completed, appending
     /// every completion available to `out`.
     fn submit_and_reap(&mut self, min: u32, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+    /// How the waits for a completion went: (spun and found one, spun in vain then slept,
+    /// slept at once). Engines that never wait report zeros.
+    fn waits(&self) -> WaitCounts {
+        WaitCounts::default()
+    }
+}
+
+/// How an engine's waits for completions went, for the record: a trial that spun used CPU
+/// time a sleeping one would not have (`docs/accuracy.md`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WaitCounts {
+    /// Waits that found a completion while spinning.
+    pub spun: u64,
+    /// Waits that spun for the whole budget, then slept.
+    pub spun_then_slept: u64,
+    /// Waits that slept at once (blocking mode, or spinning backed off on a slow device).
+    pub slept: u64,
 }
 
 /// Settings shared by every engine.
@@ -162,6 +195,8 @@ pub struct EngineConfig {
     /// Random data writes are issued from without a copy (registered with the ring where the
     /// kernel allows). The engine owns it, so it lives as long as any IO from it.
     pub pool: Option<BufferPool>,
+    /// Spin for completions before sleeping ([`crate::spec::WaitMode::spins`]).
+    pub spin: bool,
 }
 
 /// Checks that `len` bytes at `at` lie inside a pool of `size` bytes.

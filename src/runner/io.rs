@@ -343,6 +343,7 @@ fn merge(
     let mut write = OpSample::new("write");
     let mut sync = OpSample::new("sync");
     let mut acct = IoAccounting::default();
+    let mut waits = crate::engine::WaitCounts::default();
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
     let mut notes: Vec<String> = Vec::new();
@@ -366,6 +367,9 @@ fn merge(
         acct.errors += o.acct.errors;
         acct.syncs += o.acct.syncs;
         acct.after_window += o.acct.after_window;
+        waits.spun += o.waits.spun;
+        waits.spun_then_slept += o.waits.spun_then_slept;
+        waits.slept += o.waits.slept;
         if series.len() < o.series.len() {
             series.resize(o.series.len(), SeriesPoint::default());
         }
@@ -416,6 +420,9 @@ fn merge(
     {
         notes.push(n);
     }
+    if let Some(n) = spin_note(waits) {
+        notes.push(n);
+    }
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
         notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
@@ -436,6 +443,20 @@ fn merge(
         notes,
         verify: file.verify.is_some().then_some(verify),
     })
+}
+
+/// A note when the workers spun for completions: the CPU time then includes the spinning.
+fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
+    let spun = w.spun + w.spun_then_slept;
+    if spun == 0 {
+        return None;
+    }
+    let all = spun + w.slept;
+    Some(format!(
+        "io_uring waited for completions by spinning ({:.0}% of {all} waits found one within \
+         50 us): CPU time includes the spin; --wait block sleeps instead",
+        100.0 * w.spun as f64 / all as f64
+    ))
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.

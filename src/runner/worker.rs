@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use crate::engine::{
     Completion, Engine, EngineConfig, EngineError, IoOp, NullEngine, PsyncEngine, UringEngine,
+    WaitCounts,
 };
 use crate::progress::Counters;
 use crate::sample::{IoAccounting, OpSample, SeriesPoint};
@@ -67,6 +68,8 @@ pub(super) struct WorkerOut {
     pub engine: Option<EngineKind>,
     pub error: Option<IoRunError>,
     pub verify: VerifySummary,
+    /// How the engine's waits for completions went (spun or slept).
+    pub waits: WaitCounts,
 }
 
 impl WorkerOut {
@@ -81,6 +84,7 @@ impl WorkerOut {
             engine,
             error: None,
             verify: VerifySummary::default(),
+            waits: WaitCounts::default(),
         }
     }
 
@@ -141,11 +145,23 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
     // (each block owns its bytes, copied from the pool into the slot).
     let pooled = p.file.verify.is_none() && w.pattern.writes();
     let fd = file.as_ref().map_or(-1, rustix::fd::AsRawFd::as_raw_fd);
-    let cfg = |depth, data: &mut DataGen| EngineConfig {
-        fd,
-        depth,
-        block_size: w.block_size as usize,
-        pool: if pooled { data.take_pool() } else { None },
+    let cfg = |depth, data: &mut DataGen| {
+        let pool = if pooled { data.take_pool() } else { None };
+        // A write-only workload issued from the pool never reads into or writes from a slot's
+        // own buffer: one page per slot instead of a block (1 MiB x QD 128 held twice was
+        // 257 MiB per thread). Zero data has no pool and writes from the slots.
+        let block_size = if pool.is_some() && !w.pattern.reads() {
+            crate::engine::BUFFER_ALIGN
+        } else {
+            w.block_size as usize
+        };
+        EngineConfig {
+            fd,
+            depth,
+            block_size,
+            pool,
+            spin: w.wait.spins(w.threads, w.queue_depth),
+        }
     };
     let out = match w.engine {
         EngineKind::Null => NullEngine::new(cfg(depth, &mut data))
@@ -405,6 +421,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             pt.t = i as u32;
         }
         self.next_second(u32::MAX);
+        self.out.waits = self.eng.waits();
         // A time-limited window ends at the deadline (later completions were not counted),
         // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.
         self.out.end_ns = if reached_deadline && !p.w.fsync_at_end {

@@ -9,7 +9,7 @@ use super::SpecError;
 use super::locate::{SizeValue, TimeValue};
 use super::workload::{
     CachedReadWorkload, DataKind, EngineKind, IoWorkload, Pattern, SmallFileWorkload, SyncKind,
-    Workload, WorkloadKind,
+    WaitMode, Workload, WorkloadKind,
 };
 use crate::units;
 
@@ -68,6 +68,9 @@ pub struct RawWorkload {
     /// `io_uring`, `psync` or `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// `auto`, `spin` or `block`: how io_uring completions are waited for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
     /// Drop the page cache before the workload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drop_caches: Option<bool>,
@@ -122,6 +125,7 @@ impl RawWorkload {
             data,
             seed,
             engine,
+            wait,
             drop_caches,
             files,
             dirs,
@@ -209,37 +213,7 @@ impl RawWorkload {
         if read_pct > 100 {
             return Err(SpecError::field("read_pct", "must be between 0 and 100"));
         }
-        let sync_kind = match self.sync.as_deref() {
-            None => d.sync_kind,
-            Some("fdatasync") => SyncKind::Fdatasync,
-            Some("fsync") => SyncKind::Fsync,
-            Some(o) => {
-                return Err(SpecError::field(
-                    "sync",
-                    format!("unknown sync call '{o}' (use fdatasync or fsync)"),
-                ));
-            }
-        };
-        let data = match self.data.as_deref() {
-            None => d.data,
-            Some("random") => DataKind::Random,
-            Some("zero" | "zeros") => DataKind::Zero,
-            Some(o) => {
-                return Err(SpecError::field(
-                    "data",
-                    format!("unknown data '{o}' (use random or zero)"),
-                ));
-            }
-        };
-        let engine = match self.engine.as_deref() {
-            None => d.engine,
-            Some(e) => EngineKind::parse(e).ok_or_else(|| {
-                SpecError::field(
-                    "engine",
-                    format!("unknown engine '{e}' (use io_uring, psync or null)"),
-                )
-            })?,
-        };
+        let (sync_kind, data, engine, wait) = self.io_choices(&d)?;
         let fsync_every = self.fsync_every.unwrap_or(0);
         let fsync_at_end = self.fsync_at_end.unwrap_or(false);
         if (fsync_every > 0 || fsync_at_end) && !pattern.writes() {
@@ -272,7 +246,56 @@ impl RawWorkload {
             data,
             seed: self.seed.unwrap_or(d.seed),
             engine,
+            wait,
         })
+    }
+
+    /// The named choices of an IO workload: flush call, data, engine, wait mode.
+    fn io_choices(
+        &self,
+        d: &IoWorkload,
+    ) -> Result<(SyncKind, DataKind, EngineKind, WaitMode), SpecError> {
+        let sync_kind = match self.sync.as_deref() {
+            None => d.sync_kind,
+            Some("fdatasync") => SyncKind::Fdatasync,
+            Some("fsync") => SyncKind::Fsync,
+            Some(o) => {
+                return Err(SpecError::field(
+                    "sync",
+                    format!("unknown sync call '{o}' (use fdatasync or fsync)"),
+                ));
+            }
+        };
+        let data = match self.data.as_deref() {
+            None => d.data,
+            Some("random") => DataKind::Random,
+            Some("zero" | "zeros") => DataKind::Zero,
+            Some(o) => {
+                return Err(SpecError::field(
+                    "data",
+                    format!("unknown data '{o}' (use random or zero)"),
+                ));
+            }
+        };
+        let engine = match self.engine.as_deref() {
+            None => d.engine,
+            Some(e) => EngineKind::parse(e).ok_or_else(|| {
+                SpecError::field(
+                    "engine",
+                    format!("unknown engine '{e}' (use io_uring, psync or null)"),
+                )
+            })?,
+        };
+        let wait = match self.wait.as_deref() {
+            None => d.wait,
+            Some(m) => WaitMode::parse(m).ok_or_else(|| {
+                SpecError::field(
+                    "wait",
+                    format!("unknown wait mode '{m}' (use auto, spin or block)"),
+                )
+            })?,
+        };
+        Ok((sync_kind, data, engine, wait))
     }
 
     fn threads(&self, default: u32) -> Result<u32, SpecError> {
@@ -387,6 +410,7 @@ impl RawWorkload {
                 r.data = (io.data == DataKind::Zero).then(|| "zero".to_string());
                 r.seed = (io.seed != d.seed).then_some(io.seed);
                 r.engine = (io.engine != d.engine).then(|| io.engine.name().to_string());
+                r.wait = (io.wait != d.wait).then(|| io.wait.name().to_string());
             }
             WorkloadKind::SmallFiles(s) => {
                 r.pattern = Some("smallfile".into());
