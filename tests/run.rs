@@ -710,12 +710,14 @@ fn large_writes_hold_one_buffer_per_io_in_flight() {
         .command();
     c.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
+    // Reaped by wait4 below, which also gives its peak RSS (std's wait does not).
+    #[allow(clippy::zombie_processes)]
     let child = c.spawn().unwrap();
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: waits for our own child, with valid pointers to locals.
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let r = unsafe { libc::wait4(child.id() as i32, &raw mut status, 0, &raw mut ru) };
     assert_eq!(r, child.id() as i32);
     assert_eq!(status, 0, "iolab exit status");
     let peak = ru.ru_maxrss as u64 * 1024;
