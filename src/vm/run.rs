@@ -112,13 +112,6 @@ pub fn run_lab_in_vm(
     let t0 = Instant::now();
     let (count, size) = guest::disks_of(spec)?;
     let n = count + SPARE_DISKS;
-    if n > qemu::MAX_DISKS {
-        return Err(VmError::Spec(format!(
-            "{}: disks.loop.count: {count} disks and {SPARE_DISKS} replacements are more than the VM's {} disks; use fewer",
-            spec.file,
-            qemu::MAX_DISKS
-        )));
-    }
     let tools = prereq::check()?;
     let k = kernel::find()?;
     let cache = super::cache_dir();
