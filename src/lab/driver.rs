@@ -17,6 +17,7 @@ use crate::layout::{
 };
 
 mod faults;
+mod placement;
 mod steps;
 
 /// How the lab runs.

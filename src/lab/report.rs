@@ -47,6 +47,33 @@ pub struct FaultReport {
     /// device's read/write/checksum errors, the files with permanent errors.
     #[serde(default)]
     pub zpool: Option<crate::layout::zfs::PoolStatus>,
+    /// What the struck range held (files of the data set, parity, nothing), for range faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<super::held::Held>,
+}
+
+impl FaultReport {
+    /// Writes [`FaultReport::held_line`] into the held record once md's view and the
+    /// read-back are in.
+    pub fn settle_held(&mut self) {
+        if let Some(h) = &self.held {
+            let says = h.line(&self.fault, self.md.as_ref());
+            if let Some(h) = self.held.as_mut() {
+                h.says = says;
+            }
+        }
+    }
+
+    /// The fault line's clause on what the struck range held (`None` for a whole-disk fault).
+    pub fn held_line(&self) -> Option<String> {
+        self.held.as_ref().map(|h| {
+            if h.says.is_empty() {
+                h.line(&self.fault, self.md.as_ref())
+            } else {
+                h.says.clone()
+            }
+        })
+    }
 }
 
 /// IO one member did during the healthy workloads (from `/sys/block/NAME/stat`), to find the

@@ -72,6 +72,26 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The range `(offset, length)` of an unreadable or corrupt fault.
+    pub fn range(self) -> Option<(u64, u64)> {
+        match self {
+            FaultKind::Unreadable { offset, length } | FaultKind::Corrupt { offset, length } => {
+                Some((offset, length))
+            }
+            FaultKind::Fail => None,
+        }
+    }
+
+    /// The same fault moved to start at `offset`.
+    #[must_use]
+    pub fn at_offset(self, offset: u64) -> FaultKind {
+        match self {
+            FaultKind::Unreadable { length, .. } => FaultKind::Unreadable { offset, length },
+            FaultKind::Corrupt { length, .. } => FaultKind::Corrupt { offset, length },
+            FaultKind::Fail => FaultKind::Fail,
+        }
+    }
+
     /// The spec's word for it.
     pub fn name(self) -> &'static str {
         match self {
@@ -87,8 +107,22 @@ impl FaultKind {
     }
 }
 
+/// Where a range fault is placed when the spec does not give a byte offset: under the data
+/// set's files, found through the filesystem's extent map and md's layout when the fault is
+/// about to strike (a range written as bytes may hold no file at all, and then the lab answers
+/// a question nobody asked: what does a URE where no data is do?).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Under {
+    /// `offset = "data"`: where the range holds the most file data on the member.
+    Data,
+    /// `offset = "file:PATH"`: at the first block of this file (relative to the layout's root)
+    /// on the member.
+    File(String),
+}
+
 /// One fault of a layout's plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     /// Index into the layout's members (0 is md's RaidDevice 0).
     pub member: usize,
@@ -101,6 +135,13 @@ pub struct Fault {
     /// (held there with `md/sync_max`); `None`: as soon as the recovery has started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<u8>,
+    /// Placed under file data rather than at a written offset; the range's `offset` is known
+    /// once `placed` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<Under>,
+    /// The lab has found the range's offset for `under`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placed: bool,
 }
 
 impl Fault {
@@ -112,17 +153,22 @@ impl Fault {
             (FaultStep::Rebuild, Some(p)) => format!("at {p}% of the rebuild"),
             (FaultStep::AfterRebuild, _) => "after the rebuild".to_string(),
         };
+        let range = |offset: u64, length: u64| {
+            let len = crate::units::format_bytes(length);
+            let at = crate::units::format_bytes(offset);
+            match (&self.under, self.placed) {
+                (None, _) => format!("{len} at {at}"),
+                (Some(Under::Data), false) => format!("{len} under file data"),
+                (Some(Under::Data), true) => format!("{len} at {at} (under file data)"),
+                (Some(Under::File(p)), false) => format!("{len} under {p}"),
+                (Some(Under::File(p)), true) => format!("{len} at {at} (under {p})"),
+            }
+        };
         let what = match self.kind {
-            FaultKind::Unreadable { offset, length } => format!(
-                "unreadable {} at {}",
-                crate::units::format_bytes(length),
-                crate::units::format_bytes(offset)
-            ),
-            FaultKind::Corrupt { offset, length } => format!(
-                "corrupt {} at {}",
-                crate::units::format_bytes(length),
-                crate::units::format_bytes(offset)
-            ),
+            FaultKind::Unreadable { offset, length } => {
+                format!("unreadable {}", range(offset, length))
+            }
+            FaultKind::Corrupt { offset, length } => format!("corrupt {}", range(offset, length)),
             FaultKind::Fail => "whole-disk failure".into(),
         };
         format!("{what} on member {} {when}", self.member)

@@ -401,6 +401,7 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
     let mut out = String::new();
     for f in &l.faults {
         let mut parts = vec![format!("{} ({})", f.description, f.device)];
+        parts.extend(f.held_line());
         if let Some(e) = &f.error {
             parts.push(format!("could not be injected: {e}"));
         }
