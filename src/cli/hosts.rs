@@ -6,7 +6,8 @@ use anyhow::Context as _;
 
 use super::run::RunArgs;
 use super::{Context, EXIT_FAILED, EXIT_INTERRUPTED, usage};
-use crate::hosts::controller::{Launch, Options};
+use crate::hosts::launch::Launch;
+use crate::hosts::outcome::Options;
 use crate::spec::{Suite, WorkloadKind};
 
 /// The agent of `iolab run --hosts`: speaks the line protocol on stdin/stdout. Started by the

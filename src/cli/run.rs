@@ -216,7 +216,7 @@ pub struct RunArgs {
         default_value = "abort",
         help_heading = "Many hosts"
     )]
-    pub on_host_failure: crate::hosts::controller::OnFailure,
+    pub on_host_failure: crate::hosts::outcome::OnFailure,
     /// Remove what killed runs left in TARGET (default: the current directory) and exit:
     /// their test files and small-file trees (their stored runs already show `incomplete`),
     /// and killed `--hosts` controllers' ssh masters and control-socket directories.

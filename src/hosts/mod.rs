@@ -4,22 +4,35 @@
 //!
 //! - [`protocol`]: the line-delimited JSON both sides speak, and its pure parser.
 //! - [`agent`]: the far side, a local runner behind a barrier; stdin EOF is its dead-man switch.
+//! - [`launch`]: the launch command template (`{host}`, `{control}`), what `--push` puts in
+//!   place of the agent, the shared ssh connections.
 //! - [`controller`]: launches the agents, checks versions, pushes the binary, starts every
-//!   trial at one instant, collects results, fails dead or silent hosts.
+//!   trial at one instant, collects results, fails dead or silent hosts (each connection and
+//!   the lines it brings: `conn`).
+//! - [`outcome`]: what a run is asked (`Options`) and what it produced (`Outcome`): the types
+//!   the controller fills in and the aggregate, the store and the tables read.
 //! - [`push`]: `--push` copies this binary inside the agent's own session, so nothing
 //!   is left on a host whatever moment the controller is killed.
 //! - [`clock`]: clock offsets from the fastest round trips.
+//! - [`seconds`]: the hosts' streamed seconds merged as they arrive.
 //! - [`merge`]: the aggregate: merged histograms, the common window, stragglers.
 //! - [`render`], [`save`]: the tables and JSON, and the runs kept in the store.
+//!
+//! Imports go one way: `outcome` and `seconds` need none of the others; `merge`, `save` and
+//! `render` read `outcome`; only the controller drives the connections.
 
 pub mod agent;
 pub mod clock;
+mod conn;
 pub mod controller;
+pub mod launch;
 pub mod merge;
+pub mod outcome;
 pub mod protocol;
 pub mod push;
 pub mod render;
 pub mod save;
+pub mod seconds;
 
 pub use save::SavedIds;
 

@@ -2,8 +2,8 @@
 //! aggregate row), and the JSON document naming every host. Kept beside the multi-host types
 //! it renders; single-host runs render through [`crate::report`].
 
-use super::controller::Outcome;
 use super::merge::TrialSummary;
+use super::outcome::Outcome;
 use crate::report::compare::text_table;
 use crate::units::{format_latency_ns, format_rate};
 
