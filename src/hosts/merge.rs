@@ -61,7 +61,17 @@ pub struct OpFigures {
     pub ops_per_sec: f64,
     /// MB/s (10^6 bytes per second) over the common window.
     pub mb_per_sec: f64,
-    /// Percentiles of the merged histogram (its count is the sum of the hosts' counts).
+    /// Operations the hosts counted, each in its own measured window: exactly the sum of the
+    /// hosts' counts (a count is summed, never estimated; issue 27).
+    pub count: u64,
+    /// Bytes those operations moved: exactly the sum of the hosts' bytes.
+    pub bytes: u64,
+    /// Operations in flight at the hosts' deadlines: drained, their latencies in the merged
+    /// histogram, but not in `count` nor in the rates (docs/accuracy.md). `latency.count` is
+    /// `count + after_window`.
+    pub after_window: u64,
+    /// Percentiles of the merged histogram: every counted operation's latency and the
+    /// `after_window` ones'.
     pub latency: LatencySummary,
 }
 
@@ -168,11 +178,15 @@ pub fn aggregate(placed: &[Placed<'_>], planned_ns: u64, hosts_total: usize) -> 
         } else {
             window_ns
         };
+        let latency = o.latency.summary();
         figures.push(OpFigures {
             op: o.op.clone(),
             ops_per_sec,
             mb_per_sec,
-            latency: o.latency.summary(),
+            count: o.count,
+            bytes: o.bytes,
+            after_window: latency.count.saturating_sub(o.count),
+            latency,
         });
     }
     Aggregate {
@@ -235,6 +249,8 @@ pub struct HostRow {
     pub op: String,
     /// Operations of that kind measured (in the window).
     pub count: u64,
+    /// Bytes those operations moved.
+    pub bytes: u64,
     /// Latencies in its histogram: `count` plus the IOs drained after the deadline, whose
     /// latency is recorded but which stay out of the rate (docs/accuracy.md).
     pub latency_count: u64,
@@ -271,6 +287,7 @@ impl HostRow {
             failed: Some(why),
             op: String::new(),
             count: 0,
+            bytes: 0,
             latency_count: 0,
             ops_per_sec: 0.0,
             mb_per_sec: 0.0,
@@ -366,6 +383,7 @@ pub fn summarize(
                 failed: None,
                 op: op.map(|o| o.op.clone()).unwrap_or_default(),
                 count: op.map_or(0, |o| o.count),
+                bytes: op.map_or(0, |o| o.bytes),
                 latency_count: op.map_or(0, |o| o.latency.len()),
                 ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
                 mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
@@ -578,6 +596,98 @@ mod tests {
         );
         assert_eq!(g.first_done_ns, 3 * s);
         assert_eq!(g.last_done_ns, 4 * s);
+    }
+
+    /// A host's trial with `count` reads counted over `secs` seconds and `drained` more in
+    /// flight at its deadline: their latencies are in its histogram, not in its count.
+    fn host_trial(count: u64, drained: u64, secs: u32) -> crate::hosts::outcome::HostTrial {
+        let mut s = sample(&[(50_000, count)], secs, count / u64::from(secs));
+        s.ops[0]
+            .latency
+            .0
+            .record_n(80_000, drained)
+            .expect("in range");
+        s.accounting.after_window = drained;
+        // The series holds every counted IO once.
+        let counted: u64 = s.series.iter().map(|p| p.ops).sum();
+        s.series[0].ops += count - counted;
+        s.series[0].bytes += (count - counted) * 4096;
+        crate::hosts::outcome::HostTrial {
+            start_ns: 0,
+            skew_ns: 0,
+            agent_start_ns: 0,
+            clock: crate::hosts::clock::ClockEstimate::default(),
+            sample: s,
+        }
+    }
+
+    /// Issue 27: two hosts counted 113,943 and 114,015 reads and the aggregate said 227,974,
+    /// 16 more: the merged histogram's count, which also holds the IOs drained after each
+    /// host's deadline. The aggregate's count and bytes are the hosts' sums, exactly, in the
+    /// JSON, the table and the stored run.
+    #[test]
+    fn the_aggregate_count_is_exactly_the_hosts_sum_not_the_histograms() {
+        use crate::hosts::outcome::{HostResult, Outcome, TrialOnHosts};
+        let suite = crate::spec::parse_spec(
+            "[[workload]]\nname = \"r\"\npattern = \"randread\"\ntime = \"3s\"\n",
+            "t.toml",
+        )
+        .expect("spec");
+        let host = |name: &str| HostResult {
+            name: name.into(),
+            target: None,
+            hostname: None,
+            failed: None,
+            clock: None,
+            notes: vec![],
+            system: None,
+            target_info: None,
+        };
+        let outcome = Outcome {
+            hosts: vec![host("a"), host("b")],
+            trials: vec![TrialOnHosts {
+                workload: 0,
+                trial: 1,
+                planned_ns: 0,
+                hosts: vec![
+                    Some(host_trial(113_943, 8, 3)),
+                    Some(host_trial(114_015, 8, 3)),
+                ],
+                seconds: vec![],
+            }],
+            error: None,
+            interrupted: false,
+            started_unix_ms: 0,
+            ended_unix_ms: 0,
+            controller_cpu_ns: 0,
+        };
+        let sum = 113_943 + 114_015;
+        let sums = summarize(&outcome, &suite, 0.15);
+        let a = &sums[0].aggregate;
+        let f = &a.figures[0];
+        assert_eq!((f.count, f.bytes), (sum, sum * 4096));
+        assert_eq!((f.after_window, f.latency.count), (16, sum + 16));
+        let rows: u64 = sums[0].hosts.iter().map(|r| r.count).sum();
+        assert_eq!(rows, sum);
+        let doc = super::super::render::json(&outcome, &sums, None);
+        let j = &doc["trials"][0]["aggregate"]["figures"][0];
+        assert_eq!(
+            (j["count"].as_u64(), j["bytes"].as_u64()),
+            (Some(sum), Some(sum * 4096))
+        );
+        let table = super::super::render::table(&outcome, &sums);
+        let agg_row = table
+            .lines()
+            .find(|l| l.starts_with("aggregate "))
+            .expect("aggregate row");
+        assert!(agg_row.contains(" 227958 "), "{table}");
+        assert!(table.contains("with the 16 IOs in flight"), "{table}");
+        // The stored aggregate run: counts, bytes and the per-second series add up.
+        let t = aggregate_sample(&outcome.trials[0], a, "r");
+        assert_eq!((t.ops[0].count, t.ops[0].bytes), (sum, sum * 4096));
+        assert_eq!(t.series.iter().map(|p| p.ops).sum::<u64>(), sum);
+        assert_eq!(t.series.iter().map(|p| p.bytes).sum::<u64>(), sum * 4096);
+        assert_eq!(t.accounting.after_window, 16);
     }
 
     #[test]
