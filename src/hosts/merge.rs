@@ -598,14 +598,20 @@ mod tests {
         assert_eq!(g.last_done_ns, 4 * s);
     }
 
-    /// A host's trial with `count` reads counted over `secs` seconds and `drained` more in
-    /// flight at its deadline: their latencies are in its histogram, not in its count.
-    fn host_trial(count: u64, drained: u64, secs: u32) -> crate::hosts::outcome::HostTrial {
-        let mut s = sample(&[(50_000, count)], secs, count / u64::from(secs));
+    /// A host's trial with `count` reads of `lat_ns` each counted over `secs` seconds and
+    /// `drained` more in flight at its deadline: their latencies are in its histogram, not in
+    /// its count.
+    fn host_trial_at(
+        count: u64,
+        drained: u64,
+        secs: u32,
+        lat_ns: u64,
+    ) -> crate::hosts::outcome::HostTrial {
+        let mut s = sample(&[(lat_ns, count)], secs, count / u64::from(secs));
         s.ops[0]
             .latency
             .0
-            .record_n(80_000, drained)
+            .record_n(lat_ns, drained)
             .expect("in range");
         s.accounting.after_window = drained;
         // The series holds every counted IO once.
@@ -621,38 +627,36 @@ mod tests {
         }
     }
 
-    /// Issue 27: two hosts counted 113,943 and 114,015 reads and the aggregate said 227,974,
-    /// 16 more: the merged histogram's count, which also holds the IOs drained after each
-    /// host's deadline. The aggregate's count and bytes are the hosts' sums, exactly, in the
-    /// JSON, the table and the stored run.
-    #[test]
-    fn the_aggregate_count_is_exactly_the_hosts_sum_not_the_histograms() {
-        use crate::hosts::outcome::{HostResult, Outcome, TrialOnHosts};
+    fn host_trial(count: u64, drained: u64, secs: u32) -> crate::hosts::outcome::HostTrial {
+        host_trial_at(count, drained, secs, 50_000)
+    }
+
+    /// One randread trial on hosts `h0`, `h1`... that all finished it.
+    fn one_trial(hosts: Vec<crate::hosts::outcome::HostTrial>) -> (Outcome, crate::spec::Suite) {
+        use crate::hosts::outcome::{HostResult, TrialOnHosts};
         let suite = crate::spec::parse_spec(
             "[[workload]]\nname = \"r\"\npattern = \"randread\"\ntime = \"3s\"\n",
             "t.toml",
         )
         .expect("spec");
-        let host = |name: &str| HostResult {
-            name: name.into(),
-            target: None,
-            hostname: None,
-            failed: None,
-            clock: None,
-            notes: vec![],
-            system: None,
-            target_info: None,
-        };
         let outcome = Outcome {
-            hosts: vec![host("a"), host("b")],
+            hosts: (0..hosts.len())
+                .map(|i| HostResult {
+                    name: format!("h{i}"),
+                    target: None,
+                    hostname: None,
+                    failed: None,
+                    clock: None,
+                    notes: vec![],
+                    system: None,
+                    target_info: None,
+                })
+                .collect(),
             trials: vec![TrialOnHosts {
                 workload: 0,
                 trial: 1,
                 planned_ns: 0,
-                hosts: vec![
-                    Some(host_trial(113_943, 8, 3)),
-                    Some(host_trial(114_015, 8, 3)),
-                ],
+                hosts: hosts.into_iter().map(Some).collect(),
                 seconds: vec![],
             }],
             error: None,
@@ -661,6 +665,17 @@ mod tests {
             ended_unix_ms: 0,
             controller_cpu_ns: 0,
         };
+        (outcome, suite)
+    }
+
+    /// Issue 27: two hosts counted 113,943 and 114,015 reads and the aggregate said 227,974,
+    /// 16 more: the merged histogram's count, which also holds the IOs drained after each
+    /// host's deadline. The aggregate's count and bytes are the hosts' sums, exactly, in the
+    /// JSON, the table and the stored run.
+    #[test]
+    fn the_aggregate_count_is_exactly_the_hosts_sum_not_the_histograms() {
+        let (outcome, suite) =
+            one_trial(vec![host_trial(113_943, 8, 3), host_trial(114_015, 8, 3)]);
         let sum = 113_943 + 114_015;
         let sums = summarize(&outcome, &suite, 0.15);
         let a = &sums[0].aggregate;
@@ -688,6 +703,41 @@ mod tests {
         assert_eq!(t.series.iter().map(|p| p.ops).sum::<u64>(), sum);
         assert_eq!(t.series.iter().map(|p| p.bytes).sum::<u64>(), sum * 4096);
         assert_eq!(t.accounting.after_window, 16);
+    }
+
+    /// Issue 27 (item 3, hosts): a host is judged by what it delivers (IOPS, or MB/s for large
+    /// blocks, over its own window), never by latency. Four hosts run the same workload; one
+    /// has a long tail (p99 100x the others', a stall of its device) but delivers as many IOs:
+    /// not flagged. One delivering a third of the others' IOs is flagged, alone.
+    #[test]
+    fn hosts_are_judged_by_delivered_throughput_not_latency() {
+        let tail = {
+            let mut t = host_trial_at(29_000, 4, 3, 50_000);
+            t.sample.ops[0]
+                .latency
+                .0
+                .record_n(5_000_000, 1_000)
+                .expect("in range");
+            t.sample.ops[0].count += 1_000;
+            t.sample.series[0].ops += 1_000;
+            t
+        };
+        let (outcome, suite) = one_trial(vec![
+            host_trial(30_000, 4, 3),
+            tail,
+            host_trial(30_300, 4, 3),
+            host_trial(10_000, 4, 3),
+            host_trial(29_700, 4, 3),
+        ]);
+        let rows = &summarize(&outcome, &suite, 0.15)[0].hosts;
+        assert!(rows[1].p99_ns > 50 * rows[0].p99_ns, "{:?}", rows[1]);
+        let flagged: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.slow_pct.is_some())
+            .map(|r| r.host.as_str())
+            .collect();
+        assert_eq!(flagged, ["h3"], "{rows:?}");
+        assert!(rows[3].slow_pct.is_some_and(|p| (p - 66.7).abs() < 0.5));
     }
 
     #[test]
