@@ -182,7 +182,8 @@ pub struct RunArgs {
     pub no_save: bool,
 
     /// Run on these hosts at once (comma-separated; `host` or `host:/target`); any name the
-    /// launch command accepts (ssh: `~/.ssh/config` names, `user@host`). See docs/hosts.md.
+    /// launch command accepts (ssh: `~/.ssh/config` names, `user@host`); `@slurm`: the nodes
+    /// of the Slurm allocation this runs in, started with srun. See docs/hosts.md.
     #[arg(long, value_name = "LIST", help_heading = "Many hosts")]
     pub hosts: Option<String>,
     /// Read the hosts from a file (one or more per line, `#` comments).
@@ -202,7 +203,8 @@ pub struct RunArgs {
     )]
     pub target_all: Option<PathBuf>,
     /// The command that starts an agent on {host}, run by `sh -c` (default: ssh in batch mode
-    /// with a shared connection per host); e.g. 'kubectl exec -i {host} -- iolab agent --stdio'.
+    /// with a shared connection per host; srun with `--hosts @slurm`); e.g. 'kubectl exec -i
+    /// {host} -- iolab agent --stdio'.
     #[arg(long, value_name = "TEMPLATE", help_heading = "Many hosts")]
     pub launch: Option<String>,
     /// Copy this binary to each host for the run (a temp path, removed afterwards).

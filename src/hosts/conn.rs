@@ -198,7 +198,10 @@ impl Controller<'_> {
             return;
         }
         let mut why = why.to_string();
-        if let Some(t) = c.stderr_tail().filter(|t| !why.contains(t.as_str())) {
+        if let Some(t) = c
+            .stderr_tail()
+            .filter(|t| !why.contains(t.as_str()) && !t.contains(why.as_str()))
+        {
             why = format!("{why} (it said: {t})");
         }
         eprintln!("iolab: host {} failed: {why}", c.result.name);
@@ -265,7 +268,8 @@ impl Controller<'_> {
                 code.map_or("by a signal".into(), |c| c.to_string())
             )
         } else {
-            "the connection closed (ssh or the agent died)".to_string()
+            "the connection closed (the launch command or the agent died: ssh, srun, kubectl...)"
+                .to_string()
         };
         self.fail(i, &why);
     }
@@ -323,6 +327,10 @@ impl Controller<'_> {
                 if !c.result.notes.contains(&message) {
                     c.result.notes.push(message);
                 }
+            }
+            // An agent interrupted on its host (a signal) did not finish the run.
+            Message::Done { interrupted: true } => {
+                self.fail(i, super::agent::SIGNALLED);
             }
             Message::Done { .. } => c.done = true,
             Message::Error { message } => self.fail(i, &message),

@@ -17,6 +17,7 @@
 //! - [`seconds`]: the hosts' streamed seconds merged as they arrive.
 //! - [`merge`]: the aggregate: merged histograms, the common window, stragglers.
 //! - [`render`], [`save`]: the tables and JSON, and the runs kept in the store.
+//! - [`slurm`]: `--hosts @slurm`, the nodes of the Slurm allocation, started with `srun`.
 //!
 //! Imports go one way: `outcome` and `seconds` need none of the others; `merge`, `save` and
 //! `render` read `outcome`; only the controller drives the connections.
@@ -33,6 +34,7 @@ pub mod push;
 pub mod render;
 pub mod save;
 pub mod seconds;
+pub mod slurm;
 
 pub use save::SavedIds;
 
@@ -55,6 +57,9 @@ pub enum HostsError {
     /// The launch template cannot start an agent.
     #[error("--launch: {0}")]
     BadLaunch(String),
+    /// `--hosts @slurm` cannot tell the allocation's nodes.
+    #[error("--hosts @slurm: {0}")]
+    Slurm(String),
 }
 
 /// One host: what to hand the launch command, and its own target when it has one.
@@ -79,6 +84,13 @@ pub fn parse_host(entry: &str) -> Result<HostSpec, HostsError> {
     if name.is_empty() || name == "ssh://" {
         return Err(HostsError::BadHost(format!(
             "entry '{entry}' names no host; give e.g. node1 or node1:/mnt/x"
+        )));
+    }
+    if name.starts_with('@') {
+        return Err(HostsError::BadHost(format!(
+            "'{name}' is not a host; {} alone (or {}:/target) takes the nodes of the Slurm allocation this runs in",
+            slurm::ALLOCATION,
+            slurm::ALLOCATION
         )));
     }
     if name.starts_with('-') || name.chars().any(|c| c.is_whitespace() || c == '\'') {
@@ -165,6 +177,7 @@ mod tests {
             ("a,a", "twice"),
             (":/x", "names no host"),
             ("-oProxyCommand=x", "not a host"),
+            ("a,@slurm", "Slurm allocation"),
         ] {
             let e = parse_hosts(bad).expect_err(bad).to_string();
             assert!(e.contains(want) && e.starts_with("--hosts"), "{bad}: {e}");
