@@ -436,22 +436,27 @@ pub fn summarize(
 }
 
 /// The aggregate of one trial as a trial sample (for the store): merged histograms, counts
-/// and bytes summed, per-second series summed by second, `elapsed_ns` the common window.
+/// and bytes summed, the hosts' per-second series summed by second (each second's p50/p99
+/// from the merged streamed seconds), `elapsed_ns` the common window.
 pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> TrialSample {
+    // Counts per second from the hosts in the aggregate, so that the series adds up to the
+    // aggregate's counts exactly; `with[t]`: how many of them had second `t`.
     let mut series: Vec<crate::sample::SeriesPoint> = Vec::new();
+    let mut with: Vec<usize> = Vec::new();
     let mut acct = crate::sample::IoAccounting::default();
     let (mut cu, mut cs) = (0, 0);
     let mut notes = Vec::new();
     for h in st.hosts.iter().flatten() {
-        // The streamed seconds, when there are any, are the series (with percentiles).
-        for p in h.sample.series.iter().filter(|_| agg.per_second.is_empty()) {
+        for p in &h.sample.series {
             let t = p.t as usize;
             if series.len() <= t {
                 series.resize(t + 1, crate::sample::SeriesPoint::default());
+                with.resize(t + 1, 0);
             }
             series[t].t = p.t;
             series[t].ops += p.ops;
             series[t].bytes += p.bytes;
+            with[t] += 1;
         }
         let a = &h.sample.accounting;
         acct.submitted += a.submitted;
@@ -468,14 +473,16 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
             }
         }
     }
-    for s in &agg.per_second {
-        series.push(crate::sample::SeriesPoint {
-            t: s.t,
-            bytes: s.bytes,
-            ops: s.ops,
-            p50_ns: (s.latency_count > 0).then_some(s.p50_ns),
-            p99_ns: (s.latency_count > 0).then_some(s.p99_ns),
-        });
+    // Percentiles from the merged streamed seconds, where a second's merge holds exactly the
+    // aggregate's hosts: a host that failed mid-trial streamed seconds it is not counted in.
+    for s in agg.per_second.iter().filter(|s| s.latency_count > 0) {
+        let t = s.t as usize;
+        if let Some(p) = series.get_mut(t)
+            && with.get(t) == Some(&s.hosts)
+        {
+            p.p50_ns = Some(s.p50_ns);
+            p.p99_ns = Some(s.p99_ns);
+        }
     }
     if agg.hosts_ok < agg.hosts_total {
         notes.push(format!(

@@ -248,3 +248,51 @@ fn a_straggler_is_flagged_by_the_slow_disk_rule() {
     assert!(flags[0].1 > 55.0);
     assert!(stragglers(&[1000.0], 0.15).is_empty());
 }
+
+/// A host's second `t` as its agent streams it: `n` reads of `lat_ns`.
+fn streamed(t: u32, n: u64, lat_ns: u64) -> crate::sample::IntervalSample {
+    let mut h = crate::sample::LatencyHistogram::new();
+    h.0.record_n(lat_ns, n).expect("in range");
+    crate::sample::IntervalSample {
+        t,
+        ops: n,
+        bytes: n * 4096,
+        latency: vec![crate::sample::IntervalLatency {
+            op: "read".into(),
+            histogram: h,
+        }],
+    }
+}
+
+/// Issue 27: with `--on-host-failure continue`, a host that failed mid-trial streamed seconds
+/// before it failed; the stored aggregate (of the others) still adds up: its per-second series
+/// sums to its count, and a second merged with the failed host's has no percentile (it would
+/// be of IOs outside the aggregate).
+#[test]
+fn a_failed_hosts_seconds_stay_out_of_the_stored_aggregate() {
+    let (mut outcome, suite) = one_trial(vec![
+        host_trial(3000, 2, 3),
+        host_trial(3000, 2, 3),
+        host_trial(3000, 2, 3),
+    ]);
+    let mut m = crate::hosts::seconds::SecondsMerger::new(3);
+    for t in 0..3 {
+        m.add(0, &streamed(t, 1000, 50_000));
+        m.add(2, &streamed(t, 1000, 50_000));
+    }
+    // Host 1 sent two seconds of slow IOs, then failed.
+    m.add(1, &streamed(0, 700, 9_000_000));
+    m.add(1, &streamed(1, 700, 9_000_000));
+    outcome.trials[0].seconds = m.finish();
+    outcome.trials[0].hosts[1] = None;
+    outcome.hosts[1].failed = Some("gone".into());
+    let sums = summarize(&outcome, &suite, 0.15);
+    let a = &sums[0].aggregate;
+    assert_eq!((a.hosts_ok, a.figures[0].count), (2, 6000));
+    let t = aggregate_sample(&outcome.trials[0], a, "r");
+    assert_eq!(t.ops[0].count, 6000);
+    assert_eq!(t.series.iter().map(|p| p.ops).sum::<u64>(), 6000);
+    let p50: Vec<Option<u64>> = t.series.iter().map(|p| p.p50_ns).collect();
+    assert_eq!(p50[..2], [None, None], "{:?}", t.series);
+    assert!(p50[2].is_some_and(|v| v < 60_000), "{:?}", t.series);
+}
