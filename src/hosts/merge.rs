@@ -446,7 +446,11 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
     let mut acct = crate::sample::IoAccounting::default();
     let (mut cu, mut cs) = (0, 0);
     let mut notes = Vec::new();
+    let mut open_loop: Option<crate::sample::OpenLoopSample> = None;
     for h in st.hosts.iter().flatten() {
+        if let Some(o) = &h.sample.open_loop {
+            open_loop.get_or_insert_with(Default::default).merge(o);
+        }
         for p in &h.sample.series {
             let t = p.t as usize;
             if series.len() <= t {
@@ -502,6 +506,7 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
         cpu_sys_ns: cs,
         notes,
         verify: None,
+        open_loop,
     }
 }
 

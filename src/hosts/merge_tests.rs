@@ -31,6 +31,7 @@ fn sample(lat_ns: &[(u64, u64)], secs: u32, ops_per_sec: u64) -> TrialSample {
         cpu_sys_ns: 0,
         notes: vec![],
         verify: None,
+        open_loop: None,
     }
 }
 
