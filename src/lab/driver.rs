@@ -17,6 +17,7 @@ use crate::layout::{
 };
 
 mod faults;
+mod members;
 mod placement;
 mod steps;
 

@@ -76,22 +76,43 @@ impl FaultReport {
     }
 }
 
-/// IO one member did during the healthy workloads (from `/sys/block/NAME/stat`), to find the
-/// slow one.
+/// IO one member did during the healthy workloads (from `/sys/class/block/NAME/stat`), to
+/// find the slow one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberIo {
     /// The member's path.
     pub member: String,
     /// The kernel's name for it (`vdc`, `dm-2`).
     pub device: String,
-    /// IOs completed.
+    /// Reads and writes completed.
     pub ios: u64,
     /// Bytes moved.
     pub bytes: u64,
-    /// Mean milliseconds per IO (queue included, as iostat's await).
+    /// Mean milliseconds per IO, its queue included (iostat's await): shown, not judged — it
+    /// grows with the queue md hands the member.
     pub ms_per_io: f64,
-    /// Much slower per IO than the median member (more than twice it and 2 ms more).
+    /// Milliseconds the member had at least one request in flight (`io_ticks`).
+    #[serde(default)]
+    pub busy_ms: Option<u64>,
+    /// Requests (reads, writes, discards, flushes) completed per second of busy time: what
+    /// the slow-member rule judges, with [`MemberIo::mb_per_busy_sec`]. `None` when the member
+    /// did too little to judge (under 100 ms busy or 20 requests).
+    #[serde(default)]
+    pub ios_per_busy_sec: Option<f64>,
+    /// MB (10^6 bytes) moved per second of busy time (`None` as for `ios_per_busy_sec`).
+    #[serde(default)]
+    pub mb_per_busy_sec: Option<f64>,
+    /// Mean requests in flight while busy (its milliseconds per IO over its busy time, by
+    /// Little's law): how deep a queue md kept on it.
+    #[serde(default)]
+    pub in_flight: Option<f64>,
+    /// SLOW: both figures per busy second more than half below the members' median
+    /// ([`crate::disks::outliers::slow_by_busy`]).
     pub slow: bool,
+    /// How far below the members' median it is, percent (the smaller shortfall of its IOs and
+    /// its MB per busy second), when SLOW.
+    #[serde(default)]
+    pub below_pct: Option<f64>,
     /// Under a dm `linear` table the lab added only to strike a fault: part of its time per IO
     /// is that layer's, not the disk's (under TCG a visible part).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -436,39 +436,6 @@ pub fn kernel_name(dev: &Path) -> Option<String> {
     link.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
-/// Counters of `/sys/block/NAME/stat`: IOs completed and the milliseconds they took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct IoCounters {
-    /// Reads plus writes completed.
-    pub ios: u64,
-    /// Milliseconds spent on them (read ticks plus write ticks).
-    pub ticks_ms: u64,
-    /// Sectors read plus written.
-    pub sectors: u64,
-}
-
-/// Parses `/sys/block/NAME/stat`.
-pub fn parse_stat(text: &str) -> Option<IoCounters> {
-    let v: Vec<u64> = text
-        .split_whitespace()
-        .map(|w| w.parse().unwrap_or(0))
-        .collect();
-    if v.len() < 8 {
-        return None;
-    }
-    Some(IoCounters {
-        ios: v[0] + v[4],
-        ticks_ms: v[3] + v[7],
-        sectors: v[2] + v[6],
-    })
-}
-
-/// The counters of the device at `dev` now.
-pub fn io_counters(dev: &Path) -> Option<IoCounters> {
-    let k = kernel_name(dev)?;
-    parse_stat(&std::fs::read_to_string(format!("/sys/block/{k}/stat")).ok()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,9 +473,6 @@ mod tests {
             parse_bad_blocks("2048 8\n4096 16\n"),
             vec![(2048, 8), (4096, 16)]
         );
-        let s = parse_stat("  10 0 80 5 20 0 160 7 0 12 12 0 0 0 0").unwrap();
-        assert_eq!((s.ios, s.ticks_ms, s.sectors), (30, 12, 240));
-        assert!(parse_stat("1 2").is_none());
     }
 
     #[test]

@@ -1,16 +1,16 @@
 //! Injected faults and slow members inside the lab flow: which disks go under device-mapper at
 //! build time, the faults struck at their steps, the read-back that follows each, md's own view
-//! afterwards (array state, faulty members, bad-block log) and the rebuild's observed end, and
-//! the per-member IO figures that show a slow member.
+//! afterwards (array state, faulty members, bad-block log) and the rebuild's observed end. (The
+//! per-member IO figures that show a slow member are in `members.rs`.)
 
 use std::collections::BTreeMap;
 
 use super::super::dataset::DataSet;
 use super::super::integrity::Step;
-use super::super::report::{FaultReport, LayoutReport, MemberIo};
+use super::super::report::{FaultReport, LayoutReport};
 use super::super::spec::{LabSpec, LayoutSpec};
 use super::{StackRun, placement};
-use crate::layout::fault::{self, DmWrap, FaultStep, IoCounters, MdObservation};
+use crate::layout::fault::{self, DmWrap, FaultStep, MdObservation};
 use crate::layout::{Built, Stack};
 
 /// md's view of the layout's array now (`None` without md or in a dry run).
@@ -330,79 +330,9 @@ pub(super) fn resilver_outcome(st: &crate::layout::zfs::PoolStatus) -> String {
     s
 }
 
-/// The counters of every member now (`None` for a member whose stat cannot be read).
-pub(super) fn snapshot(built: &Built) -> Vec<Option<IoCounters>> {
-    built
-        .members
-        .iter()
-        .map(|m| fault::io_counters(m))
-        .collect()
-}
-
-/// Per-member IO between two snapshots, the slow members flagged: more than twice the median
-/// member's milliseconds per IO, and at least 2 ms more. (A member under a dm `linear` table
-/// counts a little more per IO than a plain disk — 3.9 against 2.1 ms was seen — which a
-/// lower bar flagged.)
-pub(super) fn member_io(
-    built: &Built,
-    before: &[Option<IoCounters>],
-    after: &[Option<IoCounters>],
-) -> Vec<MemberIo> {
-    let mut out: Vec<MemberIo> = Vec::new();
-    for ((m, b), a) in built.members.iter().zip(before).zip(after) {
-        let (Some(b), Some(a)) = (b, a) else { continue };
-        let ios = a.ios.saturating_sub(b.ios);
-        let ticks = a.ticks_ms.saturating_sub(b.ticks_ms);
-        out.push(MemberIo {
-            member: m.display().to_string(),
-            device: fault::kernel_name(m).unwrap_or_default(),
-            ios,
-            bytes: a.sectors.saturating_sub(b.sectors) * 512,
-            ms_per_io: if ios == 0 {
-                0.0
-            } else {
-                ticks as f64 / ios as f64
-            },
-            slow: false,
-            fault_wrapped: built.is_wrapped_for_a_fault(m),
-        });
-    }
-    flag_slow(&mut out);
-    out
-}
-
-/// Flags the members much slower per IO than the median member.
-pub(super) fn flag_slow(v: &mut [MemberIo]) {
-    let mut per: Vec<f64> = v
-        .iter()
-        .filter(|m| m.ios > 0)
-        .map(|m| m.ms_per_io)
-        .collect();
-    if per.len() < 3 {
-        return;
-    }
-    per.sort_by(f64::total_cmp);
-    let median = per[per.len() / 2];
-    for m in v.iter_mut().filter(|m| m.ios > 0) {
-        m.slow = m.ms_per_io > median * 2.0 && m.ms_per_io > median + 2.0;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn m(ms: f64) -> MemberIo {
-        MemberIo {
-            member: String::new(),
-            device: String::new(),
-            ios: 100,
-            bytes: 0,
-            ms_per_io: ms,
-            slow: false,
-            fault_wrapped: false,
-        }
-    }
 
     fn mm(device: &str, state: &str) -> crate::layout::fault::MdMember {
         crate::layout::fault::MdMember {
@@ -433,20 +363,5 @@ mod tests {
         // An original member in sync is not the replacement.
         o.members.push(mm("vdb", "in_sync"));
         assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
-    }
-
-    #[test]
-    fn the_slow_member_stands_out() {
-        let mut v = vec![m(0.4), m(0.5), m(9.0), m(0.45), m(0.6)];
-        flag_slow(&mut v);
-        let slow: Vec<bool> = v.iter().map(|x| x.slow).collect();
-        assert_eq!(slow, [false, false, true, false, false]);
-        // Alike members: none flagged, even with a spread under 1 ms.
-        let mut v = vec![m(2.1), m(2.0), m(3.9), m(2.2)];
-        flag_slow(&mut v);
-        assert!(v.iter().all(|x| !x.slow));
-        let mut v = vec![m(0.2), m(0.5), m(0.9)];
-        flag_slow(&mut v);
-        assert!(v.iter().all(|x| !x.slow));
     }
 }

@@ -167,11 +167,11 @@ impl StackRun<'_, '_> {
         let mut data = self.write_data(l, built, lr)?;
         if !dry {
             self.step(&l.name, "workloads (healthy)".into());
-            let before = super::faults::snapshot(built);
+            let before = super::members::snapshot(built);
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
             lr.member_io =
-                super::faults::member_io(built, &before, &super::faults::snapshot(built));
+                super::members::member_io(built, &before, &super::members::snapshot(built));
         }
         self.faults_at(l, built, lr, data.as_ref(), FaultStep::BeforeDegrade)?;
         if l.degrade {

@@ -396,7 +396,8 @@ pub fn render_markdown(r: &LabReport) -> String {
 #[cfg(test)]
 mod status_tests;
 
-/// What each injected fault did, as observed, and the members that were slow per IO.
+/// What each injected fault did, as observed, and the members that were SLOW (per second of
+/// their busy time).
 fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
     let mut out = String::new();
     for f in &l.faults {
@@ -430,32 +431,54 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
             o.describe()
         ));
     }
-    let mut per: Vec<f64> = l
-        .member_io
-        .iter()
-        .filter(|m| m.ios > 0)
-        .map(|m| m.ms_per_io)
-        .collect();
-    per.sort_by(f64::total_cmp);
-    if let Some(median) = per.get(per.len() / 2) {
-        for m in l.member_io.iter().filter(|m| m.slow) {
-            out.push_str(&format!(
-                "note: {} member {} ({}) is SLOW: {:.1} ms per IO against the members' median {:.1} ms ({} IOs in the healthy workloads){}\n",
-                l.name,
-                m.member,
-                m.device,
-                m.ms_per_io,
-                median,
-                m.ios,
-                if m.fault_wrapped {
-                    "; it is under a dm linear table the lab added for a fault, a layer the others lack"
-                } else {
-                    ""
-                }
-            ));
-        }
+    for m in l.member_io.iter().filter(|m| m.slow) {
+        out.push_str(&format!(
+            "note: {} member {} ({}) is SLOW: {}{}\n",
+            l.name,
+            m.member,
+            m.device,
+            slow_member_figures(&l.member_io, m),
+            if m.fault_wrapped {
+                "; it is under a dm linear table the lab added for a fault, a layer the others lack"
+            } else {
+                ""
+            }
+        ));
     }
     out
+}
+
+/// What a SLOW member's note says: per second of its busy time against the members' median
+/// (the rule), then its milliseconds per IO with the queue it had; a record from before the
+/// rule (no busy figures) says milliseconds per IO against the median, as it was judged.
+fn slow_member_figures(
+    all: &[crate::lab::report::MemberIo],
+    m: &crate::lab::report::MemberIo,
+) -> String {
+    let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
+        let v: Vec<f64> = all.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| crate::report::json::median(&v))
+    };
+    let rates = (
+        m.ios_per_busy_sec,
+        m.mb_per_busy_sec,
+        median(|x| x.ios_per_busy_sec),
+        median(|x| x.mb_per_busy_sec),
+    );
+    if let (Some(ios), Some(mb), Some(mi), Some(mm)) = rates {
+        return format!(
+            "{ios:.0} IOs and {mb:.2} MB per second busy against the members' median {mi:.0} and {mm:.2} (-{:.0}%); {:.1} ms per IO with {:.1} in flight ({} IOs in the healthy workloads)",
+            m.below_pct.unwrap_or(0.0),
+            m.ms_per_io,
+            m.in_flight.unwrap_or(0.0),
+            m.ios
+        );
+    }
+    let old = median(|x| (x.ios > 0).then_some(x.ms_per_io)).unwrap_or(0.0);
+    format!(
+        "{:.1} ms per IO against the members' median {old:.1} ms ({} IOs in the healthy workloads)",
+        m.ms_per_io, m.ios
+    )
 }
 
 #[cfg(test)]
