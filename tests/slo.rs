@@ -200,10 +200,7 @@ fn bad_open_loop_and_slo_input_is_one_line_and_exit_2() {
         (&["--slo", "p99.9999<=1ms"], "at most 99.99"),
         (&["--slo", "p99<=1ms", "--rate", "100"], "chooses the rates"),
         (&["--slo", "p99<=1ms", "--budget", "0s"], "budget"),
-        (
-            &["--slo", "p99<=1ms", "--slo-precision", "2"],
-            "precision",
-        ),
+        (&["--slo", "p99<=1ms", "--slo-precision", "2"], "precision"),
         (&["--pattern", "smallfile", "--rate", "100"], "block IO"),
     ];
     for (extra, needle) in cases {
