@@ -251,3 +251,44 @@ fn open_loop_trials_are_stored_and_read_back() {
     assert_eq!(t["open_loop"]["asked_iops"], 1000.0, "{t}");
     assert!(t["ops"][0]["service"].is_string());
 }
+
+/// Issue 30: the HTML report draws a stored SLO search's latency-vs-load curve, the capacity
+/// marked (the null engine: no device needed).
+#[test]
+fn the_html_report_draws_the_slo_curve() {
+    let d = disk_tmpdir("iolab-slo-html");
+    let db = d.path().join("db");
+    let out = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--qd",
+            "4",
+            "--time",
+            "200ms",
+            "--slo",
+            "p99<=1s",
+            "--slo-precision",
+            "0.5",
+            "--budget",
+            "30s",
+        ])
+        .run();
+    out.success();
+    assert!(out.stdout.contains("rate"), "{}", out.stdout);
+    let html = d.path().join("r.html");
+    Iolab::new()
+        .db(&db)
+        .args(["report", "last", "-o", html.to_str().unwrap()])
+        .run()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let caption = "latency (from schedule) against offered load, p99&lt;=1s; capacity marked";
+    assert!(page.contains(caption), "no SLO chart in the report");
+    assert!(page.contains("offered IOPS (log)"), "no load axis");
+}
