@@ -55,6 +55,12 @@ pub const NO_EFFECT: &[&str] = &[
     "percentile_list",
 ];
 
+/// Every option a job file may use without `--lenient`: mapped, without effect, or changing
+/// only fio's reporting and timekeeping ([`super::reporting::REPORTING`], accepted with a note).
+pub fn known(key: &str) -> bool {
+    MAPPED.contains(&key) || NO_EFFECT.contains(&key) || super::reporting::is_reporting(key)
+}
+
 /// A job file turned into iolab terms.
 #[derive(Debug, Clone)]
 pub struct Conversion {
@@ -127,6 +133,8 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
     // A [global] option is reported once, not once per job it applies to.
     let mut seen = BTreeSet::new();
     problems.retain(|p| seen.insert(p.clone()));
+    let mut seen = BTreeSet::new();
+    c.notes.retain(|n| seen.insert(n.clone()));
     if !problems.is_empty() {
         let (skip, hard): (Vec<String>, Vec<String>) = problems
             .into_iter()
@@ -301,6 +309,12 @@ impl JobMapper {
             "randseed" => self.raw.seed = self.number(o),
             "verify" => self.verify = !matches!(v.trim(), "0" | "null" | ""),
             k if NO_EFFECT.contains(&k) => {}
+            k if super::reporting::is_reporting(k) => {
+                if let Some(n) = super::reporting::note(k, o.value.as_deref()) {
+                    self.notes
+                        .push(format!("{}: {k} is not reproduced: {n}", o.at()));
+                }
+            }
             _ => self.refuse(o),
         }
     }
@@ -416,6 +430,49 @@ mod tests {
             (a.pattern, a.engine, a.direct),
             (Pattern::Read, EngineKind::Psync, false)
         );
+    }
+
+    /// Issue 27: options that change only fio's reports or clocks were refused.
+    #[test]
+    fn reporting_options_convert_with_a_note_once() {
+        let c = conv(
+            "[global]\ngtod_reduce=1\nwrite_lat_log=lat\nlog_avg_msec=100\nclocksource=cpu\ndisable_slat=0\n[a]\nrw=randread\n[b]\nstonewall\nrw=read\nwrite_bw_log=bw\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.suite.workloads.len(), 2);
+        let about = |k: &str| {
+            c.notes
+                .iter()
+                .filter(|n| n.contains(&format!(" {k} is")))
+                .count()
+        };
+        // Global options once, though they apply to both jobs; a switch set to 0 says nothing.
+        for k in [
+            "gtod_reduce",
+            "write_lat_log",
+            "log_avg_msec",
+            "clocksource",
+            "write_bw_log",
+        ] {
+            assert_eq!(about(k), 1, "{k}: {:?}", c.notes);
+        }
+        assert_eq!(about("disable_slat"), 0, "{:?}", c.notes);
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.starts_with("j.fio:3: write_lat_log is not reproduced: fio's log files")),
+            "{:?}",
+            c.notes
+        );
+        // What changes the workload is still refused.
+        let e = conv(
+            "[a]\nrw=randread\nwrite_lat_log=x\nbssplit=4k/50:64k/50\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("option 'bssplit'"), "{e}");
+        assert!(!e.to_string().contains("write_lat_log"), "{e}");
     }
 
     #[test]
