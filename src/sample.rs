@@ -155,8 +155,13 @@ pub struct OpSample {
     pub bytes: u64,
     /// Length of the window the rate is computed over, ns.
     pub elapsed_ns: u64,
-    /// Per-operation latency.
+    /// Per-operation latency. In an open loop: from each IO's scheduled time to its
+    /// completion (`latency (from schedule)`: what a client waiting for it saw).
     pub latency: LatencyHistogram,
+    /// In an open loop: from each IO's submission to its completion (`service time`: what the
+    /// device took). `None` in a closed loop, where the two are the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<LatencyHistogram>,
 }
 
 impl OpSample {
@@ -168,6 +173,7 @@ impl OpSample {
             bytes: 0,
             elapsed_ns: 0,
             latency: LatencyHistogram::new(),
+            service: None,
         }
     }
 
@@ -187,6 +193,53 @@ impl OpSample {
         } else {
             self.bytes as f64 * 1e3 / self.elapsed_ns as f64
         }
+    }
+}
+
+/// What an open-loop trial asked for and how well it kept to its schedule.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OpenLoopSample {
+    /// IOs per second asked of all threads together.
+    pub asked_iops: f64,
+    /// `fixed` or `poisson`.
+    pub arrivals: String,
+    /// IOs the schedule called for inside the measured window.
+    pub scheduled: u64,
+    /// IOs issued (inside the window or not).
+    pub issued: u64,
+    /// IOs issued more than 1 ms after their scheduled time.
+    pub late: u64,
+    /// IOs dropped unissued because they fell more than 1 s behind the schedule.
+    pub shed: u64,
+    /// IOs due inside the window still waiting in iolab when it closed: the backlog at the end.
+    pub backlog_at_end: u64,
+    /// The furthest behind the schedule the issuing fell, ns.
+    pub max_lag_ns: u64,
+    /// How late each IO went out: from its scheduled time to its submission.
+    pub issue_error: LatencyHistogram,
+}
+
+impl OpenLoopSample {
+    /// Adds another thread's figures (the asked rate is the sum of the threads').
+    pub fn merge(&mut self, o: &OpenLoopSample) {
+        self.asked_iops += o.asked_iops;
+        if self.arrivals.is_empty() {
+            self.arrivals.clone_from(&o.arrivals);
+        }
+        self.scheduled += o.scheduled;
+        self.issued += o.issued;
+        self.late += o.late;
+        self.shed += o.shed;
+        self.backlog_at_end += o.backlog_at_end;
+        self.max_lag_ns = self.max_lag_ns.max(o.max_lag_ns);
+        self.issue_error.merge(&o.issue_error);
+    }
+
+    /// Whether the device kept up: nothing shed, and at most 1% of the window's IOs (or a
+    /// queue's worth, `in_flight`) still waiting when it closed. A rate above what the device
+    /// delivers leaves a backlog that grows with the trial.
+    pub fn sustained(&self, in_flight: u64) -> bool {
+        self.shed == 0 && self.backlog_at_end <= in_flight.max(self.scheduled / 100)
     }
 }
 
@@ -293,6 +346,9 @@ pub struct TrialSample {
     /// What `--verify` checked in this trial (absent when not verifying).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+    /// An open-loop trial's schedule and how well it was kept (absent in a closed loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopSample>,
 }
 
 impl TrialSample {

@@ -57,8 +57,11 @@ impl Sink for StoreSink<'_> {
     }
 
     fn trial_done(&mut self, index: usize, w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
+        let search = matches!(&w.kind, crate::spec::WorkloadKind::Io(io) if io.slo.is_some());
         for n in &t.notes {
-            self.note(n);
+            if !(search && crate::runner::io::is_search_point_note(n)) {
+                self.note(n);
+            }
         }
         if let Some(s) = self.store.as_deref_mut() {
             crate::pause::at("store commit");

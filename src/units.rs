@@ -20,7 +20,7 @@ pub enum UnitError {
     #[error("'{0}' has an unknown size unit (use k, M, G, T with optional iB or B)")]
     BadSizeUnit(String),
     /// The suffix is not a known time unit.
-    #[error("'{0}' has an unknown time unit (use ms, s, m, h)")]
+    #[error("'{0}' has an unknown time unit (use ns, us, ms, s, m, h)")]
     BadTimeUnit(String),
     /// The value does not fit in 64 bits or is negative.
     #[error("'{0}' is out of range")]
@@ -149,13 +149,14 @@ pub fn format_bytes_si(n: u64) -> String {
     format!("{v:.2}{}", UNITS[i])
 }
 
-/// Parses `30s`, `2m`, `500ms`, `1h`, `1.5s`; a bare number is seconds.
+/// Parses `30s`, `2m`, `500ms`, `250us`, `1h`, `1.5s`; a bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     let (v, unit) = split_number(s)?;
     let secs = match unit.to_ascii_lowercase().as_str() {
         "" | "s" | "sec" | "secs" => v,
         "ms" => v / 1e3,
-        "us" => v / 1e6,
+        "us" | "µs" => v / 1e6,
+        "ns" => v / 1e9,
         "m" | "min" | "mins" => v * 60.0,
         "h" | "hr" | "hours" => v * 3600.0,
         "d" | "days" => v * 86400.0,

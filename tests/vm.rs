@@ -14,9 +14,7 @@ use std::process::Command;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use common::vm::{
-    RAND_READ_4K, SEQ_WRITE_1M, layout, run_vm_lab, vm_or_skip, workloads_tail, write_lab_spec,
-};
+use common::vm::{RAND_READ_4K, SEQ_WRITE_1M, VmLab, layout, qemu_on, vm_or_skip, workloads_tail};
 use common::*;
 
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
@@ -27,81 +25,8 @@ fn parts(o: std::process::Output) -> (i32, String, String) {
     Out::new("iolab".into(), o).parts()
 }
 
-struct Lab {
-    dir: tempfile::TempDir,
-    db: PathBuf,
-    state: PathBuf,
-    disks: PathBuf,
-}
-
-impl Lab {
-    fn new(prefix: &str) -> Lab {
-        let dir = disk_tmpdir(prefix);
-        let db = dir.path().join("host.db");
-        let state = dir.path().join("state");
-        let disks = dir.path().join("disks");
-        Lab {
-            dir,
-            db,
-            state,
-            disks,
-        }
-    }
-
-    fn iolab(&self) -> Iolab {
-        Iolab::new()
-            .db(&self.db)
-            .env("IOLAB_STATE_DIR", &self.state)
-            .cwd(self.dir.path())
-    }
-
-    fn cmd(&self) -> Command {
-        self.iolab().command()
-    }
-
-    fn spec(&self, body: &str) -> PathBuf {
-        write_lab_spec(self.dir.path(), "vm-lab.toml", "vm-test", &self.disks, body)
-    }
-
-    /// Runs the lab in `spec` in the VM: exit code, JSON document, stderr; prints the wall time,
-    /// the boot and the guest's lab time under `what`.
-    fn run(&self, spec: &Path, what: &str) -> (i32, serde_json::Value, String) {
-        let (code, v, stderr, wall) = run_vm_lab(self.iolab(), spec, &[]);
-        eprintln!(
-            "{what}: exit {code}, wall {wall:.0} s, boot {}, lab {} s in the guest",
-            v["vm"]["boot_seconds"], v["vm"]["lab_seconds"]
-        );
-        (code, v, stderr)
-    }
-
-    /// Nothing of a VM lab is left: no backing files, no state file, no qemu on our disks.
-    fn assert_nothing_left(&self) {
-        let files: Vec<String> = std::fs::read_dir(&self.disks)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        assert!(files.is_empty(), "left in the disk dir: {files:?}");
-        let states: Vec<String> = std::fs::read_dir(&self.state)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("lab-"))
-            .collect();
-        assert!(states.is_empty(), "state files left: {states:?}");
-        assert!(qemu_on(&self.disks).is_empty(), "qemu still running");
-    }
-}
-
-/// Pids of qemu processes whose command line mentions `dir`.
-fn qemu_on(dir: &Path) -> Vec<u32> {
-    processes_naming(&dir.to_string_lossy())
-        .into_iter()
-        .filter(|&pid| cmdline(pid).starts_with("qemu-system"))
-        .collect()
-}
+/// The tests here were written against this name.
+type Lab = VmLab;
 
 static LAYOUTS: LazyLock<String> = LazyLock::new(|| {
     r#"

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = iolab::hosts::parse_host(list);
     // `{control}` makes a temporary directory per template: keep the fuzzer off the disk.
     if let Some(t) = template.filter(|t| !t.contains("{control}")) {
-        if let Ok(l) = iolab::hosts::controller::Launch::new(Some(t)) {
+        if let Ok(l) = iolab::hosts::launch::Launch::new(Some(t)) {
             for h in hosts.iter().flatten().take(4) {
                 let _ = l.command(&h.name, None);
                 let _ = l.command(&h.name, Some("/tmp/iolab-pushed agent --stdio"));

@@ -6,7 +6,8 @@ use anyhow::Context as _;
 
 use super::run::RunArgs;
 use super::{Context, EXIT_FAILED, EXIT_INTERRUPTED, usage};
-use crate::hosts::controller::{Launch, Options};
+use crate::hosts::launch::Launch;
+use crate::hosts::outcome::Options;
 use crate::spec::{Suite, WorkloadKind};
 
 /// The agent of `iolab run --hosts`: speaks the line protocol on stdin/stdout. Started by the
@@ -55,10 +56,17 @@ fn check_flags(a: &RunArgs, suite: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `iolab run --hosts`.
-pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<ExitCode> {
-    check_flags(a, &suite)?;
+/// The hosts of `--hosts`/`--hosts-file` (`@slurm`: the allocation's nodes) and the launch
+/// command that reaches them (`--launch`; inside a Slurm allocation srun, else ssh).
+fn hosts_and_launch(a: &RunArgs) -> anyhow::Result<(Vec<crate::hosts::HostSpec>, Launch)> {
+    use crate::hosts::slurm;
+    let allocation = a.hosts.as_deref().and_then(slurm::names_allocation);
     let hosts = match (&a.hosts, &a.hosts_file) {
+        (Some(_), _) if let Some(target) = &allocation => slurm::allocation_hosts(
+            slurm::nodelist_from_env().as_deref(),
+            target.clone(),
+            &crate::layout::cmd::Runner::real(),
+        )?,
         (Some(list), _) => crate::hosts::parse_hosts(list)?,
         (None, Some(f)) => {
             let text = std::fs::read_to_string(f).map_err(|source| {
@@ -71,6 +79,19 @@ pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<Exi
         }
         (None, None) => unreachable!("checked by the caller"),
     };
+    // Inside a Slurm allocation the agents are job steps: srun, unless --launch says otherwise.
+    let template = match (&a.launch, &allocation) {
+        (Some(t), _) => Some(t.as_str()),
+        (None, Some(_)) => Some(slurm::SRUN_LAUNCH),
+        (None, None) => None,
+    };
+    Ok((hosts, Launch::new(template)?))
+}
+
+/// `iolab run --hosts`.
+pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<ExitCode> {
+    check_flags(a, &suite)?;
+    let (hosts, launch) = hosts_and_launch(a)?;
     let repeat = a.repeat.unwrap_or(1);
     if repeat == 0 {
         return Err(usage("--repeat: must be at least 1"));
@@ -78,7 +99,6 @@ pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<Exi
     if let Some(l) = &a.label {
         crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;
     }
-    let launch = Launch::new(a.launch.as_deref())?;
     if a.push {
         launch.command("x", Some("x"))?;
     }

@@ -103,6 +103,26 @@ pub struct RunArgs {
     /// all, sleep otherwise), spin (poll up to 50 us, then sleep), block (always sleep).
     #[arg(long, value_parser = ["auto", "spin", "block"], help_heading = "Workload")]
     pub wait: Option<String>,
+    /// Open loop: issue IOs at this rate whatever the device does, and measure latency from
+    /// each IO's scheduled time: 5000 (IOPS in all threads) or 200MiB (bytes per second).
+    #[arg(long, help_heading = "Open loop")]
+    pub rate: Option<String>,
+    /// Open loop: fixed (evenly spaced) or poisson (exponential gaps) arrivals.
+    #[arg(long, value_parser = ["fixed", "poisson"], help_heading = "Open loop")]
+    pub arrivals: Option<String>,
+    /// Open loop: the rate is the total of all threads (default) or each thread's.
+    #[arg(long, value_parser = ["total", "thread"], help_heading = "Open loop")]
+    pub rate_per: Option<String>,
+    /// Find the highest rate that meets latency targets (latency from each IO's scheduled
+    /// time): 'p99<=2ms', 'read:p99.9<=10ms,write:p99<=5ms', 'mean<=1ms'.
+    #[arg(long, help_heading = "Open loop")]
+    pub slo: Option<String>,
+    /// Time the --slo search may take in all (default: until --slo-precision is reached).
+    #[arg(long, help_heading = "Open loop")]
+    pub budget: Option<String>,
+    /// The --slo search stops when the capacity is bracketed this closely (default 0.05).
+    #[arg(long, help_heading = "Open loop")]
+    pub slo_precision: Option<f64>,
     /// Small files: how many files (bonnie++ -n N means N*1024).
     #[arg(
         long,
@@ -182,7 +202,8 @@ pub struct RunArgs {
     pub no_save: bool,
 
     /// Run on these hosts at once (comma-separated; `host` or `host:/target`); any name the
-    /// launch command accepts (ssh: `~/.ssh/config` names, `user@host`). See docs/hosts.md.
+    /// launch command accepts (ssh: `~/.ssh/config` names, `user@host`); `@slurm`: the nodes
+    /// of the Slurm allocation this runs in, started with srun. See docs/hosts.md.
     #[arg(long, value_name = "LIST", help_heading = "Many hosts")]
     pub hosts: Option<String>,
     /// Read the hosts from a file (one or more per line, `#` comments).
@@ -202,7 +223,8 @@ pub struct RunArgs {
     )]
     pub target_all: Option<PathBuf>,
     /// The command that starts an agent on {host}, run by `sh -c` (default: ssh in batch mode
-    /// with a shared connection per host); e.g. 'kubectl exec -i {host} -- iolab agent --stdio'.
+    /// with a shared connection per host; srun with `--hosts @slurm`); e.g. 'kubectl exec -i
+    /// {host} -- iolab agent --stdio'.
     #[arg(long, value_name = "TEMPLATE", help_heading = "Many hosts")]
     pub launch: Option<String>,
     /// Copy this binary to each host for the run (a temp path, removed afterwards).
@@ -216,7 +238,7 @@ pub struct RunArgs {
         default_value = "abort",
         help_heading = "Many hosts"
     )]
-    pub on_host_failure: crate::hosts::controller::OnFailure,
+    pub on_host_failure: crate::hosts::outcome::OnFailure,
     /// Remove what killed runs left in TARGET (default: the current directory) and exit:
     /// their test files and small-file trees (their stored runs already show `incomplete`),
     /// and killed `--hosts` controllers' ssh masters and control-socket directories.
@@ -269,6 +291,12 @@ impl RunArgs {
             seed: self.seed,
             engine: self.engine.map(|e| EngineKind::from(e).name().to_string()),
             wait: self.wait.clone(),
+            rate: self.rate.clone(),
+            arrivals: self.arrivals.clone(),
+            rate_per: self.rate_per.clone(),
+            slo: self.slo.clone(),
+            budget: self.budget.clone().map(TimeValue::Text),
+            slo_precision: self.slo_precision,
             files: self.files,
             dirs: self.dirs,
             min_file_size: self.min_file_size.clone().map(SizeValue::Text),

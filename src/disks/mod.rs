@@ -13,13 +13,16 @@
 //!   each device, alone and optionally all at once, through the normal IO runner, so the result
 //!   is a [`crate::sample::RunRecord`] like any run. It only ever reads.
 //! - [`outliers`]: grouping by model and firmware and the `SLOW` / `HOT` / `ERROR` flags, as
-//!   pure functions.
+//!   pure functions; [`outliers::slow_by_busy`] is the rule for devices loaded together (the
+//!   members of a lab's array), judged per second of their own busy time.
+//! - [`stat`]: a device's own counters (`/sys/class/block/NAME/stat`), busy time included.
 //! - The terminal tables are drawn by `report::text::disks`, the one home of text renderers.
 
 pub mod bench;
 pub mod census;
 pub mod membership;
 pub mod outliers;
+pub mod stat;
 pub mod temperature;
 pub mod tools;
 

@@ -164,6 +164,17 @@ pub trait Engine {
     /// Starts everything queued and waits until at least `min` IOs have completed, appending
     /// every completion available to `out`.
     fn submit_and_reap(&mut self, min: u32, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+    /// Starts everything queued and waits until an IO completes or `until` comes (an open
+    /// loop's next IO is due then), appending every completion available to `out`. Engines
+    /// that complete IOs inside `queue` have them at once.
+    fn submit_and_reap_until(
+        &mut self,
+        out: &mut Vec<Completion>,
+        until: std::time::Instant,
+    ) -> Result<(), EngineError> {
+        let _ = until;
+        self.submit_and_reap(0, out)
+    }
     /// How the waits for a completion went: (spun and found one, spun in vain then slept,
     /// slept at once). Engines that never wait report zeros.
     fn waits(&self) -> WaitCounts {

@@ -243,6 +243,7 @@ fn group_trial(
         cpu_sys_ns: cpu(|j| j.sys_cpu),
         notes: Vec::new(),
         verify: None,
+        open_loop: None,
     };
     (workload, trial)
 }

@@ -168,6 +168,12 @@ pub fn run_stdio() -> u8 {
     if let Some(e) = outcome.error {
         return fail(&out, &crate::error::one_line(&e));
     }
+    if outcome.interrupted || stop.load(Ordering::Relaxed) {
+        // Not the controller (its connection is open): a signal on the host. Say so and
+        // leave at once, so the controller fails this host now, not when it falls silent
+        // (Slurm's `scancel` sends SIGTERM, and SIGKILL only after its KillWait).
+        return fail(&out, SIGNALLED);
+    }
     out.send(&Message::Done {
         interrupted: outcome.interrupted,
     });
@@ -175,6 +181,9 @@ pub fn run_stdio() -> u8 {
     sink.drain(Duration::from_secs(10));
     0
 }
+
+/// What an agent stopped by SIGTERM or SIGINT tells the controller.
+pub const SIGNALLED: &str = "the agent was stopped by a signal on its host (SIGTERM or SIGINT: scancel, kill, a shutdown); its IO stopped and its files are removed";
 
 fn fail(out: &Out, msg: &str) -> u8 {
     eprintln!("iolab agent: error: {msg}");
@@ -317,10 +326,15 @@ impl AgentSink {
         }
     }
 
-    /// Waits at the barrier: answers probes until `start_at` comes (or stdin closes).
+    /// Waits at the barrier: answers probes until `start_at` comes (or stdin closes, or a
+    /// signal stops the agent: the trial then ends at once).
     fn barrier(&mut self) {
         loop {
-            match self.rx.recv() {
+            if self.ctl.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Err(RecvTimeoutError::Timeout) => {}
                 Ok(Inbound::Msg(m)) => match *m {
                     Message::Probe { seq } => self.out.send(&Message::ProbeReply {
                         seq,
@@ -339,7 +353,7 @@ impl AgentSink {
                     ),
                 },
                 Ok(Inbound::Bad(e)) => eprintln!("iolab agent: {e}"),
-                Ok(Inbound::Eof) | Err(_) => {
+                Ok(Inbound::Eof) | Err(RecvTimeoutError::Disconnected) => {
                     self.ctl.stop.store(true, Ordering::Relaxed);
                     return;
                 }

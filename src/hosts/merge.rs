@@ -4,9 +4,9 @@
 //!
 //! Pure functions over samples already measured, so every rule is tested without a host.
 
-use std::collections::BTreeMap;
-
-use crate::sample::{IntervalSample, LatencyHistogram, LatencySummary, OpSample, TrialSample};
+use super::outcome::{Outcome, TrialOnHosts};
+use super::seconds::SecondFigures;
+use crate::sample::{LatencySummary, OpSample, TrialSample};
 
 /// One host's finished trial, placed on the controller's clock.
 #[derive(Debug, Clone, Copy)]
@@ -52,116 +52,6 @@ pub struct Aggregate {
     pub per_second: Vec<SecondFigures>,
 }
 
-/// One second of a trial over the hosts (each host's second `t` of its own window; the
-/// windows start together, to within the skew shown).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SecondFigures {
-    /// Seconds since the measured window began (this covers [t, t+1)).
-    pub t: u32,
-    /// Hosts that completed IO in that second.
-    pub hosts: usize,
-    /// Operations completed in that second, all hosts (all kinds, as a series point).
-    pub ops: u64,
-    /// Bytes completed in that second, all hosts.
-    pub bytes: u64,
-    /// `ops` over the second.
-    pub ops_per_sec: f64,
-    /// `bytes` over the second, in MB/s (10^6 bytes).
-    pub mb_per_sec: f64,
-    /// Data IOs (reads and writes) in the merged histogram of that second.
-    pub latency_count: u64,
-    /// Median of the merged histogram of that second's data IOs, ns.
-    pub p50_ns: u64,
-    /// 99th percentile of the same, ns.
-    pub p99_ns: u64,
-    /// 99.9th percentile of the same, ns.
-    pub p99_9_ns: u64,
-}
-
-/// A second some host has not sent yet: counts so far and the merged data-IO histogram.
-#[derive(Default)]
-struct OpenSecond {
-    hosts: usize,
-    ops: u64,
-    bytes: u64,
-    latency: Option<LatencyHistogram>,
-}
-
-/// Merges the seconds hosts stream during a trial as they arrive. Only seconds some live host
-/// has not sent yet hold a histogram (each ~260 kB in memory): a closed second keeps its
-/// figures only, so a long trial on many hosts costs the controller little memory.
-#[derive(Default)]
-pub struct SecondsMerger {
-    open: BTreeMap<u32, OpenSecond>,
-    closed: Vec<SecondFigures>,
-    /// Per host, the next second it has not sent.
-    next: Vec<u32>,
-}
-
-impl SecondsMerger {
-    /// A merger for a trial on `hosts` hosts.
-    pub fn new(hosts: usize) -> SecondsMerger {
-        SecondsMerger {
-            next: vec![0; hosts],
-            ..SecondsMerger::default()
-        }
-    }
-
-    /// Adds host `host`'s second. A second that was already closed (it can only come from a
-    /// host that broke the in-order rule) is dropped rather than double counted.
-    pub fn add(&mut self, host: usize, s: &IntervalSample) {
-        if self.closed.last().is_some_and(|c| s.t <= c.t) {
-            return;
-        }
-        if let Some(n) = self.next.get_mut(host) {
-            *n = (*n).max(s.t.saturating_add(1));
-        }
-        let o = self.open.entry(s.t).or_default();
-        let d = s.data_latency();
-        o.hosts += 1;
-        o.ops += s.ops;
-        o.bytes += s.bytes;
-        match &mut o.latency {
-            Some(h) => h.merge(&d),
-            None => o.latency = Some(d),
-        }
-    }
-
-    /// The next second host `host` has not sent.
-    pub fn next_of(&self, host: usize) -> u32 {
-        self.next.get(host).copied().unwrap_or(0)
-    }
-
-    /// Closes every open second before `upto` (every host still expected has sent it).
-    pub fn close_before(&mut self, upto: u32) {
-        while let Some(e) = self.open.first_entry() {
-            if *e.key() >= upto {
-                break;
-            }
-            let (t, o) = e.remove_entry();
-            let h = o.latency.unwrap_or_default();
-            self.closed.push(SecondFigures {
-                t,
-                hosts: o.hosts,
-                ops: o.ops,
-                bytes: o.bytes,
-                ops_per_sec: o.ops as f64,
-                mb_per_sec: o.bytes as f64 / 1e6,
-                latency_count: h.len(),
-                p50_ns: h.percentile(50.0),
-                p99_ns: h.percentile(99.0),
-                p99_9_ns: h.percentile(99.9),
-            });
-        }
-    }
-
-    /// Closes the rest and returns every second, in order.
-    pub fn finish(mut self) -> Vec<SecondFigures> {
-        self.close_before(u32::MAX);
-        self.closed
-    }
-}
-
 /// The figures of one operation kind in the aggregate.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct OpFigures {
@@ -171,7 +61,17 @@ pub struct OpFigures {
     pub ops_per_sec: f64,
     /// MB/s (10^6 bytes per second) over the common window.
     pub mb_per_sec: f64,
-    /// Percentiles of the merged histogram (its count is the sum of the hosts' counts).
+    /// Operations the hosts counted, each in its own measured window: exactly the sum of the
+    /// hosts' counts (a count is summed, never estimated; issue 27).
+    pub count: u64,
+    /// Bytes those operations moved: exactly the sum of the hosts' bytes.
+    pub bytes: u64,
+    /// Operations in flight at the hosts' deadlines: drained, their latencies in the merged
+    /// histogram, but not in `count` nor in the rates (docs/accuracy.md). `latency.count` is
+    /// `count + after_window`.
+    pub after_window: u64,
+    /// Percentiles of the merged histogram: every counted operation's latency and the
+    /// `after_window` ones'.
     pub latency: LatencySummary,
 }
 
@@ -278,11 +178,15 @@ pub fn aggregate(placed: &[Placed<'_>], planned_ns: u64, hosts_total: usize) -> 
         } else {
             window_ns
         };
+        let latency = o.latency.summary();
         figures.push(OpFigures {
             op: o.op.clone(),
             ops_per_sec,
             mb_per_sec,
-            latency: o.latency.summary(),
+            count: o.count,
+            bytes: o.bytes,
+            after_window: latency.count.saturating_sub(o.count),
+            latency,
         });
     }
     Aggregate {
@@ -345,6 +249,8 @@ pub struct HostRow {
     pub op: String,
     /// Operations of that kind measured (in the window).
     pub count: u64,
+    /// Bytes those operations moved.
+    pub bytes: u64,
     /// Latencies in its histogram: `count` plus the IOs drained after the deadline, whose
     /// latency is recorded but which stay out of the rate (docs/accuracy.md).
     pub latency_count: u64,
@@ -381,6 +287,7 @@ impl HostRow {
             failed: Some(why),
             op: String::new(),
             count: 0,
+            bytes: 0,
             latency_count: 0,
             ops_per_sec: 0.0,
             mb_per_sec: 0.0,
@@ -418,7 +325,7 @@ pub struct TrialSummary {
 
 /// Summaries of every trial of a multi-host run.
 pub fn summarize(
-    outcome: &super::controller::Outcome,
+    outcome: &Outcome,
     suite: &crate::spec::Suite,
     tolerance: f64,
 ) -> Vec<TrialSummary> {
@@ -476,6 +383,7 @@ pub fn summarize(
                 failed: None,
                 op: op.map(|o| o.op.clone()).unwrap_or_default(),
                 count: op.map_or(0, |o| o.count),
+                bytes: op.map_or(0, |o| o.bytes),
                 latency_count: op.map_or(0, |o| o.latency.len()),
                 ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
                 mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
@@ -528,26 +436,31 @@ pub fn summarize(
 }
 
 /// The aggregate of one trial as a trial sample (for the store): merged histograms, counts
-/// and bytes summed, per-second series summed by second, `elapsed_ns` the common window.
-pub fn aggregate_sample(
-    st: &super::controller::TrialOnHosts,
-    agg: &Aggregate,
-    name: &str,
-) -> TrialSample {
+/// and bytes summed, the hosts' per-second series summed by second (each second's p50/p99
+/// from the merged streamed seconds), `elapsed_ns` the common window.
+pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> TrialSample {
+    // Counts per second from the hosts in the aggregate, so that the series adds up to the
+    // aggregate's counts exactly; `with[t]`: how many of them had second `t`.
     let mut series: Vec<crate::sample::SeriesPoint> = Vec::new();
+    let mut with: Vec<usize> = Vec::new();
     let mut acct = crate::sample::IoAccounting::default();
     let (mut cu, mut cs) = (0, 0);
     let mut notes = Vec::new();
+    let mut open_loop: Option<crate::sample::OpenLoopSample> = None;
     for h in st.hosts.iter().flatten() {
-        // The streamed seconds, when there are any, are the series (with percentiles).
-        for p in h.sample.series.iter().filter(|_| agg.per_second.is_empty()) {
+        if let Some(o) = &h.sample.open_loop {
+            open_loop.get_or_insert_with(Default::default).merge(o);
+        }
+        for p in &h.sample.series {
             let t = p.t as usize;
             if series.len() <= t {
                 series.resize(t + 1, crate::sample::SeriesPoint::default());
+                with.resize(t + 1, 0);
             }
             series[t].t = p.t;
             series[t].ops += p.ops;
             series[t].bytes += p.bytes;
+            with[t] += 1;
         }
         let a = &h.sample.accounting;
         acct.submitted += a.submitted;
@@ -564,14 +477,16 @@ pub fn aggregate_sample(
             }
         }
     }
-    for s in &agg.per_second {
-        series.push(crate::sample::SeriesPoint {
-            t: s.t,
-            bytes: s.bytes,
-            ops: s.ops,
-            p50_ns: (s.latency_count > 0).then_some(s.p50_ns),
-            p99_ns: (s.latency_count > 0).then_some(s.p99_ns),
-        });
+    // Percentiles from the merged streamed seconds, where a second's merge holds exactly the
+    // aggregate's hosts: a host that failed mid-trial streamed seconds it is not counted in.
+    for s in agg.per_second.iter().filter(|s| s.latency_count > 0) {
+        let t = s.t as usize;
+        if let Some(p) = series.get_mut(t)
+            && with.get(t) == Some(&s.hosts)
+        {
+            p.p50_ns = Some(s.p50_ns);
+            p.p99_ns = Some(s.p99_ns);
+        }
     }
     if agg.hosts_ok < agg.hosts_total {
         notes.push(format!(
@@ -591,155 +506,10 @@ pub fn aggregate_sample(
         cpu_sys_ns: cs,
         notes,
         verify: None,
+        open_loop,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sample::{IoAccounting, SeriesPoint};
-
-    fn sample(lat_ns: &[(u64, u64)], secs: u32, ops_per_sec: u64) -> TrialSample {
-        let mut op = OpSample::new("read");
-        for &(v, n) in lat_ns {
-            op.latency.0.record_n(v, n).expect("in range");
-            op.count += n;
-            op.bytes += n * 4096;
-        }
-        op.elapsed_ns = u64::from(secs) * 1_000_000_000;
-        TrialSample {
-            workload: "w".into(),
-            trial: 1,
-            started_unix_ms: 0,
-            elapsed_ns: u64::from(secs) * 1_000_000_000,
-            ops: vec![op],
-            series: (0..secs)
-                .map(|t| SeriesPoint {
-                    t,
-                    bytes: ops_per_sec * 4096,
-                    ops: ops_per_sec,
-                    ..Default::default()
-                })
-                .collect(),
-            accounting: IoAccounting::default(),
-            cpu_user_ns: 0,
-            cpu_sys_ns: 0,
-            notes: vec![],
-            verify: None,
-        }
-    }
-
-    #[test]
-    fn percentiles_come_from_the_merged_histogram_not_the_mean() {
-        // Two fast hosts (all 100 us) and a slow one (all 10 ms), equal counts: the merged p99
-        // is 10 ms, the mean of the p99s is ~3.4 ms: nobody's latency.
-        let fast = sample(&[(100_000, 1000)], 2, 500);
-        let slow = sample(&[(10_000_000, 1000)], 2, 500);
-        let placed = [
-            Placed {
-                start_ns: 0,
-                ramp_ns: 0,
-                sample: &fast,
-            },
-            Placed {
-                start_ns: 0,
-                ramp_ns: 0,
-                sample: &fast,
-            },
-            Placed {
-                start_ns: 0,
-                ramp_ns: 0,
-                sample: &slow,
-            },
-        ];
-        let a = aggregate(&placed, 0, 3);
-        let f = &a.figures[0];
-        assert_eq!(f.latency.count, 3000);
-        assert_eq!(a.ops[0].latency.len(), 3000);
-        let p99 = a.ops[0].latency.percentile(99.0);
-        assert_eq!(f.latency.p99_ns, p99);
-        assert!(p99 >= 9_990_000, "{p99}");
-        let mean = mean_of_p99s(&placed, "read").expect("p99s");
-        assert!((mean - p99 as f64).abs() > 1_000_000.0, "{mean} vs {p99}");
-        assert!((f.ops_per_sec - 1500.0).abs() < 1e-6, "{}", f.ops_per_sec);
-        assert!((a.ops[0].ops_per_sec() - 1500.0).abs() < 1.0);
-    }
-
-    #[test]
-    fn throughput_counts_only_the_window_where_all_ran() {
-        // Host b starts 1 s late and runs 3 s; host a runs 0..3 s. Common window: 1..3 s.
-        let a = sample(&[(1000, 300)], 3, 100);
-        let b = sample(&[(1000, 600)], 3, 200);
-        let s = 1_000_000_000;
-        let placed = [
-            Placed {
-                start_ns: 10 * s,
-                ramp_ns: 0,
-                sample: &a,
-            },
-            Placed {
-                start_ns: 11 * s,
-                ramp_ns: 0,
-                sample: &b,
-            },
-        ];
-        let g = aggregate(&placed, 10 * s, 2);
-        assert_eq!(g.window_ns, 2 * s);
-        assert!(
-            (g.figures[0].ops_per_sec - 300.0).abs() < 1e-6,
-            "{:?}",
-            g.figures
-        );
-        assert_eq!(g.first_done_ns, 3 * s);
-        assert_eq!(g.last_done_ns, 4 * s);
-    }
-
-    #[test]
-    fn a_straggler_is_flagged_by_the_slow_disk_rule() {
-        let flags = stragglers(&[1000.0, 980.0, 400.0, 1010.0], 0.15);
-        assert_eq!(flags.len(), 1);
-        assert_eq!(flags[0].0, 2);
-        assert!(flags[0].1 > 55.0);
-        assert!(stragglers(&[1000.0], 0.15).is_empty());
-    }
-
-    fn second(t: u32, lat: &[(u64, u64)]) -> IntervalSample {
-        let mut h = LatencyHistogram::new();
-        let mut n = 0;
-        for &(v, k) in lat {
-            h.0.record_n(v, k).expect("in range");
-            n += k;
-        }
-        IntervalSample {
-            t,
-            ops: n,
-            bytes: n * 4096,
-            latency: vec![crate::sample::IntervalLatency {
-                op: "read".into(),
-                histogram: h,
-            }],
-        }
-    }
-
-    #[test]
-    fn seconds_merge_their_histograms_across_hosts_and_close_when_all_sent() {
-        let mut m = SecondsMerger::new(2);
-        // Second 0: a fast host and a slow one, 99 IOs each.
-        m.add(0, &second(0, &[(100_000, 99)]));
-        m.close_before(m.next_of(0).min(m.next_of(1)));
-        assert!(m.closed.is_empty(), "host 1 has not sent second 0");
-        m.add(1, &second(0, &[(10_000_000, 99)]));
-        m.add(0, &second(1, &[(100_000, 10)]));
-        m.close_before(m.next_of(0).min(m.next_of(1)));
-        assert_eq!(m.closed.len(), 1);
-        assert_eq!(m.open.len(), 1, "second 1 stays open for host 1");
-        let all = m.finish();
-        let s0 = &all[0];
-        assert_eq!((s0.t, s0.hosts, s0.ops, s0.latency_count), (0, 2, 198, 198));
-        assert!((s0.ops_per_sec - 198.0).abs() < 1e-9);
-        // The merged p99 is the slow host's latency; the mean of the two p99s is neither.
-        assert!(s0.p99_ns >= 9_990_000, "{s0:?}");
-        assert!(s0.p50_ns <= 100_100, "{s0:?}");
-        assert_eq!((all[1].t, all[1].hosts, all[1].ops), (1, 1, 10));
-    }
-}
+#[path = "merge_tests.rs"]
+mod tests;

@@ -4,22 +4,37 @@
 //!
 //! - [`protocol`]: the line-delimited JSON both sides speak, and its pure parser.
 //! - [`agent`]: the far side, a local runner behind a barrier; stdin EOF is its dead-man switch.
+//! - [`launch`]: the launch command template (`{host}`, `{control}`), what `--push` puts in
+//!   place of the agent, the shared ssh connections.
 //! - [`controller`]: launches the agents, checks versions, pushes the binary, starts every
-//!   trial at one instant, collects results, fails dead or silent hosts.
+//!   trial at one instant, collects results, fails dead or silent hosts (each connection and
+//!   the lines it brings: `conn`).
+//! - [`outcome`]: what a run is asked (`Options`) and what it produced (`Outcome`): the types
+//!   the controller fills in and the aggregate, the store and the tables read.
 //! - [`push`]: `--push` copies this binary inside the agent's own session, so nothing
 //!   is left on a host whatever moment the controller is killed.
 //! - [`clock`]: clock offsets from the fastest round trips.
+//! - [`seconds`]: the hosts' streamed seconds merged as they arrive.
 //! - [`merge`]: the aggregate: merged histograms, the common window, stragglers.
 //! - [`render`], [`save`]: the tables and JSON, and the runs kept in the store.
+//! - [`slurm`]: `--hosts @slurm`, the nodes of the Slurm allocation, started with `srun`.
+//!
+//! Imports go one way: `outcome` and `seconds` need none of the others; `merge`, `save` and
+//! `render` read `outcome`; only the controller drives the connections.
 
 pub mod agent;
 pub mod clock;
+mod conn;
 pub mod controller;
+pub mod launch;
 pub mod merge;
+pub mod outcome;
 pub mod protocol;
 pub mod push;
 pub mod render;
 pub mod save;
+pub mod seconds;
+pub mod slurm;
 
 pub use save::SavedIds;
 
@@ -42,6 +57,9 @@ pub enum HostsError {
     /// The launch template cannot start an agent.
     #[error("--launch: {0}")]
     BadLaunch(String),
+    /// `--hosts @slurm` cannot tell the allocation's nodes.
+    #[error("--hosts @slurm: {0}")]
+    Slurm(String),
 }
 
 /// One host: what to hand the launch command, and its own target when it has one.
@@ -66,6 +84,13 @@ pub fn parse_host(entry: &str) -> Result<HostSpec, HostsError> {
     if name.is_empty() || name == "ssh://" {
         return Err(HostsError::BadHost(format!(
             "entry '{entry}' names no host; give e.g. node1 or node1:/mnt/x"
+        )));
+    }
+    if name.starts_with('@') {
+        return Err(HostsError::BadHost(format!(
+            "'{name}' is not a host; {} alone (or {}:/target) takes the nodes of the Slurm allocation this runs in",
+            slurm::ALLOCATION,
+            slurm::ALLOCATION
         )));
     }
     if name.starts_with('-') || name.chars().any(|c| c.is_whitespace() || c == '\'') {
@@ -152,6 +177,7 @@ mod tests {
             ("a,a", "twice"),
             (":/x", "names no host"),
             ("-oProxyCommand=x", "not a host"),
+            ("a,@slurm", "Slurm allocation"),
         ] {
             let e = parse_hosts(bad).expect_err(bad).to_string();
             assert!(e.contains(want) && e.starts_with("--hosts"), "{bad}: {e}");

@@ -249,6 +249,7 @@ mod tests {
             cpu_sys_ns: 0,
             notes: vec![],
             verify: None,
+            open_loop: None,
         };
         let line = Message::TrialDone {
             workload: 0,

@@ -2,8 +2,8 @@
 //! aggregate row), and the JSON document naming every host. Kept beside the multi-host types
 //! it renders; single-host runs render through [`crate::report`].
 
-use super::controller::Outcome;
 use super::merge::TrialSummary;
+use super::outcome::Outcome;
 use crate::report::compare::text_table;
 use crate::units::{format_latency_ns, format_rate};
 
@@ -39,7 +39,7 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
             ms(rtt as f64 / 2.0)
         ));
         let head: Vec<String> = [
-            "host", "op", "IOPS", "MB/s", "p50", "p99", "p99.9", "skew", "done", "flag",
+            "host", "op", "IOs", "IOPS", "MB/s", "p50", "p99", "p99.9", "skew", "done", "flag",
         ]
         .iter()
         .map(ToString::to_string)
@@ -48,7 +48,7 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
         for r in &t.hosts {
             if let Some(why) = &r.failed {
                 let mut row = vec![r.host.clone()];
-                row.extend(std::iter::repeat_n("-".to_string(), 8));
+                row.extend(std::iter::repeat_n("-".to_string(), 9));
                 row.push(format!("FAILED: {why}"));
                 rows.push(row);
                 continue;
@@ -56,6 +56,7 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
             rows.push(vec![
                 r.host.clone(),
                 r.op.clone(),
+                r.count.to_string(),
                 format_rate(r.ops_per_sec),
                 format_rate(r.mb_per_sec),
                 format_latency_ns(r.p50_ns as f64),
@@ -76,6 +77,7 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
                     format!("aggregate ({} of {n} hosts)", a.hosts_ok)
                 },
                 f.op.clone(),
+                f.count.to_string(),
                 format_rate(f.ops_per_sec),
                 format_rate(f.mb_per_sec),
                 format_latency_ns(f.latency.p50_ns as f64),
@@ -87,10 +89,10 @@ pub fn table(outcome: &Outcome, trials: &[TrialSummary]) -> String {
             ]);
         }
         out.push_str(&text_table(&head, &rows, 2));
+        let drained: u64 = a.figures.iter().map(|f| f.after_window).sum();
         out.push_str(&format!(
-            "aggregate: rates over the {} in which all hosts ran; percentiles of the merged histograms ({} IOs); done = first / last host\n\n",
+            "aggregate: IOs are the hosts' sum; rates over the {} in which all hosts ran; percentiles of the merged histograms (with the {drained} IOs in flight at the deadlines, which are not counted); done = first / last host\n\n",
             secs(a.window_ns),
-            a.figures.iter().map(|f| f.latency.count).sum::<u64>()
         ));
     }
     for h in &outcome.hosts {

@@ -3,8 +3,8 @@
 //! a group id in their notes. The schema needs no host field this way, and every existing
 //! command (`show`, `compare`, `report`) reads each of them as the run it is.
 
-use super::controller::Outcome;
 use super::merge::{TrialSummary, aggregate_sample};
+use super::outcome::Outcome;
 use crate::sample::{RunRecord, RunStatus, WorkloadRecord};
 use crate::spec::Suite;
 use crate::store::Store;

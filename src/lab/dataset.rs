@@ -257,6 +257,38 @@ impl DataSet {
         out
     }
 
+    /// Where file `index`'s bytes are on the filesystem's device (the filesystem's extent map,
+    /// FIEMAP): the lab maps them through md's layout to place a fault under data and to say
+    /// what a struck range held. Extents past the file's end are cut at it.
+    pub fn extents(&self, index: usize) -> std::io::Result<Vec<crate::sys::FileExtent>> {
+        let f = self.files.get(index).ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file in the data set")
+        })?;
+        let file = std::fs::File::open(self.root.join(&f.path))?;
+        let mut out = crate::sys::fiemap(&file)?;
+        out.retain(|e| e.logical < f.bytes);
+        for e in &mut out {
+            e.length = e.length.min(f.bytes - e.logical);
+        }
+        Ok(out)
+    }
+
+    /// The index of the file at `path` (relative to the layout's root, `./` allowed).
+    pub fn index_of(&self, path: &str) -> Option<usize> {
+        let p = path.trim_start_matches("./").trim_start_matches('/');
+        self.files.iter().position(|f| f.path == p)
+    }
+
+    /// Reads file `index` back alone (its cached pages dropped first): `Ok` when intact, else
+    /// what was wrong — what became of each file a fault's range held.
+    pub fn check_one(&self, index: usize) -> Result<(), (Problem, String)> {
+        let Some(f) = self.files.get(index) else {
+            return Err((Problem::Missing, "not in the data set".into()));
+        };
+        let mut buf = vec![0u8; CHUNK];
+        check_file(&self.root.join(&f.path), f, &mut buf)
+    }
+
     /// The manifest: one line per file, `XXH3-HEX  BYTES  PATH` (path relative to the layout's
     /// root), after a comment saying so.
     pub fn manifest(&self) -> String {
@@ -463,5 +495,37 @@ mod tests {
             f.xxh3,
             xxhash_rust::xxh3::xxh3_64(&std::fs::read(d.path().join(&f.path)).unwrap())
         );
+    }
+
+    /// Issue 27: the extent map that places a fault under data covers every byte of a file
+    /// once, from its first byte on, and a file read back alone says what is wrong with it.
+    #[test]
+    fn extents_cover_each_file_and_one_file_reads_back_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let set = DataSet::write(d.path(), 6 << 20, 9).unwrap();
+        let big = set.files.iter().position(|f| f.bytes > 1 << 20).unwrap();
+        match set.extents(big) {
+            Ok(ext) => {
+                assert!(!ext.is_empty());
+                assert_eq!(ext[0].logical, 0, "{ext:?}");
+                let total: u64 = ext.iter().map(|e| e.length).sum();
+                assert_eq!(total, set.files[big].bytes, "{ext:?}");
+                for w in ext.windows(2) {
+                    assert_eq!(w[0].logical + w[0].length, w[1].logical, "{ext:?}");
+                }
+                assert!(ext.iter().all(|e| e.physical > 0), "{ext:?}");
+            }
+            // A filesystem without FIEMAP (tmpfs) says so; the lab then cannot place a fault.
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{e}"),
+        }
+        assert_eq!(
+            set.index_of(&format!("./{}", set.files[big].path)),
+            Some(big)
+        );
+        assert_eq!(set.index_of("nope"), None);
+        assert!(set.check_one(big).is_ok());
+        std::fs::write(d.path().join(&set.files[big].path), b"x").unwrap();
+        assert_eq!(set.check_one(big).unwrap_err().0, Problem::Mismatch);
+        assert!(set.extents(set.files.len()).is_err());
     }
 }

@@ -17,6 +17,8 @@ use crate::layout::{
 };
 
 mod faults;
+mod members;
+mod placement;
 mod steps;
 
 /// How the lab runs.

@@ -11,6 +11,7 @@
 
 pub mod dataset;
 pub mod driver;
+pub mod held;
 pub mod integrity;
 pub mod report;
 pub mod spec;

@@ -47,24 +47,72 @@ pub struct FaultReport {
     /// device's read/write/checksum errors, the files with permanent errors.
     #[serde(default)]
     pub zpool: Option<crate::layout::zfs::PoolStatus>,
+    /// What the struck range held (files of the data set, parity, nothing), for range faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<super::held::Held>,
 }
 
-/// IO one member did during the healthy workloads (from `/sys/block/NAME/stat`), to find the
-/// slow one.
+impl FaultReport {
+    /// Writes [`FaultReport::held_line`] into the held record once md's view and the
+    /// read-back are in.
+    pub fn settle_held(&mut self) {
+        if let Some(h) = &self.held {
+            let says = h.line(&self.fault, self.md.as_ref());
+            if let Some(h) = self.held.as_mut() {
+                h.says = says;
+            }
+        }
+    }
+
+    /// The fault line's clause on what the struck range held (`None` for a whole-disk fault).
+    pub fn held_line(&self) -> Option<String> {
+        self.held.as_ref().map(|h| {
+            if h.says.is_empty() {
+                h.line(&self.fault, self.md.as_ref())
+            } else {
+                h.says.clone()
+            }
+        })
+    }
+}
+
+/// IO one member did during the healthy workloads (from `/sys/class/block/NAME/stat`), to
+/// find the slow one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberIo {
     /// The member's path.
     pub member: String,
     /// The kernel's name for it (`vdc`, `dm-2`).
     pub device: String,
-    /// IOs completed.
+    /// Reads and writes completed.
     pub ios: u64,
     /// Bytes moved.
     pub bytes: u64,
-    /// Mean milliseconds per IO (queue included, as iostat's await).
+    /// Mean milliseconds per IO, its queue included (iostat's await): shown, not judged — it
+    /// grows with the queue md hands the member.
     pub ms_per_io: f64,
-    /// Much slower per IO than the median member (more than twice it and 2 ms more).
+    /// Milliseconds the member had at least one request in flight (`io_ticks`).
+    #[serde(default)]
+    pub busy_ms: Option<u64>,
+    /// Requests (reads, writes, discards, flushes) completed per second of busy time: what
+    /// the slow-member rule judges, with [`MemberIo::mb_per_busy_sec`]. `None` when the member
+    /// did too little to judge (under 100 ms busy or 20 requests).
+    #[serde(default)]
+    pub ios_per_busy_sec: Option<f64>,
+    /// MB (10^6 bytes) moved per second of busy time (`None` as for `ios_per_busy_sec`).
+    #[serde(default)]
+    pub mb_per_busy_sec: Option<f64>,
+    /// Mean requests in flight while busy (its milliseconds per IO over its busy time, by
+    /// Little's law): how deep a queue md kept on it.
+    #[serde(default)]
+    pub in_flight: Option<f64>,
+    /// SLOW: both figures per busy second more than half below the members' median
+    /// ([`crate::disks::outliers::slow_by_busy`]).
     pub slow: bool,
+    /// How far below the members' median it is, percent (the smaller shortfall of its IOs and
+    /// its MB per busy second), when SLOW.
+    #[serde(default)]
+    pub below_pct: Option<f64>,
     /// Under a dm `linear` table the lab added only to strike a fault: part of its time per IO
     /// is that layer's, not the disk's (under TCG a visible part).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -138,6 +186,38 @@ pub struct SecondFailureReport {
     pub retried: Vec<String>,
 }
 
+/// A layout's capacity at the lab's latency target for one workload: the highest sustained
+/// rate meeting it, healthy and with a member failed (issue 30).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabSlo {
+    /// The workload searched.
+    pub workload: String,
+    /// Its answer on the healthy layout.
+    pub healthy: Option<crate::stats::slo::SloCapacity>,
+    /// Its answer with a member failed.
+    pub degraded: Option<crate::stats::slo::SloCapacity>,
+}
+
+impl LabSlo {
+    /// The table's cell: `2,010 IOPS, degraded 1,190` (`none met`, `>=` when met at peak).
+    pub fn cell(&self) -> String {
+        use crate::stats::slo::SloVerdict;
+        let one = |c: &crate::stats::slo::SloCapacity| match c.verdict {
+            SloVerdict::Capacity => crate::units::format_rate(c.capacity.unwrap_or(0.0)),
+            SloVerdict::MetAtPeak => {
+                format!(">={}", crate::units::format_rate(c.capacity.unwrap_or(0.0)))
+            }
+            SloVerdict::NoneMet => "none met".into(),
+            SloVerdict::NoTrials => "-".into(),
+        };
+        let mut s = self.healthy.as_ref().map_or_else(|| "-".into(), one);
+        if let Some(d) = &self.degraded {
+            s.push_str(&format!(" / deg {}", one(d)));
+        }
+        s
+    }
+}
+
 /// One layout of a lab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayoutReport {
@@ -185,6 +265,9 @@ pub struct LayoutReport {
     /// Per-member IO during the healthy workloads (the slow member stands out).
     #[serde(default)]
     pub member_io: Vec<MemberIo>,
+    /// Capacity at the lab's latency target (`[workloads] slo`), per searched workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<LabSlo>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -212,6 +295,7 @@ impl LayoutReport {
             faults: Vec::new(),
             md_final: None,
             member_io: Vec::new(),
+            slo: Vec::new(),
             commands: Vec::new(),
         }
     }

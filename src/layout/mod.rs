@@ -19,6 +19,7 @@ pub mod fs;
 pub mod loopdev;
 pub mod lvm;
 pub mod mdadm;
+pub mod mdmap;
 pub mod scrub;
 pub mod session;
 pub mod signature;

@@ -282,7 +282,7 @@ impl Session {
     pub fn inject_logged(&mut self, b: &Built, f: &Fault, at_pct: Option<f64>) {
         let r = self.inject(b, f).map_err(|e| e.to_string());
         self.fault_log.push(Struck {
-            fault: *f,
+            fault: f.clone(),
             outcome: r,
             at_pct,
         });

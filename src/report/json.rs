@@ -33,8 +33,11 @@ pub struct WorkloadSummary {
     pub workload: String,
     /// Trials run.
     pub trials: usize,
-    /// Per operation kind.
+    /// Per operation kind (an SLO search's trials ran at many rates: read `slo` instead).
     pub ops: Vec<OpSummary>,
+    /// An SLO search's answer: the capacity at the targets and the latency-vs-load curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<crate::stats::slo::SloCapacity>,
 }
 
 /// The median of a list (mean of the middle two for even lengths); 0 for none.
@@ -93,6 +96,7 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                 workload: wr.workload.name.clone(),
                 trials: wr.trials.len(),
                 ops,
+                slo: crate::stats::slo::of_workload(wr),
             }
         })
         .collect()

@@ -44,6 +44,11 @@ pub fn run_table(run: &RunRecord) -> String {
         if trials == 1 { "" } else { "s" }
     );
     table(&mut out, run);
+    for ws in summarize(run) {
+        if let Some(c) = &ws.slo {
+            out.push_str(&super::text::slo::curve(&ws.workload, c));
+        }
+    }
     footer(&mut out, run);
     out
 }
@@ -55,6 +60,24 @@ fn table(out: &mut String, run: &RunRecord) {
     ];
     let mut rows: Vec<Vec<String>> = Vec::new();
     for (ws, wr) in summarize(run).iter().zip(&run.workloads) {
+        if ws.slo.is_some() {
+            // Its trials ran at many rates: the curve below the table says what they mean.
+            rows.push(vec![
+                wr.workload.name.clone(),
+                "slo".into(),
+                "-".into(),
+                ws.slo
+                    .as_ref()
+                    .and_then(|c| c.capacity)
+                    .map_or_else(|| "-".into(), crate::units::format_rate),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+            continue;
+        }
         let mut first = true;
         for o in &ws.ops {
             let data_op = o.bytes > 0 || o.op == "read" || o.op == "write";
@@ -136,14 +159,15 @@ fn footer(out: &mut String, run: &RunRecord) {
     let high_cv: Vec<&str> = summaries
         .iter()
         .filter(|ws| {
-            ws.ops.iter().any(|o| {
-                cv_pct(if o.bytes > 0 {
-                    &o.mb_per_sec
-                } else {
-                    &o.ops_per_sec
+            ws.slo.is_none()
+                && ws.ops.iter().any(|o| {
+                    cv_pct(if o.bytes > 0 {
+                        &o.mb_per_sec
+                    } else {
+                        &o.ops_per_sec
+                    })
+                    .is_some_and(|c| c > 5.0)
                 })
-                .is_some_and(|c| c > 5.0)
-            })
         })
         .map(|ws| ws.workload.as_str())
         .collect();

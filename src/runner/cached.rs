@@ -87,5 +87,6 @@ pub fn run_cached_trial(
             crate::units::format_bytes(w.block_size)
         )],
         verify: None,
+        open_loop: None,
     })
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::EngineError;
 use crate::progress::Counters;
-use crate::sample::{IoAccounting, OpSample, SeriesPoint, TrialSample};
+use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint, TrialSample};
 use crate::spec::{EngineKind, IoWorkload};
 
 use super::interval::{IntervalListener, Pool, SecondPercentiles};
@@ -344,6 +344,7 @@ fn merge(
     let mut sync = OpSample::new("sync");
     let mut acct = IoAccounting::default();
     let mut waits = crate::engine::WaitCounts::default();
+    let mut open_loop: Option<OpenLoopSample> = None;
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
     let mut notes: Vec<String> = Vec::new();
@@ -360,6 +361,11 @@ fn merge(
             dst.count += src.count;
             dst.bytes += src.bytes;
             dst.latency.merge(&src.latency);
+            if let Some(h) = &src.service {
+                dst.service
+                    .get_or_insert_with(crate::sample::LatencyHistogram::new)
+                    .merge(h);
+            }
         }
         acct.submitted += o.acct.submitted;
         acct.completed += o.acct.completed;
@@ -370,6 +376,11 @@ fn merge(
         waits.spun += o.waits.spun;
         waits.spun_then_slept += o.waits.spun_then_slept;
         waits.slept += o.waits.slept;
+        if let Some(ol) = &o.open_loop {
+            open_loop
+                .get_or_insert_with(OpenLoopSample::default)
+                .merge(ol);
+        }
         if series.len() < o.series.len() {
             series.resize(o.series.len(), SeriesPoint::default());
         }
@@ -420,6 +431,10 @@ fn merge(
     {
         notes.push(n);
     }
+    if let Some(ol) = &open_loop {
+        let done: u64 = ops.iter().filter(|o| o.op != "sync").map(|o| o.count).sum();
+        notes.extend(open_loop_notes(ol, done, elapsed_ns, w));
+    }
     if let Some(n) = spin_note(waits) {
         notes.push(n);
     }
@@ -442,7 +457,55 @@ fn merge(
         cpu_sys_ns: s1.saturating_sub(s0),
         notes,
         verify: file.verify.is_some().then_some(verify),
+        open_loop,
     })
+}
+
+/// How the note on an open-loop rate the device could not keep up with begins.
+pub const NOTE_NOT_SUSTAINED: &str = "rate not sustained";
+/// How the note on IOs issued late begins.
+pub const NOTE_LATE: &str = "late IOs";
+/// How the note on spinning waits begins.
+pub const NOTE_SPUN: &str = "io_uring waited";
+
+/// Whether a trial note says how one point of an SLO search went (a rate not sustained, IOs
+/// late, the waits): the search's curve says it for every point, so the run does not repeat
+/// it per trial.
+pub fn is_search_point_note(n: &str) -> bool {
+    [NOTE_NOT_SUSTAINED, NOTE_LATE, NOTE_SPUN]
+        .iter()
+        .any(|p| n.starts_with(p))
+}
+
+/// What a reader must know of an open-loop trial: a rate the device could not sustain, IOs
+/// shed or issued late.
+fn open_loop_notes(ol: &OpenLoopSample, done: u64, elapsed_ns: u64, w: &IoWorkload) -> Vec<String> {
+    let mut notes = Vec::new();
+    let achieved = done as f64 * 1e9 / elapsed_ns.max(1) as f64;
+    let in_flight = u64::from(w.queue_depth) * u64::from(w.threads);
+    if !ol.sustained(in_flight) {
+        notes.push(format!(
+            "{NOTE_NOT_SUSTAINED}: asked {} IOPS, the device completed {} ({:.2} of it); {} IOs \
+             were still waiting when the window closed{}: latency (from schedule) grows with \
+             that backlog",
+            crate::units::format_rate(ol.asked_iops),
+            crate::units::format_rate(achieved),
+            achieved / ol.asked_iops.max(1e-9),
+            ol.backlog_at_end,
+            if ol.shed > 0 {
+                format!(", {} more were shed (over 1 s behind)", ol.shed)
+            } else {
+                String::new()
+            }
+        ));
+    } else if ol.late > 0 {
+        notes.push(format!(
+            "{NOTE_LATE}: {} of {} IOs went out more than 1 ms after their scheduled time (every \
+             slot busy, queue depth {}): their latency counts from the schedule",
+            ol.late, ol.issued, w.queue_depth
+        ));
+    }
+    notes
 }
 
 /// A note when the workers spun for completions: the CPU time then includes the spinning.
@@ -453,8 +516,8 @@ fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
     }
     let all = spun + w.slept;
     Some(format!(
-        "io_uring waited for completions by spinning ({:.0}% of {all} waits found one within \
-         50 us): CPU time includes the spin; --wait block sleeps instead",
+        "{NOTE_SPUN} for completions by spinning ({:.0}% of {all} waits found one within \
+         200 us): CPU time includes the spin; --wait block sleeps instead",
         100.0 * w.spun as f64 / all as f64
     ))
 }

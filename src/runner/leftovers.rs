@@ -53,9 +53,15 @@ pub fn clean(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(removed)
 }
 
+/// How the directory of ssh control sockets of an `iolab run --hosts` controller is named:
+/// this, its pid, a dash and a random part (`iolab-ssh-PID-XXXXXX` in the temporary
+/// directory). `hosts::launch` makes it under this name; it is defined here, the earlier
+/// stage, so that this sweep needs nothing from `hosts`.
+pub const SSH_CONTROL_PREFIX: &str = "iolab-ssh-";
+
 /// The pid in a controller's ssh control directory name (`iolab-ssh-PID-XXXXXX`).
 fn control_owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix(crate::hosts::controller::CONTROL_PREFIX)?;
+    let rest = name.strip_prefix(SSH_CONTROL_PREFIX)?;
     rest.split('-').next()?.parse().ok()
 }
 

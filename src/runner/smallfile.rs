@@ -298,6 +298,7 @@ pub fn run_smallfile_trial(
         cpu_sys_ns: ru1.1.saturating_sub(ru0.1),
         notes: Vec::new(),
         verify: None,
+        open_loop: None,
     })
 }
 

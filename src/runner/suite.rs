@@ -343,6 +343,17 @@ impl SuiteRun<'_> {
     fn workload(&mut self, w: &Workload) -> Result<(), Stop> {
         self.check_stop()?;
         match &w.kind {
+            WorkloadKind::Io(io) if io.slo.is_some() => {
+                let file = self.io_file(w, io)?;
+                if self.opts.verify.is_some() {
+                    return Err(anyhow::anyhow!(
+                        "{}: --verify and --slo do not combine (the search runs many short trials at chosen rates); run them separately",
+                        w.name
+                    )
+                    .into());
+                }
+                self.slo_search(w, io, &file)
+            }
             WorkloadKind::Io(io) => {
                 let mut file = self.io_file(w, io)?;
                 let Some(mode) = self
@@ -526,6 +537,33 @@ impl SuiteRun<'_> {
         stored.map_err(Stop::Failed)
     }
 
+    /// A workload with latency targets: the search's trials at the rates it picks, every one
+    /// stored as it finishes (`runner::slo`).
+    fn slo_search(&mut self, w: &Workload, io: &IoWorkload, file: &IoFile) -> Result<(), Stop> {
+        let Some(slo) = &io.slo else {
+            return self.trials(w, Some(file));
+        };
+        self.records.push(WorkloadRecord {
+            workload: w.clone(),
+            trials: Vec::new(),
+        });
+        let index = self.records.len() - 1;
+        let planned = super::slo::planned_trials(slo);
+        let mut n = 0u32;
+        let answer = super::slo::search(io, slo, |sw: &IoWorkload| -> Result<TrialSample, Stop> {
+            n += 1;
+            self.check_stop()?;
+            self.sink.trial_start(index, w, n, planned.max(n));
+            self.ctl.counters.reset();
+            let sample = run_io_trial(sw, file, self.ctl, &w.name, n)?;
+            self.keep(w, sample.clone())?;
+            Ok(sample)
+        })?;
+        self.sink
+            .note(&format!("{}: {}", w.name, answer.describe()));
+        Ok(())
+    }
+
     fn trials(&mut self, w: &Workload, file: Option<&IoFile>) -> Result<(), Stop> {
         self.records.push(WorkloadRecord {
             workload: w.clone(),
@@ -590,14 +628,19 @@ fn needs_more(rec: &WorkloadRecord, opts: &SuiteOptions) -> bool {
 
 /// Rough time a suite will take, for the ETA.
 pub fn estimate(suite: &Suite, opts: &SuiteOptions) -> Duration {
-    let per: Duration = suite
+    suite
         .workloads
         .iter()
         .map(|w| match &w.kind {
-            WorkloadKind::Io(io) => super::io::expected_duration(io),
-            WorkloadKind::CachedRead(c) => c.runtime,
-            WorkloadKind::SmallFiles(_) => Duration::from_secs(10),
+            // A search runs its own number of trials, within its budget.
+            WorkloadKind::Io(io) if io.slo.is_some() => {
+                let slo = io.slo.as_ref().expect("matched");
+                let all = super::io::expected_duration(io) * super::slo::planned_trials(slo);
+                slo.budget.map_or(all, |b| all.min(b))
+            }
+            WorkloadKind::Io(io) => super::io::expected_duration(io) * opts.repeat.max(1),
+            WorkloadKind::CachedRead(c) => c.runtime * opts.repeat.max(1),
+            WorkloadKind::SmallFiles(_) => Duration::from_secs(10) * opts.repeat.max(1),
         })
-        .sum();
-    per * opts.repeat.max(1)
+        .sum()
 }

@@ -19,13 +19,14 @@ use crate::engine::{
     WaitCounts,
 };
 use crate::progress::Counters;
-use crate::sample::{IoAccounting, OpSample, SeriesPoint};
+use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint};
 use crate::spec::{EngineKind, IoWorkload, Pattern};
 
 use super::data::DataGen;
 use super::interval::{Piece, Pool};
 use super::io::{IoFile, IoRunError};
 use super::offsets::{Offsets, Region};
+use super::pace::Pace;
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
 /// What one worker needs to know about its share of a trial.
@@ -70,6 +71,8 @@ pub(super) struct WorkerOut {
     pub verify: VerifySummary,
     /// How the engine's waits for completions went (spun or slept).
     pub waits: WaitCounts,
+    /// An open loop's schedule and how it was kept.
+    pub open_loop: Option<OpenLoopSample>,
 }
 
 impl WorkerOut {
@@ -85,6 +88,7 @@ impl WorkerOut {
             error: None,
             verify: VerifySummary::default(),
             waits: WaitCounts::default(),
+            open_loop: None,
         }
     }
 
@@ -227,9 +231,11 @@ impl SlotOp {
     }
 }
 
-/// One IO in flight: when it was submitted, what it does and where.
+/// One IO in flight: when it was due and submitted, what it does and where.
 #[derive(Clone, Copy)]
 struct InFlight {
+    /// When it was due: its submission in a closed loop, its scheduled time in an open one.
+    due_ns: u64,
     submitted_ns: u64,
     op: SlotOp,
     offset: u64,
@@ -290,6 +296,21 @@ fn now_ns(start: Instant) -> u64 {
     start.elapsed().as_nanos() as u64
 }
 
+/// Waits until `at_ns` after `start`: a sleep for all but the last 150 us, then a spin (a
+/// sleep alone wakes tens of microseconds late on a VM, the open loop's issue-time error).
+/// At most 50 ms at a time, so the caller sees a stop request soon.
+fn wait_until(start: Instant, at_ns: u64) {
+    const SPIN: u64 = 150_000;
+    let now = now_ns(start);
+    let at_ns = at_ns.min(now + 50_000_000);
+    if at_ns > now + 2 * SPIN {
+        std::thread::sleep(std::time::Duration::from_nanos(at_ns - now - SPIN));
+    }
+    while now_ns(start) < at_ns {
+        std::hint::spin_loop();
+    }
+}
+
 /// The state of one worker's loop.
 struct Worker<'p, 'd, E: Engine> {
     eng: E,
@@ -315,6 +336,8 @@ struct Worker<'p, 'd, E: Engine> {
     second: [crate::sample::LatencyHistogram; 3],
     /// The second in progress (`None` before the first counted IO).
     second_t: Option<u32>,
+    /// An open loop's schedule (`None`: closed loop, keep the queue full).
+    pace: Option<Pace>,
 }
 
 impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
@@ -325,7 +348,22 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         data: &'d mut DataGen,
     ) -> Worker<'p, 'd, E> {
         let w = p.w;
-        let out = WorkerOut::empty(Some(eng.kind()));
+        let mut out = WorkerOut::empty(Some(eng.kind()));
+        let pace = w.open_loop.map(|o| {
+            // Timed sleeps wake up to the thread's timer slack (50 us by default) late.
+            let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+            out.read.service = Some(crate::sample::LatencyHistogram::new());
+            out.write.service = Some(crate::sample::LatencyHistogram::new());
+            Pace::new(
+                &o,
+                w.block_size,
+                w.threads,
+                p.index,
+                p.seed,
+                p.ramp_ns,
+                p.deadline_ns,
+            )
+        });
         Worker {
             eng,
             p,
@@ -349,6 +387,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             start: Instant::now(),
             second: [p.pool.take(), p.pool.take(), p.pool.take()],
             second_t: None,
+            pace,
         }
     }
 
@@ -410,6 +449,9 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 if stopping || self.out.error.is_some() {
                     break;
                 }
+                if let Some(due) = self.pace.as_ref().map(Pace::next_due) {
+                    wait_until(self.start, due.min(p.deadline_ns));
+                }
                 continue;
             }
             if let Err(e) = self.reap() {
@@ -422,6 +464,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         }
         self.next_second(u32::MAX);
         self.out.waits = self.eng.waits();
+        self.out.open_loop = self.pace.take().map(Pace::finish);
         // A time-limited window ends at the deadline (later completions were not counted),
         // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.
         self.out.end_ns = if reached_deadline && !p.w.fsync_at_end {
@@ -436,8 +479,25 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     fn fill(&mut self, t: u64) {
         let w = self.p.w;
         while !self.need_sync {
-            let Some(slot) = self.slots.free.pop() else {
+            if self.pace.as_ref().is_some_and(|pc| pc.next_due() > t) {
                 break;
+            }
+            let Some(slot) = self.slots.free.pop() else {
+                if let Some(pc) = &mut self.pace {
+                    pc.behind(t);
+                }
+                break;
+            };
+            let due = match &mut self.pace {
+                None => None,
+                Some(pc) => {
+                    let Some(d) = pc.take_due(t) else {
+                        self.slots.free.push(slot);
+                        break;
+                    };
+                    pc.issued(d, t);
+                    Some(d)
+                }
             };
             let is_read = self.read_pct == 100
                 || (self.read_pct > 0 && self.offsets.percent() < self.read_pct);
@@ -462,6 +522,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             self.slots.occupy(
                 slot,
                 InFlight {
+                    due_ns: due.unwrap_or(t),
                     submitted_ns: t,
                     op,
                     offset,
@@ -530,6 +591,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             return;
         }
         let slot = self.slots.sync_slot;
+        let t = now_ns(self.start);
         if let Err(e) = self.eng.queue(slot, IoOp::Sync(self.p.w.sync_kind), 0, 0) {
             self.fail(e.into());
             return;
@@ -537,7 +599,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         self.slots.occupy(
             slot,
             InFlight {
-                submitted_ns: now_ns(self.start),
+                due_ns: t,
+                submitted_ns: t,
                 op: SlotOp::Sync,
                 offset: 0,
             },
@@ -553,7 +616,17 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     fn reap(&mut self) -> Result<(), EngineError> {
         let mut comps = std::mem::take(&mut self.comps);
         comps.clear();
-        let r = self.eng.submit_and_reap(1, &mut comps);
+        // An open loop wakes for its next due IO as well as for a completion, unless no slot
+        // is free or the IO is due already: then only a completion lets it go out.
+        let until = self.pace.as_ref().map(Pace::next_due).and_then(|due| {
+            let t = now_ns(self.start);
+            (due > t && !self.slots.free.is_empty())
+                .then(|| self.start + std::time::Duration::from_nanos(due.min(self.p.deadline_ns)))
+        });
+        let r = match until {
+            Some(u) => self.eng.submit_and_reap_until(&mut comps, u),
+            None => self.eng.submit_and_reap(1, &mut comps),
+        };
         let done = now_ns(self.start);
         let p = self.p;
         // A final flush is part of the window it closes; everything else counts only inside it.
@@ -585,7 +658,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                     // flight at the deadline is the one waiting for the next refill, and
                     // leaving it out would flatter the mean (docs/accuracy.md).
                     if io.submitted_ns >= p.ramp_ns {
-                        self.op_sample(io.op).latency.record(done - io.submitted_ns);
+                        self.op_sample(io.op).latency.record(done - io.due_ns);
+                        self.book_service(io, done);
                     }
                 }
                 continue;
@@ -598,10 +672,11 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             // In the window a latency goes to its second (and with it to the trial); a final
             // flush after the deadline straight to the trial.
             if in_window {
-                self.second[io.op.idx()].record(done - io.submitted_ns);
+                self.second[io.op.idx()].record(done - io.due_ns);
             } else {
-                self.op_sample(io.op).latency.record(done - io.submitted_ns);
+                self.op_sample(io.op).latency.record(done - io.due_ns);
             }
+            self.book_service(io, done);
             let o = self.op_sample(io.op);
             o.count += 1;
             o.bytes += bytes;
@@ -620,6 +695,15 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         }
         p.counters.add(batch_bytes, counted);
         r
+    }
+
+    /// An open loop's service time: submission to completion (the latency proper is counted
+    /// from the IO's scheduled time).
+    #[inline]
+    fn book_service(&mut self, io: InFlight, done: u64) {
+        if let Some(h) = &mut self.op_sample(io.op).service {
+            h.record(done - io.submitted_ns);
+        }
     }
 
     fn op_sample(&mut self, op: SlotOp) -> &mut OpSample {

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::SpecError;
 use super::locate::{SizeValue, TimeValue};
 use super::workload::{
-    CachedReadWorkload, DataKind, EngineKind, IoWorkload, Pattern, SmallFileWorkload, SyncKind,
-    WaitMode, Workload, WorkloadKind,
+    Arrivals, CachedReadWorkload, DataKind, EngineKind, IoWorkload, OpenLoop, Pattern, Rate, Slo,
+    SmallFileWorkload, SyncKind, WaitMode, Workload, WorkloadKind,
 };
 use crate::units;
 
@@ -71,6 +71,24 @@ pub struct RawWorkload {
     /// `auto`, `spin` or `block`: how io_uring completions are waited for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<String>,
+    /// Open loop: `5000` (IOPS) or `200MiB` (bytes per second).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    /// Open loop: `fixed` or `poisson` arrivals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    /// Open loop: the rate is `total` (all threads, the default) or per `thread`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_per: Option<String>,
+    /// Latency targets to find the highest sustained rate for: `p99<=2ms`, `read:p99.9<=10ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
+    /// Time the SLO search may take in all (`5m`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<TimeValue>,
+    /// The SLO search stops when the capacity is bracketed this closely (0.05: within 5%).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_precision: Option<f64>,
     /// Drop the page cache before the workload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drop_caches: Option<bool>,
@@ -96,6 +114,8 @@ pub struct RawWorkload {
 
 /// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
 pub(super) const MAX_QUEUE_DEPTH: u32 = 32768;
+/// Highest open-loop rate accepted: beyond ~10 M IOPS the schedule's own cost dominates.
+pub(super) const MAX_RATE_IOPS: f64 = 10_000_000.0;
 /// Largest thread count accepted.
 pub(super) const MAX_THREADS: u32 = 1024;
 /// Largest block size accepted (bigger IOs are split by the kernel anyway).
@@ -126,6 +146,12 @@ impl RawWorkload {
             seed,
             engine,
             wait,
+            rate,
+            arrivals,
+            rate_per,
+            slo,
+            budget,
+            slo_precision,
             drop_caches,
             files,
             dirs,
@@ -142,9 +168,11 @@ impl RawWorkload {
         let pattern = self.pattern.as_deref().unwrap_or("randread");
         let kind = match pattern.to_ascii_lowercase().as_str() {
             "smallfile" | "smallfiles" | "small-file" => {
+                self.block_io_only(pattern)?;
                 WorkloadKind::SmallFiles(self.small_files()?)
             }
             "cached-read" | "cachedread" | "cached_read" => {
+                self.block_io_only(pattern)?;
                 WorkloadKind::CachedRead(self.cached_read()?)
             }
             _ => WorkloadKind::Io(self.io(pattern)?),
@@ -229,6 +257,11 @@ impl RawWorkload {
                 ),
             ));
         }
+        let (open_loop, slo) = if self.slo.is_some() {
+            (None, Some(self.slo()?))
+        } else {
+            (self.open_loop()?, None)
+        };
         Ok(IoWorkload {
             pattern,
             block_size,
@@ -247,7 +280,129 @@ impl RawWorkload {
             seed: self.seed.unwrap_or(d.seed),
             engine,
             wait,
+            open_loop,
+            slo,
         })
+    }
+
+    /// The SLO search's settings: the targets, its budget and precision, its arrivals.
+    pub(crate) fn slo(&self) -> Result<Slo, SpecError> {
+        let text = self.slo.as_deref().unwrap_or_default();
+        let targets = Slo::parse_targets(text).map_err(|e| SpecError::field("slo", e))?;
+        if self.rate.is_some() {
+            return Err(SpecError::field(
+                "rate",
+                "the SLO search chooses the rates itself: drop rate, or drop slo to run at one rate",
+            ));
+        }
+        if self.rate_per.is_some() {
+            return Err(SpecError::field(
+                "rate_per",
+                "the SLO search's rates are always the total of all threads: drop rate_per",
+            ));
+        }
+        let budget = opt_time(&self.budget, "budget")?;
+        if budget == Some(Duration::ZERO) {
+            return Err(SpecError::field("budget", "must be more than 0 (e.g. 5m)"));
+        }
+        let precision = self.slo_precision.unwrap_or(0.05);
+        if !(precision > 0.0 && precision < 1.0) {
+            return Err(SpecError::field(
+                "slo_precision",
+                "must be between 0 and 1 (0.05: the capacity within 5%)",
+            ));
+        }
+        let arrivals = match self.arrivals.as_deref() {
+            None => Arrivals::Fixed,
+            Some(a) => Arrivals::parse(a).ok_or_else(|| {
+                SpecError::field(
+                    "arrivals",
+                    format!("unknown arrivals '{a}' (use fixed or poisson)"),
+                )
+            })?,
+        };
+        Ok(Slo {
+            targets,
+            budget,
+            precision,
+            edge_trials: 3,
+            arrivals,
+        })
+    }
+
+    /// Refuses the keys that only block IO patterns have.
+    fn block_io_only(&self, pattern: &str) -> Result<(), SpecError> {
+        if self.rate.is_some() || self.slo.is_some() {
+            return Err(SpecError::field(
+                if self.rate.is_some() { "rate" } else { "slo" },
+                format!(
+                    "an open-loop rate applies to block IO patterns, not {pattern} (use read, write, randread, randwrite or randrw)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The open-loop settings, when a rate is given; arrivals or a scope without one are refused.
+    fn open_loop(&self) -> Result<Option<OpenLoop>, SpecError> {
+        let Some(r) = self.rate.as_deref() else {
+            if self.arrivals.is_some() || self.rate_per.is_some() {
+                return Err(SpecError::field(
+                    if self.arrivals.is_some() {
+                        "arrivals"
+                    } else {
+                        "rate_per"
+                    },
+                    "applies to an open loop only: give a rate too (e.g. rate = 5000)",
+                ));
+            }
+            return Ok(None);
+        };
+        let rate = Rate::parse(r).ok_or_else(|| {
+            SpecError::field(
+                "rate",
+                format!(
+                    "'{r}' is not a rate (use IOPS, e.g. 5000, or bytes per second, e.g. 200MiB)"
+                ),
+            )
+        })?;
+        let positive = match rate {
+            Rate::Iops(n) => n.is_finite() && n > 0.0,
+            Rate::BytesPerSec(b) => b > 0,
+        };
+        if !positive {
+            return Err(SpecError::field("rate", "must be more than 0"));
+        }
+        if matches!(rate, Rate::Iops(n) if n > MAX_RATE_IOPS) {
+            return Err(SpecError::field(
+                "rate",
+                format!("more than {MAX_RATE_IOPS} IOPS cannot be scheduled one IO at a time"),
+            ));
+        }
+        let arrivals = match self.arrivals.as_deref() {
+            None => Arrivals::Fixed,
+            Some(a) => Arrivals::parse(a).ok_or_else(|| {
+                SpecError::field(
+                    "arrivals",
+                    format!("unknown arrivals '{a}' (use fixed or poisson)"),
+                )
+            })?,
+        };
+        let per_thread = match self.rate_per.as_deref() {
+            None | Some("total") => false,
+            Some("thread") => true,
+            Some(o) => {
+                return Err(SpecError::field(
+                    "rate_per",
+                    format!("unknown scope '{o}' (use total or thread)"),
+                ));
+            }
+        };
+        Ok(Some(OpenLoop {
+            rate,
+            arrivals,
+            per_thread,
+        }))
     }
 
     /// The named choices of an IO workload: flush call, data, engine, wait mode.
@@ -411,6 +566,28 @@ impl RawWorkload {
                 r.seed = (io.seed != d.seed).then_some(io.seed);
                 r.engine = (io.engine != d.engine).then(|| io.engine.name().to_string());
                 r.wait = (io.wait != d.wait).then(|| io.wait.name().to_string());
+                if let Some(o) = io.open_loop {
+                    r.rate = Some(match o.rate {
+                        Rate::Iops(n) => format!("{n}"),
+                        Rate::BytesPerSec(b) => {
+                            let t = units::format_bytes(b);
+                            if units::parse_bytes(&t) == Ok(b) {
+                                t
+                            } else {
+                                b.to_string()
+                            }
+                        }
+                    });
+                    r.arrivals = (o.arrivals != Arrivals::Fixed).then(|| o.arrivals.name().into());
+                    r.rate_per = o.per_thread.then(|| "thread".into());
+                }
+                if let Some(slo) = &io.slo {
+                    r.slo = Some(slo.describe());
+                    r.budget = slo.budget.and_then(dur);
+                    r.slo_precision = (slo.precision != 0.05).then_some(slo.precision);
+                    r.arrivals =
+                        (slo.arrivals != Arrivals::Fixed).then(|| slo.arrivals.name().into());
+                }
             }
             WorkloadKind::SmallFiles(s) => {
                 r.pattern = Some("smallfile".into());

@@ -150,6 +150,293 @@ impl WaitMode {
     }
 }
 
+/// How fast an open-loop workload asks for IO, whatever the device does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    /// IOs per second.
+    Iops(f64),
+    /// Bytes per second (IOs per second = this / the block size).
+    BytesPerSec(u64),
+}
+
+impl Rate {
+    /// Parses `5000` or `5000iops` (IOs per second) and `200MiB` or `200MB/s` (bytes per
+    /// second: any size with a unit). `None` when neither reads.
+    pub fn parse(s: &str) -> Option<Rate> {
+        let t = s.trim();
+        let t = t.strip_suffix("/s").unwrap_or(t).trim();
+        let lower = t.to_ascii_lowercase();
+        if let Some(n) = lower.strip_suffix("iops") {
+            return n.trim().parse::<f64>().ok().map(Rate::Iops);
+        }
+        if let Ok(n) = t.parse::<f64>() {
+            return Some(Rate::Iops(n));
+        }
+        crate::units::parse_bytes(t).ok().map(Rate::BytesPerSec)
+    }
+
+    /// IOs per second for IOs of `block` bytes.
+    pub fn iops(self, block: u64) -> f64 {
+        match self {
+            Rate::Iops(n) => n,
+            Rate::BytesPerSec(b) => b as f64 / block.max(1) as f64,
+        }
+    }
+
+    /// As a person writes it: `5000 IOPS`, `200MiB/s`.
+    pub fn describe(self) -> String {
+        match self {
+            Rate::Iops(n) => format!("{} IOPS", crate::units::format_rate(n)),
+            Rate::BytesPerSec(b) => format!("{}/s", crate::units::format_bytes(b)),
+        }
+    }
+}
+
+/// When an open-loop workload's IOs are due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Evenly spaced, 1/rate apart.
+    #[default]
+    Fixed,
+    /// A Poisson process: independent arrivals, exponential gaps of mean 1/rate (many
+    /// independent clients, as a server sees them).
+    Poisson,
+}
+
+impl Arrivals {
+    /// Parses `fixed` (also `uniform`, `linear`) and `poisson`.
+    pub fn parse(s: &str) -> Option<Arrivals> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fixed" | "uniform" | "linear" => Some(Arrivals::Fixed),
+            "poisson" => Some(Arrivals::Poisson),
+            _ => None,
+        }
+    }
+
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Fixed => "fixed",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+}
+
+/// An open loop: IOs are issued at scheduled times, not when the previous ones complete, so a
+/// device that stalls shows as latency (measured from each IO's scheduled time) instead of as
+/// IOs never asked for (coordinated omission; docs/slo.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoop {
+    /// The asked rate.
+    pub rate: Rate,
+    /// How arrivals are spaced.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// The rate is each thread's (true) or all threads' together (false, the default).
+    #[serde(default)]
+    pub per_thread: bool,
+}
+
+impl OpenLoop {
+    /// IOs per second asked of one of `threads` threads, for IOs of `block` bytes.
+    pub fn thread_iops(&self, threads: u32, block: u64) -> f64 {
+        let all = self.rate.iops(block);
+        if self.per_thread {
+            all
+        } else {
+            all / f64::from(threads.max(1))
+        }
+    }
+
+    /// IOs per second asked of all threads together.
+    pub fn total_iops(&self, threads: u32, block: u64) -> f64 {
+        self.thread_iops(threads, block) * f64::from(threads.max(1))
+    }
+}
+
+/// Which operations an SLO target is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SloOp {
+    /// Reads and writes together.
+    All,
+    /// Reads only.
+    Read,
+    /// Writes only.
+    Write,
+}
+
+/// The latency figure an SLO target limits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SloStat {
+    /// A percentile, 0 < p < 100 (`p99`, `p99.9`).
+    Percentile(f64),
+    /// The mean.
+    Mean,
+}
+
+/// One latency target: `read:p99<=2ms`. Latency is measured from each IO's scheduled time
+/// (what a client saw), not from its submission.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloTarget {
+    /// Which operations.
+    pub op: SloOp,
+    /// Which figure.
+    pub stat: SloStat,
+    /// The limit, ns.
+    pub limit_ns: u64,
+}
+
+/// The most precise percentile a target may name: beyond it a trial would need millions of
+/// IOs to resolve the tail (a p99.999 from 100 k IOs is the 1 slowest IO).
+pub const SLO_MAX_PERCENTILE: f64 = 99.99;
+
+impl SloTarget {
+    /// Parses `p99<=2ms`, `p99.9 <= 10ms`, `mean<=500us`, `read:p99<=2ms`, `write:p99.9<=5ms`.
+    pub fn parse(s: &str) -> Result<SloTarget, String> {
+        let s = s.trim();
+        let (op, rest) = match s.split_once(':') {
+            Some((o, r)) => (
+                match o.trim().to_ascii_lowercase().as_str() {
+                    "read" | "reads" => SloOp::Read,
+                    "write" | "writes" => SloOp::Write,
+                    "all" => SloOp::All,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not an operation (use read:, write: or none)"
+                        ));
+                    }
+                },
+                r,
+            ),
+            None => (SloOp::All, s),
+        };
+        let (stat, limit) = rest
+            .split_once("<=")
+            .ok_or_else(|| format!("'{s}' has no '<=' (write e.g. p99<=2ms or mean<=1ms)"))?;
+        let stat = stat.trim().to_ascii_lowercase();
+        let stat = if stat == "mean" || stat == "avg" {
+            SloStat::Mean
+        } else if let Some(p) = stat.strip_prefix('p') {
+            let p: f64 = p
+                .parse()
+                .map_err(|_| format!("'{stat}' is not a percentile (use p50, p99, p99.9...)"))?;
+            if !(p > 0.0 && p <= SLO_MAX_PERCENTILE) {
+                return Err(format!(
+                    "{stat}: a percentile must be above 0 and at most {SLO_MAX_PERCENTILE} (a finer tail cannot be resolved from one trial)"
+                ));
+            }
+            SloStat::Percentile(p)
+        } else {
+            return Err(format!(
+                "'{stat}' is not a latency figure (use p99, p99.9, mean...)"
+            ));
+        };
+        let limit =
+            crate::units::parse_duration(limit.trim()).map_err(|e| format!("limit: {e}"))?;
+        let limit_ns = limit.as_nanos() as u64;
+        if limit_ns == 0 {
+            return Err("a latency limit must be more than 0".into());
+        }
+        Ok(SloTarget { op, stat, limit_ns })
+    }
+
+    /// As written: `read:p99<=2ms`.
+    pub fn describe(&self) -> String {
+        let op = match self.op {
+            SloOp::All => "",
+            SloOp::Read => "read:",
+            SloOp::Write => "write:",
+        };
+        let stat = match self.stat {
+            SloStat::Mean => "mean".to_string(),
+            SloStat::Percentile(p) => format!("p{p}"),
+        };
+        format!("{op}{stat}<={}", limit_text(self.limit_ns))
+    }
+}
+
+/// A target's limit as a person writes it: `2ms`, `1.5ms`, `1s`, `500us` (no trailing zeros).
+fn limit_text(ns: u64) -> String {
+    let t = crate::units::format_latency_ns(ns as f64);
+    let unit_at = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(unit_at);
+    let num = if num.contains('.') {
+        num.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        num
+    };
+    format!("{num}{unit}")
+}
+
+/// A latency target the search finds the highest sustained rate for (`--slo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    /// Every target must be met at once.
+    pub targets: Vec<SloTarget>,
+    /// Time the search may take in all; `None`: until the precision is reached.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "opt_duration_ms"
+    )]
+    pub budget: Option<Duration>,
+    /// Stop when the bracket around the capacity is this narrow (0.05: within 5%).
+    pub precision: f64,
+    /// Trials at each of the two rates that bracket the answer (for its interval).
+    pub edge_trials: u32,
+    /// How the searched rates' arrivals are spaced.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+}
+
+impl Slo {
+    /// Parses `p99<=2ms`, or several targets separated by commas or `and`.
+    pub fn parse_targets(s: &str) -> Result<Vec<SloTarget>, String> {
+        let parts: Vec<&str> = s
+            .split([',', ';'])
+            .flat_map(|p| p.split(" and "))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.is_empty() {
+            return Err("empty (write e.g. p99<=2ms)".into());
+        }
+        parts.into_iter().map(SloTarget::parse).collect()
+    }
+
+    /// As written: `p99<=2ms, p99.9<=10ms`.
+    pub fn describe(&self) -> String {
+        self.targets
+            .iter()
+            .map(SloTarget::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `Option<Duration>` as whole milliseconds, for the stored workload parameters.
+mod opt_duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub(super) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
+}
+
 /// What written blocks contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -210,6 +497,13 @@ pub struct IoWorkload {
     /// How completions are waited for (io_uring only).
     #[serde(default)]
     pub wait: WaitMode,
+    /// Issue at a scheduled rate instead of keeping the queue full (`None`: closed loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoop>,
+    /// Find the highest rate that meets these latency targets (`--slo`): the workload runs
+    /// as a search over open-loop rates instead of at one setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
 }
 
 impl Default for IoWorkload {
@@ -232,6 +526,8 @@ impl Default for IoWorkload {
             seed: 0x10_1ab,
             engine: EngineKind::IoUring,
             wait: WaitMode::Auto,
+            open_loop: None,
+            slo: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod cliff;
 pub mod ratio;
+pub mod slo;
 pub mod summary;
 pub mod tdist;
 
@@ -137,6 +138,7 @@ mod tests {
             cpu_sys_ns: 0,
             notes: Vec::new(),
             verify: None,
+            open_loop: None,
         }
     }
 

@@ -106,7 +106,8 @@ impl Store {
         let rows = self.query(
             what,
             "SELECT id, trial, workload, started_ms, elapsed_ns, cpu_user_ns, cpu_sys_ns,
-                    submitted, completed, short, errors, syncs, series, notes, verify
+                    submitted, completed, short, errors, syncs, series, notes, verify,
+                    open_loop, after_window
              FROM trials WHERE run_id = ?1 AND workload_idx = ?2 ORDER BY trial",
             &[id.into(), idx.into()],
         )?;
@@ -134,6 +135,12 @@ impl Store {
                 .map_err(&e)?
                 .map(|v| decode(id, "verify summary", &v))
                 .transpose()?;
+            t.open_loop = r
+                .opt_text(15)
+                .map_err(&e)?
+                .map(|v| decode(id, "open-loop record", &v))
+                .transpose()?;
+            t.accounting.after_window = to_u64(r.i64(16).map_err(&e)?);
             t.ops = self.load_ops(id, trial_id)?;
             out.push(t);
         }
@@ -145,7 +152,7 @@ impl Store {
         let e = self.err(what);
         let rows = self.query(
             what,
-            "SELECT op, count, bytes, elapsed_ns, latency FROM ops
+            "SELECT op, count, bytes, elapsed_ns, latency, service FROM ops
              WHERE trial_id = ?1 ORDER BY position",
             &[trial_id.into()],
         )?;
@@ -161,12 +168,23 @@ impl Store {
                     detail,
                 })?
             };
+            let service = Some(r.blob(5).map_err(&e)?)
+                .filter(|b| !b.is_empty())
+                .map(|b| {
+                    LatencyHistogram::from_bytes(&b).map_err(|detail| StoreError::BadData {
+                        id: id.to_string(),
+                        what: "service-time histogram",
+                        detail,
+                    })
+                })
+                .transpose()?;
             out.push(OpSample {
                 op: r.text(0).map_err(&e)?,
                 count: to_u64(r.i64(1).map_err(&e)?),
                 bytes: to_u64(r.i64(2).map_err(&e)?),
                 elapsed_ns: to_u64(r.i64(3).map_err(&e)?),
                 latency,
+                service,
             });
         }
         Ok(out)
@@ -316,5 +334,6 @@ fn trial_row(r: &Row) -> std::result::Result<TrialSample, DbError> {
         series: Vec::new(),
         notes: Vec::new(),
         verify: None,
+        open_loop: None,
     })
 }

@@ -64,10 +64,25 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: "",
         convert: Some(v2::convert_layouts),
     },
+    Migration {
+        version: 3,
+        what: "open loops: trials.open_loop, ops.service; trials.after_window kept",
+        sql: V3,
+        convert: None,
+    },
 ];
 
 /// The schema version this binary writes and understands.
-pub const LATEST_VERSION: i32 = 2;
+pub const LATEST_VERSION: i32 = 3;
+
+/// v2 -> v3: an open-loop trial's schedule record (JSON `OpenLoopSample`), its service-time
+/// histograms beside the latencies measured from the schedule, and the IOs drained after the
+/// window, which were measured but read back as 0.
+const V3: &str = r"
+ALTER TABLE trials ADD COLUMN open_loop TEXT;
+ALTER TABLE trials ADD COLUMN after_window INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ops ADD COLUMN service BLOB DEFAULT NULL;
+";
 
 const V1: &str = r"
 -- One row per `iolab run` (or per layout of `iolab lab`).

@@ -325,8 +325,9 @@ fn write_trial(
         .query_opt(
             "INSERT INTO trials (run_id, workload_idx, trial, workload, started_ms, elapsed_ns,
                  cpu_user_ns, cpu_sys_ns, submitted, completed, short, errors, syncs, series,
-                 notes, verify)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                 notes, verify, open_loop, after_window)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18)
              RETURNING id",
             &[
                 run_id.into(),
@@ -345,14 +346,16 @@ fn write_trial(
                 json(&series)?.into(),
                 json(&t.notes)?.into(),
                 t.verify.as_ref().map(json).transpose()?.into(),
+                t.open_loop.as_ref().map(json).transpose()?.into(),
+                to_i64(a.after_window).into(),
             ],
         )?
         .ok_or_else(|| DbError::Value("inserting a trial returned no id".into()))?;
     let trial_id = row.i64(0)?;
     for (i, o) in t.ops.iter().enumerate() {
         db.execute(
-            "INSERT INTO ops (trial_id, position, op, count, bytes, elapsed_ns, latency)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO ops (trial_id, position, op, count, bytes, elapsed_ns, latency, service)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &[
                 trial_id.into(),
                 (i as i64).into(),
@@ -361,6 +364,9 @@ fn write_trial(
                 to_i64(o.bytes).into(),
                 to_i64(o.elapsed_ns).into(),
                 Val::Blob(o.latency.to_bytes()),
+                o.service
+                    .as_ref()
+                    .map_or(Val::Null, |h| Val::Blob(h.to_bytes())),
             ],
         )?;
     }

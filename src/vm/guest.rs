@@ -49,6 +49,13 @@ pub fn disks_of(spec: &LabSpec) -> Result<(usize, u64), VmError> {
         )));
     }
     match &spec.disks {
+        Disks::Loop { count, .. } if count + SPARE_DISKS > super::qemu::MAX_DISKS => {
+            Err(VmError::Spec(format!(
+                "{}: disks.loop.count: {count} disks and {SPARE_DISKS} replacements are more than the VM's {} disks; use fewer",
+                spec.file,
+                super::qemu::MAX_DISKS
+            )))
+        }
         Disks::Loop { count, size, .. } => Ok((*count, *size)),
         Disks::Devices(_) => Err(VmError::Spec(format!(
             "{}: disks.devices: --vm builds on emulated disks; give disks.loop = {{ count = N, size = \"256MiB\" }} instead",

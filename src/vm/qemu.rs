@@ -66,6 +66,27 @@ pub const KERNEL_TIMEOUT: Duration = Duration::from_secs(90);
 /// See [`KERNEL_TIMEOUT`].
 pub const READY_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// The first PCI slot of the disks: slots 0 and 1 are the host bridge and the PIIX3, the
+/// slots between are left to the devices qemu places itself (the 9p share).
+pub const FIRST_DISK_SLOT: usize = 5;
+
+/// Most disks a VM can have: eight functions in each slot from [`FIRST_DISK_SLOT`] to 31.
+pub const MAX_DISKS: usize = (32 - FIRST_DISK_SLOT) * 8;
+
+/// Where disk `i` sits on the PCI bus: eight disks to a slot, one per function (function 0
+/// says the slot is multifunction). One device per slot ran out of slots at 29 disks ("PCI:
+/// no slot/function available for virtio-blk-pci", measured with 45); this way 216 fit on the
+/// root bus without bridges, and the guest still finds them in qemu's order (the kernel scans
+/// slot by slot, function by function), so `vda` is serial `d0` as before.
+pub fn disk_address(i: usize) -> String {
+    let (slot, func) = (FIRST_DISK_SLOT + i / 8, i % 8);
+    if func == 0 {
+        format!("addr={slot:#x}.0,multifunction=on")
+    } else {
+        format!("addr={slot:#x}.{func}")
+    }
+}
+
 /// The qemu command line.
 pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
     let mut a: Vec<String> = vec!["qemu-system-x86_64".into()];
@@ -110,7 +131,10 @@ pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
             d.to_string_lossy().replace(',', ",,")
         ));
         a.push("-device".into());
-        a.push(format!("virtio-blk-pci,drive=d{i},serial=d{i}"));
+        a.push(format!(
+            "virtio-blk-pci,drive=d{i},serial=d{i},{}",
+            disk_address(i)
+        ));
     }
     a.push("-virtfs".into());
     a.push(format!(
@@ -265,6 +289,58 @@ pub fn kvm_openable() -> bool {
 mod tests {
     use super::*;
 
+    /// Issue 27: one device per slot ran out of PCI slots at 29 disks; eight functions to a
+    /// slot give every disk an address of its own, in qemu's order, up to [`MAX_DISKS`]. The
+    /// throttle of a disk far down the bus stays on its own drive.
+    #[test]
+    fn many_disks_share_slots_eight_functions_each() {
+        let n = 66;
+        let c = VmConfig {
+            kernel: "/k".into(),
+            initrd: "/i".into(),
+            disks: (0..n).map(|i| format!("/d/d{i}.img").into()).collect(),
+            share: "/s".into(),
+            memory_mib: 1024,
+            cpus: 2,
+            throttle: [(50, (None, Some(300)))].into_iter().collect(),
+        };
+        let a = argv(&c, Accel::Tcg);
+        let devs: Vec<&String> = a
+            .iter()
+            .filter(|x| x.starts_with("virtio-blk-pci"))
+            .collect();
+        assert_eq!(devs.len(), n);
+        let addrs: std::collections::BTreeSet<String> = devs
+            .iter()
+            .map(|d| {
+                d.split("addr=")
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(addrs.len(), n, "every disk its own slot.function");
+        assert_eq!(disk_address(8), "addr=0x6.0,multifunction=on");
+        assert_eq!(disk_address(65), "addr=0xd.1");
+        let (slot, _) = disk_address(MAX_DISKS - 1)
+            .trim_start_matches("addr=0x")
+            .split_once('.')
+            .map(|(s, f)| (usize::from_str_radix(s, 16).unwrap(), f.to_string()))
+            .unwrap();
+        assert_eq!(slot, 31);
+        assert!(
+            a.iter()
+                .any(|x| x.contains("id=d50,") && x.ends_with("throttling.iops-total=300"))
+        );
+        assert!(
+            a.iter()
+                .any(|x| x == "virtio-blk-pci,drive=d50,serial=d50,addr=0xb.2")
+        );
+    }
+
     #[test]
     fn command_line() {
         let c = VmConfig {
@@ -286,6 +362,11 @@ mod tests {
             a.contains("detect-zeroes=unmap -device virtio-blk-pci,drive=d0,serial=d0"),
             "{a}"
         );
+        assert!(
+            a.contains("serial=d0,addr=0x5.0,multifunction=on -drive"),
+            "{a}"
+        );
+        assert!(a.contains("serial=d1,addr=0x5.1 -"), "{a}");
         assert!(a.contains("-virtfs local,path=/d/share,mount_tag=share,security_model=none"));
         assert!(a.contains("-kernel /c/vmlinux -initrd /c/i.cpio -append console=ttyS0"));
         assert!(

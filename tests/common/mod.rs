@@ -18,6 +18,8 @@ use std::process::{Command, Output};
 pub(crate) mod hosts;
 pub(crate) mod pg;
 pub(crate) mod records;
+pub(crate) mod slurm;
+pub(crate) mod throttle;
 pub(crate) mod vm;
 
 /// A results database private to this test process, so tests never touch the user's own.

@@ -94,6 +94,7 @@ pub(crate) fn io_trial(workload: &str, n: u32, iops: f64) -> TrialSample {
         cpu_sys_ns: 98_765_432,
         notes: vec![format!("trial {n} note")],
         verify: None,
+        open_loop: None,
     }
 }
 
@@ -124,6 +125,7 @@ pub(crate) fn meta_trial(n: u32, ops: u64, series: &[u64]) -> TrialSample {
         cpu_sys_ns: 2,
         notes: Vec::new(),
         verify: None,
+        open_loop: None,
     }
 }
 

@@ -1,11 +1,13 @@
 //! What the VM lab tests (tests/vm.rs, tests/vm_zfs.rs) share: the tool-or-skip check for a
 //! boot, the lab spec file they write and the `[workloads]` table that ends it, and running a
-//! VM lab to its JSON document.
+//! VM lab to its JSON document, and [`VmLab`]: one test's directory, store, state and disks,
+//! and the check that nothing of it is left.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
-use super::{Iolab, Out, kind, need_root, need_tool, skip};
+use super::{Iolab, Out, cmdline, disk_tmpdir, kind, need_root, need_tool, processes_naming, skip};
 
 /// Whether this machine can boot the VM lab: root, the packages its initramfs is assembled
 /// from, a Debian kernel in /boot, and `extra` (tool, apt package) pairs. Skips with the reason
@@ -107,4 +109,86 @@ pub(crate) fn layout<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json
         .as_array()
         .and_then(|a| a.iter().find(|l| l["name"] == name))
         .unwrap_or_else(|| panic!("no layout {name} in {v:#}"))
+}
+
+/// One VM lab test's own directory: the host store, the state directory and the disk
+/// directory inside it.
+pub(crate) struct VmLab {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) db: PathBuf,
+    pub(crate) state: PathBuf,
+    pub(crate) disks: PathBuf,
+}
+
+impl VmLab {
+    /// A fresh directory on a disk-backed filesystem, named after `prefix`.
+    pub(crate) fn new(prefix: &str) -> VmLab {
+        let dir = disk_tmpdir(prefix);
+        let db = dir.path().join("host.db");
+        let state = dir.path().join("state");
+        let disks = dir.path().join("disks");
+        VmLab {
+            dir,
+            db,
+            state,
+            disks,
+        }
+    }
+
+    /// iolab with this lab's store, state directory and working directory.
+    pub(crate) fn iolab(&self) -> Iolab {
+        Iolab::new()
+            .db(&self.db)
+            .env("IOLAB_STATE_DIR", &self.state)
+            .cwd(self.dir.path())
+    }
+
+    /// [`VmLab::iolab`] as a command to add arguments to.
+    pub(crate) fn cmd(&self) -> Command {
+        self.iolab().command()
+    }
+
+    /// Writes the spec `vm-lab.toml` ([`write_lab_spec`]: 5 loop disks of 256 MiB) with `body`.
+    pub(crate) fn spec(&self, body: &str) -> PathBuf {
+        write_lab_spec(self.dir.path(), "vm-lab.toml", "vm-test", &self.disks, body)
+    }
+
+    /// Runs the lab in `spec` in the VM: exit code, JSON document, stderr; prints the wall
+    /// time, the boot and the guest's lab time under `what`.
+    pub(crate) fn run(&self, spec: &Path, what: &str) -> (i32, serde_json::Value, String) {
+        let (code, v, stderr, wall) = run_vm_lab(self.iolab(), spec, &[]);
+        eprintln!(
+            "{what}: exit {code}, wall {wall:.0} s, boot {}, lab {} s in the guest",
+            v["vm"]["boot_seconds"], v["vm"]["lab_seconds"]
+        );
+        (code, v, stderr)
+    }
+
+    /// Nothing of a VM lab is left: no backing files, no state file, no qemu on our disks.
+    pub(crate) fn assert_nothing_left(&self) {
+        let files: Vec<String> = std::fs::read_dir(&self.disks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(files.is_empty(), "left in the disk dir: {files:?}");
+        let states: Vec<String> = std::fs::read_dir(&self.state)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("lab-"))
+            .collect();
+        assert!(states.is_empty(), "state files left: {states:?}");
+        assert!(qemu_on(&self.disks).is_empty(), "qemu still running");
+    }
+}
+
+/// Pids of qemu processes whose command line mentions `dir`.
+pub(crate) fn qemu_on(dir: &Path) -> Vec<u32> {
+    processes_naming(&dir.to_string_lossy())
+        .into_iter()
+        .filter(|&pid| cmdline(pid).starts_with("qemu-system"))
+        .collect()
 }

@@ -17,6 +17,7 @@ fn op(name: &str, count: u64, bytes: u64, secs: f64) -> OpSample {
         bytes,
         elapsed_ns: (secs * 1e9) as u64,
         latency: LatencyHistogram::new(),
+        service: None,
     }
 }
 
@@ -46,6 +47,7 @@ fn workload(name: &str, pattern: Pattern, bs: u64, trials: &[OpSample]) -> Workl
                 cpu_sys_ns: 0,
                 notes: vec![],
                 verify: None,
+                open_loop: None,
             })
             .collect(),
     }

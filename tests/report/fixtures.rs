@@ -214,6 +214,7 @@ pub(crate) fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSampl
         cpu_sys_ns: 5_000_000,
         notes: Vec::new(),
         verify: None,
+        open_loop: None,
     }
 }
 

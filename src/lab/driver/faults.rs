@@ -1,16 +1,16 @@
 //! Injected faults and slow members inside the lab flow: which disks go under device-mapper at
 //! build time, the faults struck at their steps, the read-back that follows each, md's own view
-//! afterwards (array state, faulty members, bad-block log) and the rebuild's observed end, and
-//! the per-member IO figures that show a slow member.
+//! afterwards (array state, faulty members, bad-block log) and the rebuild's observed end. (The
+//! per-member IO figures that show a slow member are in `members.rs`.)
 
 use std::collections::BTreeMap;
 
 use super::super::dataset::DataSet;
 use super::super::integrity::Step;
-use super::super::report::{FaultReport, LayoutReport, MemberIo};
+use super::super::report::{FaultReport, LayoutReport};
 use super::super::spec::{LabSpec, LayoutSpec};
-use super::StackRun;
-use crate::layout::fault::{self, DmWrap, FaultStep, IoCounters, MdObservation};
+use super::{StackRun, placement};
+use crate::layout::fault::{self, DmWrap, FaultStep, MdObservation};
 use crate::layout::{Built, Stack};
 
 /// md's view of the layout's array now (`None` without md or in a dry run).
@@ -50,8 +50,9 @@ impl StackRun<'_, '_> {
         self.session.set_dm_plan(plan);
     }
 
-    /// Strikes the layout's faults planned `at` (before degrading, after the rebuild), reads
-    /// the data set back, and records what md says then.
+    /// Strikes the layout's faults planned `at` (before degrading, after the rebuild) — placed
+    /// under the data set's files first when they ask for it — reads the data set back, and
+    /// records what md says then and what became of the files each range held.
     pub(super) fn faults_at(
         &mut self,
         l: &LayoutSpec,
@@ -60,21 +61,33 @@ impl StackRun<'_, '_> {
         data: Option<&DataSet>,
         at: FaultStep,
     ) -> Result<(), String> {
-        let faults: Vec<_> = l.faults.iter().filter(|f| f.at == at).copied().collect();
+        let faults: Vec<_> = l.faults.iter().filter(|f| f.at == at).cloned().collect();
         if faults.is_empty() {
             return Ok(());
         }
+        let prepared = placement::prepare(
+            self.session.runner(),
+            built,
+            data,
+            faults,
+            self.opts.dry_run,
+        );
         let mut reports = Vec::new();
-        for f in &faults {
-            self.step(&l.name, format!("injecting {}", f.describe()));
+        for p in prepared {
+            let f = p.fault;
             let device = built
                 .members
                 .get(f.member)
                 .map_or(String::new(), |m| m.display().to_string());
-            let error = self.session.inject(built, f).err().map(|e| e.to_string());
+            let error = if let Some(e) = p.error {
+                Some(e)
+            } else {
+                self.step(&l.name, format!("injecting {}", f.describe()));
+                self.session.inject(built, &f).err().map(|e| e.to_string())
+            };
             reports.push(FaultReport {
-                fault: *f,
                 description: f.describe(),
+                fault: f,
                 device,
                 error,
                 rebuild: None,
@@ -82,6 +95,7 @@ impl StackRun<'_, '_> {
                 md: None,
                 struck_at_pct: None,
                 zpool: None,
+                held: p.held,
             });
         }
         let bad = match data {
@@ -94,40 +108,90 @@ impl StackRun<'_, '_> {
             }
             _ => None,
         };
+        // What the read-back hit may set md going: a member whose rewrite failed is replaced
+        // by a spare left over (`want_replacement`), a failed one recovered. Let it finish
+        // before reading md's view (and before the check, which md refuses while it runs).
+        if let Some(md) = built.md.as_ref().filter(|_| !self.opts.dry_run) {
+            let _ = crate::layout::mdadm::wait_idle(self.session.runner(), md);
+        }
         let md = observe(built, self.opts.dry_run);
         let zpool = self.session.zpool_status(built);
         for r in &mut reports {
             r.files_bad = bad;
             r.md.clone_from(&md);
             r.zpool.clone_from(&zpool);
+            if let (Some(h), Some(set)) = (r.held.as_mut(), data) {
+                placement::observe_held(h, set);
+            }
+            r.settle_held();
         }
         lr.faults.extend(reports);
         Ok(())
     }
 
-    /// Arms the faults planned during the rebuild: the session strikes them once md's
-    /// recovery has started.
-    pub(super) fn arm_rebuild_faults(&mut self, l: &LayoutSpec) {
+    /// Arms the faults planned during the rebuild, placed under the data set's files first
+    /// when they ask for it: the session strikes them once md's recovery has started. A fault
+    /// that cannot be placed is not armed; its report says why. Returns the faults armed,
+    /// with what each range holds, for [`StackRun::rebuild_faults_done`].
+    pub(super) fn arm_rebuild_faults(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        data: Option<&DataSet>,
+        lr: &mut LayoutReport,
+    ) -> Vec<placement::Prepared> {
         let faults: Vec<_> = l
             .faults
             .iter()
             .filter(|f| f.at == FaultStep::Rebuild)
-            .copied()
+            .cloned()
             .collect();
-        if !faults.is_empty() {
+        if faults.is_empty() {
+            self.session.set_rebuild_faults(Vec::new());
+            return Vec::new();
+        }
+        let (armed, refused): (Vec<_>, Vec<_>) = placement::prepare(
+            self.session.runner(),
+            built,
+            data,
+            faults,
+            self.opts.dry_run,
+        )
+        .into_iter()
+        .partition(|p| p.error.is_none());
+        for p in refused {
+            lr.faults.push(FaultReport {
+                description: p.fault.describe(),
+                device: built
+                    .members
+                    .get(p.fault.member)
+                    .map_or(String::new(), |m| m.display().to_string()),
+                fault: p.fault,
+                error: p.error,
+                rebuild: None,
+                files_bad: None,
+                md: None,
+                struck_at_pct: None,
+                zpool: None,
+                held: p.held,
+            });
+        }
+        if !armed.is_empty() {
             self.step(
                 &l.name,
                 format!(
                     "rebuilding, with {}",
-                    faults
+                    armed
                         .iter()
-                        .map(crate::layout::fault::Fault::describe)
+                        .map(|p| p.fault.describe())
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
             );
         }
-        self.session.set_rebuild_faults(faults);
+        self.session
+            .set_rebuild_faults(armed.iter().map(|p| p.fault.clone()).collect());
+        armed
     }
 
     /// After a rebuild that had faults struck in it: how the rebuild ended and what md says.
@@ -136,6 +200,7 @@ impl StackRun<'_, '_> {
         built: &Built,
         lr: &mut LayoutReport,
         replacements: &[std::path::PathBuf],
+        mut armed: Vec<placement::Prepared>,
     ) {
         let log = self.session.take_fault_log();
         if log.is_empty() {
@@ -153,25 +218,31 @@ impl StackRun<'_, '_> {
             .or_else(|| zpool.as_ref().map(resilver_outcome));
         for s in log {
             let f = s.fault;
+            let held = armed
+                .iter()
+                .position(|p| p.fault == f)
+                .and_then(|i| armed.remove(i).held);
             lr.faults.push(FaultReport {
-                fault: f,
                 description: f.describe(),
                 device: built
                     .wrapped_device(f.member)
                     .or_else(|| built.members.get(f.member).map(std::path::PathBuf::as_path))
                     .map_or(String::new(), |p| p.display().to_string()),
+                fault: f,
                 error: s.outcome.err(),
                 rebuild: outcome.clone(),
                 files_bad: None,
                 md: md.clone(),
                 struck_at_pct: s.at_pct,
                 zpool: zpool.clone(),
+                held,
             });
         }
     }
 
-    /// Fills in the files lost by the read-back after the rebuild for the faults struck in it.
-    pub(super) fn rebuild_faults_read_back(lr: &mut LayoutReport) {
+    /// Fills in the files lost by the read-back after the rebuild for the faults struck in it,
+    /// and what became of each file their ranges held.
+    pub(super) fn rebuild_faults_read_back(lr: &mut LayoutReport, data: Option<&DataSet>) {
         let bad = lr
             .integrity
             .as_ref()
@@ -183,6 +254,10 @@ impl StackRun<'_, '_> {
             .filter(|f| f.fault.at == FaultStep::Rebuild)
         {
             f.files_bad = bad;
+            if let (Some(h), Some(set), Some(_)) = (f.held.as_mut(), data, bad) {
+                placement::observe_held(h, set);
+            }
+            f.settle_held();
         }
     }
 
@@ -255,79 +330,9 @@ pub(super) fn resilver_outcome(st: &crate::layout::zfs::PoolStatus) -> String {
     s
 }
 
-/// The counters of every member now (`None` for a member whose stat cannot be read).
-pub(super) fn snapshot(built: &Built) -> Vec<Option<IoCounters>> {
-    built
-        .members
-        .iter()
-        .map(|m| fault::io_counters(m))
-        .collect()
-}
-
-/// Per-member IO between two snapshots, the slow members flagged: more than twice the median
-/// member's milliseconds per IO, and at least 2 ms more. (A member under a dm `linear` table
-/// counts a little more per IO than a plain disk — 3.9 against 2.1 ms was seen — which a
-/// lower bar flagged.)
-pub(super) fn member_io(
-    built: &Built,
-    before: &[Option<IoCounters>],
-    after: &[Option<IoCounters>],
-) -> Vec<MemberIo> {
-    let mut out: Vec<MemberIo> = Vec::new();
-    for ((m, b), a) in built.members.iter().zip(before).zip(after) {
-        let (Some(b), Some(a)) = (b, a) else { continue };
-        let ios = a.ios.saturating_sub(b.ios);
-        let ticks = a.ticks_ms.saturating_sub(b.ticks_ms);
-        out.push(MemberIo {
-            member: m.display().to_string(),
-            device: fault::kernel_name(m).unwrap_or_default(),
-            ios,
-            bytes: a.sectors.saturating_sub(b.sectors) * 512,
-            ms_per_io: if ios == 0 {
-                0.0
-            } else {
-                ticks as f64 / ios as f64
-            },
-            slow: false,
-            fault_wrapped: built.is_wrapped_for_a_fault(m),
-        });
-    }
-    flag_slow(&mut out);
-    out
-}
-
-/// Flags the members much slower per IO than the median member.
-pub(super) fn flag_slow(v: &mut [MemberIo]) {
-    let mut per: Vec<f64> = v
-        .iter()
-        .filter(|m| m.ios > 0)
-        .map(|m| m.ms_per_io)
-        .collect();
-    if per.len() < 3 {
-        return;
-    }
-    per.sort_by(f64::total_cmp);
-    let median = per[per.len() / 2];
-    for m in v.iter_mut().filter(|m| m.ios > 0) {
-        m.slow = m.ms_per_io > median * 2.0 && m.ms_per_io > median + 2.0;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn m(ms: f64) -> MemberIo {
-        MemberIo {
-            member: String::new(),
-            device: String::new(),
-            ios: 100,
-            bytes: 0,
-            ms_per_io: ms,
-            slow: false,
-            fault_wrapped: false,
-        }
-    }
 
     fn mm(device: &str, state: &str) -> crate::layout::fault::MdMember {
         crate::layout::fault::MdMember {
@@ -358,20 +363,5 @@ mod tests {
         // An original member in sync is not the replacement.
         o.members.push(mm("vdb", "in_sync"));
         assert!(rebuild_outcome(&o, &["vdd".into()]).starts_with("aborted"));
-    }
-
-    #[test]
-    fn the_slow_member_stands_out() {
-        let mut v = vec![m(0.4), m(0.5), m(9.0), m(0.45), m(0.6)];
-        flag_slow(&mut v);
-        let slow: Vec<bool> = v.iter().map(|x| x.slow).collect();
-        assert_eq!(slow, [false, false, true, false, false]);
-        // Alike members: none flagged, even with a spread under 1 ms.
-        let mut v = vec![m(2.1), m(2.0), m(3.9), m(2.2)];
-        flag_slow(&mut v);
-        assert!(v.iter().all(|x| !x.slow));
-        let mut v = vec![m(0.2), m(0.5), m(0.9)];
-        flag_slow(&mut v);
-        assert!(v.iter().all(|x| !x.slow));
     }
 }

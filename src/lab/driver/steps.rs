@@ -167,11 +167,11 @@ impl StackRun<'_, '_> {
         let mut data = self.write_data(l, built, lr)?;
         if !dry {
             self.step(&l.name, "workloads (healthy)".into());
-            let before = super::faults::snapshot(built);
+            let before = super::members::snapshot(built);
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
             lr.member_io =
-                super::faults::member_io(built, &before, &super::faults::snapshot(built));
+                super::members::member_io(built, &before, &super::members::snapshot(built));
         }
         self.faults_at(l, built, lr, data.as_ref(), FaultStep::BeforeDegrade)?;
         if l.degrade {
@@ -333,17 +333,17 @@ impl StackRun<'_, '_> {
         data: Option<&DataSet>,
     ) -> Result<(), String> {
         self.step(&l.name, "rebuilding".into());
-        self.arm_rebuild_faults(l);
+        let armed = self.arm_rebuild_faults(l, built, data, lr);
         let r = self
             .session
             .rebuild(built, src)
             .map_err(|e| Self::failed(lr, "rebuild", &e))?;
-        self.rebuild_faults_done(built, lr, &r.new_members);
+        self.rebuild_faults_done(built, lr, &r.new_members, armed);
         let verified = match data {
             Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
             None => false,
         };
-        Self::rebuild_faults_read_back(lr);
+        Self::rebuild_faults_read_back(lr, data);
         lr.rebuild = Some(RebuildReport {
             new_member: r.new_member.display().to_string(),
             seconds: r.seconds,

@@ -575,6 +575,7 @@ mod tests {
             cpu_sys_ns: 0,
             notes: Vec::new(),
             verify: None,
+            open_loop: None,
         };
         assert_eq!(
             trial_points(&t, true),

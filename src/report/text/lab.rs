@@ -134,7 +134,13 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         Detail::Short => short_row(l, r.dry_run),
         Detail::Full => row(l, r.dry_run),
     }));
-    let widths: Vec<usize> = (0..headers.len())
+    if has_slo(r) {
+        rows[0].push(SLO_HEADER.into());
+        for (cells, l) in rows.iter_mut().skip(1).zip(&r.layouts) {
+            cells.push(slo_cell(l));
+        }
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
@@ -166,6 +172,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     if detail == Detail::Short {
         out.push_str(&short_notes(r));
     }
+    out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
     out
 }
@@ -271,6 +278,40 @@ fn notes(r: &LabReport) -> String {
     out
 }
 
+/// The column a lab with `[workloads] slo` adds: IOPS at the target, healthy / degraded.
+const SLO_HEADER: &str = "CAPACITY@SLO";
+
+fn has_slo(r: &LabReport) -> bool {
+    r.layouts.iter().any(|l| !l.slo.is_empty())
+}
+
+/// The first searched workload's capacity (the others are in the notes and JSON).
+fn slo_cell(l: &LayoutReport) -> String {
+    l.slo
+        .first()
+        .map_or_else(|| "-".into(), crate::lab::report::LabSlo::cell)
+}
+
+/// Each layout's answer in a sentence, healthy and degraded, with its interval.
+fn slo_notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        for s in &l.slo {
+            for (state, c) in [("healthy", &s.healthy), ("degraded", &s.degraded)] {
+                if let Some(c) = c {
+                    out.push_str(&format!(
+                        "{} {state}, {}: {}\n",
+                        l.name,
+                        s.workload,
+                        c.describe()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The columns of the full table (Markdown, `-v`).
 const HEADERS: [&str; 8] = [
     "LAYOUT",
@@ -341,14 +382,27 @@ pub fn render_markdown(r: &LabReport) -> String {
             s
         })
         .collect();
+    if has_slo(r) {
+        h.push("Capacity@SLO".into());
+    }
     h.push("Status".into());
     out.push_str(&format!("| {} |\n", h.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
     for l in &r.layouts {
         let mut cells = row(l, r.dry_run);
+        if has_slo(r) {
+            cells.push(slo_cell(l));
+        }
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    let slo = slo_notes(r);
+    if !slo.is_empty() {
+        out.push('\n');
+        for line in slo.lines() {
+            out.push_str(&format!("- {}\n", esc(line)));
+        }
     }
     let checked: Vec<&LayoutReport> = r.layouts.iter().filter(|l| l.integrity.is_some()).collect();
     if checked.is_empty() {
@@ -396,11 +450,13 @@ pub fn render_markdown(r: &LabReport) -> String {
 #[cfg(test)]
 mod status_tests;
 
-/// What each injected fault did, as observed, and the members that were slow per IO.
+/// What each injected fault did, as observed, and the members that were SLOW (per second of
+/// their busy time).
 fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
     let mut out = String::new();
     for f in &l.faults {
         let mut parts = vec![format!("{} ({})", f.description, f.device)];
+        parts.extend(f.held_line());
         if let Some(e) = &f.error {
             parts.push(format!("could not be injected: {e}"));
         }
@@ -429,32 +485,54 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
             o.describe()
         ));
     }
-    let mut per: Vec<f64> = l
-        .member_io
-        .iter()
-        .filter(|m| m.ios > 0)
-        .map(|m| m.ms_per_io)
-        .collect();
-    per.sort_by(f64::total_cmp);
-    if let Some(median) = per.get(per.len() / 2) {
-        for m in l.member_io.iter().filter(|m| m.slow) {
-            out.push_str(&format!(
-                "note: {} member {} ({}) is SLOW: {:.1} ms per IO against the members' median {:.1} ms ({} IOs in the healthy workloads){}\n",
-                l.name,
-                m.member,
-                m.device,
-                m.ms_per_io,
-                median,
-                m.ios,
-                if m.fault_wrapped {
-                    "; it is under a dm linear table the lab added for a fault, a layer the others lack"
-                } else {
-                    ""
-                }
-            ));
-        }
+    for m in l.member_io.iter().filter(|m| m.slow) {
+        out.push_str(&format!(
+            "note: {} member {} ({}) is SLOW: {}{}\n",
+            l.name,
+            m.member,
+            m.device,
+            slow_member_figures(&l.member_io, m),
+            if m.fault_wrapped {
+                "; it is under a dm linear table the lab added for a fault, a layer the others lack"
+            } else {
+                ""
+            }
+        ));
     }
     out
+}
+
+/// What a SLOW member's note says: per second of its busy time against the members' median
+/// (the rule), then its milliseconds per IO with the queue it had; a record from before the
+/// rule (no busy figures) says milliseconds per IO against the median, as it was judged.
+fn slow_member_figures(
+    all: &[crate::lab::report::MemberIo],
+    m: &crate::lab::report::MemberIo,
+) -> String {
+    let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
+        let v: Vec<f64> = all.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| crate::report::json::median(&v))
+    };
+    let rates = (
+        m.ios_per_busy_sec,
+        m.mb_per_busy_sec,
+        median(|x| x.ios_per_busy_sec),
+        median(|x| x.mb_per_busy_sec),
+    );
+    if let (Some(ios), Some(mb), Some(mi), Some(mm)) = rates {
+        return format!(
+            "{ios:.0} IOs and {mb:.2} MB per second busy against the members' median {mi:.0} and {mm:.2} (-{:.0}%); {:.1} ms per IO with {:.1} in flight ({} IOs in the healthy workloads)",
+            m.below_pct.unwrap_or(0.0),
+            m.ms_per_io,
+            m.in_flight.unwrap_or(0.0),
+            m.ios
+        );
+    }
+    let old = median(|x| (x.ios > 0).then_some(x.ms_per_io)).unwrap_or(0.0);
+    format!(
+        "{:.1} ms per IO against the members' median {old:.1} ms ({} IOs in the healthy workloads)",
+        m.ms_per_io, m.ios
+    )
 }
 
 #[cfg(test)]

@@ -9,3 +9,4 @@ pub mod disks;
 pub mod lab;
 pub mod lab_summary;
 pub mod plan;
+pub mod slo;

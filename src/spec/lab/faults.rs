@@ -6,12 +6,16 @@
 //! ```toml
 //! faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
 //! ```
+//!
+//! `offset = "data"` (md layouts with a data set) lets the lab place the range under the data
+//! set's files on that member, `offset = "file:PATH"` under one named file: a range written in
+//! bytes may hold no file, and a fault that misses the data answers the wrong question.
 
 use serde::Deserialize;
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use crate::layout::fault::{Fault, FaultKind, FaultStep};
+use crate::layout::fault::{Fault, FaultKind, FaultStep, Under};
 use crate::layout::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::SizeValue;
@@ -79,6 +83,17 @@ impl Section for Faults {
             if let FaultKind::Unreadable { offset, length }
             | FaultKind::Corrupt { offset, length } = f.kind
             {
+                if f.under.is_some() && length > sz / 4 {
+                    return Err(cx.err(
+                        "faults",
+                        &format!("faults[{}].length", i + 1),
+                        format!(
+                            "{} under file data is more than a quarter of a member ({}); lower length",
+                            units::format_bytes(length),
+                            units::format_bytes(sz)
+                        ),
+                    ));
+                }
                 if offset.saturating_add(length) > sz {
                     return Err(cx.err(
                         "faults",
@@ -136,35 +151,11 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
         .kind
         .as_deref()
         .ok_or_else(|| err("kind", "missing; what: unreadable, fail or corrupt".into()))?;
-    let range = |what: &str| -> Result<(u64, u64), SpecError> {
-        let offset = match &f.offset {
-            Some(v) => v.bytes().map_err(|e| err("offset", e))?,
-            None => {
-                return Err(err(
-                    "offset",
-                    format!(
-                        "missing; where the {what} range starts on the member (e.g. \"16MiB\")"
-                    ),
-                ));
-            }
-        };
-        let length = match &f.length {
-            Some(v) => v.bytes().map_err(|e| err("length", e))?,
-            None => {
-                return Err(err(
-                    "length",
-                    format!("missing; how many bytes are {what} (e.g. \"1MiB\")"),
-                ));
-            }
-        };
-        if length == 0 || length % 512 != 0 || offset % 512 != 0 {
-            return Err(err(
-                "length",
-                "offset and length must be whole 512-byte sectors, length at least 512".into(),
-            ));
-        }
-        Ok((offset, length))
+    let under = match &f.offset {
+        Some(SizeValue::Text(t)) => under(t),
+        _ => None,
     };
+    let range = |what: &str| range(cx, n, f, under.is_some(), what);
     let kind = match kind_s {
         "unreadable" => {
             let (offset, length) = range("unreadable")?;
@@ -191,6 +182,9 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
         }
     };
     placement(cx, n, at, member, stack, draft)?;
+    if under.is_some() {
+        under_data(cx, n, stack, draft)?;
+    }
     let progress = progress(cx, n, f.progress, at, stack)?;
     if at == FaultStep::AfterRebuild
         && kind.needs_dm()
@@ -209,7 +203,81 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
         at,
         kind,
         progress,
+        under,
+        placed: false,
     })
+}
+
+/// The `(offset, length)` of fault `n`'s `what` range (offset 0 when the lab places it:
+/// `under`).
+fn range(
+    cx: &Cx,
+    n: usize,
+    f: &RawFault,
+    under: bool,
+    what: &str,
+) -> Result<(u64, u64), SpecError> {
+    let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
+    let offset = match &f.offset {
+        Some(_) if under => 0,
+        Some(v) => v.bytes().map_err(|e| {
+            err(
+                "offset",
+                format!("{e}; give bytes (\"16MiB\"), \"data\" (under a file of the data set) or \"file:PATH\""),
+            )
+        })?,
+        None => {
+            return Err(err(
+                "offset",
+                format!(
+                    "missing; where the {what} range starts on the member (e.g. \"16MiB\", or \"data\" to put it under a file of the data set)"
+                ),
+            ));
+        }
+    };
+    let length = match &f.length {
+        Some(v) => v.bytes().map_err(|e| err("length", e))?,
+        None => {
+            return Err(err(
+                "length",
+                format!("missing; how many bytes are {what} (e.g. \"1MiB\")"),
+            ));
+        }
+    };
+    if length == 0 || length % 512 != 0 || offset % 512 != 0 {
+        return Err(err(
+            "length",
+            "offset and length must be whole 512-byte sectors, length at least 512".into(),
+        ));
+    }
+    Ok((offset, length))
+}
+
+/// `offset = "data"` or `"file:PATH"`: where the lab places the range itself.
+fn under(text: &str) -> Option<Under> {
+    let t = text.trim();
+    if t == "data" {
+        return Some(Under::Data);
+    }
+    t.strip_prefix("file:")
+        .map(|p| Under::File(p.trim().trim_start_matches("./").to_string()))
+}
+
+/// Whether fault `n` can be placed under file data on this stack: the data set's files are
+/// found through the filesystem's extent map and md's layout, so it needs md and a data set.
+fn under_data(cx: &Cx, n: usize, stack: &Stack, draft: &Draft) -> Result<(), SpecError> {
+    let err = |msg: &str| cx.err("faults", &format!("faults[{n}].offset"), msg.to_string());
+    if !matches!(stack.raid, RaidLayer::Md(_)) {
+        return Err(err(
+            "\"data\" is placed through md's layout; on btrfs or zfs the file data's place on a member is not mapped: give bytes (\"16MiB\")",
+        ));
+    }
+    if !(draft.degrade || draft.fill.is_some()) {
+        return Err(err(
+            "\"data\" needs the lab's data set on the layout: set fill = \"48MiB\" (or degrade = true)",
+        ));
+    }
+    Ok(())
 }
 
 /// The optional `progress` of fault `n`: the percent of md's recovery done when it strikes

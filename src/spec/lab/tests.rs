@@ -435,13 +435,77 @@ fn faults_are_read_and_checked() {
     assert_eq!(e.key, "layout[d].faults");
 }
 
+/// Issue 27: a range written in bytes may hold no file; `offset = "data"` (or `"file:PATH"`)
+/// lets the lab place it under the data set, on md layouts that write one.
+#[test]
+fn faults_placed_under_data_are_read_and_checked() {
+    use crate::layout::fault::{FaultKind, Under};
+    let s = lab(&format!(
+        "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"data\", length = \"1MiB\" }}, {{ member = 1, at = \"after_rebuild\", kind = \"corrupt\", offset = \"file:./.iolab-data/d1/f00001\", length = \"64k\" }}]\n"
+    ))
+    .unwrap();
+    let f = &s.layouts[0].faults;
+    assert_eq!(f[0].under, Some(Under::Data));
+    assert_eq!(f[0].kind.range(), Some((0, 1 << 20)));
+    assert!(!f[0].placed);
+    assert_eq!(
+        f[0].describe(),
+        "unreadable 1MiB under file data on member 0 during the rebuild"
+    );
+    assert_eq!(
+        f[1].under,
+        Some(Under::File(".iolab-data/d1/f00001".into()))
+    );
+    let mut placed = f[0].clone();
+    placed.kind = placed.kind.at_offset(20 << 20);
+    placed.placed = true;
+    assert_eq!(
+        placed.kind,
+        FaultKind::Unreadable {
+            offset: 20 << 20,
+            length: 1 << 20
+        }
+    );
+    assert!(
+        placed
+            .describe()
+            .starts_with("unreadable 1MiB at 20MiB (under file data)"),
+        "{}",
+        placed.describe()
+    );
+    let data = "{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"data\", length = \"1MiB\" }";
+    let cases = [
+        (
+            format!("[[layout]]\nname = \"z1\"\nzfs = {{ vdev = \"raidz1\", width = 3 }}\ndegrade = true\nrebuild = true\nfaults = [{data}]\n"),
+            "layout[z1].faults[1].offset: \"data\" is placed through md's layout",
+        ),
+        (
+            "[[layout]]\nname = \"r1\"\nfs = \"xfs\"\nmdadm = { level = 1, members = 2 }\nfaults = [{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"4k\" }]\n".to_string(),
+            "layout[r1].faults[1].offset: \"data\" needs the lab's data set on the layout",
+        ),
+        (
+            format!("{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"dta\", length = \"1MiB\" }}]\n"),
+            "\"data\" (under a file of the data set) or \"file:PATH\"",
+        ),
+        (
+            format!("{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"data\", length = \"512MiB\" }}]\n"),
+            "layout[r5].faults[1].length: 512MiB under file data is more than a quarter of a member",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.to_string().contains(want), "{text}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+}
+
 #[test]
 fn rebuild_faults_have_a_point_on_md_and_a_place_on_zfs_not_btrfs() {
     let s = lab(&format!(
         "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"fail\", progress = 40 }}]\n"
     ))
     .unwrap();
-    let f = s.layouts[0].faults[0];
+    let f = &s.layouts[0].faults[0];
     assert_eq!(f.progress, Some(40));
     assert!(
         f.describe().ends_with("on member 0 at 40% of the rebuild"),

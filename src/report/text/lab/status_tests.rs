@@ -213,32 +213,39 @@ fn mirror_mismatch_note_keeps_the_verdict_and_is_shown() {
     assert_eq!(back, r);
 }
 
-/// A SLOW member that the lab put under dm only for a fault says so: the extra layer is part
-/// of its time per IO; a plain slow member's note does not.
+/// A SLOW member's note gives its figures per second of busy time against the members'
+/// median (the rule, issue 27) and its milliseconds per IO with its queue; one the lab put
+/// under dm only for a fault says so; a record from before the rule (no busy figures) keeps
+/// the note it was judged by.
 #[test]
 fn a_slow_member_wrapped_for_a_fault_is_named_as_such() {
     use crate::lab::report::MemberIo;
-    let io = |member: &str, ms: f64, fault_wrapped: bool| MemberIo {
+    let io = |member: &str, rate: f64, ms: f64, fault_wrapped: bool| MemberIo {
         member: member.into(),
         device: if fault_wrapped { "dm-0" } else { "vdb" }.into(),
         ios: 1000,
-        bytes: 4 << 20,
+        bytes: 8 << 20,
         ms_per_io: ms,
-        slow: ms > 5.0,
+        busy_ms: Some(2000),
+        ios_per_busy_sec: Some(rate),
+        mb_per_busy_sec: Some(rate * 8192.0 / 1e6),
+        in_flight: Some(ms * 1000.0 / 2000.0),
+        slow: rate < 200.0,
+        below_pct: (rate < 200.0).then(|| (1.0 - rate / 500.0) * 100.0),
         fault_wrapped,
     };
     let mut l = LayoutReport::new("md6-ure", "md raid6 x4 > xfs".into(), None);
     l.member_io = vec![
-        io("/dev/mapper/iolab-x-0", 5.9, true),
-        io("/dev/vdc", 2.5, false),
-        io("/dev/vdd", 2.4, false),
-        io("/dev/vde", 37.5, false),
+        io("/dev/mapper/iolab-x-0", 150.0, 5.9, true),
+        io("/dev/vdc", 500.0, 2.5, false),
+        io("/dev/vdd", 520.0, 2.4, false),
+        io("/dev/vde", 100.0, 37.5, false),
     ];
     let t = super::fault_notes(&l);
     let notes: Vec<&str> = t.lines().filter(|n| n.contains("is SLOW")).collect();
     assert_eq!(notes.len(), 2, "{t}");
     assert!(
-        notes[0].contains("/dev/mapper/iolab-x-0 (dm-0) is SLOW: 5.9 ms")
+        notes[0].contains("/dev/mapper/iolab-x-0 (dm-0) is SLOW: 150 IOs and 1.23 MB per second busy against the members' median 325 and 2.66 (-70%); 5.9 ms per IO with 3.0 in flight")
             && notes[0].ends_with("a layer the others lack"),
         "{t}"
     );
@@ -246,4 +253,17 @@ fn a_slow_member_wrapped_for_a_fault_is_named_as_such() {
     let j = serde_json::to_value(&l.member_io).unwrap();
     assert_eq!(j[0]["fault_wrapped"], true);
     assert!(j[1].get("fault_wrapped").is_none(), "{j}");
+    // A member_io record from before the rule reads back and keeps its old note.
+    let old: Vec<MemberIo> = serde_json::from_value(serde_json::json!([
+        {"member": "/dev/vdb", "device": "vdb", "ios": 900, "bytes": 1, "ms_per_io": 2.0, "slow": false},
+        {"member": "/dev/vdc", "device": "vdc", "ios": 900, "bytes": 1, "ms_per_io": 2.2, "slow": false},
+        {"member": "/dev/vdd", "device": "vdd", "ios": 900, "bytes": 1, "ms_per_io": 9.0, "slow": true}
+    ]))
+    .unwrap();
+    l.member_io = old;
+    let t = super::fault_notes(&l);
+    assert!(
+        t.contains("member /dev/vdd (vdd) is SLOW: 9.0 ms per IO against the members' median 2.2 ms (900 IOs in the healthy workloads)"),
+        "{t}"
+    );
 }

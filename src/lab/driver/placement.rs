@@ -1,0 +1,560 @@
+//! Faults placed under data: the data set's files mapped from their extents on the
+//! filesystem's device (FIEMAP), through a linear LVM volume's table when there is one, through
+//! md's layout (chunk, level, parity rotation, each member's data offset, all from sysfs) to a
+//! member and a byte on it. A fault with `offset = "data"` starts where its range holds the
+//! most file data on its member; `offset = "file:PATH"` at that file's first block there. Every
+//! range fault then records what its range held ([`Held`]), and the map is checked against
+//! the member's own bytes before anything is struck.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::super::dataset::DataSet;
+use super::super::held::{Held, HeldFile, MAX_HELD_LISTED};
+use crate::layout::fault::{self, Fault, Under};
+use crate::layout::mdmap::{Content, MdGeometry};
+use crate::layout::{Built, Runner};
+
+/// Bytes of one file on the array: `len` bytes from array byte `array` are the file's bytes
+/// from `logical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    array: u64,
+    len: u64,
+    file: usize,
+    logical: u64,
+}
+
+/// The data set as md lays it out.
+#[derive(Debug)]
+pub(super) struct DataMap {
+    geo: MdGeometry,
+    /// Every run of file data on the array, sorted by array offset.
+    runs: Vec<Run>,
+}
+
+/// A range of one member holding one file's bytes: member byte, length, file, file byte.
+type OnMember = (u64, u64, usize, u64);
+
+/// A fault made ready to strike: placed when it goes under data, with what its range holds;
+/// `error` when it cannot be placed (then it is not struck).
+#[derive(Debug, Clone)]
+pub(super) struct Prepared {
+    pub fault: Fault,
+    pub held: Option<Held>,
+    pub error: Option<String>,
+}
+
+/// `(start, len, target offset)` segments of a linear device-mapper table, in bytes.
+type Linear = Vec<(u64, u64, u64)>;
+
+/// Parses `dmsetup table` lines of `linear` segments onto device `dev` (`MAJ:MIN`), in bytes.
+fn parse_linear(table: &str, dev: &str) -> Result<Linear, String> {
+    let mut out = Vec::new();
+    for l in table.lines().filter(|l| !l.trim().is_empty()) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
+        match (num(0), num(1), w.get(2), w.get(3), num(4)) {
+            (Some(s), Some(n), Some(&"linear"), Some(d), Some(o)) if *d == dev => {
+                out.push((s * 512, n * 512, o * 512));
+            }
+            _ => {
+                return Err(format!(
+                    "the volume's table '{}' is not linear over the array ({dev})",
+                    l.trim()
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The file system's device bytes `[at, at + len)` as array ranges through `lin`.
+fn through(lin: Option<&Linear>, at: u64, len: u64) -> Vec<(u64, u64)> {
+    let Some(lin) = lin else {
+        return vec![(at, len)];
+    };
+    let mut out = Vec::new();
+    for &(s, n, o) in lin {
+        let (a, b) = (at.max(s), (at + len).min(s + n));
+        if a < b {
+            out.push((o + (a - s), b - a));
+        }
+    }
+    out
+}
+
+fn read_sys(p: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+impl DataMap {
+    /// Maps the data set `set` of layout `built` (md, optionally under one linear LVM volume).
+    pub(super) fn build(runner: &Runner, built: &Built, set: &DataSet) -> Result<DataMap, String> {
+        let md = built.md.as_ref().ok_or_else(|| {
+            format!(
+                "the place of file data on a {} member is not mapped (md layouts only)",
+                match built.stack.raid {
+                    crate::layout::RaidLayer::Zfs(_) => "zfs",
+                    crate::layout::RaidLayer::Btrfs { .. } => "btrfs",
+                    _ => "non-md",
+                }
+            )
+        })?;
+        let md_name = fault::kernel_name(md).ok_or_else(|| format!("{} is gone", md.display()))?;
+        let geo =
+            MdGeometry::from_sysfs(Path::new("/sys"), &PathBuf::from(format!("/dev/{md_name}")))?;
+        let fs_name = fault::kernel_name(&built.fs_device)
+            .ok_or_else(|| format!("{} is gone", built.fs_device.display()))?;
+        let lin = if fs_name == md_name {
+            None
+        } else {
+            let dm = read_sys(format!("/sys/block/{fs_name}/dm/name"));
+            if dm.is_empty() {
+                return Err(format!(
+                    "the filesystem is on {fs_name}, neither the array nor a volume over it"
+                ));
+            }
+            let out = runner
+                .run(&["dmsetup", "table", &dm])
+                .map_err(|e| e.to_string())?;
+            let dev = read_sys(format!("/sys/block/{md_name}/dev"));
+            Some(parse_linear(&out.stdout, &dev)?)
+        };
+        let mut runs = Vec::new();
+        for i in 0..set.files.len() {
+            let ext = set
+                .extents(i)
+                .map_err(|e| format!("cannot read the extent map of {}: {e}", set.files[i].path))?;
+            for e in ext {
+                if e.flags & crate::sys::FIEMAP_EXTENT_NOT_PLAIN != 0 {
+                    continue;
+                }
+                let mut logical = e.logical;
+                for (array, len) in through(lin.as_ref(), e.physical, e.length) {
+                    runs.push(Run {
+                        array,
+                        len,
+                        file: i,
+                        logical,
+                    });
+                    logical += len;
+                }
+            }
+        }
+        runs.sort_by_key(|r| r.array);
+        Ok(DataMap { geo, runs })
+    }
+
+    /// Every range of member `disk` holding file bytes, sorted by member byte.
+    fn on_member(&self, disk: usize) -> Vec<OnMember> {
+        let mut out: Vec<OnMember> = Vec::new();
+        for r in &self.runs {
+            for p in self.geo.map(r.array, r.len) {
+                if p.disk == disk {
+                    out.push((
+                        p.member_offset,
+                        p.len,
+                        r.file,
+                        r.logical + (p.array_offset - r.array),
+                    ));
+                }
+            }
+        }
+        out.sort_by_key(|p| p.0);
+        out
+    }
+
+    /// Where on member `disk` a `length`-byte range of `under` starts (a whole 4 KiB block,
+    /// within `member_size`).
+    pub(super) fn place(
+        &self,
+        set: &DataSet,
+        disk: usize,
+        under: &Under,
+        length: u64,
+        member_size: u64,
+    ) -> Result<u64, String> {
+        let pieces = self.on_member(disk);
+        let start = match under {
+            Under::Data => best_window(&pieces, length)
+                .ok_or_else(|| format!("no file of the data set has a block on member {disk}"))?,
+            Under::File(path) => {
+                let i = set.index_of(path).ok_or_else(|| {
+                    format!(
+                        "{path} is not a file of the data set (its files are .iolab-data/dN/fNNNNN)"
+                    )
+                })?;
+                pieces
+                    .iter()
+                    .filter(|p| p.2 == i)
+                    .min_by_key(|p| p.3)
+                    .map(|p| p.0)
+                    .ok_or_else(|| format!("{path} has no block on member {disk}"))?
+            }
+        };
+        Ok((start & !4095).min(member_size.saturating_sub(length) & !4095))
+    }
+
+    /// What `length` bytes at `offset` of member `disk` hold.
+    pub(super) fn held(&self, set: &DataSet, disk: usize, offset: u64, length: u64) -> Held {
+        let Some(data_offset) = self.geo.data_offsets.get(disk).copied().flatten() else {
+            return Held::unknown(format!("md shows no device in slot {disk}"));
+        };
+        let mut h = Held::default();
+        let mut per: BTreeMap<usize, u64> = BTreeMap::new();
+        let end = offset.saturating_add(length);
+        let mut m = offset;
+        while m < end {
+            if m < data_offset {
+                let n = (data_offset - m).min(end - m);
+                h.other_bytes += n;
+                m += n;
+                continue;
+            }
+            let (content, rest) = self.geo.content(disk, m - data_offset);
+            let n = rest.min(end - m);
+            match content {
+                Content::Parity => h.parity_bytes += n,
+                Content::Data(a) => {
+                    let covered = self.file_bytes_in(a, n, &mut per);
+                    h.file_bytes += covered;
+                    h.other_bytes += n - covered;
+                }
+            }
+            m += n;
+        }
+        h.files = per.len() as u64;
+        h.indexes = per.keys().copied().collect();
+        h.listed = per
+            .iter()
+            .take(MAX_HELD_LISTED)
+            .map(|(&i, &bytes)| HeldFile {
+                path: set.files[i].path.clone(),
+                bytes,
+                after: None,
+            })
+            .collect();
+        h
+    }
+
+    /// Bytes of files in array range `[a, a + n)`, added per file to `per`.
+    fn file_bytes_in(&self, a: u64, n: u64, per: &mut BTreeMap<usize, u64>) -> u64 {
+        let first = self.runs.partition_point(|r| r.array + r.len <= a);
+        let mut covered = 0;
+        for r in self.runs[first..].iter().take_while(|r| r.array < a + n) {
+            let (x, y) = (a.max(r.array), (a + n).min(r.array + r.len));
+            if x < y {
+                covered += y - x;
+                *per.entry(r.file).or_default() += y - x;
+            }
+        }
+        covered
+    }
+
+    /// Checks the map against member `disk` (its device `dev`): the first 4 KiB block of file
+    /// data inside `[offset, offset + length)` read from the member (O_DIRECT) must be the
+    /// file's own bytes. `Ok(None)` when the range holds no file data.
+    pub(super) fn confirm(
+        &self,
+        set: &DataSet,
+        dev: &Path,
+        disk: usize,
+        offset: u64,
+        length: u64,
+    ) -> Result<Option<String>, String> {
+        let end = offset + length;
+        let Some(&(m, n, file, logical)) = self
+            .on_member(disk)
+            .iter()
+            .find(|p| p.0 < end && p.0 + p.1 > offset)
+        else {
+            return Ok(None);
+        };
+        let at = m.max(offset);
+        let block = at & !4095;
+        let want_len = (4096 - (at - block)).min(m + n - at).min(end - at) as usize;
+        let got = read_direct(dev, block)
+            .map_err(|e| format!("cannot read {} at {block}: {e}", dev.display()))?;
+        let from = (at - block) as usize;
+        let want = set.expected(file, logical + (at - m), want_len);
+        let path = &set.files[file].path;
+        if got[from..from + want_len] == want[..] {
+            Ok(Some(format!(
+                "{want_len} bytes at {at} on the member are {path}'s from its byte {}",
+                logical + (at - m)
+            )))
+        } else {
+            Err(format!(
+                "the map says {path}'s byte {} is at {at} on member {disk} and the member holds other bytes there: not struck",
+                logical + (at - m)
+            ))
+        }
+    }
+}
+
+/// 4 KiB of `dev` at `at` (a multiple of 4096), read past the page cache.
+fn read_direct(dev: &Path, at: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)?;
+    let mut buf = vec![0u8; 8192];
+    let skip = buf.as_ptr().align_offset(4096);
+    f.read_exact_at(&mut buf[skip..skip + 4096], at)?;
+    Ok(buf[skip..skip + 4096].to_vec())
+}
+
+/// The start (a piece's start) of the `length`-byte window holding the most file bytes.
+fn best_window(pieces: &[OnMember], length: u64) -> Option<u64> {
+    let mut best: Option<(u64, u64)> = None;
+    let mut j = 0;
+    let mut full = 0u64;
+    for i in 0..pieces.len() {
+        let s = pieces[i].0;
+        let e = s + length;
+        if j < i {
+            j = i;
+            full = 0;
+        }
+        while j < pieces.len() && pieces[j].0 + pieces[j].1 <= e {
+            full += pieces[j].1;
+            j += 1;
+        }
+        let partial = pieces.get(j).map_or(0, |p| e.saturating_sub(p.0).min(p.1));
+        let got = full + partial;
+        if best.is_none_or(|(_, b)| got > b) {
+            best = Some((s, got));
+        }
+        if j > i {
+            full -= pieces[i].1;
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Places each fault under data when asked and finds what each range fault's range holds.
+/// `dry`: nothing is mapped (no data set, no array).
+pub(super) fn prepare(
+    runner: &Runner,
+    built: &Built,
+    data: Option<&DataSet>,
+    faults: Vec<Fault>,
+    dry: bool,
+) -> Vec<Prepared> {
+    let wants_map = faults.iter().any(|f| f.kind.range().is_some());
+    if dry {
+        // No data set to place by: say where the lab would look (the tables below stand at 0).
+        for f in faults.iter().filter(|f| f.under.is_some()) {
+            runner.record(&[
+                "iolab-place-under-data".to_string(),
+                format!("member={}", f.member),
+                format!("length={}", f.kind.range().map_or(0, |r| r.1)),
+            ]);
+        }
+    }
+    let map = match data {
+        _ if dry || !wants_map => None,
+        Some(set) => Some(DataMap::build(runner, built, set).map(|m| (m, set))),
+        None => Some(Err("the layout has no data set".to_string())),
+    };
+    faults
+        .into_iter()
+        .map(|mut f| {
+            let Some((_, length)) = f.kind.range() else {
+                return Prepared {
+                    fault: f,
+                    held: None,
+                    error: None,
+                };
+            };
+            let Some(map) = &map else {
+                return Prepared {
+                    fault: f,
+                    held: None,
+                    error: None,
+                };
+            };
+            let (m, set) = match map {
+                Ok(x) => x,
+                Err(e) => {
+                    let error = f
+                        .under
+                        .is_some()
+                        .then(|| format!("cannot be placed under file data: {e}"));
+                    return Prepared {
+                        fault: f,
+                        held: Some(Held::unknown(e.clone())),
+                        error,
+                    };
+                }
+            };
+            let dev = built.members.get(f.member).cloned().unwrap_or_default();
+            if let Some(under) = f.under.clone() {
+                match m.place(set, f.member, &under, length, built.member_size) {
+                    Ok(at) => {
+                        f.kind = f.kind.at_offset(at);
+                        f.placed = true;
+                    }
+                    Err(e) => {
+                        return Prepared {
+                            fault: f,
+                            held: None,
+                            error: Some(format!("cannot be placed under file data: {e}")),
+                        };
+                    }
+                }
+            }
+            let (offset, length) = f.kind.range().unwrap_or((0, length));
+            let mut held = m.held(set, f.member, offset, length);
+            let mut error = None;
+            match m.confirm(set, &dev, f.member, offset, length) {
+                Ok(c) => held.confirmed = c,
+                Err(e) if f.under.is_some() => error = Some(e),
+                Err(e) => held.confirmed = Some(format!("not confirmed: {e}")),
+            }
+            Prepared {
+                fault: f,
+                held: Some(held),
+                error,
+            }
+        })
+        .collect()
+}
+
+/// Reads each file `held` names back alone after the fault's step and records what became of
+/// it, and how many did not come back.
+pub(super) fn observe_held(held: &mut Held, set: &DataSet) {
+    if held.unmapped.is_some() {
+        return;
+    }
+    let mut lost = 0;
+    let mut after: BTreeMap<usize, String> = BTreeMap::new();
+    for &i in &held.indexes {
+        let text = match set.check_one(i) {
+            Ok(()) => "intact".to_string(),
+            Err((p, d)) => {
+                lost += 1;
+                format!("{}: {d}", problem_word(p))
+            }
+        };
+        after.insert(i, text);
+    }
+    for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
+        f.after = after.remove(i);
+    }
+    held.lost = Some(lost);
+}
+
+fn problem_word(p: super::super::dataset::Problem) -> &'static str {
+    use super::super::dataset::Problem;
+    match p {
+        Problem::Mismatch => "mismatch",
+        Problem::ReadError => "read error",
+        Problem::Missing => "missing",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_with_the_most_file_data_wins() {
+        // Member bytes: [0, 4K) file 0, [64K, 128K) file 1, [132K, 196K) file 2.
+        let p = vec![
+            (0, 4096, 0, 0),
+            (65_536, 65_536, 1, 0),
+            (135_168, 65_536, 2, 0),
+        ];
+        assert_eq!(best_window(&p, 4096), Some(0));
+        assert_eq!(best_window(&p, 8192), Some(65_536));
+        assert_eq!(best_window(&p, 200_000), Some(0));
+        assert_eq!(best_window(&p, 100_000), Some(65_536));
+        assert_eq!(best_window(&[], 4096), None);
+    }
+
+    #[test]
+    fn a_volume_table_maps_onto_the_array() {
+        let t = "0 2048 linear 9:127 4096\n2048 1000 linear 9:127 100000\n";
+        let lin = parse_linear(t, "9:127").unwrap();
+        assert_eq!(lin[0], (0, 2048 * 512, 4096 * 512));
+        // A range across both segments splits.
+        let r = through(Some(&lin), 2047 * 512, 1024);
+        assert_eq!(
+            r,
+            vec![(4096 * 512 + 2047 * 512, 512), (100_000 * 512, 512)]
+        );
+        assert_eq!(through(None, 5, 6), vec![(5, 6)]);
+        let e = parse_linear("0 10 striped 2 128 9:1 0 9:2 0", "9:127").unwrap_err();
+        assert!(e.contains("not linear"), "{e}");
+        assert!(parse_linear(t, "9:1").is_err());
+    }
+
+    #[test]
+    fn a_range_is_counted_as_files_parity_and_the_rest() {
+        let geo = MdGeometry {
+            level: 5,
+            layout: 2,
+            chunk: 65_536,
+            raid_disks: 3,
+            data_offsets: vec![Some(1 << 20); 3],
+        };
+        // One file over array bytes [0, 256K): chunks 0..4; RAID5 x3 left-symmetric puts
+        // chunks 0, 1 in stripe 0 (disks 0, 1; parity 2), 2, 3 in stripe 1 (parity 1: data on
+        // 2, 0).
+        let map = DataMap {
+            geo,
+            runs: vec![Run {
+                array: 0,
+                len: 262_144,
+                file: 0,
+                logical: 0,
+            }],
+        };
+        let set = DataSet {
+            root: PathBuf::from("/nonexistent"),
+            files: vec![crate::lab::dataset::DataFile {
+                path: ".iolab-data/d0/f00000".into(),
+                bytes: 262_144,
+                seed: 1,
+                xxh3: 0,
+            }],
+            bytes: 262_144,
+        };
+        let on0 = map.on_member(0);
+        assert_eq!(
+            on0,
+            vec![
+                (1 << 20, 65_536, 0, 0),
+                ((1 << 20) + 65_536, 65_536, 0, 196_608)
+            ]
+        );
+        // Member 2: stripe 0 parity, stripe 1 chunk 2, stripe 2 nothing written.
+        let h = map.held(&set, 2, (1 << 20) - 4096, 3 * 65_536 + 4096);
+        assert_eq!(
+            (h.other_bytes, h.parity_bytes, h.file_bytes, h.files),
+            (4096 + 65_536, 65_536, 65_536, 1)
+        );
+        assert_eq!(h.listed[0].path, ".iolab-data/d0/f00000");
+        let at = map.place(&set, 2, &Under::Data, 4096, 256 << 20).unwrap();
+        assert_eq!(at, (1 << 20) + 65_536);
+        let at = map
+            .place(
+                &set,
+                0,
+                &Under::File("./.iolab-data/d0/f00000".into()),
+                8192,
+                256 << 20,
+            )
+            .unwrap();
+        assert_eq!(at, 1 << 20);
+        let e = map
+            .place(&set, 0, &Under::File("x".into()), 8192, 256 << 20)
+            .unwrap_err();
+        assert!(e.contains("not a file of the data set"), "{e}");
+    }
+}

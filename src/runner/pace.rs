@@ -1,0 +1,224 @@
+//! Open-loop pacing: when each IO of one worker is due, and how late it went out.
+//!
+//! A closed loop (keep the queue full) issues the next IO when an earlier one completes, so a
+//! device that stalls is simply asked for less: the stall never shows in the latencies
+//! (coordinated omission). An open loop issues at scheduled times whatever the device does;
+//! an IO that could not go out on time (every slot busy) waits in iolab, and its latency is
+//! counted from its scheduled time (`docs/slo.md`). This file holds the schedule of one worker
+//! thread and what it observed: how late each IO went out, the IOs shed when the backlog grew
+//! past [`MAX_LAG_NS`], and the backlog left when the window closed.
+
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+
+use crate::sample::OpenLoopSample;
+use crate::spec::{Arrivals, OpenLoop};
+
+/// An IO more than this far behind its schedule is shed (dropped, counted) instead of queued
+/// further: by then the rate is long known to be unsustainable, and a backlog without a bound
+/// would keep a trial issuing for minutes after its deadline.
+pub const MAX_LAG_NS: u64 = 1_000_000_000;
+
+/// An IO that went out more than this after its scheduled time is counted as late.
+pub const LATE_NS: u64 = 1_000_000;
+
+/// The schedule of one worker thread.
+pub(super) struct Pace {
+    arrivals: Arrivals,
+    /// Mean gap between this thread's IOs, ns.
+    gap_ns: f64,
+    /// Due time of the next IO, ns since the trial's start (exact, not accumulated in u64).
+    next_due: f64,
+    /// IOs taken from the schedule so far (fixed arrivals: due = phase + n * gap).
+    taken: u64,
+    phase_ns: f64,
+    rng: Xoshiro256PlusPlus,
+    ramp_ns: u64,
+    deadline_ns: u64,
+    out: OpenLoopSample,
+}
+
+impl Pace {
+    /// The schedule of thread `index` of `threads`; fixed arrivals of the threads interleave
+    /// (thread i starts i/threads of a gap later), Poisson ones are independent.
+    pub(super) fn new(
+        o: &OpenLoop,
+        block: u64,
+        threads: u32,
+        index: usize,
+        seed: u64,
+        ramp_ns: u64,
+        deadline_ns: u64,
+    ) -> Pace {
+        let iops = o.thread_iops(threads, block).max(1e-9);
+        let gap_ns = 1e9 / iops;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x0A7E_5EED);
+        let phase_ns = match o.arrivals {
+            Arrivals::Fixed => gap_ns * index as f64 / f64::from(threads.max(1)),
+            Arrivals::Poisson => exponential(&mut rng, gap_ns),
+        };
+        Pace {
+            arrivals: o.arrivals,
+            gap_ns,
+            next_due: phase_ns,
+            taken: 0,
+            phase_ns,
+            rng,
+            ramp_ns,
+            deadline_ns,
+            out: OpenLoopSample {
+                asked_iops: iops,
+                arrivals: o.arrivals.name().to_string(),
+                ..OpenLoopSample::default()
+            },
+        }
+    }
+
+    /// Due time of the next IO, ns since the start.
+    #[inline]
+    pub(super) fn next_due(&self) -> u64 {
+        self.next_due as u64
+    }
+
+    /// Takes the next IO off the schedule and returns its due time; counts it when it falls
+    /// inside the measured window.
+    #[inline]
+    fn advance(&mut self) -> u64 {
+        let due = self.next_due as u64;
+        if due >= self.ramp_ns && due < self.deadline_ns {
+            self.out.scheduled += 1;
+        }
+        self.taken += 1;
+        self.next_due = match self.arrivals {
+            Arrivals::Fixed => self.phase_ns + self.taken as f64 * self.gap_ns,
+            Arrivals::Poisson => self.next_due + exponential(&mut self.rng, self.gap_ns),
+        };
+        due
+    }
+
+    /// The IO due at or before `t`, taken off the schedule, or `None` when the next one is not
+    /// due yet. IOs further behind than [`MAX_LAG_NS`] are shed first.
+    #[inline]
+    pub(super) fn take_due(&mut self, t: u64) -> Option<u64> {
+        while self.next_due() + MAX_LAG_NS < t {
+            self.advance();
+            self.out.shed += 1;
+        }
+        (self.next_due() <= t).then(|| self.advance())
+    }
+
+    /// Books an IO due at `due` that went out at `t`.
+    #[inline]
+    pub(super) fn issued(&mut self, due: u64, t: u64) {
+        let late = t.saturating_sub(due);
+        self.out.issued += 1;
+        self.out.issue_error.record(late);
+        if late > LATE_NS {
+            self.out.late += 1;
+        }
+    }
+
+    /// Notes that at `t` an IO was due but every slot was busy.
+    #[inline]
+    pub(super) fn behind(&mut self, t: u64) {
+        self.out.max_lag_ns = self.out.max_lag_ns.max(t.saturating_sub(self.next_due()));
+    }
+
+    /// What the schedule observed; the IOs due inside the window that never went out are the
+    /// backlog at its end.
+    pub(super) fn finish(mut self) -> OpenLoopSample {
+        while self.next_due() < self.deadline_ns && self.deadline_ns != u64::MAX {
+            if self.next_due() >= self.ramp_ns {
+                self.out.backlog_at_end += 1;
+            }
+            self.advance();
+        }
+        self.out
+    }
+}
+
+/// An exponential gap of mean `mean` (a Poisson process's inter-arrival time).
+fn exponential(rng: &mut Xoshiro256PlusPlus, mean: f64) -> f64 {
+    // 53 random bits as a uniform in (0, 1]: never 0, so ln never sees it.
+    let u = ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+    -u.ln() * mean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Rate;
+
+    fn open(rate: f64, arrivals: Arrivals) -> OpenLoop {
+        OpenLoop {
+            rate: Rate::Iops(rate),
+            arrivals,
+            per_thread: false,
+        }
+    }
+
+    #[test]
+    fn fixed_arrivals_are_exact_and_threads_interleave() {
+        let o = open(1000.0, Arrivals::Fixed);
+        let mut a = Pace::new(&o, 4096, 2, 0, 1, 0, 1_000_000_000);
+        let mut b = Pace::new(&o, 4096, 2, 1, 1, 0, 1_000_000_000);
+        assert_eq!(a.take_due(0), Some(0));
+        assert_eq!(b.take_due(0), None, "thread 1 starts half a gap later");
+        assert_eq!(b.take_due(1_000_000), Some(1_000_000));
+        assert_eq!(a.take_due(1_999_999), None);
+        assert_eq!(a.take_due(2_000_000), Some(2_000_000));
+        // A whole second: exactly 500 IOs each, 1000 in all.
+        let (mut na, mut nb) = (2, 1);
+        for t in (0..1_000_000_000).step_by(10_000) {
+            while a.take_due(t).is_some() {
+                na += 1;
+            }
+            while b.take_due(t).is_some() {
+                nb += 1;
+            }
+        }
+        assert_eq!(na + nb, 1000);
+        assert_eq!(a.finish().scheduled + b.finish().scheduled, 1000);
+    }
+
+    #[test]
+    fn poisson_arrivals_have_the_asked_mean_and_dispersion_one() {
+        let o = open(10_000.0, Arrivals::Poisson);
+        let mut p = Pace::new(&o, 4096, 1, 0, 7, 0, u64::MAX);
+        let mut per_ms = vec![0u64; 10_000];
+        for _ in 0..100_000 {
+            let due = p.take_due(u64::MAX / 2).expect("due");
+            if let Some(c) = per_ms.get_mut((due / 1_000_000) as usize) {
+                *c += 1;
+            }
+        }
+        let n = per_ms.len() as f64;
+        let mean = per_ms.iter().sum::<u64>() as f64 / n;
+        let var = per_ms
+            .iter()
+            .map(|c| (*c as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        assert!((mean - 10.0).abs() < 0.2, "mean per ms {mean}");
+        assert!(
+            (var / mean - 1.0).abs() < 0.1,
+            "index of dispersion {}",
+            var / mean
+        );
+    }
+
+    #[test]
+    fn a_backlog_past_the_bound_is_shed_and_the_rest_counted_at_the_end() {
+        let o = open(1000.0, Arrivals::Fixed);
+        let mut p = Pace::new(&o, 4096, 1, 0, 1, 0, 3_000_000_000);
+        // Nothing went out for 2.5 s: the IOs more than 1 s behind are shed.
+        let due = p.take_due(2_500_000_000).expect("due");
+        p.issued(due, 2_500_000_000);
+        let s = p.finish();
+        assert_eq!(s.shed, 1500, "0 .. 1.5 s");
+        assert_eq!(s.issued, 1);
+        assert_eq!(s.late, 1);
+        assert_eq!(s.scheduled, 3000);
+        assert_eq!(s.backlog_at_end, 3000 - 1500 - 1);
+    }
+}
