@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::FioError;
 use super::jobfile::{JobFile, JobOption, parse_fio_size, parse_fio_time_ns};
+use super::rate::{FioRate, Mix};
 use crate::spec::{RawWorkload, SizeValue, Suite, TimeValue, Workload};
 
 /// Options mapped onto an iolab workload field (aliases included).
@@ -41,6 +42,9 @@ pub const MAPPED: &[&str] = &[
     "new_group",
     "randseed",
     "verify",
+    "rate",
+    "rate_iops",
+    "rate_process",
 ];
 
 /// Options accepted because they change nothing iolab measures or does differently.
@@ -100,8 +104,8 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
         for o in job.effective() {
             m.option(o);
         }
-        problems.append(&mut m.unsupported);
         let mut raw = m.raw_workload(&job.name);
+        problems.append(&mut m.unsupported);
         let mut name = raw.name.clone().unwrap_or_else(|| job.name.clone());
         let mut n = 2;
         while !names.insert(name.clone()) {
@@ -155,7 +159,9 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
 }
 
 /// Builds the workload a job of fio's JSON output ran, from its printed options. Options
-/// iolab does not model are ignored here (the numbers are fio's either way).
+/// iolab does not model are ignored here (the numbers are fio's either way). A rate cap is
+/// left out too: an open-loop workload's latency is read as measured from each IO's schedule,
+/// and fio's is measured from submission.
 pub fn workload_from_options(name: &str, options: &[(String, String)]) -> Option<Workload> {
     let mut m = JobMapper::default();
     for (k, v) in options {
@@ -166,7 +172,9 @@ pub fn workload_from_options(name: &str, options: &[(String, String)]) -> Option
             line: 0,
         });
     }
-    m.raw_workload(name).validate().ok()
+    let mut raw = m.raw_workload(name);
+    (raw.rate, raw.arrivals, raw.rate_per) = (None, None, None);
+    raw.validate().ok()
 }
 
 /// The state of one job while its options are read.
@@ -183,6 +191,7 @@ struct JobMapper {
     direct_set: bool,
     stonewall: bool,
     verify: bool,
+    rate: FioRate,
     targets: Vec<String>,
     unsupported: Vec<String>,
     notes: Vec<String>,
@@ -308,6 +317,9 @@ impl JobMapper {
             "stonewall" | "wait_for_previous" | "new_group" => self.stonewall |= truthy(o),
             "randseed" => self.raw.seed = self.number(o),
             "verify" => self.verify = !matches!(v.trim(), "0" | "null" | ""),
+            "rate" | "rate_iops" | "rate_process" => {
+                self.rate.take(o);
+            }
             k if NO_EFFECT.contains(&k) => {}
             k if super::reporting::is_reporting(k) => {
                 if let Some(n) = super::reporting::note(k, o.value.as_deref()) {
@@ -375,6 +387,25 @@ impl JobMapper {
         }
         r.size = self.size.map(bytes_value);
         let jobs = self.numjobs.max(1);
+        let mix = Mix {
+            reads: !matches!(r.pattern.as_deref(), Some("write" | "randwrite")),
+            writes,
+            read_pct: match r.pattern.as_deref() {
+                Some("randrw") => r.read_pct.unwrap_or(50),
+                _ if writes => 0,
+                _ => 100,
+            },
+        };
+        match self.rate.map(mix, jobs) {
+            Ok(None) => {}
+            Ok(Some(k)) => {
+                r.rate = Some(k.rate);
+                r.arrivals = k.arrivals;
+                r.rate_per = k.rate_per;
+                self.notes.push(k.note);
+            }
+            Err((o, why)) => self.refuse_value(&o, why),
+        }
         if self.time_based {
             r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
         } else {
@@ -477,7 +508,7 @@ mod tests {
 
     #[test]
     fn unsupported_options_are_named_with_their_lines() {
-        let e = conv("[a]\nrw=read\nzonemode=zbd\n\nrate=1m\n", false).unwrap_err();
+        let e = conv("[a]\nrw=read\nzonemode=zbd\n\nstartdelay=1\n", false).unwrap_err();
         let FioError::Unsupported { lines } = &e else {
             panic!("{e}")
         };
@@ -485,7 +516,7 @@ mod tests {
             lines,
             &vec![
                 "j.fio:3: option 'zonemode' is not supported by iolab".to_string(),
-                "j.fio:5: option 'rate' is not supported by iolab".to_string()
+                "j.fio:5: option 'startdelay' is not supported by iolab".to_string()
             ]
         );
         let c = conv("[a]\nrw=read\nzonemode=zbd\n", true).unwrap();

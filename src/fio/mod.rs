@@ -3,12 +3,13 @@
 //!
 //! `json` reads fio's output, `jobfile` reads the ini format, `map` decides what each job
 //! option means in iolab (`reporting` lists the options that change only fio's own reports
-//! and clocks), and `record` turns fio's results into a stored run. No fio code is
+//! and clocks, `rate` turns fio's rate caps into an open loop), and `record` turns fio's results into a stored run. No fio code is
 //! used: only its documented formats.
 
 pub mod jobfile;
 pub mod json;
 pub mod map;
+pub mod rate;
 pub mod record;
 pub mod reporting;
 
