@@ -574,7 +574,8 @@ impl RawWorkload {
                             if units::parse_bytes(&t) == Ok(b) {
                                 t
                             } else {
-                                b.to_string()
+                                // A bare number is IOPS: bytes keep their unit.
+                                format!("{b}B")
                             }
                         }
                     });

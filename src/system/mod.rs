@@ -4,6 +4,7 @@
 //! Reading never fails loudly: a fact that cannot be read is `None`, shown as "-".
 
 pub mod blockdev;
+pub mod md_super;
 pub mod mounts;
 pub mod probe;
 pub mod space;
