@@ -33,9 +33,9 @@
 //!
 //! Each part of a `[[layout]]` is a section of its own (`btrfs.rs`, `mdadm.rs`, `lvm.rs`,
 //! `fs.rs`, `failures.rs`, `fill.rs`) behind one trait in `section.rs`; `layout.rs` runs them.
-//! A new part (a `zfs` RAID layer, a `vm`) is a new file holding its raw table and its
-//! `impl Section`, plus `mod zfs;` here, its field in `raw::RawLayout` and its line in
-//! `layout::SECTIONS`. What needs the machine (devices, directories) goes through a [`Host`]:
+//! A new part (a `zfs` RAID layer, a `vm`) is a new file holding its `impl Section`, plus
+//! `mod zfs;` here, its raw table and its field in `raw::RawLayout` (`raw.rs` declares every
+//! table as written, so it imports no section) and its line in `layout::SECTIONS`. What needs the machine (devices, directories) goes through a [`Host`]:
 //! [`parse_lab`] asks this machine, [`parse_lab_spec`] the text alone.
 
 mod btrfs;
