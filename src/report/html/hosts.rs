@@ -4,12 +4,11 @@
 //! with the straggler flagged by the slow-disk rule `iolab run --hosts` uses.
 
 use crate::report::chart::bar::{Bar, BarChart};
+use crate::report::chart::figure::{Figure, FigureKind, per_second_axes};
 use crate::report::chart::line::{Line, LineChart};
 use crate::report::chart::{self, Embed};
 use crate::sample::{LatencyHistogram, RunRecord, TrialSample};
 use crate::units::format_latency_ns;
-
-use super::figures::{Figure, FigureKind, per_second_axes};
 
 /// One host of a group, for one workload.
 #[derive(Clone, Debug)]
