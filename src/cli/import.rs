@@ -107,53 +107,6 @@ pub fn fio_job_suite(path: &Path, lenient: bool) -> anyhow::Result<Suite> {
     Ok(c.suite)
 }
 
-/// What `iolab run --fio-job` takes from the job file besides the workloads: the target
-/// (`filename`/`directory`) when none was given, `--verify` when a job verifies, and the
-/// conversion notes (skipped options under `--lenient`) appended to the run's note.
-pub fn apply_fio_job(mut a: super::run::RunArgs) -> anyhow::Result<super::run::RunArgs> {
-    let Some(path) = a.fio_job.clone() else {
-        return Ok(a);
-    };
-    let c = load_fio_job(&path, a.lenient)?;
-    if a.target.is_none() {
-        match c.targets.as_slice() {
-            [] => {}
-            [one] => {
-                let p = PathBuf::from(one);
-                if !p.exists() && p.parent().is_some_and(Path::is_dir) && !one.starts_with("/dev/")
-                {
-                    std::fs::File::create(&p).map_err(|e| {
-                        usage(format!(
-                            "{}: cannot create filename {one}: {e}",
-                            path.display()
-                        ))
-                    })?;
-                }
-                a.target = Some(p);
-            }
-            many => {
-                return Err(usage(format!(
-                    "{}: jobs name {} different files ({}); iolab runs every workload on one target: give TARGET",
-                    path.display(),
-                    many.len(),
-                    many.join(", ")
-                )));
-            }
-        }
-    }
-    if c.verify && a.verify.is_none() {
-        a.verify = Some(crate::runner::suite::VerifyMode::Both);
-    }
-    if !c.skipped.is_empty() {
-        let skipped = format!("fio options skipped (--lenient): {}", c.skipped.join("; "));
-        a.note = Some(match a.note.take() {
-            Some(n) => format!("{n}; {skipped}"),
-            None => skipped,
-        });
-    }
-    Ok(a)
-}
-
 /// `iolab spec --from-fio`: prints the spec, after checking it parses back to the same suite.
 pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
     let c = load_fio_job(&a.from_fio, a.lenient)?;

@@ -1,7 +1,7 @@
 //! `iolab run [TARGET]`: a suite, a profile, a spec file or one custom workload on a directory,
 //! file or block device.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -269,6 +269,12 @@ impl From<EngineArg> for EngineKind {
 }
 
 impl RunArgs {
+    /// `--hosts` or `--hosts-file` without `--cleanup` (which sweeps this machine): the CLI
+    /// hands the run to `hosts::run`.
+    pub fn on_hosts(&self) -> bool {
+        !self.cleanup && (self.hosts.is_some() || self.hosts_file.is_some())
+    }
+
     /// The workload flags as a raw workload (unset fields stay `None`).
     fn flags(&self) -> RawWorkload {
         use crate::spec::{SizeValue, TimeValue};
@@ -312,6 +318,53 @@ impl RunArgs {
 fn flag_error(e: SpecError) -> anyhow::Error {
     let flag = format!("--{}", e.key.replace('_', "-"));
     usage(format!("{flag}: {}", e.msg))
+}
+
+/// What `iolab run --fio-job` takes from the job file besides the workloads: the target
+/// (`filename`/`directory`) when none was given, `--verify` when a job verifies, and the
+/// conversion notes (skipped options under `--lenient`) appended to the run's note.
+pub fn apply_fio_job(mut a: RunArgs) -> anyhow::Result<RunArgs> {
+    let Some(path) = a.fio_job.clone() else {
+        return Ok(a);
+    };
+    let c = super::import::load_fio_job(&path, a.lenient)?;
+    if a.target.is_none() {
+        match c.targets.as_slice() {
+            [] => {}
+            [one] => {
+                let p = PathBuf::from(one);
+                if !p.exists() && p.parent().is_some_and(Path::is_dir) && !one.starts_with("/dev/")
+                {
+                    std::fs::File::create(&p).map_err(|e| {
+                        usage(format!(
+                            "{}: cannot create filename {one}: {e}",
+                            path.display()
+                        ))
+                    })?;
+                }
+                a.target = Some(p);
+            }
+            many => {
+                return Err(usage(format!(
+                    "{}: jobs name {} different files ({}); iolab runs every workload on one target: give TARGET",
+                    path.display(),
+                    many.len(),
+                    many.join(", ")
+                )));
+            }
+        }
+    }
+    if c.verify && a.verify.is_none() {
+        a.verify = Some(crate::runner::suite::VerifyMode::Both);
+    }
+    if !c.skipped.is_empty() {
+        let skipped = format!("fio options skipped (--lenient): {}", c.skipped.join("; "));
+        a.note = Some(match a.note.take() {
+            Some(n) => format!("{n}; {skipped}"),
+            None => skipped,
+        });
+    }
+    Ok(a)
 }
 
 /// Builds the suite the flags ask for.
@@ -585,11 +638,8 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let a = super::import::apply_fio_job(a)?;
+    let a = apply_fio_job(a)?;
     let suite = build_suite(&a)?;
-    if a.hosts.is_some() || a.hosts_file.is_some() {
-        return super::hosts::run_hosts(ctx, &a, suite);
-    }
     if a.target_all.is_some() || a.launch.is_some() || a.push {
         return Err(usage(
             "--target, --launch and --push go with --hosts; for one local run give TARGET",

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use super::Context;
 use super::lab::{Format, LabArgs};
-use crate::lab::LabSpec;
 use crate::vm::{VmError, VmOptions};
 
 /// The guest's `iolab lab` flags: everything that shapes the lab itself.
@@ -62,8 +61,9 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// Runs the lab in a VM and prints what the guest printed, labelled.
-pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCode> {
+/// `iolab lab --vm`: runs the lab in a VM and prints what the guest printed, labelled.
+pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
+    let spec = &super::lab::load_spec(a)?;
     crate::signals::install();
     let opts = VmOptions {
         lab_args: guest_args(a),
