@@ -13,6 +13,8 @@ pub mod csv;
 pub mod error;
 pub mod units;
 
+pub mod stack;
+
 pub mod spec;
 pub mod system;
 pub mod target;

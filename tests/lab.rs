@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab::layout::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
+use iolab::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 use iolab::layout::{DiskSource, Runner, Session};
 use serde_json::Value;
 

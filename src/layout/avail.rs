@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::{FsKind, RaidLayer, Stack};
 use crate::system::which;
 
 /// What a layout the kernel cannot build should try instead.
@@ -161,7 +161,7 @@ pub const NO_ZFS: &str = "no zfs module; run with --vm";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::stack::{MdLevel, MdOptions};
+    use crate::stack::{MdLevel, MdOptions};
 
     fn md_stack() -> Stack {
         Stack {
@@ -197,8 +197,8 @@ mod tests {
     fn a_zfs_layout_needs_the_module() {
         let mut a = Availability::everything();
         let mut z = md_stack();
-        z.raid = RaidLayer::Zfs(crate::layout::zfs::ZfsOptions::simple(
-            crate::layout::zfs::VdevKind::Raidz(2),
+        z.raid = RaidLayer::Zfs(crate::stack::zfs::ZfsOptions::simple(
+            crate::stack::zfs::VdevKind::Raidz(2),
             6,
         ));
         z.fs = FsKind::Zfs;

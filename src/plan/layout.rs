@@ -129,9 +129,9 @@ impl Level {
             return Some(Level::Raidz1);
         }
         if s.starts_with("draid") {
-            return match crate::layout::zfs::VdevKind::parse(s) {
+            return match crate::stack::zfs::VdevKind::parse(s) {
                 Ok((
-                    crate::layout::zfs::VdevKind::Draid {
+                    crate::stack::zfs::VdevKind::Draid {
                         parity,
                         data,
                         spares,

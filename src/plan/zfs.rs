@@ -50,7 +50,7 @@ pub const LABEL_END: u64 = 512 << 10;
 pub const LABEL_ALIGN: u64 = 256 << 10;
 /// dRAID allocates children in rows of this height.
 pub const DRAID_ROW: u64 = 16 << 20;
-pub use crate::layout::zfs::{MAX_SLOP, MIN_SLOP, slop};
+pub use crate::stack::zfs::{MAX_SLOP, MIN_SLOP, slop};
 
 /// A vdev's shape for the allocation rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::lab::Phase;
 use crate::lab::integrity::IntegrityReport;
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::{RaidLayer, Stack};
 
 /// The layout of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -200,7 +200,7 @@ pub mod v2 {
 
     use crate::lab::Phase;
     use crate::lab::integrity::IntegrityReport;
-    use crate::layout::stack::Stack;
+    use crate::stack::Stack;
     use crate::sample::layout_record::{IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
     use crate::store::backend::{Db, DbError, Val};
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
-use super::super::stack::{BtrfsProfile, FsKind, RaidLayer};
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, mdadm, signature, zfs};
 use super::{Built, DiskSource, Session, check_stop};

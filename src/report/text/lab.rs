@@ -5,7 +5,7 @@
 
 use crate::lab::integrity::Verdict;
 use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::{RaidLayer, Stack};
 use crate::units::{format_bytes, format_duration};
 
 /// How much the table says.

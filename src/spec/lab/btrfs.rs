@@ -4,7 +4,7 @@
 
 use super::raw::{RawBtrfs, RawLayout};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{BtrfsProfile, FsKind, RaidLayer};
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer};
 use crate::spec::SpecError;
 
 /// The btrfs RAID layer.

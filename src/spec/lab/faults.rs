@@ -14,8 +14,8 @@
 
 use super::raw::{RawFault, RawLayout};
 use super::section::{Cx, Draft, Section};
-use crate::layout::fault::{Fault, FaultKind, FaultStep, Under};
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::fault::{Fault, FaultKind, FaultStep, Under};
+use crate::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::SizeValue;
 use crate::units;

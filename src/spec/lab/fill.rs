@@ -3,7 +3,7 @@
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section, usable};
-use crate::layout::stack::Stack;
+use crate::stack::Stack;
 use crate::spec::SpecError;
 use crate::units;
 

@@ -9,7 +9,7 @@ use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, zfs};
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
 

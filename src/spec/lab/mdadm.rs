@@ -4,7 +4,7 @@
 
 use super::raw::{RawMd, RawLayout};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{MdLevel, MdOptions, RaidLayer};
+use crate::stack::{MdLevel, MdOptions, RaidLayer};
 use crate::spec::SpecError;
 use crate::spec::locate::{IntOrStr, SizeValue};
 

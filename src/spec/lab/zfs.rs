@@ -16,8 +16,8 @@
 
 use super::raw::{RawZfs, RawLayout};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{FsKind, RaidLayer, Stack};
-use crate::layout::zfs::{VdevKind, ZfsOptions};
+use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::zfs::{VdevKind, ZfsOptions};
 use crate::spec::SpecError;
 use crate::units;
 

@@ -1,8 +1,8 @@
 //! The `zfs` section: what it builds and every refusal, as the one line a user sees.
 
 use super::super::{LabSpec, LayoutKind, parse_lab_spec};
-use crate::layout::stack::{FsKind, RaidLayer, Stack};
-use crate::layout::zfs::{VdevKind, ZfsOptions};
+use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::zfs::{VdevKind, ZfsOptions};
 use crate::spec::SpecError;
 
 const DISKS: &str = "[disks]\nloop = { count = 12, size = \"1GiB\", dir = \"/tmp/d\" }\n";
