@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub mod integrity;
+pub mod labels;
 pub mod layout_record;
 pub use layout_record::LayoutRecord;
 

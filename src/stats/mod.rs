@@ -5,6 +5,7 @@
 //! delta-method interval (`delta-log-t`). See `docs/store.md` for the reasoning.
 
 pub mod cliff;
+pub mod compare;
 pub mod ratio;
 pub mod slo;
 pub mod summary;
