@@ -11,6 +11,7 @@
 
 pub mod csv;
 pub mod error;
+pub mod output;
 pub mod units;
 
 pub mod stack;

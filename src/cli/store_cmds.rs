@@ -10,7 +10,7 @@ use super::Context;
 use super::db::{db_location, load_all, load_ref, open_existing, open_for, resolve_all, store_err};
 use super::out::{emit, to_json, write_file};
 use crate::csv::csv_field;
-use crate::report::compare::text_table;
+use crate::output::text_table;
 use crate::report::show::{format_time, render_run, status_name};
 use crate::sample::{RunRecord, RunStatus};
 use crate::store::{Location, RunFilter, RunSummary, Store, StoreError};

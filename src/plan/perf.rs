@@ -99,19 +99,6 @@ fn run_name(run: &RunRecord) -> String {
         .unwrap_or_else(|| "run".to_string())
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        f64::midpoint(v[n / 2 - 1], v[n / 2])
-    })
-}
-
 impl MeasuredPerf {
     /// Extracts per-disk figures from a run on one disk: the median over trials of each
     /// workload, and the best workload of each pattern (a deeper queue or larger block shows
@@ -141,7 +128,9 @@ impl MeasuredPerf {
                     }
                 })
                 .collect();
-            let Some(v) = median(per_trial) else { continue };
+            let Some(v) = crate::stats::median(&per_trial) else {
+                continue;
+            };
             let slot = match io.pattern {
                 Pattern::Read => &mut m.seq_read_mbps,
                 Pattern::Write => &mut m.seq_write_mbps,

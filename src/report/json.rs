@@ -40,21 +40,6 @@ pub struct WorkloadSummary {
     pub slo: Option<crate::stats::slo::SloCapacity>,
 }
 
-/// The median of a list (mean of the middle two for even lengths); 0 for none.
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        f64::midpoint(s[n / 2 - 1], s[n / 2])
-    }
-}
-
 /// Summaries of every workload of a run.
 pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
     run.workloads

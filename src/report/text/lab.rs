@@ -457,7 +457,7 @@ fn slow_member_figures(
 ) -> String {
     let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
         let v: Vec<f64> = all.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| crate::report::json::median(&v))
+        crate::stats::median(&v)
     };
     let rates = (
         m.ios_per_busy_sec,
