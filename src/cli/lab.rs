@@ -10,22 +10,12 @@ use anyhow::Context as _;
 
 use super::Context;
 use crate::lab::{self, LabError, LabEvent, LabOptions, LabSpec, MountedLayout};
+use crate::output::Format;
 use crate::layout::{Runner, state};
 use crate::runner::suite::SuiteOptions;
 use crate::sample::{LayoutRecord, RunRecord};
 use crate::session::RunMeta;
 use crate::target::{Target, TargetRequest};
-
-/// Output formats of the lab table.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    Table,
-    /// A Markdown table.
-    Md,
-    /// The whole report as JSON.
-    Json,
-}
 
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
@@ -45,7 +35,7 @@ pub struct LabArgs {
     pub destroy: Vec<PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 
     /// Remove everything a killed lab left behind (mounts, arrays, volume groups, loop devices,
@@ -123,7 +113,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             &spec,
             m,
             store.as_mut(),
-            terminal && a.format == Format::Table,
+            terminal && a.format == Format::Text,
         )?;
         runs.push((
             lab::report::LabRun {
@@ -215,7 +205,7 @@ fn print_report(
     saved: bool,
 ) -> anyhow::Result<()> {
     match a.format {
-        Format::Table => {
+        Format::Text | Format::Csv | Format::Html => {
             let detail = if a.verbose {
                 crate::report::text::lab::Detail::Full
             } else {
