@@ -28,7 +28,7 @@ pub mod zfs;
 
 pub use avail::Availability;
 pub use cmd::Runner;
-pub use session::{Built, DegradeInfo, DiskSource, RebuildInfo, Session};
+pub use session::{Built, DegradeInfo, DiskSource, Session};
 pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 
 use std::path::PathBuf;

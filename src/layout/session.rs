@@ -16,7 +16,7 @@ mod build;
 mod failure;
 mod strike;
 
-pub use failure::{DegradeInfo, RebuildInfo};
+pub use failure::DegradeInfo;
 
 /// Where a layout's disks come from.
 #[derive(Debug, Clone, PartialEq, Eq)]

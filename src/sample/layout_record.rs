@@ -97,7 +97,9 @@ pub struct Capacity {
     pub expected_usable_bytes: Option<u64>,
 }
 
-/// A rebuild: a new member replacing a failed one.
+/// What a run's stored record keeps of a rebuild ([`crate::stack::Rebuild`]): the figures the
+/// reports show, in the shape every stored record has had, so records written by earlier
+/// versions read, compare and export the same.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RebuildRecord {

@@ -1,6 +1,6 @@
 //! A validated storage stack, bottom to top: RAID layer (btrfs profiles, an md array or a ZFS
 //! pool), optional LVM linear volume, filesystem with its mkfs and mount options; and the
-//! faults planned for it ([`fault`]).
+//! faults planned for it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
 //!
 //! Plain data, below every stage that touches it: the lab spec parser (`spec`) builds these
 //! types and they are valid by construction; `layout` builds them on disks and trusts them;
@@ -9,7 +9,10 @@
 //! usable.
 
 pub mod fault;
+pub mod rebuild;
 pub mod zfs;
+
+pub use rebuild::Rebuild;
 
 use serde::{Deserialize, Serialize};
 

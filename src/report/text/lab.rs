@@ -484,7 +484,8 @@ fn slow_member_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::report::{DegradedReport, RebuildReport};
+    use crate::lab::report::DegradedReport;
+    use crate::stack::Rebuild;
 
     fn stack(v: serde_json::Value) -> Stack {
         serde_json::from_value(v).unwrap()
@@ -520,8 +521,9 @@ mod tests {
             perf_ratio: Some(0.4567),
             workload_error: None,
         });
-        a.rebuild = Some(RebuildReport {
+        a.rebuild = Some(Rebuild {
             new_member: "/dev/loop9".into(),
+            new_members: vec!["/dev/loop9".into()],
             seconds: 12.5,
             bytes: 1_234_567_890,
             data_verified: true,
