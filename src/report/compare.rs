@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use crate::output::text_table;
 use crate::report::labels;
 use crate::sample::RunRecord;
-use crate::stats::{Ratio, Summary};
+use crate::stats::{HIGH_CV, Ratio, Summary};
 
 pub use crate::stats::compare::{
     Cell, CliffNote, CompareOptions, CompareRow, ComparedRun, Comparison, build,
@@ -315,6 +315,7 @@ pub fn index_of(runs: &[RunRecord], id: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats;
 
     fn summary(v: &[f64]) -> Summary {
         Summary::of(v).unwrap()
