@@ -60,9 +60,7 @@ pub enum Format {
 
 impl Format {
     /// A `--format` parser that accepts only `these`.
-    pub fn only(
-        these: &'static [Format],
-    ) -> impl clap::builder::TypedValueParser<Value = Format> {
+    pub fn only(these: &'static [Format]) -> impl clap::builder::TypedValueParser<Value = Format> {
         use clap::ValueEnum as _;
         use clap::builder::TypedValueParser as _;
         clap::builder::PossibleValuesParser::new(these.iter().filter_map(Format::to_possible_value))

@@ -40,7 +40,7 @@ fn read_sources(dir: &Path, base: &Path, out: &mut Vec<Source>) {
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .flatten()
         .map(|e| e.path())
-        .collect();
+        .collect::<Vec<PathBuf>>();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -48,7 +48,11 @@ fn read_sources(dir: &Path, base: &Path, out: &mut Vec<Source>) {
         } else if p.extension().is_some_and(|x| x == "rs") {
             let text = std::fs::read_to_string(&p)
                 .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
-            let path = p.strip_prefix(base).unwrap_or(&p).to_string_lossy().into_owned();
+            let path = p
+                .strip_prefix(base)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .into_owned();
             out.push(Source { path, text });
         }
     }
@@ -124,9 +128,8 @@ fn skip_char(b: &[u8], i: usize) -> Option<usize> {
         return Some(i + 3 + close + 1);
     }
     // One UTF-8 character, then the closing quote.
-    let s = std::str::from_utf8(&b[i + 1..(i + 6).min(b.len())]).unwrap_or_else(|e| {
-        std::str::from_utf8(&b[i + 1..i + 1 + e.valid_up_to()]).unwrap_or("")
-    });
+    let s = std::str::from_utf8(&b[i + 1..(i + 6).min(b.len())])
+        .unwrap_or_else(|e| std::str::from_utf8(&b[i + 1..i + 1 + e.valid_up_to()]).unwrap_or(""));
     let c = s.chars().next()?;
     let after = i + 1 + c.len_utf8();
     (b.get(after) == Some(&b'\'')).then_some(after + 1)
@@ -143,7 +146,10 @@ fn tokens(text: &str) -> Vec<Tok> {
     while i < b.len() {
         let c = b[i];
         if b[i..].starts_with(b"//") {
-            i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+            i = b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p);
         } else if b[i..].starts_with(b"/*") {
             i = skip_block_comment(b, i);
         } else if let Some(end) = (c == b'"' || c == b'r' || c == b'b')
@@ -290,14 +296,18 @@ fn paths_of(s: &Source, module: &[String]) -> Vec<(String, Vec<String>)> {
                 }
             }
             Tok::Ident(m) if m == "mod" => {
-                if let (Some(Tok::Ident(name)), Some(Tok::Punct('{'))) = (t.get(i + 1), t.get(i + 2)) {
+                if let (Some(Tok::Ident(name)), Some(Tok::Punct('{'))) =
+                    (t.get(i + 1), t.get(i + 2))
+                {
                     inline.push((name.clone(), depth));
                     depth += 1;
                     i += 3;
                     continue;
                 }
             }
-            Tok::Ident(kw) if (kw == "crate" || kw == "super") && t.get(i + 1) == Some(&Tok::Path) => {
+            Tok::Ident(kw)
+                if (kw == "crate" || kw == "super") && t.get(i + 1) == Some(&Tok::Path) =>
+            {
                 if i > 0 && t[i - 1] == Tok::Punct('$') {
                     i += 1;
                     continue;
@@ -381,7 +391,9 @@ fn order_of_lib(lib: &str) -> Vec<String> {
             Tok::Punct('{') => depth += 1,
             Tok::Punct('}') => depth -= 1,
             Tok::Ident(m) if m == "mod" && depth == 0 => {
-                if let (Some(Tok::Ident(name)), Some(Tok::Punct(';'))) = (t.get(i + 1), t.get(i + 2)) {
+                if let (Some(Tok::Ident(name)), Some(Tok::Punct(';'))) =
+                    (t.get(i + 1), t.get(i + 2))
+                {
                     out.push(name.clone());
                 }
             }
@@ -410,10 +422,16 @@ fn against_the_order(imports: &[Import], order: &[String]) -> Vec<String> {
                 ));
             }
             (None, _) => {
-                out.insert(format!("module {a} (src/{}) is not in the order of src/lib.rs", im.from));
+                out.insert(format!(
+                    "module {a} (src/{}) is not in the order of src/lib.rs",
+                    im.from
+                ));
             }
             (_, None) => {
-                out.insert(format!("module {b} (src/{}) is not in the order of src/lib.rs", im.to));
+                out.insert(format!(
+                    "module {b} (src/{}) is not in the order of src/lib.rs",
+                    im.to
+                ));
             }
             _ => {}
         }
@@ -492,7 +510,10 @@ fn circles(imports: &[Import]) -> Vec<String> {
                 .collect();
             format!(
                 "files import each other: {} ({})",
-                comp.iter().map(|f| format!("src/{f}")).collect::<Vec<_>>().join(", "),
+                comp.iter()
+                    .map(|f| format!("src/{f}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 ties.into_iter().collect::<Vec<_>>().join("; ")
             )
         })
@@ -527,7 +548,10 @@ fn crate_sources() -> (Vec<Source>, Vec<String>) {
 #[test]
 fn the_module_graph_is_one_way() {
     let (sources, order) = crate_sources();
-    assert!(order.len() > 10, "the order read from src/lib.rs: {order:?}");
+    assert!(
+        order.len() > 10,
+        "the order read from src/lib.rs: {order:?}"
+    );
     let imports = imports(&sources);
     assert!(
         imports.len() > 500,
@@ -620,12 +644,20 @@ fn files_that_import_each_other_are_named() {
     let two = fixture(&[
         ("lib.rs", "pub mod a;\n"),
         ("a/mod.rs", "pub mod x;\npub mod y;\n"),
-        ("a/x.rs", "use super::y::Y;\npub struct X;\n#[cfg(test)]\nmod tests {\n    use super::super::y::Y;\n}\n"),
-        ("a/y.rs", "pub struct Y;\npub fn f() -> super::x::X { todo!() }\n"),
+        (
+            "a/x.rs",
+            "use super::y::Y;\npub struct X;\n#[cfg(test)]\nmod tests {\n    use super::super::y::Y;\n}\n",
+        ),
+        (
+            "a/y.rs",
+            "pub struct Y;\npub fn f() -> super::x::X { todo!() }\n",
+        ),
     ]);
     assert_eq!(
         check(&two, &order),
-        ["files import each other: src/a/x.rs, src/a/y.rs (src/a/x.rs imports super::super::y::Y; src/a/x.rs imports super::y::Y; src/a/y.rs imports super::x::X)"]
+        [
+            "files import each other: src/a/x.rs, src/a/y.rs (src/a/x.rs imports super::super::y::Y; src/a/x.rs imports super::y::Y; src/a/y.rs imports super::x::X)"
+        ]
     );
     let three = fixture(&[
         ("lib.rs", "pub mod a;\n"),
@@ -642,13 +674,18 @@ fn files_that_import_each_other_are_named() {
     );
     let tested = fixture(&[
         ("lib.rs", "pub mod a;\n"),
-        ("a.rs", "pub struct A;\n#[cfg(test)]\n#[path = \"a_tests.rs\"]\nmod tests;\n"),
+        (
+            "a.rs",
+            "pub struct A;\n#[cfg(test)]\n#[path = \"a_tests.rs\"]\nmod tests;\n",
+        ),
         ("a_tests.rs", "use super::A;\nuse crate::a::A as B;\n"),
     ]);
     assert_eq!(check(&tested, &order), Vec::<String>::new());
     let imports = imports(&tested);
     assert!(
-        imports.iter().any(|i| i.from == "a_tests.rs" && i.to == "a.rs"),
+        imports
+            .iter()
+            .any(|i| i.from == "a_tests.rs" && i.to == "a.rs"),
         "#[path] test modules resolve `super::` to their parent: {imports:?}"
     );
 }

@@ -10,8 +10,8 @@ use anyhow::Context as _;
 
 use super::Context;
 use crate::lab::{self, LabError, LabEvent, LabOptions, LabSpec, MountedLayout};
-use crate::output::Format;
 use crate::layout::{Runner, state};
+use crate::output::Format;
 use crate::runner::suite::SuiteOptions;
 use crate::sample::{LayoutRecord, RunRecord};
 use crate::session::RunMeta;

@@ -9,9 +9,9 @@
 use super::driver::{MountedLayout, Phase};
 use super::report::{LabReport, LabRun, LayoutReport};
 use super::spec::{LabSpec, LayoutKind};
-use crate::stats::compare::{self, CompareOptions, Comparison};
 use crate::sample::RunRecord;
 use crate::sample::layout_record::{Capacity, IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+use crate::stats::compare::{self, CompareOptions, Comparison};
 
 /// The record a run starts with: what the lab knows when the layout is mounted.
 pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {

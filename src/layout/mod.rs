@@ -26,10 +26,10 @@ pub mod signature;
 pub mod state;
 pub mod zfs;
 
+pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 pub use avail::Availability;
 pub use cmd::Runner;
 pub use session::{Built, DegradeInfo, DiskSource, Session};
-pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 
 use std::path::PathBuf;
 

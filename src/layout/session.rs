@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use super::LayoutError;
 use super::cmd::Runner;
 use super::fault::{self, DmWrap, Fault, FaultKind};
-use crate::stack::{RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{loopdev, signature, zfs};
+use crate::stack::{RaidLayer, Stack};
 
 mod build;
 mod failure;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::sample::{LatencyHistogram, LatencySummary, RunRecord};
+use crate::stats::median;
 
 /// Per-operation figures of one workload across its trials.
 #[derive(Debug, Clone, Serialize)]
@@ -73,8 +74,8 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                         h.merge(&o.latency);
                     }
                 }
-                s.ops_per_sec_median = median(&s.ops_per_sec);
-                s.mb_per_sec_median = median(&s.mb_per_sec);
+                s.ops_per_sec_median = median(&s.ops_per_sec).unwrap_or(0.0);
+                s.mb_per_sec_median = median(&s.mb_per_sec).unwrap_or(0.0);
                 s.latency = h.summary();
             }
             WorkloadSummary {

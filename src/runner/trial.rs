@@ -1,6 +1,6 @@
 //! What an IO trial hands each of its workers besides the workload: the file or device, the
 //! start gate all of them wait at, and how IO on the file fails. Kept apart from the trial
-//! driver ([`super::io`]) and the workers ([`super::worker`]) so that both read it and neither
+//! driver ([`super::io`]) and the workers (`worker.rs`) so that both read it and neither
 //! imports the other.
 
 use std::path::PathBuf;

@@ -24,9 +24,9 @@ use crate::spec::{EngineKind, IoWorkload, Pattern};
 
 use super::data::DataGen;
 use super::interval::{Piece, Pool};
-use super::trial::{IoFile, IoRunError, StartGate};
 use super::offsets::{Offsets, Region};
 use super::pace::Pace;
+use super::trial::{IoFile, IoRunError, StartGate};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
 /// What one worker needs to know about its share of a trial.

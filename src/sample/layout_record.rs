@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::integrity::VERIFIED_TEXT;
 use super::integrity::IntegrityReport;
+pub use super::integrity::VERIFIED_TEXT;
 use crate::stack::{RaidLayer, Stack};
 
 /// The layout of one run.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::sample::labels;
 use crate::sample::{LatencyKind, RunRecord, RunStatus, Unit};
 use crate::spec::Workload;
-use crate::stats::{self, CiMethod, Cliff, HIGH_CV, MetricSummary, Ratio, Summary};
+use crate::stats::{self, CiMethod, Cliff, MetricSummary, Ratio, Summary};
 
 /// What to compare.
 #[derive(Clone, Debug, Default)]

@@ -325,10 +325,7 @@ pub fn btrfs_devices(mi: &MountInfo) -> Vec<BlockDevice> {
 pub fn mounts_of_device(dev_name: &str) -> Vec<MountInfo> {
     let mut names = vec![dev_name.to_string()];
     names.extend(partitions(dev_name));
-    let devnums: Vec<String> = names
-        .iter()
-        .filter_map(|n| devnum(n))
-        .collect();
+    let devnums: Vec<String> = names.iter().filter_map(|n| devnum(n)).collect();
     super::mounts::mounts()
         .into_iter()
         .filter(|m| {

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
-use crate::stack::{BtrfsProfile, FsKind, RaidLayer, Rebuild};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, mdadm, signature, zfs};
 use super::{Built, DiskSource, Session, check_stop};
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer, Rebuild};
 
 /// What degrading did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,11 +217,7 @@ impl Session {
     /// Replaces every failed member with a fresh disk (a new loop disk, the next unused real
     /// device, or the wiped failed device itself), one after the other, and times the rebuild
     /// to completion.
-    pub fn rebuild(
-        &mut self,
-        b: &mut Built,
-        disks: &DiskSource,
-    ) -> Result<Rebuild, LayoutError> {
+    pub fn rebuild(&mut self, b: &mut Built, disks: &DiskSource) -> Result<Rebuild, LayoutError> {
         if b.failed.is_empty() {
             return Err(LayoutError::Unexpected(format!(
                 "{} is not degraded; nothing to rebuild",

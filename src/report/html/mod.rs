@@ -22,8 +22,8 @@ use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::show::{format_time, status_name};
 use crate::units::{format_bytes_si, format_duration};
 
-pub use model::{Report, ReportOptions};
 use model::Severity;
+pub use model::{Report, ReportOptions};
 
 /// The page stylesheet (the chart classes come from [`CHART_CSS`]).
 const PAGE_CSS: &str = "\

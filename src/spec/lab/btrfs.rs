@@ -1,11 +1,10 @@
 //! `btrfs = { data, metadata, members }`: btrfs's own RAID across the disks, which is also the
 //! filesystem.
 
-
-use super::raw::{RawBtrfs, RawLayout};
+use super::raw::RawLayout;
 use super::section::{Cx, Draft, Raid, Section};
-use crate::stack::{BtrfsProfile, FsKind, RaidLayer};
 use crate::spec::SpecError;
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer};
 
 /// The btrfs RAID layer.
 pub(super) struct Btrfs;

@@ -11,13 +11,12 @@
 //! set's files on that member, `offset = "file:PATH"` under one named file: a range written in
 //! bytes may hold no file, and a fault that misses the data answers the wrong question.
 
-
 use super::raw::{RawFault, RawLayout};
 use super::section::{Cx, Draft, Section};
-use crate::stack::fault::{Fault, FaultKind, FaultStep, Under};
-use crate::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::SizeValue;
+use crate::stack::fault::{Fault, FaultKind, FaultStep, Under};
+use crate::stack::{RaidLayer, Stack};
 use crate::units;
 
 /// Most faults one layout may list.

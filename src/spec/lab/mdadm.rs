@@ -1,12 +1,11 @@
 //! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean }`: a Linux md
 //! array under LVM and/or a filesystem.
 
-
-use super::raw::{RawMd, RawLayout};
+use super::raw::{RawLayout, RawMd};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::stack::{MdLevel, MdOptions, RaidLayer};
 use crate::spec::SpecError;
-use crate::spec::locate::{IntOrStr, SizeValue};
+
+use crate::stack::{MdLevel, MdOptions, RaidLayer};
 
 /// The md RAID layer.
 pub(super) struct Mdadm;

@@ -58,10 +58,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::stack::Stack;
 use crate::spec::locate::Locator;
 use crate::spec::profiles::{self, ProfileScale};
 use crate::spec::{SpecError, Suite};
+use crate::stack::Stack;
 use crate::units;
 
 pub use host::{DeviceProblem, Host, TextOnly, ThisMachine};

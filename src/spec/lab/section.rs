@@ -5,9 +5,9 @@
 
 use super::Disks;
 use super::raw::RawLayout;
-use crate::stack::{FsKind, RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
+use crate::stack::{FsKind, RaidLayer, Stack};
 
 /// Where one layout sits in the file and what it is built on: every error a section makes goes
 /// through here, so all of them read `file:line: layout[NAME].field: message`.

@@ -13,12 +13,11 @@
 //! L2ARC disks, `spares` hot spares. Properties are passed to `zpool create -o` (pool) and
 //! `zfs create -o` (the measured dataset), each checked against the known list first.
 
-
-use super::raw::{RawZfs, RawLayout};
+use super::raw::{RawLayout, RawZfs};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::stack::{FsKind, RaidLayer, Stack};
-use crate::stack::zfs::{VdevKind, ZfsOptions};
 use crate::spec::SpecError;
+use crate::stack::zfs::{VdevKind, ZfsOptions};
+use crate::stack::{FsKind, RaidLayer, Stack};
 use crate::units;
 
 /// The ZFS RAID layer.
