@@ -107,6 +107,57 @@ pub fn fio_job_suite(path: &Path, lenient: bool) -> anyhow::Result<Suite> {
     Ok(c.suite)
 }
 
+/// What `iolab run --fio-job` takes from a job file besides the workloads.
+#[derive(Debug)]
+pub struct FioJobFlags {
+    /// The one file or device the jobs name (`filename`/`directory`), made when it is a new
+    /// file in an existing directory; `None` when the jobs name none or a target was given.
+    pub target: Option<PathBuf>,
+    /// A job verifies its data: the run verifies too.
+    pub verify: bool,
+    /// The options skipped under `--lenient`, as a note for the run.
+    pub skipped: Option<String>,
+}
+
+/// Reads the job file for [`FioJobFlags`]; `find_target`: no TARGET was given, so the jobs'
+/// one file is the target (more than one is a usage error).
+pub fn fio_job_flags(path: &Path, lenient: bool, find_target: bool) -> anyhow::Result<FioJobFlags> {
+    let c = load_fio_job(path, lenient)?;
+    let mut target = None;
+    if find_target {
+        match c.targets.as_slice() {
+            [] => {}
+            [one] => {
+                let p = PathBuf::from(one);
+                if !p.exists() && p.parent().is_some_and(Path::is_dir) && !one.starts_with("/dev/")
+                {
+                    std::fs::File::create(&p).map_err(|e| {
+                        usage(format!(
+                            "{}: cannot create filename {one}: {e}",
+                            path.display()
+                        ))
+                    })?;
+                }
+                target = Some(p);
+            }
+            many => {
+                return Err(usage(format!(
+                    "{}: jobs name {} different files ({}); iolab runs every workload on one target: give TARGET",
+                    path.display(),
+                    many.len(),
+                    many.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(FioJobFlags {
+        target,
+        verify: c.verify,
+        skipped: (!c.skipped.is_empty())
+            .then(|| format!("fio options skipped (--lenient): {}", c.skipped.join("; "))),
+    })
+}
+
 /// `iolab spec --from-fio`: prints the spec, after checking it parses back to the same suite.
 pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
     let c = load_fio_job(&a.from_fio, a.lenient)?;

@@ -1,7 +1,7 @@
 //! `iolab run [TARGET]`: a suite, a profile, a spec file or one custom workload on a directory,
 //! file or block device.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -320,45 +320,21 @@ fn flag_error(e: SpecError) -> anyhow::Error {
     usage(format!("{flag}: {}", e.msg))
 }
 
-/// What `iolab run --fio-job` takes from the job file besides the workloads: the target
-/// (`filename`/`directory`) when none was given, `--verify` when a job verifies, and the
-/// conversion notes (skipped options under `--lenient`) appended to the run's note.
+/// What `iolab run --fio-job` takes from the job file besides the workloads
+/// ([`super::import::FioJobFlags`]): the target when none was given, `--verify` when a job
+/// verifies, and the conversion notes appended to the run's note.
 pub fn apply_fio_job(mut a: RunArgs) -> anyhow::Result<RunArgs> {
     let Some(path) = a.fio_job.clone() else {
         return Ok(a);
     };
-    let c = super::import::load_fio_job(&path, a.lenient)?;
+    let job = super::import::fio_job_flags(&path, a.lenient, a.target.is_none())?;
     if a.target.is_none() {
-        match c.targets.as_slice() {
-            [] => {}
-            [one] => {
-                let p = PathBuf::from(one);
-                if !p.exists() && p.parent().is_some_and(Path::is_dir) && !one.starts_with("/dev/")
-                {
-                    std::fs::File::create(&p).map_err(|e| {
-                        usage(format!(
-                            "{}: cannot create filename {one}: {e}",
-                            path.display()
-                        ))
-                    })?;
-                }
-                a.target = Some(p);
-            }
-            many => {
-                return Err(usage(format!(
-                    "{}: jobs name {} different files ({}); iolab runs every workload on one target: give TARGET",
-                    path.display(),
-                    many.len(),
-                    many.join(", ")
-                )));
-            }
-        }
+        a.target = job.target;
     }
-    if c.verify && a.verify.is_none() {
-        a.verify = Some(crate::runner::suite::VerifyMode::Both);
+    if job.verify && a.verify.is_none() {
+        a.verify = Some(VerifyMode::Both);
     }
-    if !c.skipped.is_empty() {
-        let skipped = format!("fio options skipped (--lenient): {}", c.skipped.join("; "));
+    if let Some(skipped) = job.skipped {
         a.note = Some(match a.note.take() {
             Some(n) => format!("{n}; {skipped}"),
             None => skipped,
