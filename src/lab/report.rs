@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::integrity::IntegrityReport;
+use crate::stack::Rebuild;
 
 /// How one layout went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,30 +141,6 @@ pub struct DegradedReport {
     pub workload_error: Option<String>,
 }
 
-/// The rebuild of a degraded layout.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RebuildReport {
-    /// The device that replaced the failed member.
-    pub new_member: String,
-    /// Seconds from start to completion (md with a spare: from the failure).
-    pub seconds: f64,
-    /// Bytes written to the new member (btrfs: its allocated chunks; md: the component size).
-    pub bytes: u64,
-    /// The whole data set read back intact after the rebuild.
-    pub data_verified: bool,
-    /// btrfs block groups written while degraded (as `single`) that the replace left without
-    /// redundancy, converted back by a balance after it.
-    #[serde(default)]
-    pub converted: Vec<String>,
-    /// Seconds that balance took (on top of `seconds`).
-    #[serde(default)]
-    pub balance_seconds: Option<f64>,
-    /// The replace failed with ENOSPC first and worked once half-empty data block groups were
-    /// packed: the first failure's message.
-    #[serde(default)]
-    pub retried: Vec<String>,
-}
-
 /// The second failure of a `failures = 2` layout: two members failed at once, then replaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondFailureReport {
@@ -178,10 +155,10 @@ pub struct SecondFailureReport {
     /// Bytes written to the new members.
     pub rebuild_bytes: Option<u64>,
     /// Block groups without redundancy after the replaces, converted back (see
-    /// [`RebuildReport::converted`]).
+    /// [`Rebuild::converted`]).
     #[serde(default)]
     pub converted: Vec<String>,
-    /// Replaces that needed a second try (see [`RebuildReport::retried`]).
+    /// Replaces that needed a second try (see [`Rebuild::retried`]).
     #[serde(default)]
     pub retried: Vec<String>,
 }
@@ -249,7 +226,7 @@ pub struct LayoutReport {
     /// Degraded run, when asked for.
     pub degraded: Option<DegradedReport>,
     /// Rebuild, when asked for.
-    pub rebuild: Option<RebuildReport>,
+    pub rebuild: Option<Rebuild>,
     /// Two members failed at once and replaced (`failures = 2`).
     #[serde(default)]
     pub second_failure: Option<SecondFailureReport>,

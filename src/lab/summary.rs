@@ -2,15 +2,16 @@
 //! speed against its healthy run, the layout record every run keeps, and the comparison of the
 //! healthy layouts.
 //!
-//! Like [`crate::report::text::lab_summary::render_summary`], this reads run records and builds a comparison: it is
-//! the lab's own conclusion, so it lives here and the CLI only prints it.
+//! It reads run records and builds a comparison ([`crate::stats::compare`]), as `iolab
+//! compare` does: it is the lab's own conclusion, so it lives here and the CLI only prints it
+//! (`report::text::lab_summary` draws it).
 
 use super::driver::{MountedLayout, Phase};
 use super::report::{LabReport, LabRun, LayoutReport};
 use super::spec::{LabSpec, LayoutKind};
-use crate::report::compare::{self, CompareOptions, Comparison};
 use crate::sample::RunRecord;
 use crate::sample::layout_record::{Capacity, IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+use crate::stats::compare::{self, CompareOptions, Comparison};
 
 /// The record a run starts with: what the lab knows when the layout is mounted.
 pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {

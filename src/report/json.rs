@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::sample::{LatencyHistogram, LatencySummary, RunRecord};
+use crate::stats::median;
 
 /// Per-operation figures of one workload across its trials.
 #[derive(Debug, Clone, Serialize)]
@@ -98,7 +99,7 @@ fn open_loop_summary(wr: &crate::sample::WorkloadRecord) -> Option<OpenLoopSumma
     let a = all?;
     Some(OpenLoopSummary {
         asked_iops: a.asked_iops,
-        achieved_iops: median(&achieved),
+        achieved_iops: median(&achieved).unwrap_or(0.0),
         scheduled: a.scheduled,
         issued: a.issued,
         late: a.late,
@@ -106,21 +107,6 @@ fn open_loop_summary(wr: &crate::sample::WorkloadRecord) -> Option<OpenLoopSumma
         sustained,
         issue_error: a.issue_error.summary(),
     })
-}
-
-/// The median of a list (mean of the middle two for even lengths); 0 for none.
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        f64::midpoint(s[n / 2 - 1], s[n / 2])
-    }
 }
 
 /// Summaries of every workload of a run.
@@ -161,8 +147,8 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                         h.merge(&o.latency);
                     }
                 }
-                s.ops_per_sec_median = median(&s.ops_per_sec);
-                s.mb_per_sec_median = median(&s.mb_per_sec);
+                s.ops_per_sec_median = median(&s.ops_per_sec).unwrap_or(0.0);
+                s.mb_per_sec_median = median(&s.mb_per_sec).unwrap_or(0.0);
                 s.latency = h.summary();
                 s.service = service.map(|h| h.summary());
             }

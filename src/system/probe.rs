@@ -232,7 +232,10 @@ pub fn describe(sigs: &[Signature]) -> String {
 /// Why the kernel says `bd` (or a partition of it) is in use, if it is: mounted, active swap,
 /// backing a loop device, held by an array or mapping, or refusing an exclusive open.
 pub fn in_use(bd: &BlockDevice) -> Option<String> {
-    if let Some(m) = super::mounts::mounts_of_device(&bd.name).into_iter().next() {
+    if let Some(m) = super::blockdev::mounts_of_device(&bd.name)
+        .into_iter()
+        .next()
+    {
         return Some(format!(
             "{} is mounted on {}",
             m.source,

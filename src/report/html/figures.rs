@@ -12,52 +12,7 @@ use crate::units::format_bytes_si;
 
 use super::model::{LatencyView, Report, WorkloadView};
 
-/// What a chart is, for file names and alt text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FigureKind {
-    /// Headline bars.
-    Bars,
-    /// Latency percentiles of one op.
-    Latency,
-    /// Throughput per second.
-    Series,
-    /// Capacity against speed.
-    Capacity,
-    /// Throughput per second of each host of a `--hosts` run, and of the aggregate.
-    HostsSeries,
-    /// p99 of each host of a `--hosts` run, the straggler flagged.
-    HostsP99,
-    /// Latency against offered load of an SLO search, the capacity marked.
-    Slo,
-}
-
-impl FigureKind {
-    /// Short name used in file names.
-    pub fn slug(self) -> &'static str {
-        match self {
-            FigureKind::Bars => "bars",
-            FigureKind::Latency => "latency",
-            FigureKind::Series => "series",
-            FigureKind::Capacity => "capacity",
-            FigureKind::HostsSeries => "hosts-series",
-            FigureKind::HostsP99 => "hosts-p99",
-            FigureKind::Slo => "slo",
-        }
-    }
-}
-
-/// A drawn chart.
-#[derive(Clone, Debug)]
-pub struct Figure {
-    /// What it is.
-    pub kind: FigureKind,
-    /// Extra part of the file name (the op of a latency chart).
-    pub part: String,
-    /// Caption and alt text.
-    pub caption: String,
-    /// The `<svg>` element.
-    pub svg: String,
-}
+pub use crate::report::chart::figure::{Figure, FigureKind, per_second_axes};
 
 /// The ratio as printed on a bar: `1.23x`, with `~` when not significant.
 pub fn short_ratio(r: &Ratio) -> String {
@@ -196,18 +151,6 @@ pub fn latency(r: &Report, w: &WorkloadView, v: &LatencyView, embed: Embed) -> F
         caption,
         svg: chart::line::render(&c, embed),
     }
-}
-
-/// The axes of a throughput-per-second chart: seconds across, `unit` (MB/s, IOPS, ops/s) up,
-/// both linear. One definition so a workload's series and a `--hosts` group's per-host chart
-/// read the same way.
-pub fn per_second_axes(unit: &str) -> (AxisSpec, AxisSpec) {
-    let axis = |label: &str| AxisSpec {
-        scale: Scale::Linear,
-        label: label.into(),
-        format: compact,
-    };
-    (axis("seconds"), axis(unit))
 }
 
 /// The throughput-per-second chart of a workload, cliffs marked.

@@ -5,7 +5,7 @@
 
 use crate::lab::integrity::Verdict;
 use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::{RaidLayer, Stack};
 use crate::units::{format_bytes, format_duration};
 
 /// How much the table says.
@@ -511,7 +511,7 @@ fn slow_member_figures(
 ) -> String {
     let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
         let v: Vec<f64> = all.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| crate::report::json::median(&v))
+        crate::stats::median(&v)
     };
     let rates = (
         m.ios_per_busy_sec,
@@ -538,7 +538,8 @@ fn slow_member_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::report::{DegradedReport, RebuildReport};
+    use crate::lab::report::DegradedReport;
+    use crate::stack::Rebuild;
 
     fn stack(v: serde_json::Value) -> Stack {
         serde_json::from_value(v).unwrap()
@@ -574,8 +575,9 @@ mod tests {
             perf_ratio: Some(0.4567),
             workload_error: None,
         });
-        a.rebuild = Some(RebuildReport {
+        a.rebuild = Some(Rebuild {
             new_member: "/dev/loop9".into(),
+            new_members: vec!["/dev/loop9".into()],
             seconds: 12.5,
             bytes: 1_234_567_890,
             data_verified: true,
