@@ -187,7 +187,7 @@ mod tests {
         let mut p = Pace::new(&o, 4096, 1, 0, 7, 0, u64::MAX);
         let mut per_ms = vec![0u64; 10_000];
         for _ in 0..100_000 {
-            let due = p.take_due(u64::MAX / 2).expect("due");
+            let due = p.take_due(p.next_due()).expect("due");
             if let Some(c) = per_ms.get_mut((due / 1_000_000) as usize) {
                 *c += 1;
             }
