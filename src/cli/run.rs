@@ -239,9 +239,10 @@ pub struct RunArgs {
         help_heading = "Many hosts"
     )]
     pub on_host_failure: crate::hosts::outcome::OnFailure,
-    /// Remove what killed runs left in TARGET (default: the current directory) and exit:
-    /// their test files and small-file trees (their stored runs already show `incomplete`),
-    /// and killed `--hosts` controllers' ssh masters and control-socket directories.
+    /// Remove what killed runs left in TARGET (default: the current directory and the targets
+    /// of the runs the store shows `incomplete` on this host) and exit: their test files and
+    /// small-file trees, and killed `--hosts` controllers' ssh masters and control-socket
+    /// directories.
     #[arg(long)]
     pub cleanup: bool,
 }
@@ -595,24 +596,51 @@ fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()
     Ok(())
 }
 
+/// `--cleanup`: what killed runs left in TARGET (default: the current directory); without a
+/// TARGET also in the targets of the runs the store holds as killed on this host (issue 27);
+/// and killed `--hosts` controllers' ssh masters and control-socket directories.
+fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut removed = crate::runner::leftovers::clean(&dir)
+        .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
+    let mut killed = Vec::new();
+    if a.target.is_none() {
+        match super::db::db_location(ctx).map(|l| crate::store::Store::open_location_existing(&l)) {
+            Ok(Ok(store)) => killed = super::db::killed_runs(&store)?,
+            Ok(Err(crate::store::StoreError::Missing(_))) => {}
+            Ok(Err(e)) => eprintln!(
+                "iolab: warning: cannot read the store ({e}): only {} was swept",
+                dir.display()
+            ),
+            Err(e) => eprintln!("iolab: warning: {e}: only {} was swept", dir.display()),
+        }
+        removed.extend(
+            crate::runner::leftovers::clean_killed(&killed)
+                .map_err(|e| usage(format!("--cleanup: a killed run's target: {e}")))?,
+        );
+    }
+    // Killed `--hosts` controllers: their ssh masters and control-socket directories.
+    removed.extend(
+        crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
+            .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
+    );
+    for p in &removed {
+        println!("removed {}", p.display());
+    }
+    if removed.is_empty() {
+        let stored = match killed.len() {
+            0 => String::new(),
+            1 => " or in the target of the store's killed run".to_string(),
+            n => format!(" or in the targets of the store's {n} killed runs"),
+        };
+        println!("nothing left by killed runs in {}{stored}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
-        let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
-        let removed = crate::runner::leftovers::clean(&dir)
-            .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
-        let mut removed = removed;
-        // Killed `--hosts` controllers: their ssh masters and control-socket directories.
-        removed.extend(
-            crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
-                .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
-        );
-        for p in &removed {
-            println!("removed {}", p.display());
-        }
-        if removed.is_empty() {
-            println!("nothing left by killed runs in {}", dir.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        return cleanup(ctx, &a);
     }
     let a = apply_fio_job(a)?;
     let suite = build_suite(&a)?;

@@ -506,6 +506,33 @@ mod tests {
         assert!(!e.to_string().contains("write_lat_log"), "{e}");
     }
 
+    /// A byte rate that is no whole binary unit prints with its `B`: a bare number is IOPS.
+    #[test]
+    fn rates_print_and_read_back_as_converted() {
+        let c = conv(
+            "[a]\nrw=read\nbs=4k\nrate=1000000\n[b]\nstonewall\nrw=randwrite\nnumjobs=3\nrate_iops=250\nrate_process=poisson\n",
+            false,
+        )
+        .unwrap();
+        let toml = crate::spec::suite_to_toml(&c.suite);
+        assert!(toml.contains("rate = \"1000000B\""), "{toml}");
+        let back = crate::spec::parse_spec(&toml, "printed").unwrap();
+        let (a, b) = (
+            back.workloads[0].io().unwrap(),
+            back.workloads[1].io().unwrap(),
+        );
+        let (oa, ob) = (a.open_loop.unwrap(), b.open_loop.unwrap());
+        assert_eq!(oa.rate, crate::spec::Rate::BytesPerSec(1_000_000));
+        assert_eq!(ob.rate, crate::spec::Rate::Iops(250.0));
+        assert!(ob.per_thread && !oa.per_thread);
+        assert_eq!(ob.arrivals, crate::spec::Arrivals::Poisson);
+        assert_eq!(ob.total_iops(b.threads, b.block_size), 750.0);
+        assert_eq!(
+            c.notes.iter().filter(|n| n.contains("open loop")).count(),
+            2
+        );
+    }
+
     #[test]
     fn unsupported_options_are_named_with_their_lines() {
         let e = conv("[a]\nrw=read\nzonemode=zbd\n\nstartdelay=1\n", false).unwrap_err();
