@@ -16,6 +16,7 @@ pub mod units;
 pub mod spec;
 pub mod system;
 pub mod target;
+pub mod trace;
 
 #[allow(unsafe_code)] // io_uring, aligned and huge-page buffers: the engines' own contracts.
 pub mod engine;
@@ -34,6 +35,8 @@ pub mod fio;
 pub mod hosts;
 pub mod lab;
 pub mod layout;
+
+pub mod capture;
 pub mod plan;
 pub mod vm;
 
