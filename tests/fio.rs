@@ -346,6 +346,7 @@ fn fio_example_job_files_convert_or_are_refused_by_name() {
     let known: Vec<&str> = iolab::fio::map::MAPPED
         .iter()
         .chain(iolab::fio::map::NO_EFFECT)
+        .chain(iolab::fio::map::MAPPED_ACCESS)
         .copied()
         .collect();
     let (mut converted, mut refused) = (Vec::new(), 0);
