@@ -186,6 +186,38 @@ pub struct SecondFailureReport {
     pub retried: Vec<String>,
 }
 
+/// A layout's capacity at the lab's latency target for one workload: the highest sustained
+/// rate meeting it, healthy and with a member failed (issue 30).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabSlo {
+    /// The workload searched.
+    pub workload: String,
+    /// Its answer on the healthy layout.
+    pub healthy: Option<crate::stats::slo::SloCapacity>,
+    /// Its answer with a member failed.
+    pub degraded: Option<crate::stats::slo::SloCapacity>,
+}
+
+impl LabSlo {
+    /// The table's cell: `2,010 IOPS, degraded 1,190` (`none met`, `>=` when met at peak).
+    pub fn cell(&self) -> String {
+        use crate::stats::slo::SloVerdict;
+        let one = |c: &crate::stats::slo::SloCapacity| match c.verdict {
+            SloVerdict::Capacity => crate::units::format_rate(c.capacity.unwrap_or(0.0)),
+            SloVerdict::MetAtPeak => {
+                format!(">={}", crate::units::format_rate(c.capacity.unwrap_or(0.0)))
+            }
+            SloVerdict::NoneMet => "none met".into(),
+            SloVerdict::NoTrials => "-".into(),
+        };
+        let mut s = self.healthy.as_ref().map_or_else(|| "-".into(), one);
+        if let Some(d) = &self.degraded {
+            s.push_str(&format!(" / deg {}", one(d)));
+        }
+        s
+    }
+}
+
 /// One layout of a lab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayoutReport {
@@ -233,6 +265,9 @@ pub struct LayoutReport {
     /// Per-member IO during the healthy workloads (the slow member stands out).
     #[serde(default)]
     pub member_io: Vec<MemberIo>,
+    /// Capacity at the lab's latency target (`[workloads] slo`), per searched workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<LabSlo>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -260,6 +295,7 @@ impl LayoutReport {
             faults: Vec::new(),
             md_final: None,
             member_io: Vec::new(),
+            slo: Vec::new(),
             commands: Vec::new(),
         }
     }

@@ -79,6 +79,10 @@ pub fn conclude(
             .map(|(_, rec)| rec)
     };
     for lr in &mut report.layouts {
+        lr.slo = lab_slo(
+            find(&lr.name, Phase::Healthy),
+            find(&lr.name, Phase::Degraded),
+        );
         let ratio = match (
             find(&lr.name, Phase::Healthy),
             find(&lr.name, Phase::Degraded),
@@ -128,6 +132,31 @@ pub fn conclude(
         comparison,
         records,
     }
+}
+
+/// Each searched workload's capacity at the lab's target, healthy and degraded (issue 30).
+fn lab_slo(h: Option<&RunRecord>, d: Option<&RunRecord>) -> Vec<super::report::LabSlo> {
+    let of = |r: Option<&RunRecord>, name: &str| {
+        r?.workloads
+            .iter()
+            .find(|w| w.workload.name == name)
+            .and_then(crate::stats::slo::of_workload)
+    };
+    let Some(base) = h.or(d) else {
+        return Vec::new();
+    };
+    base.workloads
+        .iter()
+        .filter_map(|w| {
+            crate::stats::slo::of_workload(w)?;
+            let name = &w.workload.name;
+            Some(super::report::LabSlo {
+                workload: name.clone(),
+                healthy: of(h, name),
+                degraded: of(d, name),
+            })
+        })
+        .collect()
 }
 
 /// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.

@@ -342,7 +342,7 @@ impl RawWorkload {
     }
 
     /// The SLO search's settings: the targets, its budget and precision, its arrivals.
-    fn slo(&self) -> Result<Slo, SpecError> {
+    pub(crate) fn slo(&self) -> Result<Slo, SpecError> {
         let text = self.slo.as_deref().unwrap_or_default();
         let targets = Slo::parse_targets(text).map_err(|e| SpecError::field("slo", e))?;
         if self.rate.is_some() {

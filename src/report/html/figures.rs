@@ -27,6 +27,8 @@ pub enum FigureKind {
     HostsSeries,
     /// p99 of each host of a `--hosts` run, the straggler flagged.
     HostsP99,
+    /// Latency against offered load of an SLO search, the capacity marked.
+    Slo,
 }
 
 impl FigureKind {
@@ -39,6 +41,7 @@ impl FigureKind {
             FigureKind::Capacity => "capacity",
             FigureKind::HostsSeries => "hosts-series",
             FigureKind::HostsP99 => "hosts-p99",
+            FigureKind::Slo => "slo",
         }
     }
 }
@@ -302,9 +305,74 @@ pub fn capacity(r: &Report, embed: Embed) -> Option<Figure> {
     })
 }
 
+/// The latency-vs-load curve of a workload's SLO search: the first target's statistic (from
+/// the schedule) at each rate tried, per run; each run's capacity marked.
+pub fn slo(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
+    let first = w.slo.iter().flatten().next()?;
+    let lines: Vec<Line> = w
+        .slo
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Line {
+                name: format!("{} {}", r.comparison.runs[i].header, c.targets),
+                colour: i,
+                thin: false,
+                points: c
+                    .curve
+                    .iter()
+                    .filter_map(|p| Some((p.rate, p.values.first()?.median)))
+                    .filter(|(_, v)| v.is_finite() && *v < f64::MAX)
+                    .collect(),
+            })
+        })
+        .collect();
+    let markers = w
+        .slo
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Marker {
+                x: c.capacity?,
+                colour: i,
+                tooltip: format!("{}: {}", r.comparison.runs[i].header, c.describe()),
+            })
+        })
+        .collect();
+    let caption = format!(
+        "{}: latency (from schedule) against offered load, {}; capacity marked",
+        w.name, first.targets
+    );
+    let c = LineChart {
+        title: caption.clone(),
+        x: AxisSpec {
+            scale: Scale::Log,
+            label: "offered IOPS (log)".into(),
+            format: compact,
+        },
+        y: AxisSpec {
+            scale: Scale::Log,
+            label: "latency (log)".into(),
+            format: latency_label,
+        },
+        lines,
+        markers,
+        legend: legend(r, |i| w.slo.get(i).is_some_and(Option::is_some)),
+    };
+    Some(Figure {
+        kind: FigureKind::Slo,
+        part: String::new(),
+        caption,
+        svg: chart::line::render(&c, embed),
+    })
+}
+
 /// All charts of a workload, in page order.
 pub fn workload_figures(r: &Report, w: &WorkloadView, embed: Embed) -> Vec<Figure> {
     let mut v: Vec<Figure> = bars(r, w, embed).into_iter().collect();
+    v.extend(slo(r, w, embed));
     v.extend(w.latency.iter().map(|l| latency(r, w, l, embed)));
     v.extend(series(r, w, embed));
     v

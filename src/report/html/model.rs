@@ -109,6 +109,8 @@ pub struct WorkloadView {
     pub series: Option<SeriesView>,
     /// Indices of this workload's cliffs in the comparison.
     pub cliffs: Vec<usize>,
+    /// Per run column, the answer of its SLO search (`--slo`), with the latency-vs-load curve.
+    pub slo: Vec<Option<crate::stats::slo::SloCapacity>>,
 }
 
 /// A degraded run against its healthy layout.
@@ -514,6 +516,10 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
                 .unwrap_or_default();
             let headline_name = headline.map(|h| c.rows[h].metric.clone());
             WorkloadView {
+                slo: runs
+                    .iter()
+                    .map(|r| find_workload(r, &name).and_then(crate::stats::slo::of_workload))
+                    .collect(),
                 latency: latency_views(runs, &name, headline_name.as_deref()),
                 series: series_view(runs, &name),
                 cliffs: (0..c.cliffs.len())

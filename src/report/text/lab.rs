@@ -134,7 +134,13 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         Detail::Short => short_row(l, r.dry_run),
         Detail::Full => row(l, r.dry_run),
     }));
-    let widths: Vec<usize> = (0..headers.len())
+    if has_slo(r) {
+        rows[0].push(SLO_HEADER.into());
+        for (cells, l) in rows.iter_mut().skip(1).zip(&r.layouts) {
+            cells.push(slo_cell(l));
+        }
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
@@ -166,6 +172,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     if detail == Detail::Short {
         out.push_str(&short_notes(r));
     }
+    out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
     out
 }
@@ -271,6 +278,40 @@ fn notes(r: &LabReport) -> String {
     out
 }
 
+/// The column a lab with `[workloads] slo` adds: IOPS at the target, healthy / degraded.
+const SLO_HEADER: &str = "CAPACITY@SLO";
+
+fn has_slo(r: &LabReport) -> bool {
+    r.layouts.iter().any(|l| !l.slo.is_empty())
+}
+
+/// The first searched workload's capacity (the others are in the notes and JSON).
+fn slo_cell(l: &LayoutReport) -> String {
+    l.slo
+        .first()
+        .map_or_else(|| "-".into(), crate::lab::report::LabSlo::cell)
+}
+
+/// Each layout's answer in a sentence, healthy and degraded, with its interval.
+fn slo_notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        for s in &l.slo {
+            for (state, c) in [("healthy", &s.healthy), ("degraded", &s.degraded)] {
+                if let Some(c) = c {
+                    out.push_str(&format!(
+                        "{} {state}, {}: {}\n",
+                        l.name,
+                        s.workload,
+                        c.describe()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The columns of the full table (Markdown, `-v`).
 const HEADERS: [&str; 8] = [
     "LAYOUT",
@@ -341,14 +382,27 @@ pub fn render_markdown(r: &LabReport) -> String {
             s
         })
         .collect();
+    if has_slo(r) {
+        h.push("Capacity@SLO".into());
+    }
     h.push("Status".into());
     out.push_str(&format!("| {} |\n", h.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
     for l in &r.layouts {
         let mut cells = row(l, r.dry_run);
+        if has_slo(r) {
+            cells.push(slo_cell(l));
+        }
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    let slo = slo_notes(r);
+    if !slo.is_empty() {
+        out.push('\n');
+        for line in slo.lines() {
+            out.push_str(&format!("- {}\n", esc(line)));
+        }
     }
     let checked: Vec<&LayoutReport> = r.layouts.iter().filter(|l| l.integrity.is_some()).collect();
     if checked.is_empty() {

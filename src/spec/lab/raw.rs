@@ -78,6 +78,12 @@ pub(super) struct RawWorkloads {
     pub(super) baseline: Option<String>,
     pub(super) size: Option<SizeValue>,
     pub(super) time: Option<TimeValue>,
+    /// Latency targets every block-IO workload is searched against (issue 30).
+    pub(super) slo: Option<String>,
+    /// The time each layout's SLO search may take.
+    pub(super) budget: Option<TimeValue>,
+    /// How narrow each SLO search's bracket gets (0.05: within 5%).
+    pub(super) slo_precision: Option<f64>,
     pub(super) defaults: Option<RawWorkload>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<RawWorkload>>,
