@@ -393,3 +393,30 @@ fn the_model_and_a_spec_file_replay_run_on_a_directory() {
         "the test file is as large as the trace reaches"
     );
 }
+
+/// A lab's `[workloads] replay` and `model` (issue 29): the trace replayed (wrapped into the
+/// layout) and its model run on every layout, one column each in the lab's table.
+#[test]
+fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
+    require_root!();
+    common::require_tool!("mkfs.ext4", apt = "e2fsprogs");
+    let dir = disk_tmpdir("iolab-replay-lab");
+    let trace = dir.path().join("mail.trace");
+    synthetic_trace(&trace, 2, 500.0, 64 << 20);
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[disks]\nloop = {{ count = 1, size = \"256MiB\", dir = \"{d}\" }}\n[[layout]]\nname = \"ext4\"\nfs = \"ext4\"\n[workloads]\nreplay = \"{t}\"\nmodel = \"{t}\"\nrepeat = 1\n",
+            d = dir.path().display(),
+            t = trace.display()
+        ),
+    )
+    .unwrap();
+    let o = Iolab::new()
+        .args(["lab", spec.to_str().unwrap(), "--no-save", "--time", "1s"])
+        .run();
+    o.success()
+        .stdout_has("replay-mail IOPS")
+        .stdout_has("model-mail IOPS");
+}

@@ -69,8 +69,9 @@ pub struct TraceNeeds {
     pub max_end: u64,
 }
 
-/// In flight at each IO's issue (itself included), from the recorded completions; IOs
-/// without a completion count as in flight until the end.
+/// In flight at each IO's issue (itself included), from the recorded completions. An IO
+/// without one (a fio iolog has none) counts as done at once: without completion times an
+/// as-fast-as-possible replay goes one IO at a time.
 fn depths(t: &Trace) -> Vec<u32> {
     let mut ends: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
         std::collections::BinaryHeap::new();
@@ -80,8 +81,13 @@ fn depths(t: &Trace) -> Vec<u32> {
             while ends.peek().is_some_and(|e| e.0 <= io.issue_ns) {
                 ends.pop();
             }
-            ends.push(std::cmp::Reverse(io.complete_ns().unwrap_or(u64::MAX)));
-            ends.len() as u32
+            match io.complete_ns() {
+                Some(c) if c > io.issue_ns => {
+                    ends.push(std::cmp::Reverse(c));
+                    ends.len() as u32
+                }
+                _ => ends.len() as u32 + 1,
+            }
         })
         .collect()
 }
@@ -331,7 +337,11 @@ mod tests {
                 io(300, Op::Read, 0, 1),
             ],
         };
-        assert_eq!(depths(&t), vec![1, 2, 2, 1, 2]);
+        assert_eq!(
+            depths(&t),
+            vec![1, 2, 2, 1, 1],
+            "no completion: done at once"
+        );
         let n = needs(&t);
         assert_eq!(
             (n.reads, n.writes, n.max_len, n.max_depth),
