@@ -178,6 +178,7 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     if a.repeat == Some(0) {
         return Err(super::usage("--repeat: must be at least 1"));
     }
+    add_trace_workloads(&mut spec)?;
     spec.override_workloads(size, time, a.repeat);
     if a.quick {
         spec.quick();
@@ -428,6 +429,23 @@ impl Progress {
             }
         }
     }
+}
+
+/// `[workloads] model = "..."`: each trace's workload model joins the suite; then every
+/// replay and model workload is filled from its trace (pattern, block size, queue depth).
+fn add_trace_workloads(spec: &mut lab::LabSpec) -> anyhow::Result<()> {
+    for t in spec.workloads.models.clone() {
+        let path = std::path::Path::new(&t);
+        let trace = super::capture::load_trace(path)?;
+        let m = crate::trace::model::Model::of(&trace);
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let f = crate::trace::to_spec::from_model(&m, &format!("model-{stem}"))
+            .map_err(|e| super::usage(format!("workloads.model {t}: {e}")))?;
+        spec.workloads.suite.workloads.extend(f.suite.workloads);
+    }
+    super::run::prepare_replays(&mut spec.workloads.suite)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod capture;
 pub mod compare;
 mod db;
 pub mod disks;
@@ -93,8 +94,11 @@ pub enum Command {
     Store(store_cmds::StoreCommand),
     /// Import fio results (--output-format=json or json+) as stored runs.
     Import(import::ImportArgs),
-    /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`).
+    /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`) or to a
+    /// trace's workload model (`--from-trace FILE`).
     Spec(import::SpecArgs),
+    /// Record the IOs reaching a block device into a trace file; show or import traces.
+    Capture(Box<capture::CaptureArgs>),
     /// The far side of `iolab run --hosts`: the line protocol on stdin/stdout.
     Agent(hosts::AgentArgs),
 }
@@ -127,6 +131,7 @@ pub fn main() -> ExitCode {
         Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),
+        Command::Capture(a) => capture::capture(&ctx, *a),
         Command::Agent(a) => hosts::agent(&ctx, a),
     };
     match result {

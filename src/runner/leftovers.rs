@@ -1,6 +1,7 @@
 //! What a killed `iolab run` leaves in its target directory, and `iolab run --cleanup`, which
 //! removes it: test files `iolab-PID.dat`, small-file trees `iolab-smallfile-PID-N`, O_DIRECT
-//! probes `.iolab-dio-probe-PID`, and the temporary `.iolab-*` directories a run without a
+//! probes `.iolab-dio-probe-PID`, partial trace files `.iolab-trace-PID-NAME.partial` of a
+//! killed `iolab capture`, and the temporary `.iolab-*` directories a run without a
 //! target made, each only when process PID is gone (a live run's files are never touched).
 
 use std::path::{Path, PathBuf};
@@ -14,7 +15,12 @@ fn owner_pid(name: &str) -> Option<u32> {
             name.strip_prefix("iolab-")
                 .and_then(|r| r.strip_suffix(".dat"))
         })
-        .or_else(|| name.strip_prefix(".iolab-dio-probe-"))?;
+        .or_else(|| name.strip_prefix(".iolab-dio-probe-"))
+        // A killed capture's partial trace (`.iolab-trace-PID-NAME.partial`, trace::write).
+        .or_else(|| {
+            name.strip_prefix(".iolab-trace-")
+                .map(|r| r.split('-').next().unwrap_or(""))
+        })?;
     rest.parse().ok()
 }
 

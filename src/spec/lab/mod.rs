@@ -236,6 +236,10 @@ pub struct LabWorkloads {
     pub size: Option<u64>,
     /// `workloads.time`: run time per trial.
     pub runtime: Option<std::time::Duration>,
+    /// `workloads.model`: traces whose workload models (`iolab spec --from-trace`) run too;
+    /// read by the command line, which adds them to `suite` (a spec is parsed without files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 /// A validated lab spec.

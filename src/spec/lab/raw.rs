@@ -85,6 +85,10 @@ pub(super) struct RawWorkloads {
     pub(super) defaults: Option<RawWorkload>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<RawWorkload>>,
+    /// Traces to replay on every layout (`replay = "mail.trace"` or a list).
+    pub(super) replay: Option<StrList>,
+    /// Traces whose workload models run on every layout.
+    pub(super) model: Option<StrList>,
 }
 
 /// The `btrfs` table as written.
