@@ -6,6 +6,7 @@
 //! behind every `file:line: key: message` error. [`parse_spec`] and [`lab::parse_lab_spec`] read
 //! a spec from a string alone (no filesystem, no process) and never panic.
 
+pub mod decide;
 mod file;
 pub mod lab;
 pub mod locate;
