@@ -27,6 +27,8 @@ pub mod store;
 
 pub mod session;
 
+pub mod decide;
+
 pub mod report;
 
 pub mod disks;
