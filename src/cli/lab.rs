@@ -85,6 +85,15 @@ pub struct LabArgs {
     /// Speeds are emulated; behaviour and integrity are the point.
     #[arg(long, conflicts_with_all = ["cleanup", "destroy", "dry_run"])]
     pub vm: bool,
+
+    /// Needs to decide by at the end (laid over the spec's `[decide]` table; issue 31).
+    #[command(flatten)]
+    pub decide: super::decide::DecideFlags,
+
+    /// Keep the `[decide]` needs with the runs but print no decision (the VM's guest: the
+    /// host decides once the runs are labelled emulated).
+    #[arg(long, hide = true)]
+    pub no_decide: bool,
 }
 
 /// `iolab lab`.
@@ -128,8 +137,9 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         };
         spec.set_disk_dir(d);
     }
+    let disk = decide_needs(ctx, &a, &mut spec)?;
     if a.vm {
-        return super::vm::run(ctx, &a, &spec);
+        return super::vm::run(ctx, &a, &spec, disk.as_ref());
     }
     if let Some(s) = spec
         .slow_disks
@@ -182,6 +192,10 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
+    // The decision reads the runs as they ran (conclude consumes them), completed after it.
+    let deciding = spec.decide.as_ref().filter(|_| !a.no_decide && !a.dry_run);
+    let copies: Vec<RunRecord> =
+        deciding.map_or_else(Vec::new, |_| runs.iter().map(|(_, r)| r.clone()).collect());
     let lab::summary::Conclusion {
         comparison,
         records,
@@ -189,8 +203,20 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     // Kept before printing, its error returned after: a failing store does not cost the
     // lab's results.
     let saved = save_records(store.as_mut(), &records);
-    print_report(&a, &spec, &report, comparison.as_ref(), saved.is_ok())?;
+    let decision = deciding.map(|d| super::decide::decide_lab(&report, copies, d, disk.as_ref()));
+    let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
+    print_report(
+        &a,
+        &spec,
+        &report,
+        comparison.as_ref(),
+        shown,
+        saved.is_ok(),
+    )?;
     saved?;
+    if let Some(Err(e)) = decision {
+        return Err(e);
+    }
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
@@ -202,12 +228,35 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Lays the need flags over the spec's `[decide]` table and checks them against the lab, and
+/// reads the real disks' speed (`disk_from`) — before anything is built, so a need the lab
+/// cannot answer fails now, not at the end (issue 31).
+fn decide_needs(
+    ctx: &Context,
+    a: &LabArgs,
+    spec: &mut lab::LabSpec,
+) -> anyhow::Result<Option<crate::decide::DiskMeasured>> {
+    let over = a.decide.spec()?;
+    if spec.decide.is_some() || over != crate::spec::decide::DecideSpec::default() {
+        let mut d = spec.decide.take().unwrap_or_default();
+        d.merge(&over);
+        spec.decide = Some(d);
+    }
+    spec.check_decide()
+        .map_err(|e| super::usage(format!("{}: {e}", spec.file)))?;
+    match &spec.decide {
+        Some(d) if !a.no_decide && !a.dry_run => super::decide::disk_measured(ctx, d),
+        _ => Ok(None),
+    }
+}
+
 /// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
 fn print_report(
     a: &LabArgs,
     spec: &lab::LabSpec,
     report: &lab::LabReport,
     comparison: Option<&crate::report::compare::Comparison>,
+    decision: Option<&crate::decide::Decision>,
     saved: bool,
 ) -> anyhow::Result<()> {
     match a.format {
@@ -228,6 +277,10 @@ fn print_report(
                         &spec.workloads.suite
                     )
                 );
+            }
+            if let Some(d) = decision {
+                println!();
+                print!("{}", crate::report::text::decide::render_table(d));
             }
             if saved && !report.runs.is_empty() {
                 println!(
@@ -250,11 +303,18 @@ fn print_report(
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));
             }
+            if let Some(d) = decision {
+                println!();
+                print!("{}", crate::report::text::decide::render_markdown(d));
+            }
         }
         Format::Json => {
             let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+                if let Some(d) = decision {
+                    obj.insert("decision".into(), serde_json::to_value(d)?);
+                }
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod compare;
 mod db;
+pub mod decide;
 pub mod disks;
 pub mod hosts;
 pub mod import;
@@ -88,6 +89,8 @@ pub enum Command {
     Disks(disks::DisksArgs),
     /// Capacity, predicted performance and data-loss risk of candidate layouts.
     Plan(plan::PlanArgs),
+    /// Which layout, and why: decide between a stored lab's layouts by needs (no re-run).
+    Decide(decide::DecideArgs),
     /// Copy stored runs to another results database (`store push --to postgres://...`).
     #[command(subcommand)]
     Store(store_cmds::StoreCommand),
@@ -122,6 +125,7 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
+        Command::Decide(a) => decide::run(&ctx, a),
         Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),

@@ -37,6 +37,8 @@ fn guest_args(a: &LabArgs) -> Vec<String> {
     if a.verbose {
         v.push("--verbose".into());
     }
+    // The host decides once the runs are labelled emulated (issue 31).
+    v.push("--no-decide".into());
     v
 }
 
@@ -63,7 +65,12 @@ fn strip_ansi(s: &str) -> String {
 }
 
 /// Runs the lab in a VM and prints what the guest printed, labelled.
-pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    a: &LabArgs,
+    spec: &LabSpec,
+    disk: Option<&crate::decide::DiskMeasured>,
+) -> anyhow::Result<ExitCode> {
     crate::signals::install();
     let opts = VmOptions {
         lab_args: guest_args(a),
@@ -106,6 +113,19 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
         out.lab_seconds,
         out.copied.len()
     );
+    // The decision, from the runs as the host stored them (labelled emulated).
+    let decision = match (&spec.decide, store.as_ref()) {
+        (Some(d), Some(st)) if !out.copied.is_empty() => {
+            let runs = super::db::load_all(st, &out.copied)?;
+            let lab = runs
+                .iter()
+                .find_map(|r| r.lab_id.clone())
+                .unwrap_or_default();
+            Some(super::decide::decide_runs(&lab, &runs, d, disk))
+        }
+        _ => None,
+    };
+    let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
     match a.format {
         Format::Json => {
             let mut doc: serde_json::Value = serde_json::from_str(&out.stdout)
@@ -123,17 +143,29 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
                         "exit_code": out.exit_code,
                     }),
                 );
+                if let Some(d) = shown {
+                    obj.insert("decision".into(), serde_json::to_value(d)?);
+                }
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         Format::Md => {
             println!("> {summary}\n");
             print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_markdown(d));
+            }
         }
         Format::Table => {
             println!("{summary}\n");
             print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_table(d));
+            }
         }
+    }
+    if let Some(Err(e)) = decision {
+        return Err(e);
     }
     match out.exit_code {
         Some(0) => Ok(ExitCode::SUCCESS),
