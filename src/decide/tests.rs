@@ -459,3 +459,40 @@ fn the_tables_strike_rejections_and_mark_the_recommendation() {
         "{html}"
     );
 }
+
+/// The seed case of docs/decide.md: the post's 45 x 2 TB disks at ~400 MB/s on every level,
+/// 150 MB/s per disk. The decision names the bottleneck and picks on safety and capacity.
+#[test]
+fn the_seed_case_of_the_docs_45_x_2tb() {
+    let spec = DecideSpec {
+        disk_bytes: Some(2_000_000_000_000),
+        disk: crate::spec::decide::DiskSpeeds {
+            write_mbps: Some(150.0),
+            ..Default::default()
+        },
+        needs: Needs {
+            min_usable: Some(70_000_000_000_000),
+            max_loss_5y: Some(0.005),
+            ..Needs::default()
+        },
+        ..DecideSpec::default()
+    };
+    let d = decide(&pod(), &spec, None).unwrap();
+    println!("{}", crate::report::text::decide::render_table(&d));
+    let r6 = row(&d, "md-raid6-43+2s");
+    // 40.0 GB x 2000 = 80 TB; 2 TB at 100 MB/s = 20,000 s = 5h33m.
+    assert_eq!(r6.usable.as_ref().unwrap().value, 80e12);
+    assert_eq!(r6.rebuild.as_ref().unwrap().value, 20_000.0);
+    // By hand: lambda = -ln(1 - 0.0157) / 8760 = 1.8065e-6 per hour; a second of the other
+    // 42 disks fails within the 5.556 h window of a first (43 lambda) and the third-disk URE
+    // term is ~1: 43 x 42 x lambda^2 x 5.556 h = 3.27e-8 per hour, 2.87e-4 a year,
+    // 1 - e^(-5 x 2.87e-4) = 0.143% in five years.
+    let l5 = r6.loss_5y.as_ref().unwrap().value;
+    assert!((l5 - 0.00143).abs() < 0.00003, "{l5}");
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("something other than the disks"))
+    );
+}

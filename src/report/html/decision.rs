@@ -9,18 +9,22 @@ use crate::report::chart::esc;
 use crate::report::text::decide::{LEGEND, heading};
 use crate::units::{format_bytes_si, format_duration, format_rate};
 
-/// A figure's cell: the value, its interval below, its source as a muted word with the basis
-/// on hover.
-fn cell(f: Option<&Figure>, show: &dyn Fn(f64) -> String) -> String {
+/// A figure's cell: the value, its interval below (`pm`: as `± half-width`, the way the
+/// compare tables print a median's), its source as a muted word with the basis on hover.
+fn cell(f: Option<&Figure>, show: &dyn Fn(f64) -> String, pm: bool) -> String {
     let Some(f) = f else {
         return "<td>-</td>".into();
     };
     let iv = f.interval.map_or_else(String::new, |(lo, hi)| {
-        format!(
-            "<span class=\"r\">{} – {}</span>",
-            esc(&show(lo)),
-            esc(&show(hi))
-        )
+        if pm {
+            format!("<span class=\"r\">± {}</span>", esc(&show((hi - lo) / 2.0)))
+        } else {
+            format!(
+                "<span class=\"r\">{} – {}</span>",
+                esc(&show(lo)),
+                esc(&show(hi))
+            )
+        }
     });
     format!(
         "<td title=\"{}\">{}{iv}<span class=\"r\">{}</span></td>",
@@ -49,22 +53,28 @@ fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool) {
         format!("<del>{}</del>", esc(&r.name))
     };
     let _ = write!(o, "<tr><td>{name}</td>");
-    o.push_str(&cell(r.usable.as_ref(), &|v| format_bytes_si(v as u64)));
+    o.push_str(&cell(
+        r.usable.as_ref(),
+        &|v| format_bytes_si(v as u64),
+        false,
+    ));
     let unit = r.speed.as_ref().map_or("", |s| s.unit);
-    o.push_str(&cell(r.speed.as_ref().map(|s| &s.figure), &|v| {
-        format!("{} {unit}", format_rate(v))
-    }));
-    o.push_str(&cell(r.degraded.as_ref(), &|v| format!("{v:.2}x")));
+    o.push_str(&cell(
+        r.speed.as_ref().map(|s| &s.figure),
+        &|v| format!("{} {unit}", format_rate(v)),
+        true,
+    ));
+    o.push_str(&cell(r.degraded.as_ref(), &|v| format!("{v:.2}x"), false));
     if slo {
         if r.capacity_at_slo.is_some() {
-            o.push_str(&cell(r.capacity_at_slo.as_ref(), &format_rate));
+            o.push_str(&cell(r.capacity_at_slo.as_ref(), &format_rate, false));
         } else {
             o.push_str("<td>not measured</td>");
         }
     }
-    o.push_str(&cell(r.rebuild.as_ref(), &dur));
-    o.push_str(&cell(r.window.as_ref(), &dur));
-    o.push_str(&cell(r.loss_5y.as_ref(), &format_probability));
+    o.push_str(&cell(r.rebuild.as_ref(), &dur, false));
+    o.push_str(&cell(r.window.as_ref(), &dur, false));
+    o.push_str(&cell(r.loss_5y.as_ref(), &format_probability, false));
     let integrity = match r.integrity.as_deref() {
         None => "-".to_string(),
         Some(v) if v == crate::sample::layout_record::VERIFIED_TEXT => esc(v),
