@@ -192,10 +192,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    // The decision reads the runs as they ran (conclude consumes them), completed after it.
-    let deciding = spec.decide.as_ref().filter(|_| !a.no_decide && !a.dry_run);
-    let copies: Vec<RunRecord> =
-        deciding.map_or_else(Vec::new, |_| runs.iter().map(|(_, r)| r.clone()).collect());
+    let copies = decided_runs(&a, &spec, &runs);
     let lab::summary::Conclusion {
         comparison,
         records,
@@ -203,20 +200,18 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     // Kept before printing, its error returned after: a failing store does not cost the
     // lab's results.
     let saved = save_records(store.as_mut(), &records);
-    let decision = deciding.map(|d| super::decide::decide_lab(&report, copies, d, disk.as_ref()));
-    let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
+    let decision = (copies.zip(spec.decide.as_ref()))
+        .map(|(c, d)| super::decide::decide_lab(&report, c, d, disk.as_ref()));
     print_report(
         &a,
         &spec,
         &report,
         comparison.as_ref(),
-        shown,
+        decision.as_ref().and_then(|d| d.as_ref().ok()),
         saved.is_ok(),
     )?;
     saved?;
-    if let Some(Err(e)) = decision {
-        return Err(e);
-    }
+    decision.transpose()?;
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
@@ -226,6 +221,17 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The lab's runs as they ran, for the decision (`conclude` consumes them); `None` when the
+/// lab does not decide (no needs, `--dry-run`, the VM's guest).
+fn decided_runs(
+    a: &LabArgs,
+    spec: &lab::LabSpec,
+    runs: &[(lab::report::LabRun, RunRecord)],
+) -> Option<Vec<RunRecord>> {
+    (spec.decide.is_some() && !a.no_decide && !a.dry_run)
+        .then(|| runs.iter().map(|(_, r)| r.clone()).collect())
 }
 
 /// Lays the need flags over the spec's `[decide]` table and checks them against the lab, and

@@ -416,8 +416,8 @@ fn risk_figures(r: &mut Row, p: &LayoutRow, a: &Assumptions, basis: &str, measur
         });
     }
     let model = format!(
-        "planner's model: AFR {}, URE {:e}/bit, {}",
-        format!("{:.2}%", a.afr * 100.0),
+        "planner's model: AFR {:.2}%, URE {:e}/bit, {}",
+        a.afr * 100.0,
         a.ure,
         r.window.as_ref().map_or_else(
             || "no redundancy: any disk failing loses data".into(),
@@ -515,8 +515,8 @@ pub fn notes(rows: &[Row], a: &Assumptions, notes: &mut Vec<String>) {
     }
     if rows.iter().any(|r| r.loss_5y.is_some()) {
         notes.push(format!(
-            "P(loss): the planner's model (docs/plan-model.md), AFR {}, URE {:e}/bit, {} to replace a disk without a hot spare; a model's output, without an interval",
-            format!("{:.2}%", a.afr * 100.0),
+            "P(loss): the planner's model (docs/plan-model.md), AFR {:.2}%, URE {:e}/bit, {} to replace a disk without a hot spare; a model's output, without an interval",
+            a.afr * 100.0,
             a.ure,
             secs(a.replace_hours * 3600.0)
         ));

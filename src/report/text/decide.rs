@@ -19,7 +19,7 @@ fn mark(s: Source) -> &'static str {
     }
 }
 
-/// The legend of [`mark`].
+/// The legend of the marks after each figure: where it comes from.
 pub const LEGEND: &str =
     "[m] measured here, [e] emulated (VM), [s] scaled to the real disks, [p] the planner's model";
 
