@@ -14,7 +14,7 @@
 //!
 //! error < csv < units < output < sys < signals < pause < progress < system < target < stack <
 //! spec < trace < layout < engine < sample < capture < stats < plan < fio < runner < store < session < disks <
-//! hosts < lab < vm < report < cli
+//! hosts < lab < decide < vm < report < cli
 #![deny(unsafe_code)]
 
 // Under every stage: errors and exit codes, CSV quoting, units, the printed table, the few raw
@@ -76,6 +76,9 @@ pub mod disks;
 pub mod hosts;
 
 pub mod lab;
+
+// The decision: which layout, from the lab's measurements, the planner and the needs.
+pub mod decide;
 
 pub mod vm;
 

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 pub mod capture;
 pub mod compare;
 mod db;
+pub mod decide;
 pub mod disks;
 pub mod hosts;
 pub mod import;
@@ -89,6 +90,8 @@ pub enum Command {
     Disks(disks::DisksArgs),
     /// Capacity, predicted performance and data-loss risk of candidate layouts.
     Plan(plan::PlanArgs),
+    /// Which layout, and why: decide between a stored lab's layouts by needs (no re-run).
+    Decide(decide::DecideArgs),
     /// Copy stored runs to another results database (`store push --to postgres://...`).
     #[command(subcommand)]
     Store(store_cmds::StoreCommand),
@@ -128,6 +131,7 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
+        Command::Decide(a) => decide::run(&ctx, a),
         Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),

@@ -26,8 +26,8 @@ use super::data::DataGen;
 use super::interval::{Piece, Pool};
 use super::offsets::{Offsets, Region};
 use super::pace::Pace;
-use super::trial::{IoFile, IoRunError, StartGate};
 use super::replay::ReplayOp;
+use super::trial::{IoFile, IoRunError, StartGate};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
 /// What one worker needs to know about its share of a trial.

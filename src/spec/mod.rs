@@ -7,6 +7,7 @@
 //! a spec from a string alone (no filesystem, no process) and never panic.
 
 mod access;
+pub mod decide;
 mod file;
 pub mod lab;
 pub mod locate;

@@ -9,6 +9,7 @@
 //! [`model`] builds what the report says (numbers from `compare::build`), [`figures`] draws
 //! the charts, this file lays out the page; `report::markdown` renders the same model.
 
+pub mod decision;
 pub mod figures;
 pub mod hosts;
 pub mod model;
@@ -137,6 +138,9 @@ pub fn render(r: &Report) -> String {
         swatch_css()
     );
     header(&mut o, r);
+    if let Some(d) = &r.decision {
+        decision::section(&mut o, d);
+    }
     summary(&mut o, r);
     setup(&mut o, r);
     lab(&mut o, r);
@@ -180,7 +184,11 @@ fn header(o: &mut String, r: &Report) {
         esc(&hosts.join(", ")),
         esc(&format_time(r.generated_unix_ms))
     );
-    o.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#setup\">Setup</a>");
+    o.push_str("<nav>");
+    if r.decision.is_some() {
+        o.push_str("<a href=\"#decision\">Decision</a>");
+    }
+    o.push_str("<a href=\"#summary\">Summary</a><a href=\"#setup\">Setup</a>");
     if r.lab.is_some() {
         o.push_str("<a href=\"#lab\">Lab</a>");
     }

@@ -17,6 +17,8 @@ pub(super) struct RawLab {
     #[serde(default)]
     pub(super) layout: Vec<Spanned<RawLayout>>,
     pub(super) workloads: Option<Spanned<RawWorkloads>>,
+    /// Needs and preferences the lab decides by at its end (issue 31).
+    pub(super) decide: Option<Spanned<crate::spec::decide::RawDecide>>,
 }
 
 #[derive(Deserialize)]
