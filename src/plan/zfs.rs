@@ -5,10 +5,13 @@
 //! 1. each child loses its labels and boot area: `osize = P2ALIGN(disk, 256KiB)`,
 //!    `asize = osize - 4MiB - 512KiB`;
 //! 2. the vdev's allocatable size: mirror one child, raidz `width x child`, dRAID
-//!    `(children - spares) x child` rounded down to 16MiB rows;
+//!    (`vdev_draid_open`) each child less 32MiB kept for dRAID expansion
+//!    (`VDEV_DRAID_REFLOW_RESERVE`), in whole 16MiB rows, times `children - spares`, rounded
+//!    down to whole groups (`data + parity` rows of 16MiB);
 //! 3. it is cut into metaslabs of `2^ms_shift` bytes (`vdev_metaslab_set_size`: about 200 of
 //!    them, at least 16MiB, at most 16GiB each); the tail that is no whole metaslab is lost,
 //!    and from 64 metaslabs up one goes to the embedded ZIL (`zfs_embedded_slog_min_ms`);
+//!    a dRAID metaslab starts and ends on a whole stripe (`vdev_draid_metaslab_init`);
 //! 4. a record of `recordsize` bytes takes `alloc(recordsize)` sectors: raidz
 //!    `s + p x ceil(s / (w - p))` rounded up to a multiple of `p + 1` (`vdev_raidz_asize`),
 //!    dRAID `ceil(s / d) x (d + p)` (fixed stripe width), mirror `s`;
@@ -50,6 +53,9 @@ pub const LABEL_END: u64 = 512 << 10;
 pub const LABEL_ALIGN: u64 = 256 << 10;
 /// dRAID allocates children in rows of this height.
 pub const DRAID_ROW: u64 = 16 << 20;
+/// The end of every dRAID child kept for dRAID expansion (`VDEV_DRAID_REFLOW_RESERVE`, two
+/// rows): the 32MiB the planner missed on each child (issue 27: 28% too much on 256MiB disks).
+pub const DRAID_REFLOW_RESERVE: u64 = 2 * DRAID_ROW;
 pub use crate::stack::zfs::{MAX_SLOP, MIN_SLOP, slop};
 
 /// A vdev's shape for the allocation rules.
@@ -103,8 +109,15 @@ pub fn vdev_asize(shape: VdevShape, disk: u64) -> u64 {
         VdevShape::Mirror => c,
         VdevShape::Raidz { width, .. } => c.saturating_mul(width),
         VdevShape::Draid {
-            children, spares, ..
-        } => (c / DRAID_ROW * DRAID_ROW).saturating_mul(children.saturating_sub(spares)),
+            children,
+            data,
+            parity,
+            spares,
+        } => {
+            let rows = c.saturating_sub(DRAID_REFLOW_RESERVE) / DRAID_ROW * DRAID_ROW;
+            let group = (data + parity).max(1) * DRAID_ROW;
+            rows.saturating_mul(children.saturating_sub(spares)) / group * group
+        }
     }
 }
 
@@ -140,6 +153,26 @@ pub fn metaslab_bytes(asize: u64) -> u64 {
         count -= 1;
     }
     count << shift
+}
+
+/// [`metaslab_bytes`] of a vdev whose metaslabs must start and end on a whole stripe of
+/// `stripe` bytes (dRAID: `(data + parity) << ashift`; `vdev_draid_metaslab_init` moves each
+/// start up to the next stripe and cuts the size down to whole stripes).
+pub fn metaslab_bytes_striped(asize: u64, stripe: u64) -> u64 {
+    let shift = metaslab_shift(asize);
+    let ms = 1u64 << shift;
+    let total = asize >> shift;
+    let stripe = stripe.max(1);
+    // From 64 metaslabs one goes to the embedded log; which one moves the sum by less than a
+    // stripe, so the first is left out.
+    let first = u64::from(total >= 64);
+    (first..total)
+        .map(|i| {
+            let start = i << shift;
+            let astart = start.div_ceil(stripe) * stripe;
+            (ms - (astart - start)) / stripe * stripe
+        })
+        .sum()
 }
 
 /// One layout's capacity.
@@ -182,7 +215,13 @@ pub fn shape(layout: &Layout) -> Option<VdevShape> {
 pub fn capacity(layout: &Layout, disk: u64, p: &ZfsParams) -> Option<ZfsCapacity> {
     let sh = shape(layout)?;
     let groups = u128::from(layout.spec.groups);
-    let ms = u128::from(metaslab_bytes(vdev_asize(sh, disk)));
+    let asize = vdev_asize(sh, disk);
+    let ms = u128::from(match sh {
+        VdevShape::Draid { data, parity, .. } => {
+            metaslab_bytes_striped(asize, (data + parity) << p.ashift)
+        }
+        _ => metaslab_bytes(asize),
+    });
     let sector = 1u128 << p.ashift;
     let rec = u128::from(p.recordsize);
     let alloc = u128::from(alloc_sectors(sh, p.recordsize, p.ashift)) * sector;

@@ -95,11 +95,15 @@ fn twelve_16tb_disks() {
     assert_eq!(c.usable, 6 * 930 * (1 << 34) - (128 << 30));
     assert_eq!(c.usable, 95_726_231_093_248);
     // draid2:8d:2s on 12: 10 children of 953674 16MiB rows = 159999946915840 bytes, 9313
-    // metaslabs less the embedded log = 9312 x 16GiB,
+    // metaslabs less the embedded log = 9312 x 16GiB, each starting and ending on a whole
+    // 40KiB stripe (10 x 4KiB; vdev_draid_metaslab_init): 32.0 KiB fewer each on average,
     // 32/40 of it, less slop.
     let c = cap("draid2:8d:2s", 12, TB16, &p);
-    assert_eq!(c.allocatable, 9_312 * (1 << 34));
-    assert_eq!(c.usable, 127_845_714_519_654);
+    assert!(c.allocatable < 9_312 * (1 << 34));
+    assert!(9_312 * (1 << 34) - c.allocatable < 9_312 * 40_960);
+    assert_eq!(c.allocatable, 159_978_636_697_600);
+    // 159978636697600 x 32 / 40 - 137438953472.
+    assert_eq!(c.usable, 127_845_470_404_608);
 }
 
 #[test]
