@@ -758,6 +758,8 @@ fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
         crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
             .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
     );
+    // Killed `iolab capture`s: their tracing instances (instances/iolab-PID).
+    removed.extend(crate::capture::tracefs::sweep());
     for p in &removed {
         println!("removed {}", p.display());
     }

@@ -549,11 +549,11 @@ mod tests {
         );
         // What changes the workload is still refused.
         let e = conv(
-            "[a]\nrw=randread\nwrite_lat_log=x\nbssplit=4k/50:64k/50\n",
+            "[a]\nrw=randread\nwrite_lat_log=x\noffset_increment=1g\n",
             false,
         )
         .unwrap_err();
-        assert!(e.to_string().contains("option 'bssplit'"), "{e}");
+        assert!(e.to_string().contains("option 'offset_increment'"), "{e}");
         assert!(!e.to_string().contains("write_lat_log"), "{e}");
     }
 
