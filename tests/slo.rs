@@ -291,4 +291,70 @@ fn the_html_report_draws_the_slo_curve() {
     let caption = "latency (from schedule) against offered load, p99&lt;=1s; capacity marked";
     assert!(page.contains(caption), "no SLO chart in the report");
     assert!(page.contains("offered IOPS (log)"), "no load axis");
+
+    // `compare` shows the capacity of two searches with its ratio (issue 30).
+    let again = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--qd",
+            "4",
+            "--time",
+            "200ms",
+            "--slo",
+            "p99<=1s",
+            "--slo-precision",
+            "0.5",
+            "--budget",
+            "30s",
+            "--label",
+            "second",
+        ])
+        .run();
+    again.success();
+    let cmp = Iolab::new()
+        .db(&db)
+        .args(["compare", "last~1", "last", "--format", "json"])
+        .run();
+    cmp.success();
+    let v: serde_json::Value = serde_json::from_str(&cmp.stdout).unwrap();
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "slo.capacity_iops")
+        .unwrap_or_else(|| panic!("no capacity row: {v:#}"));
+    assert_eq!(
+        row["label"], "slo capacity at the latency target (IOPS)",
+        "{row:#}"
+    );
+    // A cell where the search found a capacity (the null engine's tail is erratic: a search
+    // may meet nothing); where both did, the second carries its ratio to the first.
+    let cells = row["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "{row:#}");
+    assert!(cells.iter().any(|c| !c.is_null()), "{row:#}");
+    for c in cells.iter().filter(|c| !c.is_null()) {
+        assert!(c["summary"]["median"].as_f64().unwrap() > 0.0, "{row:#}");
+    }
+    if cells.iter().all(|c| !c.is_null()) {
+        assert!(
+            cells[1]["ratio"]["value"].as_f64().unwrap() > 0.0,
+            "{row:#}"
+        );
+    }
+    let text = Iolab::new()
+        .db(&db)
+        .args(["compare", "last~1", "last"])
+        .run();
+    text.success();
+    assert!(
+        text.stdout.contains("capacity at the latency target"),
+        "{}",
+        text.stdout
+    );
 }

@@ -25,6 +25,7 @@ fn figure_label(figure: &str) -> Option<&'static str> {
         "lat_p50_us" => "p50 latency (µs)",
         "lat_p99_us" => "p99 latency (µs)",
         "lat_mean_us" => "mean latency (µs)",
+        "capacity_iops" => "capacity at the latency target (IOPS)",
         _ => return None,
     })
 }

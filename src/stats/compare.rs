@@ -180,6 +180,9 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             .collect();
         workload_notes(wname, &per_run, &headers, baseline, &mut notes);
         workload_rows(wname, &per_run, &col_order, baseline, opts, &mut rows);
+        if let Some(row) = capacity_row(wname, runs, baseline, opts) {
+            rows.push(row);
+        }
     }
 
     let cliffs = cliff_notes(runs, &headers, &mut notes);
@@ -255,6 +258,119 @@ fn workload_rows(
             cells,
         });
     }
+}
+
+/// The metric key of a workload's capacity under its latency target (issue 30).
+pub const CAPACITY_METRIC: &str = "slo.capacity_iops";
+
+/// A workload's capacity at its latency target in each run that searched it, with its ratio
+/// to the baseline's and that ratio's interval (issue 30: `compare` shows capacity ratios).
+/// `None` when no run searched the workload or `--metric` leaves the row out.
+fn capacity_row(
+    wname: &str,
+    runs: &[RunRecord],
+    baseline: usize,
+    opts: &CompareOptions,
+) -> Option<CompareRow> {
+    if !metric_matches(CAPACITY_METRIC, &opts.metrics) {
+        return None;
+    }
+    let caps: Vec<Option<stats::slo::SloCapacity>> = runs
+        .iter()
+        .map(|r| {
+            r.workloads
+                .iter()
+                .find(|w| w.workload.name == wname)
+                .and_then(stats::slo::of_workload)
+        })
+        .collect();
+    let summaries: Vec<Option<Summary>> = caps
+        .iter()
+        .map(|c| c.as_ref().and_then(capacity_summary))
+        .collect();
+    if summaries.iter().all(Option::is_none) {
+        return None;
+    }
+    let base = summaries[baseline].as_ref();
+    let cells = summaries
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.as_ref().map(|s| Cell {
+                summary: s.clone(),
+                ratio: if i == baseline {
+                    None
+                } else {
+                    base.and_then(|b| capacity_ratio(s, b))
+                },
+                high_cv: false,
+            })
+        })
+        .collect();
+    Some(CompareRow {
+        workload: wname.to_string(),
+        metric: CAPACITY_METRIC.to_string(),
+        label: labels::metric_label(CAPACITY_METRIC),
+        unit: Unit::Iops,
+        higher_is_better: true,
+        cells,
+    })
+}
+
+/// A capacity as a cell's summary: the capacity is the middle, its search interval the
+/// interval; `n` counts the rates tried. `None` when no capacity was found (none met).
+fn capacity_summary(c: &stats::slo::SloCapacity) -> Option<Summary> {
+    let v = c.capacity.filter(|v| v.is_finite() && *v > 0.0)?;
+    let ci = c.interval.map(|(lo, hi)| stats::Interval {
+        lo,
+        hi,
+        level: stats::CONFIDENCE,
+        method: CiMethod::SloSearch,
+    });
+    Some(Summary {
+        n: c.curve.len(),
+        median: v,
+        mean: v,
+        sd: 0.0,
+        cv: 0.0,
+        min: ci.as_ref().map_or(v, |i| i.lo),
+        max: ci.as_ref().map_or(v, |i| i.hi),
+        ci,
+    })
+}
+
+/// The ratio of two capacities with an interval: on the log scale each side's 95% interval
+/// is read as ±1.96 standard errors (its half-width over the capacity), and the two add in
+/// quadrature. Without both intervals, the ratio alone.
+fn capacity_ratio(run: &Summary, base: &Summary) -> Option<Ratio> {
+    if base.median <= 0.0 {
+        return None;
+    }
+    let value = run.median / base.median;
+    let se = |s: &Summary| {
+        let i = s.ci.as_ref()?;
+        (i.lo > 0.0 && i.hi >= i.lo).then(|| (i.hi.ln() - i.lo.ln()) / (2.0 * 1.96))
+    };
+    let (Some(a), Some(b)) = (se(run), se(base)) else {
+        return Some(Ratio {
+            value,
+            ci: None,
+            significant: None,
+        });
+    };
+    let half = 1.96 * (a * a + b * b).sqrt();
+    let ci = stats::Interval {
+        lo: value * (-half).exp(),
+        hi: value * half.exp(),
+        level: stats::CONFIDENCE,
+        method: CiMethod::SloSearch,
+    };
+    let significant = Some(ci.lo > 1.0 || ci.hi < 1.0);
+    Some(Ratio {
+        value,
+        ci: Some(ci),
+        significant,
+    })
 }
 
 /// Cliffs within every run's trials; runs that did not complete get a note.
@@ -391,5 +507,52 @@ mod tests {
         assert!(metric_matches("read.iops", &f(&["read.iops"])));
         assert!(!metric_matches("write.iops", &f(&["read", "mbps"])));
         assert!(!metric_matches("read.lat_p99_us", &f(&["iops"])));
+    }
+
+    fn cap(v: f64, lo: f64, hi: f64) -> Summary {
+        capacity_summary(&stats::slo::SloCapacity {
+            targets: "p99<=2ms".into(),
+            verdict: stats::slo::SloVerdict::Capacity,
+            capacity: Some(v),
+            interval: Some((lo, hi)),
+            peak: None,
+            knee: None,
+            curve: Vec::new(),
+            bracket: None,
+            unresolved: Vec::new(),
+        })
+        .expect("a capacity")
+    }
+
+    /// Issue 30: capacities compare by ratio with an interval from both searches' intervals.
+    #[test]
+    fn capacity_ratios_carry_an_interval_from_both_searches() {
+        // By hand: each side's half-width on the log scale is ln(2100/1900)/2 = ln(1050/950)/2
+        // = 0.05004, i.e. 0.02553 standard errors of 1.96; together 0.03611, x 1.96 = 0.07077:
+        // 0.5 x e^-0.07077 = 0.4658, 0.5 x e^0.07077 = 0.5367.
+        let r = capacity_ratio(&cap(1000.0, 950.0, 1050.0), &cap(2000.0, 1900.0, 2100.0)).unwrap();
+        assert!((r.value - 0.5).abs() < 1e-12);
+        let ci = r.ci.unwrap();
+        assert!(
+            (ci.lo - 0.4658).abs() < 1e-4 && (ci.hi - 0.5367).abs() < 1e-4,
+            "{ci:?}"
+        );
+        assert_eq!(r.significant, Some(true));
+        // Wide intervals that overlap: not significant.
+        let r = capacity_ratio(&cap(2100.0, 1600.0, 2600.0), &cap(2000.0, 1500.0, 2500.0)).unwrap();
+        assert_eq!(r.significant, Some(false));
+        // No capacity (nothing met) has no cell.
+        let none = stats::slo::SloCapacity {
+            targets: String::new(),
+            verdict: stats::slo::SloVerdict::NoneMet,
+            capacity: None,
+            interval: None,
+            peak: None,
+            knee: None,
+            curve: Vec::new(),
+            bracket: None,
+            unresolved: Vec::new(),
+        };
+        assert!(capacity_summary(&none).is_none());
     }
 }

@@ -21,6 +21,11 @@ pub enum CiMethod {
     /// `exp(ln r ± t(0.975, df) · √(cv_a²/n_a + cv_b²/n_b))`.
     #[serde(rename = "delta-log-t")]
     DeltaLogT,
+    /// A capacity under a latency target: where the bounds of the latency/limit ratio's
+    /// t interval cross 1 (`stats::slo`); its ratio between runs by the delta method on the
+    /// log scale, each side's interval read as ±1.96 standard errors.
+    #[serde(rename = "slo-search")]
+    SloSearch,
 }
 
 impl CiMethod {
@@ -29,6 +34,7 @@ impl CiMethod {
         match self {
             CiMethod::StudentT => "t",
             CiMethod::DeltaLogT => "delta-log-t",
+            CiMethod::SloSearch => "slo-search",
         }
     }
 }
