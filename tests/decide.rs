@@ -52,6 +52,12 @@ fn row<'a>(d: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row {name}: {d:#}"))
 }
 
+/// The median write MB/s the lab measured on its single-disk layout.
+fn x_write_mbps(v: &Value) -> f64 {
+    let r = row(&v["decision"], "xfs-single");
+    r["speed"]["figure"]["value"].as_f64().unwrap()
+}
+
 fn decide_json(w: &World, args: &[&str]) -> Value {
     let out = w
         .iolab()
@@ -156,6 +162,72 @@ fn a_lab_decides_at_its_end_and_again_from_the_store() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(field), "{args:?}: {err}");
     }
+    // `iolab plan --from-lab`: the planner calibrated from this lab (issue 31): the per-disk
+    // write speed of its single-disk layout, the rebuild rate per member of its two btrfs
+    // rebuilds; the lab measured no reads, so those are asked for by name, then given.
+    let out = w
+        .iolab()
+        .args([
+            "plan",
+            "--disks",
+            "12",
+            "--disk-size",
+            "8TB",
+            "--layouts",
+            "raid6",
+        ])
+        .args(["--from-lab", &lab_id])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let err = out.stderr.trim();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--from-lab") && err.contains("single-disk layout has no"),
+        "{err}"
+    );
+    let out = w
+        .iolab()
+        .args([
+            "plan",
+            "--disks",
+            "12",
+            "--disk-size",
+            "8TB",
+            "--layouts",
+            "raid6",
+        ])
+        .args(["--from-lab", &lab_id, "--json"])
+        .args(["--disk-read-mbps", "200", "--disk-read-iops", "150"])
+        .args(["--disk-write-iops", "150"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
+    let inputs = &plan["inputs"];
+    let source = inputs["disk_source"].as_str().unwrap();
+    assert!(
+        source.contains(&format!(
+            "measured in lab {lab_id} on its layout xfs-single"
+        )),
+        "{source}"
+    );
+    assert!(
+        source.contains("rebuild ") && source.contains("the median of 2 rebuilds measured in lab"),
+        "{source}"
+    );
+    let measured = x_write_mbps(&v);
+    let used = inputs["disk"]["seq_write_mbps"].as_f64().unwrap();
+    assert!(
+        (used / measured - 1.0).abs() < 0.25,
+        "plan uses {used} MB/s, the lab's xfs-single wrote {measured}"
+    );
+    assert!(
+        inputs["rebuild"]
+            .to_string()
+            .to_lowercase()
+            .contains("mbps"),
+        "{inputs:#}"
+    );
+
     // The HTML report opens with the decision.
     let html = dir.path().join("lab.html");
     let out = w

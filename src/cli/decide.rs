@@ -175,7 +175,7 @@ pub struct DecideArgs {
 
 /// The lab a reference names: an exact lab id, `last` (the newest run's lab), or a unique
 /// prefix.
-fn resolve_lab(store: &Store, reference: &str) -> anyhow::Result<String> {
+pub(super) fn resolve_lab(store: &Store, reference: &str) -> anyhow::Result<String> {
     let runs = store
         .list(&RunFilter::default())
         .map_err(super::db::store_err)?;

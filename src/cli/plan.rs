@@ -96,8 +96,14 @@ pub struct PlanOptions {
     /// Take per-disk speeds from a stored run of one disk (id, prefix, label, `last`: e.g. an
     /// `iolab run /dev/sdb` or `iolab disks --bench`) or from a JSON run record file (`iolab run
     /// --json`): sequential MB/s from read/write workloads, IOPS from randread/randwrite ones.
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", conflicts_with = "from_lab")]
     pub disk_from: Option<PathBuf>,
+
+    /// Calibrate from a stored lab (id, prefix or `last`; issue 31): per-disk speeds from the
+    /// lab's single-disk layout, the rebuild rate per member from the median of its measured
+    /// rebuilds. The `--disk-*` and `--rebuild-*` flags win over both.
+    #[arg(long, value_name = "LAB")]
+    pub from_lab: Option<String>,
 
     /// Per-disk sequential read, MB/s [default: 150, a 7200 rpm disk].
     #[arg(long, value_name = "MBPS", allow_hyphen_values = true)]
@@ -275,7 +281,11 @@ pub(super) fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> 
 
 /// Per-disk speed from `--disk-from` and the `--disk-*` flags (flags win), and a sentence
 /// saying where it came from.
-fn disk_perf(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(DiskPerf, String)> {
+fn disk_perf(
+    a: &PlanOptions,
+    ctx: &Context,
+    lab: Option<&LabCalibration>,
+) -> anyhow::Result<(DiskPerf, String)> {
     let given = [
         ("--disk-read-mbps", &a.disk_read_mbps),
         ("--disk-write-mbps", &a.disk_write_mbps),
@@ -296,6 +306,10 @@ fn disk_perf(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(DiskPerf, String
         .collect();
     let mut m = MeasuredPerf::default();
     let mut source = String::new();
+    if let Some(lab) = lab {
+        m = lab.perf.clone();
+        source.clone_from(&lab.perf_from);
+    }
     if let Some(path) = &a.disk_from {
         let run = read_run(path, ctx)?;
         m = MeasuredPerf::from_run(&run)
@@ -312,13 +326,16 @@ fn disk_perf(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(DiskPerf, String
         "{:.0}/{:.0} MB/s, {:.0}/{:.0} IOPS read/write",
         perf.seq_read_mbps, perf.seq_write_mbps, perf.rand_read_iops, perf.rand_write_iops
     );
-    if a.disk_from.is_some() {
+    if a.disk_from.is_some() || lab.is_some() {
         let missing = m.missing();
         if !missing.is_empty() {
-            let path = a.disk_from.as_deref().unwrap_or(Path::new("?"));
+            let from = match (&a.disk_from, lab) {
+                (Some(path), _) => format!("--disk-from {}: the run", path.display()),
+                (None, Some(l)) => format!("--from-lab {}: its single-disk layout", l.lab),
+                (None, None) => String::new(),
+            };
             return Err(usage(format!(
-                "--disk-from {}: the run has no {}; give the missing figures with those flags",
-                path.display(),
+                "{from} has no {}; give the missing figures with those flags",
                 missing.join(", ")
             )));
         }
@@ -351,7 +368,12 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
     let disk_bytes = size("--disk-size", &a.disk_size)?;
     let chunk_bytes = size("--chunk", &a.chunk)?;
     let layouts = parse_layouts(&a.layouts).map_err(|e| usage(e.to_string()))?;
-    let (perf, source) = disk_perf(a, ctx)?;
+    let lab = a
+        .from_lab
+        .as_deref()
+        .map(|l| lab_calibration(ctx, l))
+        .transpose()?;
+    let (perf, mut source) = disk_perf(a, ctx, lab.as_ref())?;
     let caps = Caps {
         mbps: a
             .cap_mbps
@@ -370,10 +392,20 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
         replace_hours: parse_hours("--replace-time", &a.replace_time)?,
         mission_years: number("--years", &a.years)?,
     };
-    let rebuild = match (&a.rebuild_mbps, &a.rebuild_fraction) {
-        (Some(t), _) => RebuildSpeed::Mbps(number("--rebuild-mbps", t)?),
-        (None, Some(t)) => RebuildSpeed::Fraction(number("--rebuild-fraction", t)?),
-        (None, None) => RebuildSpeed::default(),
+    let measured_rebuild = lab.as_ref().and_then(|l| l.rebuild_mbps.clone());
+    let rebuild = match (&a.rebuild_mbps, &a.rebuild_fraction, measured_rebuild) {
+        (Some(t), _, _) => RebuildSpeed::Mbps(number("--rebuild-mbps", t)?),
+        (None, Some(t), _) => RebuildSpeed::Fraction(number("--rebuild-fraction", t)?),
+        (None, None, Some((mbps, why))) => {
+            source.push_str(&format!("; rebuild {mbps:.0} MB/s per member, {why}"));
+            RebuildSpeed::Mbps(mbps)
+        }
+        (None, None, None) => {
+            if let Some(why) = lab.as_ref().and_then(|l| l.no_rebuild.as_deref()) {
+                source.push_str(&format!("; rebuild rate not from the lab: {why}"));
+            }
+            RebuildSpeed::default()
+        }
     };
     let zfs = ZfsParams {
         recordsize: size("--recordsize", &a.recordsize)?,
@@ -402,6 +434,124 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
         },
         source,
     ))
+}
+
+/// What `--from-lab` takes from a stored lab.
+struct LabCalibration {
+    /// The lab id, as resolved.
+    lab: String,
+    /// Per-disk figures of its single-disk layout's healthy run.
+    perf: MeasuredPerf,
+    /// Where they came from, for the plan's source sentence.
+    perf_from: String,
+    /// The median rebuild rate per member over its measured rebuilds, MB/s, with where it came
+    /// from.
+    rebuild_mbps: Option<(f64, String)>,
+    /// Why no rebuild rate was taken (no rebuild measured, or only under emulation).
+    no_rebuild: Option<String>,
+}
+
+/// Whether a stored layout is one plain disk: no RAID layer (md, btrfs profiles, zfs).
+fn single_disk(l: &crate::sample::LayoutRecord) -> bool {
+    use crate::sample::layout_record::Layer;
+    !l.stack.is_empty()
+        && !l.stack.iter().any(|x| {
+            matches!(
+                x,
+                Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. }
+            )
+        })
+}
+
+/// Reads the lab's calibration from the store: the single-disk layout's speeds (an emulated
+/// lab's are said to be emulated) and the median per-member rebuild rate of the layouts that
+/// rebuilt outside emulation.
+fn lab_calibration(ctx: &Context, reference: &str) -> anyhow::Result<LabCalibration> {
+    let store = super::db::open_existing(ctx, reference)?;
+    let lab = super::decide::resolve_lab(&store, reference)?;
+    let runs = super::decide::lab_runs(&store, &lab)?;
+    let healthy = |r: &&RunRecord| {
+        r.layout.as_ref().is_some_and(|l| {
+            l.phase != Some(crate::sample::layout_record::Phase::Degraded) && single_disk(l)
+        })
+    };
+    let one = runs.iter().find(healthy).ok_or_else(|| {
+        usage(format!(
+            "--from-lab {lab}: the lab has no single-disk layout to take per-disk speeds from; add one (`fs = \"xfs\"` on one disk) or give --disk-read-mbps etc."
+        ))
+    })?;
+    let perf = MeasuredPerf::from_run(one).map_err(|e| usage(format!("--from-lab {lab}: {e}")))?;
+    let name = one
+        .layout
+        .as_ref()
+        .and_then(|l| l.name.clone())
+        .unwrap_or_else(|| one.id.clone());
+    let emulated = one.layout.as_ref().and_then(|l| l.environment.clone());
+    let perf_from = match emulated {
+        Some(env) => format!(
+            "measured in lab {lab} on its layout {name} ({}), emulated in a {env}: only ratios mean something, give --disk-* for the real disks",
+            perf.sources.join(", ")
+        ),
+        None => format!(
+            "measured in lab {lab} on its layout {name} ({})",
+            perf.sources.join(", ")
+        ),
+    };
+    let mut rates = Vec::new();
+    let mut emulated_rebuilds = 0;
+    // A layout's healthy and degraded runs both carry its one rebuild: count it once.
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &runs {
+        let Some(l) = &r.layout else { continue };
+        let Some(rb) = &l.rebuild else { continue };
+        let layout = l
+            .degraded_of
+            .as_deref()
+            .or(l.name.as_deref())
+            .unwrap_or(&r.id);
+        if seen.contains(&layout) {
+            continue;
+        }
+        seen.push(layout);
+        let Some(bytes) = rb.bytes.filter(|b| *b > 0) else {
+            continue;
+        };
+        if rb.seconds <= 0.0 {
+            continue;
+        }
+        if l.environment.is_some() {
+            emulated_rebuilds += 1;
+            continue;
+        }
+        rates.push(bytes as f64 / rb.seconds / 1e6);
+    }
+    let (rebuild_mbps, no_rebuild) = match crate::stats::median(&rates) {
+        Some(m) => (
+            Some((
+                m,
+                format!(
+                    "the median of {} rebuild{} measured in lab {lab}",
+                    rates.len(),
+                    if rates.len() == 1 { "" } else { "s" }
+                ),
+            )),
+            None,
+        ),
+        None if emulated_rebuilds > 0 => (
+            None,
+            Some(format!(
+                "its {emulated_rebuilds} rebuild(s) ran on emulated disks"
+            )),
+        ),
+        None => (None, Some("it measured no rebuild".to_string())),
+    };
+    Ok(LabCalibration {
+        lab,
+        perf,
+        perf_from,
+        rebuild_mbps,
+        no_rebuild,
+    })
 }
 
 /// `iolab plan`.
