@@ -186,3 +186,61 @@ fn lab_baseline_run(store: &Store, lab_runs: &[String]) -> anyhow::Result<Option
     }
     Ok(None)
 }
+
+/// The lab a reference names: an exact lab id, `last` (the newest run's lab), or a unique
+/// prefix.
+pub(crate) fn resolve_lab(store: &Store, reference: &str) -> anyhow::Result<String> {
+    let runs = store.list(&RunFilter::default()).map_err(store_err)?;
+    let mut labs: Vec<String> = Vec::new();
+    for id in runs.into_iter().filter_map(|r| r.lab_id) {
+        if !labs.contains(&id) {
+            labs.push(id);
+        }
+    }
+    let r = reference.trim();
+    if r == "last" {
+        return labs.first().cloned().ok_or_else(|| {
+            super::usage(format!(
+                "no lab in {} yet: run `iolab lab SPEC` first",
+                store.location()
+            ))
+        });
+    }
+    if labs.iter().any(|l| l == r) {
+        return Ok(r.to_string());
+    }
+    let matches: Vec<&String> = labs
+        .iter()
+        .filter(|l| !r.is_empty() && l.starts_with(r))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(super::usage(format!(
+            "no lab '{r}' in {}: `iolab list` shows lab ids (or give `last`)",
+            store.location()
+        ))),
+        many => Err(super::usage(format!(
+            "'{r}' matches labs {}: give more of the id",
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// The lab's runs, in the order its layouts ran.
+pub(crate) fn lab_runs(store: &Store, lab: &str) -> anyhow::Result<Vec<RunRecord>> {
+    let filter = RunFilter {
+        lab_id: Some(lab.to_string()),
+        ..RunFilter::default()
+    };
+    let ids: Vec<String> = store
+        .list(&filter)
+        .map_err(store_err)?
+        .into_iter()
+        .rev()
+        .map(|r| r.id)
+        .collect();
+    load_all(store, &ids)
+}

@@ -11,7 +11,6 @@ use super::{Context, usage};
 use crate::decide::{self, Decision, DiskMeasured};
 use crate::sample::RunRecord;
 use crate::spec::decide::{self as needs, DecideSpec, Prefer};
-use crate::store::{RunFilter, Store};
 
 /// The needs and the real disks, as flags (`iolab decide`, `iolab lab`).
 #[derive(clap::Args, Debug, Default, Clone)]
@@ -173,66 +172,6 @@ pub struct DecideArgs {
     pub format: Format,
 }
 
-/// The lab a reference names: an exact lab id, `last` (the newest run's lab), or a unique
-/// prefix.
-pub(super) fn resolve_lab(store: &Store, reference: &str) -> anyhow::Result<String> {
-    let runs = store
-        .list(&RunFilter::default())
-        .map_err(super::db::store_err)?;
-    let mut labs: Vec<String> = Vec::new();
-    for id in runs.into_iter().filter_map(|r| r.lab_id) {
-        if !labs.contains(&id) {
-            labs.push(id);
-        }
-    }
-    let r = reference.trim();
-    if r == "last" {
-        return labs.first().cloned().ok_or_else(|| {
-            usage(format!(
-                "no lab in {} yet: run `iolab lab SPEC` first",
-                store.location()
-            ))
-        });
-    }
-    if labs.iter().any(|l| l == r) {
-        return Ok(r.to_string());
-    }
-    let matches: Vec<&String> = labs
-        .iter()
-        .filter(|l| !r.is_empty() && l.starts_with(r))
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(usage(format!(
-            "no lab '{r}' in {}: `iolab list` shows lab ids (or give `last`)",
-            store.location()
-        ))),
-        many => Err(usage(format!(
-            "'{r}' matches labs {}: give more of the id",
-            many.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
-}
-
-/// The lab's runs, in the order its layouts ran.
-pub(super) fn lab_runs(store: &Store, lab: &str) -> anyhow::Result<Vec<RunRecord>> {
-    let filter = RunFilter {
-        lab_id: Some(lab.to_string()),
-        ..RunFilter::default()
-    };
-    let ids: Vec<String> = store
-        .list(&filter)
-        .map_err(super::db::store_err)?
-        .into_iter()
-        .rev()
-        .map(|r| r.id)
-        .collect();
-    super::db::load_all(store, &ids)
-}
-
 /// The real disks' speed from `disk_from`, read from the store or a file.
 pub(super) fn disk_measured(
     ctx: &Context,
@@ -295,8 +234,8 @@ pub(super) fn print(d: &Decision, format: Format) -> anyhow::Result<()> {
 pub fn run(ctx: &Context, a: DecideArgs) -> anyhow::Result<ExitCode> {
     let over = a.flags.spec()?;
     let store = super::db::open_existing(ctx, &a.lab)?;
-    let lab = resolve_lab(&store, &a.lab)?;
-    let runs = lab_runs(&store, &lab)?;
+    let lab = super::db::resolve_lab(&store, &a.lab)?;
+    let runs = super::db::lab_runs(&store, &lab)?;
     let mut spec = match &a.spec {
         Some(path) => {
             let text = std::fs::read_to_string(path)

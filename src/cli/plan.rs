@@ -468,8 +468,8 @@ fn single_disk(l: &crate::sample::LayoutRecord) -> bool {
 /// rebuilt outside emulation.
 fn lab_calibration(ctx: &Context, reference: &str) -> anyhow::Result<LabCalibration> {
     let store = super::db::open_existing(ctx, reference)?;
-    let lab = super::decide::resolve_lab(&store, reference)?;
-    let runs = super::decide::lab_runs(&store, &lab)?;
+    let lab = super::db::resolve_lab(&store, reference)?;
+    let runs = super::db::lab_runs(&store, &lab)?;
     let healthy = |r: &&RunRecord| {
         r.layout.as_ref().is_some_and(|l| {
             l.phase != Some(crate::sample::layout_record::Phase::Degraded) && single_disk(l)
