@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub mod layout_record;
+pub mod power;
 pub use layout_record::LayoutRecord;
 
 /// A latency histogram in nanoseconds, with 3 significant figures (relative error < 0.1%).

@@ -7,6 +7,7 @@ use toml::Spanned;
 use super::btrfs::RawBtrfs;
 use super::faults::RawFault;
 use super::mdadm::RawMd;
+use super::powercut::RawPowerCut;
 use super::zfs::RawZfs;
 use crate::spec::RawWorkload;
 use crate::spec::locate::{SizeValue, StrList, TimeValue};
@@ -68,6 +69,7 @@ pub(super) struct RawLayout {
     pub(super) failures: Option<i64>,
     pub(super) fill: Option<SizeValue>,
     pub(super) faults: Option<Vec<RawFault>>,
+    pub(super) powercut: Option<RawPowerCut>,
 }
 
 #[derive(Deserialize)]
