@@ -85,6 +85,11 @@ pub struct LabArgs {
     /// Speeds are emulated; behaviour and integrity are the point.
     #[arg(long, conflicts_with_all = ["cleanup", "destroy", "dry_run"])]
     pub vm: bool,
+
+    /// Inside the VM only: the share directory where power cuts keep their state across the
+    /// cuts (`iolab lab --vm` passes it to the guest's lab).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub powercut_dir: Option<PathBuf>,
 }
 
 /// `iolab lab`.
@@ -131,6 +136,14 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.vm {
         return super::vm::run(ctx, &a, &spec);
     }
+    if a.powercut_dir.is_none() {
+        if let Some(l) = spec.layouts.iter().find(|l| l.powercut.is_some()) {
+            return Err(super::usage(format!(
+                "{}: layout[{}].powercut: power cuts need the VM lab, where iolab owns the power switch (it cannot cut this machine's power); run with --vm",
+                spec.file, l.name
+            )));
+        }
+    }
     if let Some(s) = spec
         .slow_disks
         .iter()
@@ -146,6 +159,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     opts.destroy = a.destroy.clone();
     opts.dry_run = a.dry_run;
     opts.verbose = a.verbose;
+    opts.powercut_dir = a.powercut_dir.clone();
     if a.dry_run {
         opts.availability = crate::layout::Availability::everything();
     }

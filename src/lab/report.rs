@@ -233,6 +233,9 @@ pub struct LayoutReport {
     /// Per-member IO during the healthy workloads (the slow member stands out).
     #[serde(default)]
     pub member_io: Vec<MemberIo>,
+    /// What power cuts did to it (`powercut`, VM lab only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::sample::power::PowerReport>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -260,6 +263,7 @@ impl LayoutReport {
             faults: Vec::new(),
             md_final: None,
             member_io: Vec::new(),
+            power: None,
             commands: Vec::new(),
         }
     }
@@ -281,6 +285,13 @@ impl LayoutReport {
         self.integrity
             .as_ref()
             .map_or_else(|| "-".to_string(), |i| i.verdict.text())
+    }
+
+    /// The POWER column: `0/10 lost`, `2/10: ...`, or `-` without power cuts.
+    pub fn power_text(&self) -> String {
+        self.power
+            .as_ref()
+            .map_or_else(|| "-".to_string(), crate::sample::power::PowerReport::text)
     }
 
     /// True when the layout lost data.

@@ -12,10 +12,12 @@ use super::stack::{RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{loopdev, signature, zfs};
 
+mod assemble;
 mod build;
 mod failure;
 mod strike;
 
+pub use assemble::{Assembled, OnDisk};
 pub use failure::{DegradeInfo, RebuildInfo};
 
 /// Where a layout's disks come from.
