@@ -59,6 +59,8 @@ pub struct VmOutcome {
     pub copied: Vec<String>,
     /// Things the user should know (a KVM fallback).
     pub notes: Vec<String>,
+    /// Power cuts made (`powercut` layouts): the VM killed, then booted again on its disks.
+    pub power_cuts: usize,
 }
 
 /// Everything recorded in the state file, torn down when dropped.
@@ -143,7 +145,19 @@ pub fn run_lab_in_vm(
         disks.push(p);
     }
     let devices = guest::device_names(n);
-    guest::prepare_share(&share, spec, &devices, &opts.lab_args)?;
+    let mut lab_args = opts.lab_args.clone();
+    let cuts_wanted: usize = spec
+        .layouts
+        .iter()
+        .filter_map(|l| l.powercut.map(|p| p.cuts as usize))
+        .sum();
+    if guest::wants_power_cuts(spec) {
+        let pc = share.join(guest::POWERCUT_DIR);
+        std::fs::create_dir_all(&pc).map_err(|e| VmError::io("cannot create", &pc, e))?;
+        lab_args.push("--powercut-dir".into());
+        lab_args.push(format!("{}/{}", guest::SHARE, guest::POWERCUT_DIR));
+    }
+    guest::prepare_share(&share, spec, &devices, &lab_args)?;
     crate::pause::at("vm disks created");
     let cfg = VmConfig {
         kernel: vmlinux,
@@ -168,6 +182,7 @@ pub fn run_lab_in_vm(
         stdout: String::new(),
         copied: Vec::new(),
         notes: Vec::new(),
+        power_cuts: 0,
     };
     let marker = kvm_marker(&cache, &k);
     let mut accels = Vec::new();
@@ -205,7 +220,27 @@ pub fn run_lab_in_vm(
     };
     crate::pause::at("vm booted");
     let t_lab = Instant::now();
-    run_guest(&mut vm, console)?;
+    while let GuestEnd::Cut { cut, after_ms } = run_guest(&mut vm, console)? {
+        if out.power_cuts > cuts_wanted {
+            vm.kill();
+            return Err(VmError::Boot(format!(
+                "the guest asked for more power cuts than the spec's {cuts_wanted}"
+            )));
+        }
+        let killed = cut_power(&mut vm, after_ms, console)?;
+        out.power_cuts += 1;
+        record_cut(&share, &cut, killed)?;
+        drop(vm);
+        let log = work.join(format!("console-{}.log", out.power_cuts));
+        vm = Vm::start(&cfg, out.accel, &log)?;
+        owner.push(Owned::Process {
+            pid: vm.pid(),
+            start: process_start(vm.pid()),
+            what: "qemu".into(),
+        })?;
+        let secs = wait_ready(&mut vm, console)?;
+        out.boot_seconds.push((out.accel, secs));
+    }
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
     drop(vm);
     crate::pause::at("vm guest finished");
@@ -392,8 +427,63 @@ fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, V
     }
 }
 
-/// Relays the console while the guest runs the lab, until qemu exits; Ctrl-C kills the VM.
-fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmError> {
+/// How a guest's run ended.
+#[derive(Debug, PartialEq)]
+enum GuestEnd {
+    /// qemu exited (the guest powered off, or was killed after saying it was done).
+    Done,
+    /// The guest's writer runs and the power is to go `after_ms` from now: cut `NAME K`.
+    Cut { cut: String, after_ms: u64 },
+}
+
+/// Relays the console for `after_ms`, then kills qemu at once: the power cut. Returns the
+/// milliseconds that passed.
+fn cut_power(
+    vm: &mut Vm,
+    after_ms: u64,
+    console: &mut dyn FnMut(&str, bool),
+) -> Result<u64, VmError> {
+    let t = Instant::now();
+    let at = Duration::from_millis(after_ms);
+    loop {
+        if crate::signals::stop_requested() {
+            vm.kill();
+            return Err(VmError::Interrupted);
+        }
+        let left = at.saturating_sub(t.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        match vm.next_line(left.min(Duration::from_millis(100))) {
+            Ok(Some(l)) => console(&l, true),
+            Ok(None) => {}
+            Err(status) => {
+                return Err(VmError::Boot(format!(
+                    "the VM stopped before its power was cut ({status}): {}",
+                    vm.last_words()
+                )));
+            }
+        }
+    }
+    vm.kill();
+    Ok(t.elapsed().as_millis() as u64)
+}
+
+/// Writes down when the host cut the power, for the guest's next boot to report.
+fn record_cut(share: &Path, cut: &str, killed_ms: u64) -> Result<(), VmError> {
+    use std::io::Write;
+    let p = share.join(guest::POWERCUT_DIR).join(guest::HOST_CUT_LOG);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&p)
+        .and_then(|mut f| writeln!(f, "{cut} killed_after_ms={killed_ms}"))
+        .map_err(|e| VmError::io("cannot write", &p, e))
+}
+
+/// Relays the console while the guest runs the lab, until qemu exits or the guest asks for
+/// its power to be cut; Ctrl-C kills the VM.
+fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<GuestEnd, VmError> {
     let mut done_at: Option<Instant> = None;
     loop {
         if crate::signals::stop_requested() {
@@ -402,7 +492,7 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmE
         }
         if done_at.is_some_and(|t| t.elapsed() > Duration::from_secs(60)) {
             vm.kill();
-            return Ok(());
+            return Ok(GuestEnd::Done);
         }
         match vm.next_line(Duration::from_millis(200)) {
             Ok(Some(l)) => {
@@ -410,9 +500,12 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmE
                     done_at = Some(Instant::now());
                 }
                 console(&l, true);
+                if let Some((cut, after_ms)) = guest::parse_cut(&l) {
+                    return Ok(GuestEnd::Cut { cut, after_ms });
+                }
             }
             Ok(None) => {}
-            Err(_) => return Ok(()),
+            Err(_) => return Ok(GuestEnd::Done),
         }
     }
 }
