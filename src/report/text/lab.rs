@@ -134,7 +134,16 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         Detail::Short => short_row(l, r.dry_run),
         Detail::Full => row(l, r.dry_run),
     }));
-    let widths: Vec<usize> = (0..headers.len())
+    if power::any(r) {
+        rows[0].push("POWER".into());
+        for (cells, l) in rows[1..].iter_mut().zip(&r.layouts) {
+            cells.push(match detail {
+                Detail::Short => power::short_cell(l),
+                Detail::Full => l.power_text(),
+            });
+        }
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
@@ -167,6 +176,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         out.push_str(&short_notes(r));
     }
     out.push_str(&notes(r));
+    out.push_str(&power::notes(r));
     out
 }
 
@@ -341,14 +351,26 @@ pub fn render_markdown(r: &LabReport) -> String {
             s
         })
         .collect();
+    if power::any(r) {
+        h.push("Power".into());
+    }
     h.push("Status".into());
     out.push_str(&format!("| {} |\n", h.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
     for l in &r.layouts {
         let mut cells = row(l, r.dry_run);
+        if power::any(r) {
+            cells.push(l.power_text());
+        }
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    if power::any(r) {
+        out.push_str("\n#### Power cuts\n\n");
+        for line in power::notes(r).lines() {
+            out.push_str(&format!("- {}\n", esc(line)));
+        }
     }
     let checked: Vec<&LayoutReport> = r.layouts.iter().filter(|l| l.integrity.is_some()).collect();
     if checked.is_empty() {
@@ -393,6 +415,7 @@ pub fn render_markdown(r: &LabReport) -> String {
     out
 }
 
+mod power;
 #[cfg(test)]
 mod status_tests;
 
