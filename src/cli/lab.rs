@@ -430,7 +430,10 @@ impl Progress {
                 }
             }
             LabEvent::Step { name, what } => {
-                if self.on {
+                if self.on && self.total == 0 {
+                    // Power cuts come before the first layout starts.
+                    eprintln!("{name}: {what}");
+                } else if self.on {
                     eprintln!("[{}/{}] {name}: {what}", self.index + 1, self.total);
                 }
             }

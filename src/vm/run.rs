@@ -63,6 +63,44 @@ pub struct VmOutcome {
     pub power_cuts: usize,
 }
 
+impl VmOutcome {
+    fn new(prepare_seconds: f64) -> VmOutcome {
+        VmOutcome {
+            accel: Accel::Tcg,
+            prepare_seconds,
+            boot_seconds: Vec::new(),
+            lab_seconds: 0.0,
+            exit_code: None,
+            stdout: String::new(),
+            copied: Vec::new(),
+            notes: Vec::new(),
+            power_cuts: 0,
+        }
+    }
+}
+
+/// The guest lab's flags: the user's, and `--powercut-dir` when the spec cuts the power (its
+/// directory made in the share); and how many cuts the spec asks for.
+fn guest_lab_args(
+    spec: &LabSpec,
+    opts: &VmOptions,
+    share: &Path,
+) -> Result<(Vec<String>, usize), VmError> {
+    let mut args = opts.lab_args.clone();
+    let cuts: usize = spec
+        .layouts
+        .iter()
+        .filter_map(|l| l.powercut.map(|p| p.cuts as usize))
+        .sum();
+    if guest::wants_power_cuts(spec) {
+        let pc = share.join(guest::POWERCUT_DIR);
+        std::fs::create_dir_all(&pc).map_err(|e| VmError::io("cannot create", &pc, e))?;
+        args.push("--powercut-dir".into());
+        args.push(format!("{}/{}", guest::SHARE, guest::POWERCUT_DIR));
+    }
+    Ok((args, cuts))
+}
+
 /// Everything recorded in the state file, torn down when dropped.
 struct Owner {
     sf: Option<StateFile>,
@@ -145,18 +183,7 @@ pub fn run_lab_in_vm(
         disks.push(p);
     }
     let devices = guest::device_names(n);
-    let mut lab_args = opts.lab_args.clone();
-    let cuts_wanted: usize = spec
-        .layouts
-        .iter()
-        .filter_map(|l| l.powercut.map(|p| p.cuts as usize))
-        .sum();
-    if guest::wants_power_cuts(spec) {
-        let pc = share.join(guest::POWERCUT_DIR);
-        std::fs::create_dir_all(&pc).map_err(|e| VmError::io("cannot create", &pc, e))?;
-        lab_args.push("--powercut-dir".into());
-        lab_args.push(format!("{}/{}", guest::SHARE, guest::POWERCUT_DIR));
-    }
+    let (lab_args, cuts_wanted) = guest_lab_args(spec, opts, &share)?;
     guest::prepare_share(&share, spec, &devices, &lab_args)?;
     crate::pause::at("vm disks created");
     let cfg = VmConfig {
@@ -173,17 +200,7 @@ pub fn run_lab_in_vm(
             .map(|d| (d.disk, (d.bandwidth, d.iops)))
             .collect(),
     };
-    let mut out = VmOutcome {
-        accel: Accel::Tcg,
-        prepare_seconds,
-        boot_seconds: Vec::new(),
-        lab_seconds: 0.0,
-        exit_code: None,
-        stdout: String::new(),
-        copied: Vec::new(),
-        notes: Vec::new(),
-        power_cuts: 0,
-    };
+    let mut out = VmOutcome::new(prepare_seconds);
     let marker = kvm_marker(&cache, &k);
     let mut accels = Vec::new();
     if qemu::kvm_openable() && !marker.exists() {
@@ -215,34 +232,18 @@ pub fn run_lab_in_vm(
             Err(e) => return Err(e),
         }
     }
-    let Some(mut vm) = booted else {
+    let Some(vm) = booted else {
         return Err(VmError::Boot("no way to run the VM".into()));
     };
     crate::pause::at("vm booted");
     let t_lab = Instant::now();
-    while let GuestEnd::Cut { cut, after_ms } = run_guest(&mut vm, console)? {
-        if out.power_cuts > cuts_wanted {
-            vm.kill();
-            return Err(VmError::Boot(format!(
-                "the guest asked for more power cuts than the spec's {cuts_wanted}"
-            )));
-        }
-        let killed = cut_power(&mut vm, after_ms, console)?;
-        out.power_cuts += 1;
-        record_cut(&share, &cut, killed)?;
-        drop(vm);
-        let log = work.join(format!("console-{}.log", out.power_cuts));
-        vm = Vm::start(&cfg, out.accel, &log)?;
-        owner.push(Owned::Process {
-            pid: vm.pid(),
-            start: process_start(vm.pid()),
-            what: "qemu".into(),
-        })?;
-        let secs = wait_ready(&mut vm, console)?;
-        out.boot_seconds.push((out.accel, secs));
-    }
+    let power = Power {
+        cfg: &cfg,
+        work: &work,
+        cuts_wanted,
+    };
+    power.run(vm, &mut owner, &mut out, console)?;
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
-    drop(vm);
     crate::pause::at("vm guest finished");
     read_share(&share, &mut out);
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
@@ -424,6 +425,50 @@ fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, V
                 )));
             }
         }
+    }
+}
+
+/// What the host needs to cut the power and boot again on the same disks.
+struct Power<'a> {
+    cfg: &'a VmConfig,
+    work: &'a Path,
+    /// Cuts the spec asks for: the guest may not ask for more.
+    cuts_wanted: usize,
+}
+
+impl Power<'_> {
+    /// Relays the guest's lab to its end; each time the guest asks, cuts the power at the
+    /// moment it names, writes down when, and boots the VM again on the same disk files.
+    fn run(
+        &self,
+        mut vm: Vm,
+        owner: &mut Owner,
+        out: &mut VmOutcome,
+        console: &mut dyn FnMut(&str, bool),
+    ) -> Result<(), VmError> {
+        while let GuestEnd::Cut { cut, after_ms } = run_guest(&mut vm, console)? {
+            if out.power_cuts >= self.cuts_wanted {
+                vm.kill();
+                return Err(VmError::Boot(format!(
+                    "the guest asked for more power cuts than the spec's {}",
+                    self.cuts_wanted
+                )));
+            }
+            let killed = cut_power(&mut vm, after_ms, console)?;
+            out.power_cuts += 1;
+            record_cut(&self.work.join("share"), &cut, killed)?;
+            drop(vm);
+            let log = self.work.join(format!("console-{}.log", out.power_cuts));
+            vm = Vm::start(self.cfg, out.accel, &log)?;
+            owner.push(Owned::Process {
+                pid: vm.pid(),
+                start: process_start(vm.pid()),
+                what: "qemu".into(),
+            })?;
+            let secs = wait_ready(&mut vm, console)?;
+            out.boot_seconds.push((out.accel, secs));
+        }
+        Ok(())
     }
 }
 

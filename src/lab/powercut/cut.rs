@@ -19,9 +19,9 @@ use crate::spec::lab::{AfterCut, LayoutSpec, PowerCutSpec};
 /// Blocks per file of the data set (256 KiB files).
 const FILE_BLOCKS: u64 = 64;
 /// Writer threads: each keeps one synchronous write in flight.
-const THREADS: u64 = 8;
+const THREADS: u64 = 32;
 /// The data set when the layout sets no `fill`.
-const DEFAULT_BASE: u64 = 16 << 20;
+const DEFAULT_BASE: u64 = 8 << 20;
 /// Where the files go on the layout.
 const DATA_DIR: &str = "powercut";
 
@@ -65,12 +65,14 @@ pub(super) fn prepare(
     w: &Which,
     dir: &Path,
     step: &mut dyn FnMut(&str, String),
-) -> Result<InFlight, CutReport> {
+) -> Result<InFlight, Box<CutReport>> {
     let name = &w.layout.name;
-    let fail = |e: String| CutReport {
-        cut: w.cut,
-        error: Some(e),
-        ..CutReport::default()
+    let fail = |e: String| {
+        Box::new(CutReport {
+            cut: w.cut,
+            error: Some(e),
+            ..CutReport::default()
+        })
     };
     step(
         name,
@@ -258,6 +260,13 @@ pub(super) fn recover(
         durable_files: durable.created.len() as u64,
         ..CutReport::default()
     };
+    if let Some(e) = durable.errors.first() {
+        r.error = Some(format!(
+            "the writer stopped before the cut ({} thread{}): {e}",
+            durable.errors.len(),
+            if durable.errors.len() == 1 { "" } else { "s" }
+        ));
+    }
     let (Some(pc), crate::spec::lab::LayoutKind::Stack(stack)) = (&l.powercut, &l.kind) else {
         r.error = Some("the layout no longer asks for power cuts".into());
         return r;
@@ -330,10 +339,10 @@ pub(super) fn recover(
     };
     r.judgement = super::judge(&a.built.mount_point.join(DATA_DIR), base, &durable);
     if let (Some(m), Some(md)) = (mdr.as_mut(), a.built.md.as_ref()) {
-        if pc.then == AfterCut::None {
-            if crate::layout::mdadm::wait_idle(session.runner(), md).is_ok() {
-                m.resync_seconds = Some(t0.elapsed().as_secs_f64());
-            }
+        if pc.then == AfterCut::None
+            && crate::layout::mdadm::wait_idle(session.runner(), md).is_ok()
+        {
+            m.resync_seconds = Some(t0.elapsed().as_secs_f64());
         }
     }
     r.recovery.md = mdr;

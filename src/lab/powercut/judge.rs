@@ -30,6 +30,8 @@ pub struct Durable {
     pub operations: u64,
     /// Of those, overwrites of one block.
     pub writes: u64,
+    /// Errors the writer threads logged before they stopped (`E ...` lines).
+    pub errors: Vec<String>,
 }
 
 impl Durable {
@@ -37,6 +39,10 @@ impl Durable {
     /// skipped: nothing was acknowledged by it.
     pub fn add_log(&mut self, text: &str) {
         for line in text.lines() {
+            if let Some(e) = line.strip_prefix("E ") {
+                self.errors.push(e.to_string());
+                continue;
+            }
             let w: Vec<&str> = line.split_whitespace().collect();
             let num = |i: usize| w.get(i).and_then(|s| s.parse::<u64>().ok());
             match (w.first().copied(), w.len()) {
@@ -264,13 +270,12 @@ impl Judge<'_> {
         let mut buf = vec![0u8; BLOCK];
         let mut silent = false;
         for b in 0..len.div_ceil(BLOCK as u64) {
-            match file.read_exact_at(&mut buf, b * BLOCK as u64) {
-                Ok(()) => silent |= self.block(f, b, &buf),
-                Err(_) => {
-                    self.j.blocks += 1;
-                    self.j.read_errors += 1;
-                    self.finding(format!("f{f} block {b}: read error"));
-                }
+            if file.read_exact_at(&mut buf, b * BLOCK as u64).is_ok() {
+                silent |= self.block(f, b, &buf);
+            } else {
+                self.j.blocks += 1;
+                self.j.read_errors += 1;
+                self.finding(format!("f{f} block {b}: read error"));
             }
         }
         if silent {

@@ -162,7 +162,7 @@ pub fn run_cuts(
                         ..CutReport::default()
                     }
                 }
-                Err(r) => r,
+                Err(r) => *r,
             };
             let stop = r.error.as_deref().is_some_and(|e| e.contains("not cut"));
             st.done.entry(l.name.clone()).or_default().push(r);

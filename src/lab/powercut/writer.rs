@@ -94,9 +94,13 @@ pub fn start(p: &Plan) -> Running {
             let p = p.clone();
             let stop = Arc::clone(&stop);
             std::thread::spawn(move || {
-                Thread::new(&p, t)
-                    .and_then(|mut th| th.run(&stop))
-                    .map_err(|e| format!("writer thread {t}: {e}"))
+                let mut th = Thread::new(&p, t).map_err(|e| format!("writer thread {t}: {e}"))?;
+                th.run(&stop).map_err(|e| {
+                    // The host learns of it with the log: a writer that stopped early makes
+                    // the cut a weaker test, and the judge says so.
+                    let _ = th.log(&format!("E {e}\n"));
+                    format!("writer thread {t}: {e}")
+                })
             })
         })
         .collect();

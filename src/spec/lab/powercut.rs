@@ -108,6 +108,13 @@ impl Section for PowerCut {
         let Some(p) = &raw.powercut else {
             return Ok(());
         };
+        if matches!(stack.raid, crate::layout::stack::RaidLayer::Zfs(_)) {
+            return Err(cx.err(
+                "powercut",
+                "powercut",
+                "a ZFS pool is not imported again after a power cut yet; drop powercut on this layout",
+            ));
+        }
         let cuts = match p.cuts {
             None => DEFAULT_CUTS,
             Some(n) if (1..=i64::from(MAX_CUTS)).contains(&n) => n as u32,
@@ -193,3 +200,7 @@ impl Section for PowerCut {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "powercut_tests.rs"]
+mod tests;
