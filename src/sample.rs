@@ -10,6 +10,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub mod integrity;
+pub mod labels;
 pub mod layout_record;
 pub mod power;
 pub use layout_record::LayoutRecord;

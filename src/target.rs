@@ -304,7 +304,7 @@ fn check_device(path: &Path, dev: &BlockDevice, req: &TargetRequest) -> Result<(
     };
     // Mounted (device or any partition) is refused for reads too: we would read a moving target
     // and, worse, a later write flag would corrupt a live filesystem.
-    if let Some(m) = system::mounts::mounts_of_device(&dev.name)
+    if let Some(m) = system::blockdev::mounts_of_device(&dev.name)
         .into_iter()
         .next()
     {

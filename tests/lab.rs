@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab::layout::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 use iolab::layout::{DiskSource, Runner, Session};
+use iolab::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 use serde_json::Value;
 
 const GIB: u64 = 1 << 30;

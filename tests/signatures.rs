@@ -309,7 +309,8 @@ fn put64(b: &mut [u8], at: usize, v: u64) {
 
 const MD_MAGIC: u32 = 0xa92b_4efc;
 
-/// md 0.90 superblock (`mdp_super_t`, md_p.h), 64 KiB-aligned in the last 64..128 KiB.
+/// md 0.90 superblock (`mdp_super_t`, md_p.h), 64 KiB-aligned in the last 64..128 KiB, with
+/// its checksum: member (raid disk) 1 of a 2-device raid1.
 fn md090(dev: &Path, size: u64) {
     let off = (size & !(64 * 1024 - 1)) - 64 * 1024;
     let mut b = vec![0u8; 4096];
@@ -324,28 +325,59 @@ fn md090(dev: &Path, size: u64) {
     put32(&mut b, 52, 0x9abc_def0); // set_uuid1..3
     put32(&mut b, 56, 0x0fed_cba9);
     put32(&mut b, 60, 0x8765_4321);
+    put32(&mut b, 992 * 4, 1); // this_disk.number
+    put32(&mut b, 995 * 4, 1); // this_disk.raid_disk
+    put32(&mut b, 996 * 4, 6); // this_disk.state: active, sync
+    let sum: u64 = b
+        .chunks_exact(4)
+        .map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+        .sum();
+    put32(&mut b, 38 * 4, ((sum & 0xffff_ffff) + (sum >> 32)) as u32); // sb_csum
     write_at(dev, off, &b);
 }
 
-/// md 1.x superblock (`mdp_superblock_1`, md_p.h) at `off`, with its checksum.
+/// The array the md 1.x superblocks below belong to, as mdadm prints its UUID.
+const MD_UUID: &str = "3f2a9c41:d07e4b55:a1e2c3d4:e5f60718";
+
+/// md 1.x superblock (`struct mdp_superblock_1`, md_p.h) at `off`, laid out as mdadm 4.2's
+/// `--create` writes it (`init_super1`, `write_init_super1`): device 2 of a 4-device raid6
+/// named `host1:data`, data at 1 MiB, a bad-block log after the superblock, the checksum over
+/// 256 + 2 x max_dev bytes.
 fn md1(dev: &Path, off: u64, size: u64) {
     let mut b = vec![0u8; 4096];
     put32(&mut b, 0, MD_MAGIC);
     put32(&mut b, 4, 1); // major_version
-    b[16..32].copy_from_slice(b"iolab-test-uuid!"); // set_uuid
-    b[32..42].copy_from_slice(b"iolab:test"); // set_name
-    put32(&mut b, 72, 1); // level
-    put64(&mut b, 80, (size >> 9) - 4096); // size, sectors
-    put32(&mut b, 92, 2); // raid_disks
-    put64(&mut b, 128, 2048); // data_offset
-    put64(&mut b, 136, (size >> 9) - 4096); // data_size
+    b[16..32].copy_from_slice(&[
+        0x3f, 0x2a, 0x9c, 0x41, 0xd0, 0x7e, 0x4b, 0x55, 0xa1, 0xe2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07,
+        0x18,
+    ]); // set_uuid
+    b[32..42].copy_from_slice(b"host1:data"); // set_name
+    put64(&mut b, 64, 1_700_000_000); // ctime
+    put32(&mut b, 72, 6); // level
+    put32(&mut b, 76, 2); // layout: left-symmetric
+    let data_offset: u64 = if off == 0 || off == 4096 { 2048 } else { 0 };
+    let data_size = (size >> 9) - 2048 - 16;
+    put64(&mut b, 80, data_size); // size, sectors
+    put32(&mut b, 88, 1024); // chunksize: 512 KiB
+    put32(&mut b, 92, 4); // raid_disks
+    put64(&mut b, 128, data_offset);
+    put64(&mut b, 136, data_size);
     put64(&mut b, 144, off >> 9); // super_offset
+    put32(&mut b, 160, 2); // dev_number
     b[168..184].copy_from_slice(b"iolab-device-id!"); // device_uuid
-    put64(&mut b, 200, 1); // events
-    put32(&mut b, 220, 2); // max_dev
-    b[256..260].copy_from_slice(&[0, 0, 1, 0]); // dev_roles
+    b[185] = 9; // bblog_shift
+    b[186..188].copy_from_slice(&8u16.to_le_bytes()); // bblog_size
+    put32(&mut b, 188, 8); // bblog_offset
+    put64(&mut b, 192, 1_700_000_000); // utime
+    put64(&mut b, 200, 17); // events
+    put64(&mut b, 208, u64::MAX); // resync_offset: clean
+    put32(&mut b, 220, 4); // max_dev
+    for i in 0..4u16 {
+        let at = 256 + 2 * usize::from(i);
+        b[at..at + 2].copy_from_slice(&i.to_le_bytes()); // dev_roles: active 0..3
+    }
     let mut sum: u64 = 0;
-    for w in b[..256 + 2 * 2].chunks_exact(4) {
+    for w in b[..256 + 4 * 2].chunks_exact(4) {
         sum += u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
     }
     let csum = (sum & 0xffff_ffff) + (sum >> 32);
@@ -353,33 +385,89 @@ fn md1(dev: &Path, off: u64, size: u64) {
     write_at(dev, off, &b);
 }
 
+/// mdadm itself reads what we wrote as the superblock we meant (when mdadm is installed; it
+/// needs no md driver to examine a device).
+fn mdadm_agrees(dev: &Path, version: &str, words: &[&str]) {
+    let Ok(o) = Command::new("mdadm").arg("--examine").arg(dev).output() else {
+        eprintln!("mdadm not installed: the layout is checked by libblkid only");
+        return;
+    };
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "mdadm --examine: {text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains(&format!("Version : {version}")), "{text}");
+    assert!(text.contains(" - correct"), "checksum: {text}");
+    for w in words {
+        assert!(text.contains(w), "mdadm --examine does not say {w}: {text}");
+    }
+}
+
+/// An md member is refused as one, naming its array: libblkid's `linux_raid_member`, then the
+/// metadata version, level, array UUID and this device's role (issue 27).
+fn refused_md_member(tag: &str, version: &str, make: impl FnOnce(&Path, u64)) {
+    let size = 64 * MIB;
+    let l = LoopDev::new(&format!("sig-{tag}"), size);
+    make(&l.dev, size);
+    let seen = blkid_sees(&l.dev);
+    assert!(
+        seen.contains("linux_raid_member"),
+        "libblkid does not see linux_raid_member on what we wrote: {seen}"
+    );
+    let (level, uuid, role) = if version == "0.90" {
+        (
+            "raid1",
+            "12345678:9abcdef0:0fedcba9:87654321",
+            "active device 1",
+        )
+    } else {
+        ("raid6", MD_UUID, "active device 2")
+    };
+    mdadm_agrees(&l.dev, version, &[level, uuid]);
+    let meta = format!("metadata {version}");
+    assert_refused(
+        &l.dev,
+        &l.dev,
+        false,
+        &[
+            "linux_raid_member",
+            "md RAID member",
+            &meta,
+            level,
+            uuid,
+            role,
+        ],
+    );
+}
+
 #[test]
 fn md_superblock_0_90_at_the_end_is_refused() {
     need!();
-    let size = 64 * MIB;
-    refused_signature("md090", size, "linux_raid_member", |d| md090(d, size));
+    refused_md_member("md090", "0.90", md090);
 }
 
 #[test]
 fn md_superblock_1_1_at_the_start_is_refused() {
     need!();
-    let size = 64 * MIB;
-    refused_signature("md11", size, "linux_raid_member", |d| md1(d, 0, size));
+    refused_md_member("md11", "1.1", |d, size| md1(d, 0, size));
 }
 
+/// Issue 27: an md 1.2 member was refused as `linux_raid_member` without saying it belongs to
+/// an md array, nor to which one.
 #[test]
-fn md_superblock_1_2_at_4k_is_refused() {
+fn md_superblock_1_2_at_4k_is_refused_naming_its_array() {
     need!();
-    let size = 64 * MIB;
-    refused_signature("md12", size, "linux_raid_member", |d| md1(d, 4096, size));
+    refused_md_member("md12", "1.2", |d, size| md1(d, 4096, size));
 }
 
 #[test]
 fn md_superblock_1_0_at_the_end_is_refused() {
     need!();
-    let size = 64 * MIB;
-    let off = (((size >> 9) - 16) & !7) << 9;
-    refused_signature("md10", size, "linux_raid_member", |d| md1(d, off, size));
+    refused_md_member("md10", "1.0", |d, size| {
+        md1(d, (((size >> 9) - 16) & !7) << 9, size);
+    });
 }
 
 const VDEV_LABEL: u64 = 256 * 1024;

@@ -200,10 +200,7 @@ fn bad_open_loop_and_slo_input_is_one_line_and_exit_2() {
         (&["--slo", "p99.9999<=1ms"], "at most 99.99"),
         (&["--slo", "p99<=1ms", "--rate", "100"], "chooses the rates"),
         (&["--slo", "p99<=1ms", "--budget", "0s"], "budget"),
-        (
-            &["--slo", "p99<=1ms", "--slo-precision", "2"],
-            "precision",
-        ),
+        (&["--slo", "p99<=1ms", "--slo-precision", "2"], "precision"),
         (&["--pattern", "smallfile", "--rate", "100"], "block IO"),
     ];
     for (extra, needle) in cases {
@@ -253,4 +250,45 @@ fn open_loop_trials_are_stored_and_read_back() {
     let t = &j["runs"][0]["workloads"][0]["trials"][0];
     assert_eq!(t["open_loop"]["asked_iops"], 1000.0, "{t}");
     assert!(t["ops"][0]["service"].is_string());
+}
+
+/// Issue 30: the HTML report draws a stored SLO search's latency-vs-load curve, the capacity
+/// marked (the null engine: no device needed).
+#[test]
+fn the_html_report_draws_the_slo_curve() {
+    let d = disk_tmpdir("iolab-slo-html");
+    let db = d.path().join("db");
+    let out = Iolab::new()
+        .db(&db)
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "null",
+            "--pattern",
+            "randread",
+            "--qd",
+            "4",
+            "--time",
+            "200ms",
+            "--slo",
+            "p99<=1s",
+            "--slo-precision",
+            "0.5",
+            "--budget",
+            "30s",
+        ])
+        .run();
+    out.success();
+    assert!(out.stdout.contains("rate"), "{}", out.stdout);
+    let html = d.path().join("r.html");
+    Iolab::new()
+        .db(&db)
+        .args(["report", "last", "-o", html.to_str().unwrap()])
+        .run()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let caption = "latency (from schedule) against offered load, p99&lt;=1s; capacity marked";
+    assert!(page.contains(caption), "no SLO chart in the report");
+    assert!(page.contains("offered IOPS (log)"), "no load axis");
 }

@@ -8,21 +8,8 @@ use std::process::ExitCode;
 use super::Context;
 use super::db::{load_all, open_for, select_runs};
 use super::out::emit;
+use crate::output::Format;
 use crate::report::compare::{self as cmp, CompareOptions};
-
-/// Output formats of `iolab compare`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum CompareFormat {
-    /// An aligned table for the terminal.
-    #[default]
-    Text,
-    /// A Markdown table for a wiki or a blog.
-    Md,
-    /// Every statistic as JSON.
-    Json,
-    /// One line per cell, every statistic, for spreadsheets and scripts.
-    Csv,
-}
 
 /// Arguments of `iolab compare`.
 #[derive(clap::Args, Debug)]
@@ -38,8 +25,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
+    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json, Format::Csv]))]
+    pub format: Format,
     /// Only these metrics: a full name (`read.iops`), a figure (`iops`, `mbps`, `lat_p99_us`)
     /// or an operation (`read`, `create`). Repeatable.
     #[arg(long = "metric", value_name = "NAME")]
@@ -73,10 +60,10 @@ pub fn compare(ctx: &Context, a: CompareArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     let text = match a.format {
-        CompareFormat::Text => cmp::render_text(&c),
-        CompareFormat::Md => cmp::render_markdown(&c),
-        CompareFormat::Json => cmp::render_json(&c),
-        CompareFormat::Csv => cmp::render_csv(&c),
+        Format::Md => cmp::render_markdown(&c),
+        Format::Json => cmp::render_json(&c),
+        Format::Csv => cmp::render_csv(&c),
+        Format::Text | Format::Html => cmp::render_text(&c),
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -88,8 +88,20 @@ fn hosts_and_launch(a: &RunArgs) -> anyhow::Result<(Vec<crate::hosts::HostSpec>,
     Ok((hosts, Launch::new(template)?))
 }
 
-/// `iolab run --hosts`.
-pub fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<ExitCode> {
+/// `iolab run --hosts`: the suite of the flags (or of `--fio-job`) on every host, a
+/// `--json` failure printed as one JSON document as for a local run.
+pub fn run(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    let json = a.json;
+    super::json_on_error(json, run_with_flags(ctx, a))
+}
+
+fn run_with_flags(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
+    let a = super::run::apply_fio_job(a)?;
+    let suite = super::run::build_suite(&a)?;
+    run_hosts(ctx, &a, suite)
+}
+
+fn run_hosts(ctx: &Context, a: &RunArgs, suite: Suite) -> anyhow::Result<ExitCode> {
     check_flags(a, &suite)?;
     let (hosts, launch) = hosts_and_launch(a)?;
     let repeat = a.repeat.unwrap_or(1);

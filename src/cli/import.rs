@@ -107,15 +107,24 @@ pub fn fio_job_suite(path: &Path, lenient: bool) -> anyhow::Result<Suite> {
     Ok(c.suite)
 }
 
-/// What `iolab run --fio-job` takes from the job file besides the workloads: the target
-/// (`filename`/`directory`) when none was given, `--verify` when a job verifies, and the
-/// conversion notes (skipped options under `--lenient`) appended to the run's note.
-pub fn apply_fio_job(mut a: super::run::RunArgs) -> anyhow::Result<super::run::RunArgs> {
-    let Some(path) = a.fio_job.clone() else {
-        return Ok(a);
-    };
-    let c = load_fio_job(&path, a.lenient)?;
-    if a.target.is_none() {
+/// What `iolab run --fio-job` takes from a job file besides the workloads.
+#[derive(Debug)]
+pub struct FioJobFlags {
+    /// The one file or device the jobs name (`filename`/`directory`), made when it is a new
+    /// file in an existing directory; `None` when the jobs name none or a target was given.
+    pub target: Option<PathBuf>,
+    /// A job verifies its data: the run verifies too.
+    pub verify: bool,
+    /// The options skipped under `--lenient`, as a note for the run.
+    pub skipped: Option<String>,
+}
+
+/// Reads the job file for [`FioJobFlags`]; `find_target`: no TARGET was given, so the jobs'
+/// one file is the target (more than one is a usage error).
+pub fn fio_job_flags(path: &Path, lenient: bool, find_target: bool) -> anyhow::Result<FioJobFlags> {
+    let c = load_fio_job(path, lenient)?;
+    let mut target = None;
+    if find_target {
         match c.targets.as_slice() {
             [] => {}
             [one] => {
@@ -129,7 +138,7 @@ pub fn apply_fio_job(mut a: super::run::RunArgs) -> anyhow::Result<super::run::R
                         ))
                     })?;
                 }
-                a.target = Some(p);
+                target = Some(p);
             }
             many => {
                 return Err(usage(format!(
@@ -141,17 +150,12 @@ pub fn apply_fio_job(mut a: super::run::RunArgs) -> anyhow::Result<super::run::R
             }
         }
     }
-    if c.verify && a.verify.is_none() {
-        a.verify = Some(crate::runner::suite::VerifyMode::Both);
-    }
-    if !c.skipped.is_empty() {
-        let skipped = format!("fio options skipped (--lenient): {}", c.skipped.join("; "));
-        a.note = Some(match a.note.take() {
-            Some(n) => format!("{n}; {skipped}"),
-            None => skipped,
-        });
-    }
-    Ok(a)
+    Ok(FioJobFlags {
+        target,
+        verify: c.verify,
+        skipped: (!c.skipped.is_empty())
+            .then(|| format!("fio options skipped (--lenient): {}", c.skipped.join("; "))),
+    })
 }
 
 /// `iolab spec --from-fio`: prints the spec, after checking it parses back to the same suite.

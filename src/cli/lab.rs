@@ -9,23 +9,13 @@ use std::time::Instant;
 use anyhow::Context as _;
 
 use super::Context;
-use crate::lab::{self, LabError, LabEvent, LabOptions, MountedLayout};
+use crate::lab::{self, LabError, LabEvent, LabOptions, LabSpec, MountedLayout};
 use crate::layout::{Runner, state};
+use crate::output::Format;
 use crate::runner::suite::SuiteOptions;
 use crate::sample::{LayoutRecord, RunRecord};
 use crate::session::RunMeta;
 use crate::target::{Target, TargetRequest};
-
-/// Output formats of the lab table.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    Table,
-    /// A Markdown table.
-    Md,
-    /// The whole report as JSON.
-    Json,
-}
 
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
@@ -45,7 +35,7 @@ pub struct LabArgs {
     pub destroy: Vec<PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 
     /// Remove everything a killed lab left behind (mounts, arrays, volume groups, loop devices,
@@ -92,50 +82,12 @@ pub struct LabArgs {
     pub powercut_dir: Option<PathBuf>,
 }
 
-/// `iolab lab`.
+/// `iolab lab` on this machine (with `--vm` the CLI runs `vm::run` instead).
 pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
         return cleanup(&a);
     }
-    let Some(path) = &a.spec else {
-        return Err(super::usage(
-            "give a lab spec: iolab lab SPEC.toml (or --cleanup)",
-        ));
-    };
-    let mut spec = lab::parse_lab_file(path)?;
-    let size = a
-        .size
-        .as_deref()
-        .map(crate::units::parse_bytes)
-        .transpose()
-        .map_err(|e| super::usage(format!("--size: {e}")))?;
-    let time = a
-        .time
-        .as_deref()
-        .map(crate::units::parse_duration)
-        .transpose()
-        .map_err(|e| super::usage(format!("--time: {e}")))?;
-    if a.repeat == Some(0) {
-        return Err(super::usage("--repeat: must be at least 1"));
-    }
-    spec.override_workloads(size, time, a.repeat);
-    if a.quick {
-        spec.quick();
-        if let Some(r) = a.repeat {
-            spec.workloads.repeat = r;
-        }
-    }
-    if let Some(d) = &a.disk_dir {
-        let d = if d.is_absolute() {
-            d.clone()
-        } else {
-            std::env::current_dir()?.join(d)
-        };
-        spec.set_disk_dir(d);
-    }
-    if a.vm {
-        return super::vm::run(ctx, &a, &spec);
-    }
+    let spec = load_spec(&a)?;
     if a.powercut_dir.is_none() {
         if let Some(l) = spec.layouts.iter().find(|l| l.powercut.is_some()) {
             return Err(super::usage(format!(
@@ -175,7 +127,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             &spec,
             m,
             store.as_mut(),
-            terminal && a.format == Format::Table,
+            terminal && a.format == Format::Text,
         )?;
         runs.push((
             lab::report::LabRun {
@@ -216,6 +168,48 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The lab spec `iolab lab` runs: the file with the flags' overrides (`--size`, `--time`,
+/// `--repeat`, `--quick`, `--disk-dir`) applied, here or in a VM alike.
+pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
+    let Some(path) = &a.spec else {
+        return Err(super::usage(
+            "give a lab spec: iolab lab SPEC.toml (or --cleanup)",
+        ));
+    };
+    let mut spec = lab::parse_lab_file(path)?;
+    let size = a
+        .size
+        .as_deref()
+        .map(crate::units::parse_bytes)
+        .transpose()
+        .map_err(|e| super::usage(format!("--size: {e}")))?;
+    let time = a
+        .time
+        .as_deref()
+        .map(crate::units::parse_duration)
+        .transpose()
+        .map_err(|e| super::usage(format!("--time: {e}")))?;
+    if a.repeat == Some(0) {
+        return Err(super::usage("--repeat: must be at least 1"));
+    }
+    spec.override_workloads(size, time, a.repeat);
+    if a.quick {
+        spec.quick();
+        if let Some(r) = a.repeat {
+            spec.workloads.repeat = r;
+        }
+    }
+    if let Some(d) = &a.disk_dir {
+        let d = if d.is_absolute() {
+            d.clone()
+        } else {
+            std::env::current_dir()?.join(d)
+        };
+        spec.set_disk_dir(d);
+    }
+    Ok(spec)
+}
+
 /// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
 fn print_report(
     a: &LabArgs,
@@ -225,7 +219,7 @@ fn print_report(
     saved: bool,
 ) -> anyhow::Result<()> {
     match a.format {
-        Format::Table => {
+        Format::Text | Format::Csv | Format::Html => {
             let detail = if a.verbose {
                 crate::report::text::lab::Detail::Full
             } else {

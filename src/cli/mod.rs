@@ -111,8 +111,10 @@ pub fn main() -> ExitCode {
     };
     let ctx = Context { db: cli.db };
     let result = match cli.command {
+        Command::Run(a) if a.on_hosts() => hosts::run(&ctx, *a),
         Command::Run(a) => run::run(&ctx, *a),
         Command::Profiles(a) => profiles::run(&ctx, a),
+        Command::Lab(a) if a.vm => vm::run(&ctx, &a),
         Command::Lab(a) => lab::run(&ctx, a),
         Command::Compare(a) => compare::compare(&ctx, a),
         Command::List(a) => store_cmds::list(&ctx, a),

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{Context, usage};
+use crate::output::Format;
 use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{DEFAULT_AFR, URE_DESKTOP, URE_ENTERPRISE};
 use crate::plan::{
@@ -17,18 +18,6 @@ use crate::plan::{
 };
 use crate::report::text::plan as render;
 use crate::sample::RunRecord;
-
-/// How the plan is printed.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    #[default]
-    Text,
-    /// A Markdown table, for wikis and blog posts.
-    Md,
-    /// One JSON object with a `layouts` array.
-    Json,
-}
 
 /// Capacity, predicted speed and data-loss risk of candidate layouts, in one table.
 #[derive(clap::Args, Debug)]
@@ -183,7 +172,7 @@ pub struct PlanOptions {
     pub years: String,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 
     /// Same as --format json.
@@ -422,7 +411,7 @@ pub fn run(ctx: &Context, args: PlanArgs) -> anyhow::Result<ExitCode> {
     let plan = crate::plan::plan(&input, &source).map_err(|e| usage(e.to_string()))?;
     let format = if a.json { Format::Json } else { a.format };
     let text = match format {
-        Format::Text => render::text(&plan),
+        Format::Text | Format::Csv | Format::Html => render::text(&plan),
         Format::Md => render::markdown(&plan),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&plan).context("encoding the plan as JSON")?;

@@ -12,18 +12,10 @@ use anyhow::Context as _;
 
 use super::Context;
 use super::db::{load_all, open_existing, select_runs};
+use crate::output::Format;
 use crate::report::html::{self, ReportOptions};
 use crate::report::markdown;
 use crate::sample::now_unix_ms;
-
-/// Output formats of `iolab report`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportFormat {
-    /// One self-contained HTML file: inline SVG charts, no script, no network.
-    Html,
-    /// Markdown with tables; charts as SVG files in `<name>-charts/` next to it.
-    Md,
-}
 
 /// Arguments of `iolab report`.
 #[derive(clap::Args, Debug)]
@@ -45,15 +37,15 @@ pub struct ReportArgs {
     #[arg(long, short = 'o', value_name = "FILE", required = true)]
     pub output: PathBuf,
     /// Output format (default: from the file's extension, else html).
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    #[arg(long, value_parser = Format::only(&[Format::Html, Format::Md]))]
+    pub format: Option<Format>,
     /// Heading of the report (default: made from the run names or the lab).
     #[arg(long)]
     pub title: Option<String>,
 }
 
 /// The format asked for, else the one the file name implies.
-fn format_for(a: &ReportArgs) -> ReportFormat {
+fn format_for(a: &ReportArgs) -> Format {
     a.format.unwrap_or_else(|| {
         match a
             .output
@@ -62,8 +54,8 @@ fn format_for(a: &ReportArgs) -> ReportFormat {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
-            Some("md" | "markdown") => ReportFormat::Md,
-            _ => ReportFormat::Html,
+            Some("md" | "markdown") => Format::Md,
+            _ => Format::Html,
         }
     })
 }
@@ -170,12 +162,12 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         report.hosts = html::hosts::build(&all);
     }
     let (bytes, extra) = match format_for(&a) {
-        ReportFormat::Html => {
+        Format::Html | Format::Text | Format::Json | Format::Csv => {
             let page = html::render(&report);
             write_whole(&a.output, &page)?;
             (page.len(), String::new())
         }
-        ReportFormat::Md => {
+        Format::Md => {
             let stem = a
                 .output
                 .file_stem()

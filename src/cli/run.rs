@@ -269,6 +269,12 @@ impl From<EngineArg> for EngineKind {
 }
 
 impl RunArgs {
+    /// `--hosts` or `--hosts-file` without `--cleanup` (which sweeps this machine): the CLI
+    /// hands the run to `hosts::run`.
+    pub fn on_hosts(&self) -> bool {
+        !self.cleanup && (self.hosts.is_some() || self.hosts_file.is_some())
+    }
+
     /// The workload flags as a raw workload (unset fields stay `None`).
     fn flags(&self) -> RawWorkload {
         use crate::spec::{SizeValue, TimeValue};
@@ -312,6 +318,29 @@ impl RunArgs {
 fn flag_error(e: SpecError) -> anyhow::Error {
     let flag = format!("--{}", e.key.replace('_', "-"));
     usage(format!("{flag}: {}", e.msg))
+}
+
+/// What `iolab run --fio-job` takes from the job file besides the workloads
+/// ([`super::import::FioJobFlags`]): the target when none was given, `--verify` when a job
+/// verifies, and the conversion notes appended to the run's note.
+pub fn apply_fio_job(mut a: RunArgs) -> anyhow::Result<RunArgs> {
+    let Some(path) = a.fio_job.clone() else {
+        return Ok(a);
+    };
+    let job = super::import::fio_job_flags(&path, a.lenient, a.target.is_none())?;
+    if a.target.is_none() {
+        a.target = job.target;
+    }
+    if job.verify && a.verify.is_none() {
+        a.verify = Some(VerifyMode::Both);
+    }
+    if let Some(skipped) = job.skipped {
+        a.note = Some(match a.note.take() {
+            Some(n) => format!("{n}; {skipped}"),
+            None => skipped,
+        });
+    }
+    Ok(a)
 }
 
 /// Builds the suite the flags ask for.
@@ -585,11 +614,8 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let a = super::import::apply_fio_job(a)?;
+    let a = apply_fio_job(a)?;
     let suite = build_suite(&a)?;
-    if a.hosts.is_some() || a.hosts_file.is_some() {
-        return super::hosts::run_hosts(ctx, &a, suite);
-    }
     if a.target_all.is_some() || a.launch.is_some() || a.push {
         return Err(usage(
             "--target, --launch and --push go with --hosts; for one local run give TARGET",

@@ -10,20 +10,10 @@ use super::Context;
 use super::db::{db_location, load_all, load_ref, open_existing, open_for, resolve_all, store_err};
 use super::out::{emit, to_json, write_file};
 use crate::csv::csv_field;
-use crate::report::compare::text_table;
+use crate::output::{Format, text_table};
 use crate::report::show::{format_time, render_run, status_name};
 use crate::sample::{RunRecord, RunStatus};
 use crate::store::{Location, RunFilter, RunSummary, Store, StoreError};
-
-/// Output formats of `iolab export`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ExportFormat {
-    /// Whole runs, histograms and per-second series included.
-    #[default]
-    Json,
-    /// One line per trial and metric.
-    Csv,
-}
 
 /// Arguments of `iolab list`.
 #[derive(clap::Args, Debug)]
@@ -66,8 +56,8 @@ pub struct ExportArgs {
     #[arg(value_name = "RUN", required = true)]
     pub runs: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-    pub format: ExportFormat,
+    #[arg(long, default_value = "json", value_parser = Format::only(&[Format::Json, Format::Csv]))]
+    pub format: Format,
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -292,11 +282,11 @@ pub fn export(ctx: &Context, a: ExportArgs) -> anyhow::Result<ExitCode> {
     let ids = resolve_all(&store, &a.runs)?;
     let runs = load_all(&store, &ids)?;
     let text = match a.format {
-        ExportFormat::Json => to_json(&Export {
+        Format::Csv => export_csv(&runs),
+        Format::Json | Format::Text | Format::Md | Format::Html => to_json(&Export {
             format: "iolab-runs/1",
             runs: &runs,
         })?,
-        ExportFormat::Csv => export_csv(&runs),
     };
     match &a.output {
         Some(p) => write_file(p, &text)?,

@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use super::Context;
-use super::lab::{Format, LabArgs};
-use crate::lab::LabSpec;
+use super::lab::LabArgs;
+use crate::output::Format;
 use crate::vm::{VmError, VmOptions};
 
 /// The guest's `iolab lab` flags: everything that shapes the lab itself.
@@ -26,14 +26,7 @@ fn guest_args(a: &LabArgs) -> Vec<String> {
         v.push(r.to_string());
     }
     v.push("--format".into());
-    v.push(
-        match a.format {
-            Format::Table => "table",
-            Format::Md => "md",
-            Format::Json => "json",
-        }
-        .into(),
-    );
+    v.push(a.format.name().into());
     if a.verbose {
         v.push("--verbose".into());
     }
@@ -62,8 +55,9 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// Runs the lab in a VM and prints what the guest printed, labelled.
-pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCode> {
+/// `iolab lab --vm`: runs the lab in a VM and prints what the guest printed, labelled.
+pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
+    let spec = &super::lab::load_spec(a)?;
     crate::signals::install();
     let opts = VmOptions {
         lab_args: guest_args(a),
@@ -130,7 +124,7 @@ pub fn run(ctx: &Context, a: &LabArgs, spec: &LabSpec) -> anyhow::Result<ExitCod
             println!("> {summary}\n");
             print!("{}", out.stdout);
         }
-        Format::Table => {
+        Format::Text | Format::Csv | Format::Html => {
             println!("{summary}\n");
             print!("{}", out.stdout);
         }

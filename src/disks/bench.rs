@@ -510,7 +510,7 @@ fn analyse(
     for r in &mut results {
         if r.error.is_none() && r.places.len() == PLACES.len() {
             let v: Vec<f64> = r.places.iter().map(|p| p.mb_per_sec).collect();
-            r.median_mb_per_sec = Some(crate::report::json::median(&v));
+            r.median_mb_per_sec = Some(crate::stats::median(&v).unwrap_or(0.0));
         }
     }
     let speeds: Vec<Speed> = results

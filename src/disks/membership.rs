@@ -286,7 +286,7 @@ pub fn pvs_map() -> HashMap<PathBuf, Option<String>> {
 /// Where each device of every imported pool sits: real device path (`zpool status -P -L`
 /// resolves links) to its membership. Empty when zpool is not installed or no pool exists.
 pub fn zpool_map() -> HashMap<PathBuf, Membership> {
-    if crate::layout::avail::which("zpool").is_none() {
+    if crate::system::which("zpool").is_none() {
         return HashMap::new();
     }
     let mut c = Command::new("zpool");

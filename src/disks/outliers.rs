@@ -149,7 +149,7 @@ pub fn slow_flags(speeds: &[Speed], tolerance: f64) -> (Vec<Group>, Vec<Flag>) {
     for g in &mut groups {
         let members: Vec<&Speed> = speeds.iter().filter(|s| s.group == g.name).collect();
         let v: Vec<f64> = members.iter().map(|s| s.mb_per_sec).collect();
-        g.median_mb_per_sec = crate::report::json::median(&v);
+        g.median_mb_per_sec = crate::stats::median(&v).unwrap_or(0.0);
         if members.len() < 2 || g.median_mb_per_sec <= 0.0 {
             continue;
         }
@@ -286,7 +286,7 @@ pub fn slow_by_busy(devices: &[Busy], tolerance: f64) -> BusyJudgement {
     }
     let median = |f: &dyn Fn(&Busy) -> Option<f64>| {
         let v: Vec<f64> = judged.iter().filter_map(|d| f(d)).collect();
-        crate::report::json::median(&v)
+        crate::stats::median(&v).unwrap_or(0.0)
     };
     let mi = median(&Busy::ios_per_busy_sec);
     let mm = median(&Busy::mb_per_busy_sec);

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::FioError;
 use super::jobfile::{JobFile, JobOption, parse_fio_size, parse_fio_time_ns};
+use super::rate::{FioRate, Mix};
 use crate::spec::{RawWorkload, SizeValue, Suite, TimeValue, Workload};
 
 /// Options mapped onto an iolab workload field (aliases included).
@@ -41,6 +42,9 @@ pub const MAPPED: &[&str] = &[
     "new_group",
     "randseed",
     "verify",
+    "rate",
+    "rate_iops",
+    "rate_process",
 ];
 
 /// Options accepted because they change nothing iolab measures or does differently.
@@ -54,6 +58,12 @@ pub const NO_EFFECT: &[&str] = &[
     "lat_percentiles",
     "percentile_list",
 ];
+
+/// Every option a job file may use without `--lenient`: mapped, without effect, or changing
+/// only fio's reporting and timekeeping ([`super::reporting::REPORTING`], accepted with a note).
+pub fn known(key: &str) -> bool {
+    MAPPED.contains(&key) || NO_EFFECT.contains(&key) || super::reporting::is_reporting(key)
+}
 
 /// A job file turned into iolab terms.
 #[derive(Debug, Clone)]
@@ -94,8 +104,8 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
         for o in job.effective() {
             m.option(o);
         }
-        problems.append(&mut m.unsupported);
         let mut raw = m.raw_workload(&job.name);
+        problems.append(&mut m.unsupported);
         let mut name = raw.name.clone().unwrap_or_else(|| job.name.clone());
         let mut n = 2;
         while !names.insert(name.clone()) {
@@ -127,6 +137,8 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
     // A [global] option is reported once, not once per job it applies to.
     let mut seen = BTreeSet::new();
     problems.retain(|p| seen.insert(p.clone()));
+    let mut seen = BTreeSet::new();
+    c.notes.retain(|n| seen.insert(n.clone()));
     if !problems.is_empty() {
         let (skip, hard): (Vec<String>, Vec<String>) = problems
             .into_iter()
@@ -147,7 +159,9 @@ pub fn convert(file: &JobFile, suite_name: &str, lenient: bool) -> Result<Conver
 }
 
 /// Builds the workload a job of fio's JSON output ran, from its printed options. Options
-/// iolab does not model are ignored here (the numbers are fio's either way).
+/// iolab does not model are ignored here (the numbers are fio's either way). A rate cap is
+/// left out too: an open-loop workload's latency is read as measured from each IO's schedule,
+/// and fio's is measured from submission.
 pub fn workload_from_options(name: &str, options: &[(String, String)]) -> Option<Workload> {
     let mut m = JobMapper::default();
     for (k, v) in options {
@@ -158,7 +172,9 @@ pub fn workload_from_options(name: &str, options: &[(String, String)]) -> Option
             line: 0,
         });
     }
-    m.raw_workload(name).validate().ok()
+    let mut raw = m.raw_workload(name);
+    (raw.rate, raw.arrivals, raw.rate_per) = (None, None, None);
+    raw.validate().ok()
 }
 
 /// The state of one job while its options are read.
@@ -175,6 +191,7 @@ struct JobMapper {
     direct_set: bool,
     stonewall: bool,
     verify: bool,
+    rate: FioRate,
     targets: Vec<String>,
     unsupported: Vec<String>,
     notes: Vec<String>,
@@ -300,7 +317,16 @@ impl JobMapper {
             "stonewall" | "wait_for_previous" | "new_group" => self.stonewall |= truthy(o),
             "randseed" => self.raw.seed = self.number(o),
             "verify" => self.verify = !matches!(v.trim(), "0" | "null" | ""),
+            "rate" | "rate_iops" | "rate_process" => {
+                self.rate.take(o);
+            }
             k if NO_EFFECT.contains(&k) => {}
+            k if super::reporting::is_reporting(k) => {
+                if let Some(n) = super::reporting::note(k, o.value.as_deref()) {
+                    self.notes
+                        .push(format!("{}: {k} is not reproduced: {n}", o.at()));
+                }
+            }
             _ => self.refuse(o),
         }
     }
@@ -361,6 +387,25 @@ impl JobMapper {
         }
         r.size = self.size.map(bytes_value);
         let jobs = self.numjobs.max(1);
+        let mix = Mix {
+            reads: !matches!(r.pattern.as_deref(), Some("write" | "randwrite")),
+            writes,
+            read_pct: match r.pattern.as_deref() {
+                Some("randrw") => r.read_pct.unwrap_or(50),
+                _ if writes => 0,
+                _ => 100,
+            },
+        };
+        match self.rate.map(mix, jobs) {
+            Ok(None) => {}
+            Ok(Some(k)) => {
+                r.rate = Some(k.rate);
+                r.arrivals = k.arrivals;
+                r.rate_per = k.rate_per;
+                self.notes.push(k.note);
+            }
+            Err((o, why)) => self.refuse_value(&o, why),
+        }
         if self.time_based {
             r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
         } else {
@@ -418,9 +463,52 @@ mod tests {
         );
     }
 
+    /// Issue 27: options that change only fio's reports or clocks were refused.
+    #[test]
+    fn reporting_options_convert_with_a_note_once() {
+        let c = conv(
+            "[global]\ngtod_reduce=1\nwrite_lat_log=lat\nlog_avg_msec=100\nclocksource=cpu\ndisable_slat=0\n[a]\nrw=randread\n[b]\nstonewall\nrw=read\nwrite_bw_log=bw\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.suite.workloads.len(), 2);
+        let about = |k: &str| {
+            c.notes
+                .iter()
+                .filter(|n| n.contains(&format!(" {k} is")))
+                .count()
+        };
+        // Global options once, though they apply to both jobs; a switch set to 0 says nothing.
+        for k in [
+            "gtod_reduce",
+            "write_lat_log",
+            "log_avg_msec",
+            "clocksource",
+            "write_bw_log",
+        ] {
+            assert_eq!(about(k), 1, "{k}: {:?}", c.notes);
+        }
+        assert_eq!(about("disable_slat"), 0, "{:?}", c.notes);
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.starts_with("j.fio:3: write_lat_log is not reproduced: fio's log files")),
+            "{:?}",
+            c.notes
+        );
+        // What changes the workload is still refused.
+        let e = conv(
+            "[a]\nrw=randread\nwrite_lat_log=x\nbssplit=4k/50:64k/50\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("option 'bssplit'"), "{e}");
+        assert!(!e.to_string().contains("write_lat_log"), "{e}");
+    }
+
     #[test]
     fn unsupported_options_are_named_with_their_lines() {
-        let e = conv("[a]\nrw=read\nzonemode=zbd\n\nrate=1m\n", false).unwrap_err();
+        let e = conv("[a]\nrw=read\nzonemode=zbd\n\nstartdelay=1\n", false).unwrap_err();
         let FioError::Unsupported { lines } = &e else {
             panic!("{e}")
         };
@@ -428,7 +516,7 @@ mod tests {
             lines,
             &vec![
                 "j.fio:3: option 'zonemode' is not supported by iolab".to_string(),
-                "j.fio:5: option 'rate' is not supported by iolab".to_string()
+                "j.fio:5: option 'startdelay' is not supported by iolab".to_string()
             ]
         );
         let c = conv("[a]\nrw=read\nzonemode=zbd\n", true).unwrap();

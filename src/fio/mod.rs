@@ -2,13 +2,16 @@
 //! fio job files into iolab workloads (`iolab run --fio-job`, `iolab spec --from-fio`).
 //!
 //! `json` reads fio's output, `jobfile` reads the ini format, `map` decides what each job
-//! option means in iolab, and `record` turns fio's results into a stored run. No fio code is
+//! option means in iolab (`reporting` lists the options that change only fio's own reports
+//! and clocks, `rate` turns fio's rate caps into an open loop), and `record` turns fio's results into a stored run. No fio code is
 //! used: only its documented formats.
 
 pub mod jobfile;
 pub mod json;
 pub mod map;
+pub mod rate;
 pub mod record;
+pub mod reporting;
 
 pub use jobfile::{JobFile, JobOption, JobSection, parse_job_file, parse_job_text};
 pub use json::{FioOutput, parse_output};

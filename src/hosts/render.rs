@@ -4,7 +4,7 @@
 
 use super::merge::TrialSummary;
 use super::outcome::Outcome;
-use crate::report::compare::text_table;
+use crate::output::text_table;
 use crate::units::{format_latency_ns, format_rate};
 
 fn ms(ns: f64) -> String {

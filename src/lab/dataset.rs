@@ -14,6 +14,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
+pub use crate::sample::integrity::{BadFile, MAX_LISTED, Problem, Verification};
+
 /// The data set's directory in the layout's root.
 pub const DATA_DIR: &str = ".iolab-data";
 /// Smallest file.
@@ -24,8 +26,6 @@ pub const MAX_FILE: u64 = 4 << 20;
 const DIRS: usize = 8;
 /// Generation and IO unit.
 const CHUNK: usize = 1 << 20;
-/// Bad files named per step in the report (all are counted).
-pub const MAX_LISTED: usize = 20;
 
 /// One file of the set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,59 +49,6 @@ pub struct DataSet {
     pub files: Vec<DataFile>,
     /// Total bytes.
     pub bytes: u64,
-}
-
-/// What reading a file back found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Problem {
-    /// Read completely, but the checksum or the size differ.
-    Mismatch,
-    /// The read failed (btrfs returns EIO for a block whose checksum fails and has no good
-    /// copy).
-    ReadError,
-    /// The file is gone.
-    Missing,
-}
-
-/// A file that did not come back intact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BadFile {
-    /// Relative path.
-    pub path: String,
-    /// What went wrong.
-    pub problem: Problem,
-    /// In the OS's or our words (`Input/output error (os error 5) at byte 65536`).
-    pub detail: String,
-}
-
-/// The result of reading the whole set back.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Verification {
-    /// Files read back intact.
-    pub files: u64,
-    /// Bytes of those files.
-    pub bytes: u64,
-    /// Files whose content or size differ.
-    pub mismatched: u64,
-    /// Files that could not be read.
-    pub read_errors: u64,
-    /// Files that are gone.
-    pub missing: u64,
-    /// Wall time of the read-back, seconds.
-    pub seconds: f64,
-    /// The first bad files (at most [`MAX_LISTED`]).
-    pub bad_files: Vec<BadFile>,
-    /// Every bad file's path (to count distinct lost files across steps); not serialized.
-    #[serde(skip)]
-    pub bad_paths: Vec<String>,
-}
-
-impl Verification {
-    /// Files that did not come back intact.
-    pub fn bad(&self) -> u64 {
-        self.mismatched + self.read_errors + self.missing
-    }
 }
 
 /// splitmix64 stream: fast, and every 8 bytes differ (nothing for btrfs compression or dedup

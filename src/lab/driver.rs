@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use super::dataset::DataSet;
 use super::integrity::Verdict;
 use super::report::{LabReport, LayoutReport, LayoutStatus};
@@ -15,6 +13,8 @@ use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
 use crate::layout::{
     Availability, Built, DiskSource, LayoutError, RaidLayer, Runner, Session, Stack,
 };
+
+pub use crate::sample::layout_record::Phase;
 
 mod faults;
 mod members;
@@ -96,16 +96,6 @@ impl Default for LabOptions {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Whether the workloads run on the healthy layout or with one member failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// All members present.
-    Healthy,
-    /// One member failed (the runs are labelled as degraded).
-    Degraded,
 }
 
 /// A layout ready for workloads: what the workload callback gets.

@@ -4,19 +4,20 @@
 //! repeat — as one command that cannot leave a mess. [`spec`] reads and validates the lab file
 //! before anything is touched; [`driver`] walks the layouts through build -> workloads ->
 //! degrade -> rebuild -> teardown on top of [`crate::layout`], writing a [`dataset`] before
-//! degrading and reading it back after every step into an [`integrity`] verdict; [`report`] is
-//! what comes out (`report::text::lab` draws it for a terminal), and [`summary`] what the lab concludes from its
-//! stored runs.
+//! degrading and reading it back after every step into an [`integrity`] verdict (kept with the
+//! runs, so its types live in `sample`); [`report`] is what comes out (`report::text::lab`
+//! draws it for a terminal), and [`summary`] what the lab concludes from its stored runs.
 //! The workloads themselves are a callback, so the lab does not care how they are run or stored.
 
 pub mod dataset;
 pub mod driver;
 pub mod held;
-pub mod integrity;
 pub mod powercut;
 pub mod report;
 pub mod spec;
 pub mod summary;
+
+pub use crate::sample::integrity;
 
 pub use driver::{
     DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,

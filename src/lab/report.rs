@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::integrity::IntegrityReport;
+use crate::stack::Rebuild;
 
 /// How one layout went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,30 +141,6 @@ pub struct DegradedReport {
     pub workload_error: Option<String>,
 }
 
-/// The rebuild of a degraded layout.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RebuildReport {
-    /// The device that replaced the failed member.
-    pub new_member: String,
-    /// Seconds from start to completion (md with a spare: from the failure).
-    pub seconds: f64,
-    /// Bytes written to the new member (btrfs: its allocated chunks; md: the component size).
-    pub bytes: u64,
-    /// The whole data set read back intact after the rebuild.
-    pub data_verified: bool,
-    /// btrfs block groups written while degraded (as `single`) that the replace left without
-    /// redundancy, converted back by a balance after it.
-    #[serde(default)]
-    pub converted: Vec<String>,
-    /// Seconds that balance took (on top of `seconds`).
-    #[serde(default)]
-    pub balance_seconds: Option<f64>,
-    /// The replace failed with ENOSPC first and worked once half-empty data block groups were
-    /// packed: the first failure's message.
-    #[serde(default)]
-    pub retried: Vec<String>,
-}
-
 /// The second failure of a `failures = 2` layout: two members failed at once, then replaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondFailureReport {
@@ -178,12 +155,44 @@ pub struct SecondFailureReport {
     /// Bytes written to the new members.
     pub rebuild_bytes: Option<u64>,
     /// Block groups without redundancy after the replaces, converted back (see
-    /// [`RebuildReport::converted`]).
+    /// [`Rebuild::converted`]).
     #[serde(default)]
     pub converted: Vec<String>,
-    /// Replaces that needed a second try (see [`RebuildReport::retried`]).
+    /// Replaces that needed a second try (see [`Rebuild::retried`]).
     #[serde(default)]
     pub retried: Vec<String>,
+}
+
+/// A layout's capacity at the lab's latency target for one workload: the highest sustained
+/// rate meeting it, healthy and with a member failed (issue 30).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabSlo {
+    /// The workload searched.
+    pub workload: String,
+    /// Its answer on the healthy layout.
+    pub healthy: Option<crate::stats::slo::SloCapacity>,
+    /// Its answer with a member failed.
+    pub degraded: Option<crate::stats::slo::SloCapacity>,
+}
+
+impl LabSlo {
+    /// The table's cell: `2,010 IOPS, degraded 1,190` (`none met`, `>=` when met at peak).
+    pub fn cell(&self) -> String {
+        use crate::stats::slo::SloVerdict;
+        let one = |c: &crate::stats::slo::SloCapacity| match c.verdict {
+            SloVerdict::Capacity => crate::units::format_rate(c.capacity.unwrap_or(0.0)),
+            SloVerdict::MetAtPeak => {
+                format!(">={}", crate::units::format_rate(c.capacity.unwrap_or(0.0)))
+            }
+            SloVerdict::NoneMet => "none met".into(),
+            SloVerdict::NoTrials => "-".into(),
+        };
+        let mut s = self.healthy.as_ref().map_or_else(|| "-".into(), one);
+        if let Some(d) = &self.degraded {
+            s.push_str(&format!(" / deg {}", one(d)));
+        }
+        s
+    }
 }
 
 /// One layout of a lab.
@@ -217,7 +226,7 @@ pub struct LayoutReport {
     /// Degraded run, when asked for.
     pub degraded: Option<DegradedReport>,
     /// Rebuild, when asked for.
-    pub rebuild: Option<RebuildReport>,
+    pub rebuild: Option<Rebuild>,
     /// Two members failed at once and replaced (`failures = 2`).
     #[serde(default)]
     pub second_failure: Option<SecondFailureReport>,
@@ -233,6 +242,9 @@ pub struct LayoutReport {
     /// Per-member IO during the healthy workloads (the slow member stands out).
     #[serde(default)]
     pub member_io: Vec<MemberIo>,
+    /// Capacity at the lab's latency target (`[workloads] slo`), per searched workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<LabSlo>,
     /// What power cuts did to it (`powercut`, VM lab only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<crate::sample::power::PowerReport>,
@@ -263,6 +275,7 @@ impl LayoutReport {
             faults: Vec::new(),
             md_final: None,
             member_io: Vec::new(),
+            slo: Vec::new(),
             power: None,
             commands: Vec::new(),
         }

@@ -2,15 +2,16 @@
 //! speed against its healthy run, the layout record every run keeps, and the comparison of the
 //! healthy layouts.
 //!
-//! Like [`crate::report::text::lab_summary::render_summary`], this reads run records and builds a comparison: it is
-//! the lab's own conclusion, so it lives here and the CLI only prints it.
+//! It reads run records and builds a comparison ([`crate::stats::compare`]), as `iolab
+//! compare` does: it is the lab's own conclusion, so it lives here and the CLI only prints it
+//! (`report::text::lab_summary` draws it).
 
 use super::driver::{MountedLayout, Phase};
 use super::report::{LabReport, LabRun, LayoutReport};
 use super::spec::{LabSpec, LayoutKind};
-use crate::report::compare::{self, CompareOptions, Comparison};
 use crate::sample::RunRecord;
 use crate::sample::layout_record::{Capacity, IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+use crate::stats::compare::{self, CompareOptions, Comparison};
 
 /// The record a run starts with: what the lab knows when the layout is mounted.
 pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
@@ -80,6 +81,10 @@ pub fn conclude(
             .map(|(_, rec)| rec)
     };
     for lr in &mut report.layouts {
+        lr.slo = lab_slo(
+            find(&lr.name, Phase::Healthy),
+            find(&lr.name, Phase::Degraded),
+        );
         let ratio = match (
             find(&lr.name, Phase::Healthy),
             find(&lr.name, Phase::Degraded),
@@ -129,6 +134,31 @@ pub fn conclude(
         comparison,
         records,
     }
+}
+
+/// Each searched workload's capacity at the lab's target, healthy and degraded (issue 30).
+fn lab_slo(h: Option<&RunRecord>, d: Option<&RunRecord>) -> Vec<super::report::LabSlo> {
+    let of = |r: Option<&RunRecord>, name: &str| {
+        r?.workloads
+            .iter()
+            .find(|w| w.workload.name == name)
+            .and_then(crate::stats::slo::of_workload)
+    };
+    let Some(base) = h.or(d) else {
+        return Vec::new();
+    };
+    base.workloads
+        .iter()
+        .filter_map(|w| {
+            crate::stats::slo::of_workload(w)?;
+            let name = &w.workload.name;
+            Some(super::report::LabSlo {
+                workload: name.clone(),
+                healthy: of(h, name),
+                degraded: of(d, name),
+            })
+        })
+        .collect()
 }
 
 /// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.

@@ -2,9 +2,10 @@
 //! tools (mkfs.*, btrfs, mdadm, lvm). A layout that needs something missing is skipped with
 //! `unavailable here: <reason>` instead of failing the whole lab.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::system::which;
 
 /// What a layout the kernel cannot build should try instead.
 pub const VM_HINT: &str = "run with --vm to build it in a virtual machine";
@@ -30,21 +31,6 @@ pub struct Availability {
     pub wipefs: Result<(), String>,
     /// The zfs module (loaded, or loadable by the running kernel) and zpool/zfs.
     pub zfs: Result<(), String>,
-}
-
-/// Finds a program on `$PATH` or in the sbin directories (where mkfs and mdadm live, and which
-/// a non-login root shell may lack on its path).
-pub fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Whether the running kernel has a module for `needle` (e.g. `/btrfs.ko`): loadable on demand
@@ -175,7 +161,7 @@ pub const NO_ZFS: &str = "no zfs module; run with --vm";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::stack::{MdLevel, MdOptions};
+    use crate::stack::{MdLevel, MdOptions};
 
     fn md_stack() -> Stack {
         Stack {
@@ -212,8 +198,8 @@ mod tests {
     fn a_zfs_layout_needs_the_module() {
         let mut a = Availability::everything();
         let mut z = md_stack();
-        z.raid = RaidLayer::Zfs(crate::layout::zfs::ZfsOptions::simple(
-            crate::layout::zfs::VdevKind::Raidz(2),
+        z.raid = RaidLayer::Zfs(crate::stack::zfs::ZfsOptions::simple(
+            crate::stack::zfs::VdevKind::Raidz(2),
             6,
         ));
         z.fs = FsKind::Zfs;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::stack::BtrfsProfile;
+use crate::stack::BtrfsProfile;
 
 /// `mkfs.btrfs -f -d DATA -m META [OPTS] DEV...`.
 pub fn mkfs_argv(

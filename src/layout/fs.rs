@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::LayoutError;
-use super::stack::FsKind;
+use crate::stack::FsKind;
 
 /// The mkfs command for `fs` on `dev`, forcing over old signatures (members are wiped or fresh).
 ///

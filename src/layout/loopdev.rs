@@ -83,7 +83,7 @@ pub fn available() -> Result<(), String> {
     if !Path::new("/dev/loop-control").exists() {
         return Err("no loop device support (/dev/loop-control missing)".into());
     }
-    if super::avail::which("losetup").is_none() {
+    if crate::system::which("losetup").is_none() {
         return Err("losetup is not installed (apt-get install util-linux)".into());
     }
     Ok(())

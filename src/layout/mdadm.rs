@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::stack::MdOptions;
+use crate::stack::MdOptions;
 
 fn kib(bytes: u64) -> String {
     format!("{}K", bytes / 1024)
@@ -300,7 +300,7 @@ pub fn stop_owned(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::stack::MdLevel;
+    use crate::stack::MdLevel;
 
     const MDSTAT: &str = "Personalities : [raid6] [raid5] [raid4]\n\
 md100 : active raid5 loop3[4] loop2[2] loop1[1] loop0[0]\n      \

@@ -23,14 +23,13 @@ pub mod mdmap;
 pub mod scrub;
 pub mod session;
 pub mod signature;
-pub mod stack;
 pub mod state;
 pub mod zfs;
 
+pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 pub use avail::Availability;
 pub use cmd::Runner;
-pub use session::{Built, DegradeInfo, DiskSource, RebuildInfo, Session};
-pub use stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
+pub use session::{Built, DegradeInfo, DiskSource, Session};
 
 use std::path::PathBuf;
 

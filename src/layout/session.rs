@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use super::LayoutError;
 use super::cmd::Runner;
 use super::fault::{self, DmWrap, Fault, FaultKind};
-use super::stack::{RaidLayer, Stack};
 use super::state::{Owned, StateFile};
 use super::{loopdev, signature, zfs};
+use crate::stack::{RaidLayer, Stack};
 
 mod assemble;
 mod build;
@@ -18,7 +18,7 @@ mod failure;
 mod strike;
 
 pub use assemble::{Assembled, OnDisk};
-pub use failure::{DegradeInfo, RebuildInfo};
+pub use failure::DegradeInfo;
 
 /// Where a layout's disks come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,7 +293,7 @@ impl Session {
     /// ZFS's view of `b`'s pool now (`zpool status -p -P -v`); `None` without a pool, in a
     /// dry run, or when zpool does not answer.
     pub fn zpool_status(&self, b: &Built) -> Option<super::zfs::PoolStatus> {
-        if self.runner.is_dry_run() || !matches!(b.stack.raid, super::stack::RaidLayer::Zfs(_)) {
+        if self.runner.is_dry_run() || !matches!(b.stack.raid, crate::stack::RaidLayer::Zfs(_)) {
             return None;
         }
         let pool = super::zfs::pool_name(&self.lab_id, b.index);

@@ -129,9 +129,9 @@ impl Level {
             return Some(Level::Raidz1);
         }
         if s.starts_with("draid") {
-            return match crate::layout::zfs::VdevKind::parse(s) {
+            return match crate::stack::zfs::VdevKind::parse(s) {
                 Ok((
-                    crate::layout::zfs::VdevKind::Draid {
+                    crate::stack::zfs::VdevKind::Draid {
                         parity,
                         data,
                         spares,
@@ -433,44 +433,6 @@ impl Layout {
     /// The level.
     pub fn level(&self) -> Level {
         self.spec.level
-    }
-
-    /// Usable bytes for `disk_bytes` per disk, before filesystem overhead.
-    ///
-    /// Exact integer arithmetic; `None` only when the result does not fit in 64 bits.
-    pub fn usable_bytes(&self, disk_bytes: u64) -> Option<u64> {
-        if self.level().is_zfs() {
-            let p = super::zfs::ZfsParams::default();
-            return super::zfs::capacity(self, disk_bytes, &p).map(|c| c.usable);
-        }
-        let d = u128::from(disk_bytes);
-        let g = u128::from(self.spec.groups);
-        let n = u128::from(self.per_group);
-        let all = u128::from(self.active) * d;
-        let v = match self.level() {
-            Level::Raid0 | Level::BtrfsSingle | Level::BtrfsRaid0 => all,
-            Level::Raid1 => g * d,
-            Level::Raid5 | Level::Raid6 | Level::BtrfsRaid5 | Level::BtrfsRaid6 => {
-                let p = u128::from(self.level().parity().unwrap_or(0));
-                g * (n - p) * d
-            }
-            Level::Raid10
-            | Level::BtrfsRaid1
-            | Level::BtrfsRaid1c3
-            | Level::BtrfsRaid1c4
-            | Level::BtrfsRaid10 => all / u128::from(self.level().copies().unwrap_or(1)),
-            Level::ZfsMirror
-            | Level::Raidz1
-            | Level::Raidz2
-            | Level::Raidz3
-            | Level::Draid { .. } => 0,
-        };
-        u64::try_from(v).ok()
-    }
-
-    /// Raw bytes of all disks, spares included.
-    pub fn raw_bytes(&self, disk_bytes: u64) -> Option<u64> {
-        u64::try_from(u128::from(self.disks) * u128::from(disk_bytes)).ok()
     }
 
     /// The redundancy structure the risk model works on.

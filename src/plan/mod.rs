@@ -14,6 +14,7 @@
 //!
 //! The model and its assumptions are written down in `docs/plan-model.md`.
 
+mod capacity;
 pub mod layout;
 pub mod markov;
 pub mod perf;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PlanError;
 use super::layout::{Layout, LayoutSpec, Level};
+use super::zfs::{self, VdevShape};
 use crate::sample::RunRecord;
 use crate::spec::Pattern;
 
@@ -98,19 +99,6 @@ fn run_name(run: &RunRecord) -> String {
         .unwrap_or_else(|| "run".to_string())
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        f64::midpoint(v[n / 2 - 1], v[n / 2])
-    })
-}
-
 impl MeasuredPerf {
     /// Extracts per-disk figures from a run on one disk: the median over trials of each
     /// workload, and the best workload of each pattern (a deeper queue or larger block shows
@@ -140,7 +128,9 @@ impl MeasuredPerf {
                     }
                 })
                 .collect();
-            let Some(v) = median(per_trial) else { continue };
+            let Some(v) = crate::stats::median(&per_trial) else {
+                continue;
+            };
             let slot = match io.pattern {
                 Pattern::Read => &mut m.seq_read_mbps,
                 Pattern::Write => &mut m.seq_write_mbps,
@@ -322,7 +312,7 @@ fn shape(layout: &Layout) -> Shape {
             let half = f64::from(layout.active / 2);
             s(half, half, 2.0, 0.0, 2.0)
         }
-        // ZFS levels are predicted by `plan::zfs::predict`; this is their md-like fallback.
+        // ZFS levels are predicted by `predict_zfs`; this is their md-like fallback.
         Level::ZfsMirror => s(all, g, n, 0.0, n),
         Level::Raidz1 | Level::Raidz2 | Level::Raidz3 | Level::Draid { .. } => {
             let p = f64::from(layout.level().parity().unwrap_or(1));
@@ -338,7 +328,7 @@ fn shape(layout: &Layout) -> Shape {
 /// time). Caps: the MB/s cap over the bus bytes per user byte, the IOPS cap over the disk IOs
 /// per user IO.
 pub fn predict_layout(layout: &Layout, perf: &DiskPerf, caps: &Caps) -> Prediction {
-    if let Some(p) = super::zfs::predict(layout, perf, caps) {
+    if let Some(p) = predict_zfs(layout, perf, caps) {
         return p;
     }
     let sh = shape(layout);
@@ -356,6 +346,58 @@ pub fn predict_layout(layout: &Layout, perf: &DiskPerf, caps: &Caps) -> Predicti
         rand_write: Figure::capped(rand_write_disks, caps.iops.map(|c| c / penalty)),
         write_penalty: penalty,
     }
+}
+
+/// Predicted speed of a ZFS layout; `None` for other levels. A raidz vdev writes every
+/// record across all its children and reads it from all its data children, so it gives
+/// about one disk's random IOPS; mirrors read from every side (N x read) and write every
+/// copy; dRAID behaves as `(children - spares) / (data + parity)` raidz-like groups.
+pub fn predict_zfs(layout: &Layout, perf: &DiskPerf, caps: &Caps) -> Option<Prediction> {
+    let sh = zfs::shape(layout)?;
+    let g = f64::from(layout.spec.groups);
+    let n = f64::from(layout.per_group);
+    // (data disks streaming, random-IO units, disks touched per random write, per read)
+    let (data, units, w_io, r_io) = match sh {
+        VdevShape::Mirror => (g, g * n, n, 1.0),
+        VdevShape::Raidz { width, parity } => {
+            let d = (width - parity) as f64;
+            (g * d, g, width as f64, d)
+        }
+        VdevShape::Draid {
+            children,
+            data,
+            parity,
+            spares,
+        } => {
+            let gw = (data + parity) as f64;
+            let units = g * (children - spares) as f64 / gw;
+            (units * data as f64, units, gw, data as f64)
+        }
+    };
+    let write_bus = match sh {
+        VdevShape::Mirror => n,
+        _ => w_io / r_io.max(1.0),
+    };
+    let read_disks = match sh {
+        VdevShape::Mirror => g * n,
+        _ => data,
+    };
+    // A mirror's random write lands on every copy; raidz/dRAID writes whole stripes, one IO
+    // per unit.
+    let (rand_w_units, penalty) = match sh {
+        VdevShape::Mirror => (g, n),
+        _ => (units, w_io),
+    };
+    Some(Prediction {
+        seq_read: Figure::capped(read_disks * perf.seq_read_mbps, caps.mbps),
+        seq_write: Figure::capped(data * perf.seq_write_mbps, caps.mbps.map(|c| c / write_bus)),
+        rand_read: Figure::capped(units * perf.rand_read_iops, caps.iops.map(|c| c / r_io)),
+        rand_write: Figure::capped(
+            rand_w_units * perf.rand_write_iops,
+            caps.iops.map(|c| c / penalty),
+        ),
+        write_penalty: penalty,
+    })
 }
 
 /// Predicts a named layout on `disks` disks (spares included): the entry point `iolab lab`

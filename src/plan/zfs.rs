@@ -1,5 +1,5 @@
-//! ZFS layouts in the plan: usable capacity the way OpenZFS 2.x allocates it, and the speed
-//! and resilver figures that differ from md's.
+//! ZFS layouts in the plan: usable capacity the way OpenZFS 2.x allocates it, and the resilver
+//! figures that differ from md's (their speed is predicted with the others', in `perf.rs`).
 //!
 //! Capacity, per data vdev (formulas and sources in `docs/plan-model.md`):
 //! 1. each child loses its labels and boot area: `osize = P2ALIGN(disk, 256KiB)`,
@@ -19,7 +19,6 @@
 //! (its deflate ratio is fixed at 128KiB), given in [`ZfsCapacity::zfs_list`].
 
 use super::layout::{Layout, Level};
-use super::perf::{Caps, DiskPerf, Figure, Prediction};
 
 /// Inputs only ZFS layouts use.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,7 +50,7 @@ pub const LABEL_END: u64 = 512 << 10;
 pub const LABEL_ALIGN: u64 = 256 << 10;
 /// dRAID allocates children in rows of this height.
 pub const DRAID_ROW: u64 = 16 << 20;
-pub use crate::layout::zfs::{MAX_SLOP, MIN_SLOP, slop};
+pub use crate::stack::zfs::{MAX_SLOP, MIN_SLOP, slop};
 
 /// A vdev's shape for the allocation rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,58 +213,6 @@ pub fn resilver_speedup(layout: &Layout) -> f64 {
         }) if spares > 0 => ((children - 1) as f64 / (data + 1) as f64).max(1.0),
         _ => 1.0,
     }
-}
-
-/// Predicted speed of a ZFS layout; `None` for other levels. A raidz vdev writes every
-/// record across all its children and reads it from all its data children, so it gives
-/// about one disk's random IOPS; mirrors read from every side (N x read) and write every
-/// copy; dRAID behaves as `(children - spares) / (data + parity)` raidz-like groups.
-pub fn predict(layout: &Layout, perf: &DiskPerf, caps: &Caps) -> Option<Prediction> {
-    let sh = shape(layout)?;
-    let g = f64::from(layout.spec.groups);
-    let n = f64::from(layout.per_group);
-    // (data disks streaming, random-IO units, disks touched per random write, per read)
-    let (data, units, w_io, r_io) = match sh {
-        VdevShape::Mirror => (g, g * n, n, 1.0),
-        VdevShape::Raidz { width, parity } => {
-            let d = (width - parity) as f64;
-            (g * d, g, width as f64, d)
-        }
-        VdevShape::Draid {
-            children,
-            data,
-            parity,
-            spares,
-        } => {
-            let gw = (data + parity) as f64;
-            let units = g * (children - spares) as f64 / gw;
-            (units * data as f64, units, gw, data as f64)
-        }
-    };
-    let write_bus = match sh {
-        VdevShape::Mirror => n,
-        _ => w_io / r_io.max(1.0),
-    };
-    let read_disks = match sh {
-        VdevShape::Mirror => g * n,
-        _ => data,
-    };
-    // A mirror's random write lands on every copy; raidz/dRAID writes whole stripes, one IO
-    // per unit.
-    let (rand_w_units, penalty) = match sh {
-        VdevShape::Mirror => (g, n),
-        _ => (units, w_io),
-    };
-    Some(Prediction {
-        seq_read: Figure::capped(read_disks * perf.seq_read_mbps, caps.mbps),
-        seq_write: Figure::capped(data * perf.seq_write_mbps, caps.mbps.map(|c| c / write_bus)),
-        rand_read: Figure::capped(units * perf.rand_read_iops, caps.iops.map(|c| c / r_io)),
-        rand_write: Figure::capped(
-            rand_w_units * perf.rand_write_iops,
-            caps.iops.map(|c| c / penalty),
-        ),
-        write_penalty: penalty,
-    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::plan::layout::LayoutSpec;
+use crate::plan::perf::{Caps, DiskPerf, predict_zfs as predict};
 
 const TB16: u64 = 16_000_000_000_000;
 

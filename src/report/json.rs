@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::sample::{LatencyHistogram, LatencySummary, RunRecord};
+use crate::stats::median;
 
 /// Per-operation figures of one workload across its trials.
 #[derive(Debug, Clone, Serialize)]
@@ -24,6 +25,9 @@ pub struct OpSummary {
     pub bytes: u64,
     /// Latency percentiles over all trials together.
     pub latency: LatencySummary,
+    /// In an open loop, submission to completion (`latency` then counts from the schedule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<LatencySummary>,
 }
 
 /// One workload's summary.
@@ -38,21 +42,71 @@ pub struct WorkloadSummary {
     /// An SLO search's answer: the capacity at the targets and the latency-vs-load curve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<crate::stats::slo::SloCapacity>,
+    /// A fixed-rate open loop's schedule over its trials: asked and achieved, late, shed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopSummary>,
 }
 
-/// The median of a list (mean of the middle two for even lengths); 0 for none.
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
+/// What an open loop's trials did with their schedule, summed over trials.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OpenLoopSummary {
+    /// The rate asked, IOPS (all threads).
+    pub asked_iops: f64,
+    /// Median over trials of the IOPS completed.
+    pub achieved_iops: f64,
+    /// IOs the schedule asked for in the measured windows.
+    pub scheduled: u64,
+    /// IOs submitted.
+    pub issued: u64,
+    /// IOs submitted more than 1 ms after their due time.
+    pub late: u64,
+    /// IOs dropped over 1 s behind.
+    pub shed: u64,
+    /// Whether every trial kept up.
+    pub sustained: bool,
+    /// How late IOs went out (due time to submission), all trials merged.
+    pub issue_error: LatencySummary,
+}
+
+/// Sums the open-loop records of a fixed-rate workload's trials (`None` in a closed loop
+/// and for an SLO search, whose trials ran at many rates).
+fn open_loop_summary(wr: &crate::sample::WorkloadRecord) -> Option<OpenLoopSummary> {
+    let crate::spec::WorkloadKind::Io(io) = &wr.workload.kind else {
+        return None;
+    };
+    if io.slo.is_some() {
+        return None;
     }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        f64::midpoint(s[n / 2 - 1], s[n / 2])
+    let in_flight = u64::from(io.queue_depth) * u64::from(io.threads);
+    let mut all: Option<crate::sample::OpenLoopSample> = None;
+    let mut achieved = Vec::new();
+    let mut sustained = true;
+    for t in &wr.trials {
+        let Some(ol) = &t.open_loop else { continue };
+        sustained &= ol.sustained(in_flight);
+        achieved.push(
+            t.ops
+                .iter()
+                .filter(|o| o.op == "read" || o.op == "write")
+                .map(crate::sample::OpSample::ops_per_sec)
+                .sum(),
+        );
+        match &mut all {
+            Some(a) => a.merge(ol),
+            None => all = Some(ol.clone()),
+        }
     }
+    let a = all?;
+    Some(OpenLoopSummary {
+        asked_iops: a.asked_iops,
+        achieved_iops: median(&achieved).unwrap_or(0.0),
+        scheduled: a.scheduled,
+        issued: a.issued,
+        late: a.late,
+        shed: a.shed,
+        sustained,
+        issue_error: a.issue_error.summary(),
+    })
 }
 
 /// Summaries of every workload of a run.
@@ -73,14 +127,19 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                             count: 0,
                             bytes: 0,
                             latency: LatencySummary::default(),
+                            service: None,
                         });
                     }
                 }
             }
             for s in &mut ops {
                 let mut h = LatencyHistogram::new();
+                let mut service: Option<LatencyHistogram> = None;
                 for t in &wr.trials {
                     if let Some(o) = t.op(&s.op) {
+                        if let Some(sv) = &o.service {
+                            service.get_or_insert_with(LatencyHistogram::new).merge(sv);
+                        }
                         s.ops_per_sec.push(o.ops_per_sec());
                         s.mb_per_sec.push(o.mb_per_sec());
                         s.count += o.count;
@@ -88,15 +147,17 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                         h.merge(&o.latency);
                     }
                 }
-                s.ops_per_sec_median = median(&s.ops_per_sec);
-                s.mb_per_sec_median = median(&s.mb_per_sec);
+                s.ops_per_sec_median = median(&s.ops_per_sec).unwrap_or(0.0);
+                s.mb_per_sec_median = median(&s.mb_per_sec).unwrap_or(0.0);
                 s.latency = h.summary();
+                s.service = service.map(|h| h.summary());
             }
             WorkloadSummary {
                 workload: wr.workload.name.clone(),
                 trials: wr.trials.len(),
                 ops,
                 slo: crate::stats::slo::of_workload(wr),
+                open_loop: open_loop_summary(wr),
             }
         })
         .collect()

@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 use crate::report::chart::Embed;
 use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::html::figures::{self, Figure};
-use crate::report::html::model::Report;
-use crate::report::html::notes::Severity;
+use crate::report::html::model::{Report, Severity};
 use crate::report::show::{format_time, status_name};
 use crate::units::{format_bytes_si, format_duration};
 

@@ -5,8 +5,9 @@ pub mod chart;
 pub mod compare;
 pub mod html;
 pub mod json;
-pub mod labels;
 pub mod markdown;
 pub mod show;
 pub mod terminal;
 pub mod text;
+
+pub use crate::sample::labels;

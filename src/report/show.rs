@@ -8,7 +8,8 @@ use crate::sample::{LatencyHistogram, RunRecord, TrialSample, Unit};
 use crate::stats::{self, HIGH_CV};
 use crate::units::{format_bytes, format_duration, format_latency_ns};
 
-use super::compare::{format_estimate, text_table};
+use super::compare::format_estimate;
+use crate::output::text_table;
 
 /// Local date and time of a Unix timestamp in ms: `2024-05-01 14:03:22`.
 pub fn format_time(ms: u64) -> String {

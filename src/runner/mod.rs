@@ -17,5 +17,6 @@ pub mod prepare;
 pub mod slo;
 pub mod smallfile;
 pub mod suite;
+pub mod trial;
 pub mod verify;
 mod worker;

@@ -93,7 +93,11 @@ pub(super) fn search<E>(
         return Ok(s.analysis());
     }
     for _ in 0..MAX_ROUNDS {
-        while (hi - lo) / lo > slo.precision && room(1 + 2 * slo.edge_trials) {
+        // Room for the edge repeats is kept while the bracket is narrow; a bracket still wider
+        // than 2x is narrowed first (an answer within 2x beats a repeated 10x one).
+        while (hi - lo) / lo > slo.precision
+            && (room(1 + 2 * slo.edge_trials) || (hi / lo > 2.0 && room(1)))
+        {
             let mid = (lo * hi).sqrt();
             s.trials.push(run(&s.at(mid))?);
             if s.meets(mid) {

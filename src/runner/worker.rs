@@ -24,9 +24,9 @@ use crate::spec::{EngineKind, IoWorkload, Pattern};
 
 use super::data::DataGen;
 use super::interval::{Piece, Pool};
-use super::io::{IoFile, IoRunError};
 use super::offsets::{Offsets, Region};
 use super::pace::Pace;
+use super::trial::{IoFile, IoRunError, StartGate};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
 /// What one worker needs to know about its share of a trial.
@@ -46,8 +46,8 @@ pub(super) struct WorkerParams<'a> {
     pub stop: &'a AtomicBool,
     pub abort: &'a AtomicBool,
     pub counters: &'a Counters,
-    /// When the trial's clock may start (see [`super::io::StartGate`]).
-    pub gate: &'a super::io::StartGate,
+    /// When the trial's clock may start (see [`StartGate`]).
+    pub gate: &'a StartGate,
     /// This worker's index (in its pieces).
     pub index: usize,
     /// Where finished seconds go (the trial's collector, [`super::interval`]).

@@ -1,10 +1,10 @@
 //! What a run knows about the layout it ran on: the stack layer by layer, capacity, phase,
 //! the degraded ratio, the rebuild and the data's integrity.
 //!
-//! One typed record, written by `iolab lab` (from what [`crate::lab`] reports), kept by the
-//! store in `runs.layout` (schema v2; v1's free-form JSON is converted once, by the store's
-//! migration) and read by the reports. It sits beside [`crate::sample::RunRecord`] because it is
-//! run data: the lab is before it in the data flow, the store and the reports after.
+//! One typed record, written by `iolab lab` (from what the lab reports), kept by the store in
+//! `runs.layout` (schema v2; v1's free-form JSON is converted once, by the store's migration)
+//! and read by the reports. It sits beside [`crate::sample::RunRecord`] because it is run data:
+//! the lab, the store and the reports import it, and it imports none of them.
 //!
 //! Reading is tolerant: every field has a default, layers this version does not know read as
 //! [`Layer::Unknown`], and top-level keys it does not know are kept in [`LayoutRecord::other`],
@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::Phase;
-use crate::lab::integrity::IntegrityReport;
-use crate::layout::stack::{RaidLayer, Stack};
+use super::integrity::IntegrityReport;
+pub use super::integrity::VERIFIED_TEXT;
+use crate::stack::{RaidLayer, Stack};
 
 /// The layout of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -77,6 +77,16 @@ pub struct LayoutRecord {
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
+/// Whether the workloads run on the healthy layout or with one member failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// All members present.
+    Healthy,
+    /// One member failed (the runs are labelled as degraded).
+    Degraded,
+}
+
 /// Space a layout gives.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -90,7 +100,9 @@ pub struct Capacity {
     pub expected_usable_bytes: Option<u64>,
 }
 
-/// A rebuild: a new member replacing a failed one.
+/// What a run's stored record keeps of a rebuild ([`crate::stack::Rebuild`]): the figures the
+/// reports show, in the shape every stored record has had, so records written by earlier
+/// versions read, compare and export the same.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RebuildRecord {
@@ -100,10 +112,6 @@ pub struct RebuildRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
 }
-
-/// The text of a verified integrity verdict: stored with a lab's runs, so a report read back
-/// from the store tells a layout that kept its data from one that did not.
-pub const VERIFIED_TEXT: &str = "verified";
 
 /// The integrity of the lab's data set on the layout.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

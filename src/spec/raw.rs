@@ -286,7 +286,7 @@ impl RawWorkload {
     }
 
     /// The SLO search's settings: the targets, its budget and precision, its arrivals.
-    fn slo(&self) -> Result<Slo, SpecError> {
+    pub(crate) fn slo(&self) -> Result<Slo, SpecError> {
         let text = self.slo.as_deref().unwrap_or_default();
         let targets = Slo::parse_targets(text).map_err(|e| SpecError::field("slo", e))?;
         if self.rate.is_some() {
@@ -574,7 +574,8 @@ impl RawWorkload {
                             if units::parse_bytes(&t) == Ok(b) {
                                 t
                             } else {
-                                b.to_string()
+                                // A bare number is IOPS: bytes keep their unit.
+                                format!("{b}B")
                             }
                         }
                     });

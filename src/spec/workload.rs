@@ -355,11 +355,21 @@ impl SloTarget {
             SloStat::Mean => "mean".to_string(),
             SloStat::Percentile(p) => format!("p{p}"),
         };
-        format!(
-            "{op}{stat}<={}",
-            crate::units::format_latency_ns(self.limit_ns as f64)
-        )
+        format!("{op}{stat}<={}", limit_text(self.limit_ns))
     }
+}
+
+/// A target's limit as a person writes it: `2ms`, `1.5ms`, `1s`, `500us` (no trailing zeros).
+fn limit_text(ns: u64) -> String {
+    let t = crate::units::format_latency_ns(ns as f64);
+    let unit_at = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(unit_at);
+    let num = if num.contains('.') {
+        num.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        num
+    };
+    format!("{num}{unit}")
 }
 
 /// A latency target the search finds the highest sustained rate for (`--slo`).

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::summary::median;
 use crate::sample::SeriesPoint;
 
 /// The fraction throughput must fall by to count as a cliff.
@@ -70,16 +71,6 @@ impl Cliff {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        f64::midpoint(v[n / 2 - 1], v[n / 2])
-    }
-}
-
 /// Finds the cliffs in a per-second series, in time order.
 ///
 /// Data workloads are judged by bytes per second, metadata workloads (no bytes at all) by
@@ -110,7 +101,7 @@ pub fn detect_cliffs(series: &[SeriesPoint]) -> Vec<Cliff> {
         } else {
             series[n - 1].t + 1 - series[s].t
         };
-        let after = median(&mut v[s..end].to_vec());
+        let after = median(&v[s..end]).unwrap_or(0.0);
         out.push(Cliff {
             at_s: series[s].t,
             duration_s,
@@ -137,7 +128,7 @@ pub fn detect_cliffs(series: &[SeriesPoint]) -> Vec<Cliff> {
         if from >= i {
             continue;
         }
-        let before = median(&mut v[from..i].to_vec());
+        let before = median(&v[from..i]).unwrap_or(0.0);
         let threshold = before * (1.0 - CLIFF_DROP);
         let sustained = i + min <= n
             && v[i..i + min].iter().all(|&x| x < threshold)

@@ -5,6 +5,7 @@
 //! delta-method interval (`delta-log-t`). See `docs/store.md` for the reasoning.
 
 pub mod cliff;
+pub mod compare;
 pub mod ratio;
 pub mod slo;
 pub mod summary;
@@ -14,7 +15,9 @@ use serde::{Deserialize, Serialize};
 
 pub use cliff::{Cliff, SeriesFigure, detect_cliffs};
 pub use ratio::{Ratio, ratio};
-pub use summary::{CONFIDENCE, CiMethod, HIGH_CV, Interval, MIN_STABLE_TRIALS, Summary, is_stable};
+pub use summary::{
+    CONFIDENCE, CiMethod, HIGH_CV, Interval, MIN_STABLE_TRIALS, Summary, is_stable, median,
+};
 
 use crate::sample::{TrialSample, Unit};
 

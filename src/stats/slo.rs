@@ -279,7 +279,11 @@ fn decide(c: &mut SloCapacity) {
     let ok = &curve[last_ok];
     let (_, ym0, _) = bounds(ok);
     let (_, ym1, _) = bounds(fail);
-    let cap = if ym1 > ym0 {
+    // A failing rate the device did not sustain says nothing of where latency crosses the
+    // target (its latency has no bound): the capacity is the rate shown to meet it.
+    let cap = if !fail.sustained {
+        ok.rate
+    } else if ym1 > ym0 {
         ok.rate + (1.0 - ym0) / (ym1 - ym0) * (fail.rate - ok.rate)
     } else {
         ok.rate

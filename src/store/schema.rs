@@ -198,10 +198,11 @@ CREATE VIEW trial_metrics AS
 pub mod v2 {
     use serde_json::{Map, Value};
 
-    use crate::lab::Phase;
-    use crate::lab::integrity::IntegrityReport;
-    use crate::layout::stack::Stack;
-    use crate::sample::layout_record::{IntegrityRecord, Layer, LayoutRecord, RebuildRecord};
+    use crate::sample::integrity::IntegrityReport;
+    use crate::sample::layout_record::{
+        IntegrityRecord, Layer, LayoutRecord, Phase, RebuildRecord,
+    };
+    use crate::stack::Stack;
     use crate::store::backend::{Db, DbError, Val};
 
     /// Rewrites every stored layout as a v2 record.
@@ -549,8 +550,7 @@ mod tests {
 
     #[test]
     fn a_v1_lab_document_maps_to_every_field() {
-        use crate::lab::Phase;
-        use crate::sample::layout_record::Layer;
+        use crate::sample::layout_record::{Layer, Phase};
         let r = v2::from_v1(&v1_lab_doc());
         assert_eq!(r.name.as_deref(), Some("r1"));
         assert_eq!(r.lab.as_deref(), Some("lab-x"));

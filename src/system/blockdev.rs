@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::mounts::MountInfo;
 use super::read_trim;
 
 /// One block device.
@@ -298,7 +299,7 @@ pub fn devices_under(path: &Path) -> Vec<BlockDevice> {
 }
 
 /// The member devices of a mounted btrfs filesystem, from `/sys/fs/btrfs/<uuid>/devices`.
-pub fn btrfs_devices(mi: &super::mounts::MountInfo) -> Vec<BlockDevice> {
+pub fn btrfs_devices(mi: &MountInfo) -> Vec<BlockDevice> {
     let Ok(rd) = std::fs::read_dir("/sys/fs/btrfs") else {
         return Vec::new();
     };
@@ -317,4 +318,23 @@ pub fn btrfs_devices(mi: &super::mounts::MountInfo) -> Vec<BlockDevice> {
         }
     }
     Vec::new()
+}
+
+/// Mount points where the block device `dev` (e.g. "loop3", "sdb") or any partition of it is
+/// mounted, found by device number and by source path.
+pub fn mounts_of_device(dev_name: &str) -> Vec<MountInfo> {
+    let mut names = vec![dev_name.to_string()];
+    names.extend(partitions(dev_name));
+    let devnums: Vec<String> = names.iter().filter_map(|n| devnum(n)).collect();
+    super::mounts::mounts()
+        .into_iter()
+        .filter(|m| {
+            devnums.contains(&m.dev)
+                || names.iter().any(|n| m.source == format!("/dev/{n}"))
+                || std::fs::canonicalize(&m.source)
+                    .ok()
+                    .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+                    .is_some_and(|f| names.contains(&f))
+        })
+        .collect()
 }

@@ -4,10 +4,13 @@
 //! Reading never fails loudly: a fact that cannot be read is `None`, shown as "-".
 
 pub mod blockdev;
+pub mod md_super;
 pub mod mounts;
 pub mod probe;
 pub mod space;
 pub mod throttle;
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -86,4 +89,19 @@ pub fn drop_caches() -> Result<(), String> {
             "cannot drop the page cache (needs root): figures may include cached data".to_string()
         }
     })
+}
+
+/// Finds a program on `$PATH` or in the sbin directories (where mkfs and mdadm live, and which
+/// a non-login root shell may lack on its path).
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -91,28 +91,6 @@ pub fn mount_of(path: &Path) -> Option<MountInfo> {
         .max_by_key(|m| m.mount_point.as_os_str().len())
 }
 
-/// Mount points where the block device `dev` (e.g. "loop3", "sdb") or any partition of it is
-/// mounted, found by device number and by source path.
-pub fn mounts_of_device(dev_name: &str) -> Vec<MountInfo> {
-    let mut names = vec![dev_name.to_string()];
-    names.extend(super::blockdev::partitions(dev_name));
-    let devnums: Vec<String> = names
-        .iter()
-        .filter_map(|n| super::blockdev::devnum(n))
-        .collect();
-    mounts()
-        .into_iter()
-        .filter(|m| {
-            devnums.contains(&m.dev)
-                || names.iter().any(|n| m.source == format!("/dev/{n}"))
-                || std::fs::canonicalize(&m.source)
-                    .ok()
-                    .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
-                    .is_some_and(|f| names.contains(&f))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

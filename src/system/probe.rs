@@ -4,7 +4,10 @@
 //! `wipefs --no-act` (every signature libblkid finds, partition tables and superblocks, with
 //! offsets at both ends of the device) and `blkid -p` (low-level probing, bypassing the cache).
 //! Both are asked about the device and about each of its partitions. There is deliberately no
-//! magic table here: libblkid knows more formats than we could keep up with.
+//! magic table here: libblkid knows more formats than we could keep up with. The one format
+//! decoded here is md's superblock ([`super::md_super`]), because libblkid's name for it,
+//! `linux_raid_member`, says neither that the device belongs to an md array nor to which: the
+//! refusal names the array (UUID, name, level) and the device's role in it.
 //!
 //! "In use" is what the kernel says: mounted (also a partition or a bind mount), active swap, a
 //! loop device whose backing file lives on it, holders, or an exclusive open refused with
@@ -24,6 +27,8 @@ pub struct Signature {
     pub kind: String,
     /// Byte offset as wipefs prints it (`0x438`); `None` when only `blkid -p` saw it.
     pub offset: Option<String>,
+    /// What the signature says in words, when iolab decodes it (an md member's array).
+    pub detail: Option<String>,
 }
 
 impl std::fmt::Display for Signature {
@@ -32,7 +37,11 @@ impl std::fmt::Display for Signature {
         if let Some(o) = &self.offset {
             write!(f, " at offset {o}")?;
         }
-        write!(f, " on {}", self.device.display())
+        write!(f, " on {}", self.device.display())?;
+        if let Some(d) = &self.detail {
+            write!(f, " ({d})")?;
+        }
+        Ok(())
     }
 }
 
@@ -64,6 +73,7 @@ pub fn parse_wipefs(dev: &Path, text: &str) -> Vec<Signature> {
                 device: dev.to_path_buf(),
                 kind,
                 offset,
+                detail: None,
             })
         })
         .collect()
@@ -114,6 +124,7 @@ fn blkid(dev: &Path) -> Result<Vec<Signature>, ProbeError> {
         device: dev.to_path_buf(),
         kind,
         offset: None,
+        detail: None,
     };
     match o.status.code() {
         Some(0) => Ok(parse_blkid_export(&String::from_utf8_lossy(&o.stdout))
@@ -153,8 +164,36 @@ pub fn signatures(dev: &Path) -> Result<Vec<Signature>, ProbeError> {
                 out.push(s);
             }
         }
+        add_md_detail(n, &mut out);
     }
     Ok(out)
+}
+
+/// libblkid's name for an md superblock.
+pub const MD_KIND: &str = "linux_raid_member";
+
+/// Names the md array of an md member found on `node`, or adds the member libblkid missed (it
+/// skips superblocks whose checksum is wrong in newer versions): writing it would still break
+/// that array.
+fn add_md_detail(node: &Path, out: &mut Vec<Signature>) {
+    let Some(md) = super::md_super::read(node) else {
+        return;
+    };
+    let detail = md.to_string();
+    if let Some(s) = out
+        .iter_mut()
+        .find(|s| s.device == node && s.kind == MD_KIND)
+    {
+        s.detail = Some(detail);
+        s.offset.get_or_insert_with(|| format!("{:#x}", md.offset));
+    } else {
+        out.push(Signature {
+            device: node.to_path_buf(),
+            kind: MD_KIND.into(),
+            offset: Some(format!("{:#x}", md.offset)),
+            detail: Some(detail),
+        });
+    }
 }
 
 /// A one-line summary of signatures for a refusal: the first with its offset, then the others.
@@ -167,13 +206,19 @@ pub fn describe(sigs: &[Signature]) -> String {
         s.push_str(&format!(" at offset {o}"));
     }
     s.push_str(&format!(" on {}", first.device.display()));
+    if let Some(d) = &first.detail {
+        s.push_str(&format!(" ({d})"));
+    }
     let mut rest: Vec<String> = Vec::new();
     for x in &sigs[1..] {
-        let k = if x.device == first.device {
+        let mut k = if x.device == first.device {
             x.kind.clone()
         } else {
             format!("{} on {}", x.kind, x.device.display())
         };
+        if let Some(d) = &x.detail {
+            k.push_str(&format!(" ({d})"));
+        }
         if x.kind != first.kind && !rest.contains(&k) {
             rest.push(k);
         }
@@ -187,7 +232,10 @@ pub fn describe(sigs: &[Signature]) -> String {
 /// Why the kernel says `bd` (or a partition of it) is in use, if it is: mounted, active swap,
 /// backing a loop device, held by an array or mapping, or refusing an exclusive open.
 pub fn in_use(bd: &BlockDevice) -> Option<String> {
-    if let Some(m) = super::mounts::mounts_of_device(&bd.name).into_iter().next() {
+    if let Some(m) = super::blockdev::mounts_of_device(&bd.name)
+        .into_iter()
+        .next()
+    {
         return Some(format!(
             "{} is mounted on {}",
             m.source,
@@ -315,6 +363,7 @@ mod tests {
             device: dev.clone(),
             kind: k.into(),
             offset: o.map(str::to_string),
+            detail: None,
         };
         let s = describe(&[
             sig("gpt", Some("0x200"), &d),

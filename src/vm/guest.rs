@@ -17,36 +17,13 @@ pub const RESULTS_DB: &str = "results.db";
 pub const GUEST_DMESG: &str = "dmesg.txt";
 /// Extra disks beyond the spec's count: replacements for a rebuild and a second failure.
 pub const SPARE_DISKS: usize = 2;
-/// The share's directory for power cuts (`powercut` layouts): the guest lab's state across
-/// cuts, the writer's durable log, the host's record of each cut ([`HOST_CUT_LOG`]).
-pub const POWERCUT_DIR: &str = "pc";
-/// The console line on which the host cuts the power: `iolab-guest: powercut layout=NAME
-/// cut=K after_ms=N` — the VM is killed `N` ms after the host reads it.
-pub const MARK_CUT: &str = "iolab-guest: powercut";
-/// The host's record of its cuts in [`POWERCUT_DIR`]: `NAME K killed_after_ms=N` lines.
-pub const HOST_CUT_LOG: &str = "host.log";
+/// The power-cut protocol between the host and the guest's lab: the share's directory for it,
+/// the console line on which the host cuts, the host's record of its cuts.
+pub use crate::lab::powercut::{HOST_LOG as HOST_CUT_LOG, MARK_CUT, SHARE_DIR as POWERCUT_DIR};
 
 /// Whether the spec has layouts whose power the host is to cut.
 pub fn wants_power_cuts(spec: &LabSpec) -> bool {
     spec.layouts.iter().any(|l| l.powercut.is_some())
-}
-
-/// Parses a [`MARK_CUT`] line: (`NAME K`, milliseconds to wait before the cut).
-pub fn parse_cut(line: &str) -> Option<(String, u64)> {
-    let rest = &line[line.find(MARK_CUT)? + MARK_CUT.len()..];
-    let mut layout = None;
-    let mut cut = None;
-    let mut after = None;
-    for w in rest.split_whitespace() {
-        if let Some(v) = w.strip_prefix("layout=") {
-            layout = Some(v);
-        } else if let Some(v) = w.strip_prefix("cut=") {
-            cut = v.parse::<u32>().ok();
-        } else if let Some(v) = w.strip_prefix("after_ms=") {
-            after = v.parse::<u64>().ok();
-        }
-    }
-    Some((format!("{} {}", layout?, cut?), after?))
 }
 
 /// The VM's disks as the guest sees them, in qemu's order: `/dev/vda`, `/dev/vdb`, ...
@@ -249,18 +226,5 @@ mod tests {
         );
         assert!(s.contains("cp /tmp/iolab.db /share/results.db"));
         assert!(s.contains("/run/iolab/manifest-*.xxh3"), "{s}");
-    }
-
-    #[test]
-    fn a_cut_line_names_the_cut_and_the_moment() {
-        assert_eq!(
-            parse_cut("\u{1b}[0miolab-guest: powercut layout=md5 cut=3 after_ms=1234\r"),
-            Some(("md5 3".into(), 1234))
-        );
-        assert_eq!(
-            parse_cut("iolab-guest: powercut layout=md5 cut=x after_ms=1"),
-            None
-        );
-        assert_eq!(parse_cut("iolab-guest: ready"), None);
     }
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::VmError;
-use crate::layout::avail::which;
+use crate::system::which;
 
 /// A program the host needs, and the package that has it.
 #[derive(Debug, Clone, Copy)]

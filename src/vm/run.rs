@@ -545,7 +545,7 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<GuestEn
                     done_at = Some(Instant::now());
                 }
                 console(&l, true);
-                if let Some((cut, after_ms)) = guest::parse_cut(&l) {
+                if let Some((cut, after_ms)) = crate::lab::powercut::parse_cut(&l) {
                     return Ok(GuestEnd::Cut { cut, after_ms });
                 }
             }

@@ -85,7 +85,7 @@ pub fn tools() -> Result<Vec<(String, PathBuf)>, VmError> {
     TOOLS
         .iter()
         .map(|t| {
-            crate::layout::avail::which(t)
+            crate::system::which(t)
                 .map(|p| ((*t).to_string(), p))
                 .ok_or_else(|| {
                     VmError::Missing(format!(

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use super::super::dataset::DataSet;
 use super::super::integrity::{IntegrityReport, ScrubCheck, Step};
-use super::super::report::{DegradedReport, LayoutReport, RebuildReport, SecondFailureReport};
+use super::super::report::{DegradedReport, LayoutReport, SecondFailureReport};
 use super::super::spec::LayoutSpec;
 use super::{DataWritten, Phase, StackRun, error_text, interrupted_or};
 use crate::layout::fault::{FaultKind, FaultStep};
 use crate::layout::{Built, DiskSource, LayoutError};
+use crate::stack::Rebuild;
 
 impl StackRun<'_, '_> {
     /// Writes the data set (when the layout checks data) and reads it back once from the
@@ -344,14 +345,9 @@ impl StackRun<'_, '_> {
             None => false,
         };
         Self::rebuild_faults_read_back(lr, data);
-        lr.rebuild = Some(RebuildReport {
-            new_member: r.new_member.display().to_string(),
-            seconds: r.seconds,
-            bytes: r.bytes,
+        lr.rebuild = Some(Rebuild {
             data_verified: verified,
-            converted: r.converted,
-            balance_seconds: r.balance_seconds,
-            retried: r.retried,
+            ..r
         });
         self.faults_at(l, built, lr, data, FaultStep::AfterRebuild)?;
         self.scrub(l, built, lr, Step::Rebuilt)

@@ -32,9 +32,34 @@ use crate::sample::power::{CutReport, PowerReport};
 
 pub use judge::{Base, Durable, judge};
 
-/// The console line the guest prints when the writer runs and the power may go, and the
-/// host's record of when it cut, in the share: the VM's side of the protocol.
-pub use crate::vm::guest::{HOST_CUT_LOG as HOST_LOG, MARK_CUT};
+/// The share's directory for power cuts (under the VM's 9p share): the guest lab's state
+/// across cuts, the writer's durable log, the host's record of each cut ([`HOST_LOG`]).
+pub const SHARE_DIR: &str = "pc";
+
+/// The console line on which the host cuts the power: `iolab-guest: powercut layout=NAME
+/// cut=K after_ms=N` — the VM is killed `N` ms after the host reads it.
+pub const MARK_CUT: &str = "iolab-guest: powercut";
+
+/// The host's record of its cuts in [`SHARE_DIR`]: `NAME K killed_after_ms=N` lines.
+pub const HOST_LOG: &str = "host.log";
+
+/// Parses a [`MARK_CUT`] line: (`NAME K`, milliseconds to wait before the cut).
+pub fn parse_cut(line: &str) -> Option<(String, u64)> {
+    let rest = &line[line.find(MARK_CUT)? + MARK_CUT.len()..];
+    let mut layout = None;
+    let mut cut = None;
+    let mut after = None;
+    for w in rest.split_whitespace() {
+        if let Some(v) = w.strip_prefix("layout=") {
+            layout = Some(v);
+        } else if let Some(v) = w.strip_prefix("cut=") {
+            cut = v.parse::<u32>().ok();
+        } else if let Some(v) = w.strip_prefix("after_ms=") {
+            after = v.parse::<u64>().ok();
+        }
+    }
+    Some((format!("{} {}", layout?, cut?), after?))
+}
 
 /// The guest's record of its cuts, in the share.
 const STATE: &str = "state.json";
@@ -212,4 +237,22 @@ fn failed_all(spec: &LabSpec, why: &str) -> BTreeMap<String, PowerReport> {
         );
     }
     reports(spec, &st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_line_names_the_cut_and_the_moment() {
+        assert_eq!(
+            parse_cut("\u{1b}[0miolab-guest: powercut layout=md5 cut=3 after_ms=1234\r"),
+            Some(("md5 3".into(), 1234))
+        );
+        assert_eq!(
+            parse_cut("iolab-guest: powercut layout=md5 cut=x after_ms=1"),
+            None
+        );
+        assert_eq!(parse_cut("iolab-guest: ready"), None);
+    }
 }

@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use super::super::LayoutError;
 use super::super::fault;
-use super::super::stack::{FsKind, RaidLayer, Stack};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, lvm, mdadm, signature};
 use super::{Built, DiskSource, Session, Wrapped, check_stop};
+use crate::stack::{FsKind, RaidLayer, Stack};
 
 /// The disks one layout is built on.
 struct Disks {

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::super::LayoutError;
 use super::super::scrub::{self, ScrubOutcome};
-use super::super::stack::{BtrfsProfile, FsKind, RaidLayer};
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, mdadm, signature, zfs};
 use super::{Built, DiskSource, Session, check_stop};
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer, Rebuild};
 
 /// What degrading did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,33 +25,6 @@ pub struct DegradeInfo {
     pub failed_members: Vec<PathBuf>,
     /// Time to fail it and be mounted again, seconds.
     pub seconds: f64,
-}
-
-/// What rebuilding did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RebuildInfo {
-    /// The device that replaced the failed member (the first, when several were replaced).
-    pub new_member: PathBuf,
-    /// Every device that replaced a failed member, in the order of the failed members.
-    #[serde(default)]
-    pub new_members: Vec<PathBuf>,
-    /// Time to rebuild to completion, seconds (md with a spare: from the failure).
-    pub seconds: f64,
-    /// Bytes written to the new members: btrfs' allocated chunks on them, md's component size
-    /// per member.
-    pub bytes: u64,
-    /// btrfs block groups holding data that were not in the layout's profiles after the
-    /// replace (written while degraded, as `single`), converted back by a balance:
-    /// `System single 16KiB used`.
-    #[serde(default)]
-    pub converted: Vec<String>,
-    /// Seconds that balance took.
-    #[serde(default)]
-    pub balance_seconds: Option<f64>,
-    /// Replaces that first failed with ENOSPC and worked after the half-empty data block
-    /// groups were packed (`btrfs balance start -dusage=50`): the first failure's message.
-    #[serde(default)]
-    pub retried: Vec<String>,
 }
 
 impl Session {
@@ -244,11 +217,7 @@ impl Session {
     /// Replaces every failed member with a fresh disk (a new loop disk, the next unused real
     /// device, or the wiped failed device itself), one after the other, and times the rebuild
     /// to completion.
-    pub fn rebuild(
-        &mut self,
-        b: &mut Built,
-        disks: &DiskSource,
-    ) -> Result<RebuildInfo, LayoutError> {
+    pub fn rebuild(&mut self, b: &mut Built, disks: &DiskSource) -> Result<Rebuild, LayoutError> {
         if b.failed.is_empty() {
             return Err(LayoutError::Unexpected(format!(
                 "{} is not degraded; nothing to rebuild",
@@ -268,11 +237,12 @@ impl Session {
                 let mut new_members = Vec::new();
                 let (seconds, bytes) =
                     self.zfs_resilver(b, vdev, width, &failed, disks, &mut new_members)?;
-                Ok(RebuildInfo {
+                Ok(Rebuild {
                     new_member: new_members.first().cloned().unwrap_or_default(),
                     new_members,
                     seconds,
                     bytes,
+                    data_verified: false,
                     converted: Vec::new(),
                     balance_seconds: None,
                     retried: Vec::new(),
@@ -291,7 +261,7 @@ impl Session {
         failed: &[usize],
         data: BtrfsProfile,
         metadata: BtrfsProfile,
-    ) -> Result<RebuildInfo, LayoutError> {
+    ) -> Result<Rebuild, LayoutError> {
         let dry = self.runner.is_dry_run();
         let missing = self.missing_devids(b, failed)?;
         let mut new_members: Vec<PathBuf> = Vec::new();
@@ -320,11 +290,12 @@ impl Session {
         } else {
             self.convert_degraded_writes(b, data, metadata)?
         };
-        Ok(RebuildInfo {
+        Ok(Rebuild {
             new_member: new_members[0].clone(),
             new_members,
             seconds: total_secs,
             bytes: total_bytes,
+            data_verified: false,
             converted,
             balance_seconds,
             retried,
@@ -431,7 +402,7 @@ impl Session {
         b: &mut Built,
         disks: &DiskSource,
         failed: &[usize],
-    ) -> Result<RebuildInfo, LayoutError> {
+    ) -> Result<Rebuild, LayoutError> {
         let md =
             b.md.clone()
                 .ok_or_else(|| LayoutError::Unexpected(format!("{} has no md array", b.name)))?;
@@ -460,11 +431,12 @@ impl Session {
         mdadm::wait_idle(&self.runner, &md)?;
         let seconds = t.elapsed().as_secs_f64();
         let bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
-        Ok(RebuildInfo {
+        Ok(Rebuild {
             new_member: new_members[0].clone(),
             new_members,
             seconds,
             bytes,
+            data_verified: false,
             converted: Vec::new(),
             balance_seconds: None,
             retried: Vec::new(),

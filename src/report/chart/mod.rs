@@ -13,6 +13,7 @@
 
 pub mod axis;
 pub mod bar;
+pub mod figure;
 pub mod line;
 pub mod scatter;
 

@@ -12,49 +12,7 @@ use crate::units::format_bytes_si;
 
 use super::model::{LatencyView, Report, WorkloadView};
 
-/// What a chart is, for file names and alt text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FigureKind {
-    /// Headline bars.
-    Bars,
-    /// Latency percentiles of one op.
-    Latency,
-    /// Throughput per second.
-    Series,
-    /// Capacity against speed.
-    Capacity,
-    /// Throughput per second of each host of a `--hosts` run, and of the aggregate.
-    HostsSeries,
-    /// p99 of each host of a `--hosts` run, the straggler flagged.
-    HostsP99,
-}
-
-impl FigureKind {
-    /// Short name used in file names.
-    pub fn slug(self) -> &'static str {
-        match self {
-            FigureKind::Bars => "bars",
-            FigureKind::Latency => "latency",
-            FigureKind::Series => "series",
-            FigureKind::Capacity => "capacity",
-            FigureKind::HostsSeries => "hosts-series",
-            FigureKind::HostsP99 => "hosts-p99",
-        }
-    }
-}
-
-/// A drawn chart.
-#[derive(Clone, Debug)]
-pub struct Figure {
-    /// What it is.
-    pub kind: FigureKind,
-    /// Extra part of the file name (the op of a latency chart).
-    pub part: String,
-    /// Caption and alt text.
-    pub caption: String,
-    /// The `<svg>` element.
-    pub svg: String,
-}
+pub use crate::report::chart::figure::{Figure, FigureKind, per_second_axes};
 
 /// The ratio as printed on a bar: `1.23x`, with `~` when not significant.
 pub fn short_ratio(r: &Ratio) -> String {
@@ -195,18 +153,6 @@ pub fn latency(r: &Report, w: &WorkloadView, v: &LatencyView, embed: Embed) -> F
     }
 }
 
-/// The axes of a throughput-per-second chart: seconds across, `unit` (MB/s, IOPS, ops/s) up,
-/// both linear. One definition so a workload's series and a `--hosts` group's per-host chart
-/// read the same way.
-pub fn per_second_axes(unit: &str) -> (AxisSpec, AxisSpec) {
-    let axis = |label: &str| AxisSpec {
-        scale: Scale::Linear,
-        label: label.into(),
-        format: compact,
-    };
-    (axis("seconds"), axis(unit))
-}
-
 /// The throughput-per-second chart of a workload, cliffs marked.
 pub fn series(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
     let s = w.series.as_ref()?;
@@ -302,9 +248,74 @@ pub fn capacity(r: &Report, embed: Embed) -> Option<Figure> {
     })
 }
 
+/// The latency-vs-load curve of a workload's SLO search: the first target's statistic (from
+/// the schedule) at each rate tried, per run; each run's capacity marked.
+pub fn slo(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
+    let first = w.slo.iter().flatten().next()?;
+    let lines: Vec<Line> = w
+        .slo
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Line {
+                name: format!("{} {}", r.comparison.runs[i].header, c.targets),
+                colour: i,
+                thin: false,
+                points: c
+                    .curve
+                    .iter()
+                    .filter_map(|p| Some((p.rate, p.values.first()?.median)))
+                    .filter(|(_, v)| v.is_finite() && *v < f64::MAX)
+                    .collect(),
+            })
+        })
+        .collect();
+    let markers = w
+        .slo
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Marker {
+                x: c.capacity?,
+                colour: i,
+                tooltip: format!("{}: {}", r.comparison.runs[i].header, c.describe()),
+            })
+        })
+        .collect();
+    let caption = format!(
+        "{}: latency (from schedule) against offered load, {}; capacity marked",
+        w.name, first.targets
+    );
+    let c = LineChart {
+        title: caption.clone(),
+        x: AxisSpec {
+            scale: Scale::Log,
+            label: "offered IOPS (log)".into(),
+            format: compact,
+        },
+        y: AxisSpec {
+            scale: Scale::Log,
+            label: "latency (log)".into(),
+            format: latency_label,
+        },
+        lines,
+        markers,
+        legend: legend(r, |i| w.slo.get(i).is_some_and(Option::is_some)),
+    };
+    Some(Figure {
+        kind: FigureKind::Slo,
+        part: String::new(),
+        caption,
+        svg: chart::line::render(&c, embed),
+    })
+}
+
 /// All charts of a workload, in page order.
 pub fn workload_figures(r: &Report, w: &WorkloadView, embed: Embed) -> Vec<Figure> {
     let mut v: Vec<Figure> = bars(r, w, embed).into_iter().collect();
+    v.extend(slo(r, w, embed));
     v.extend(w.latency.iter().map(|l| latency(r, w, l, embed)));
     v.extend(series(r, w, embed));
     v

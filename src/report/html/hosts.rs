@@ -4,12 +4,11 @@
 //! with the straggler flagged by the slow-disk rule `iolab run --hosts` uses.
 
 use crate::report::chart::bar::{Bar, BarChart};
+use crate::report::chart::figure::{Figure, FigureKind, per_second_axes};
 use crate::report::chart::line::{Line, LineChart};
 use crate::report::chart::{self, Embed};
 use crate::sample::{LatencyHistogram, RunRecord, TrialSample};
 use crate::units::format_latency_ns;
-
-use super::figures::{Figure, FigureKind, per_second_axes};
 
 /// One host of a group, for one workload.
 #[derive(Clone, Debug)]
@@ -116,15 +115,6 @@ fn points(t: &TrialSample, mbps: bool) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => f64::midpoint(v[n / 2 - 1], v[n / 2]),
-    }
-}
-
 /// A group as found: its id, its host runs (position, name, run) and its aggregate run.
 type Group<'a> = (String, Vec<Member<'a>>, Option<&'a RunRecord>);
 
@@ -191,13 +181,12 @@ fn workload(
         .map(|(_, host, r)| {
             let w = find(r);
             let trials: &[TrialSample] = w.as_ref().map_or(&[], |w| &w.trials);
-            let headline = median(
-                trials
-                    .iter()
-                    .filter_map(|t| crate::sample::headline(&w.as_ref()?.workload, t))
-                    .map(|(_, v)| v)
-                    .collect(),
-            );
+            let values: Vec<f64> = trials
+                .iter()
+                .filter_map(|t| crate::sample::headline(&w.as_ref()?.workload, t))
+                .map(|(_, v)| v)
+                .collect();
+            let headline = crate::stats::median(&values).unwrap_or(0.0);
             // The op carrying most of the traffic, all trials merged.
             let op = trials.first().and_then(|t| {
                 t.ops

@@ -22,8 +22,8 @@ use crate::report::compare::{Cell, format_estimate, format_ratio, row_label};
 use crate::report::show::{format_time, status_name};
 use crate::units::{format_bytes_si, format_duration};
 
-pub use model::{Report, ReportOptions, build};
-use notes::Severity;
+use model::Severity;
+pub use model::{Report, ReportOptions};
 
 /// The page stylesheet (the chart classes come from [`CHART_CSS`]).
 const PAGE_CSS: &str = "\
@@ -110,6 +110,14 @@ fn cell_html(c: Option<&Cell>) -> String {
         let _ = write!(s, "<span class=\"r\">{}</span>", esc(&format_ratio(r)));
     }
     s
+}
+
+/// Builds the report of `runs` (at least one, in column order): the model, then the notes
+/// gathered from it.
+pub fn build(runs: &[crate::sample::RunRecord], opts: &ReportOptions) -> Report {
+    let mut report = model::build(runs, opts);
+    report.notes = notes::collect(&report, runs);
+    report
 }
 
 /// Renders the whole page.

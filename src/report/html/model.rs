@@ -10,7 +10,6 @@ use crate::report::compare::{self, CompareOptions, CompareRow, Comparison};
 use crate::sample::{LatencyHistogram, RunRecord, RunStatus, Unit, WorkloadRecord};
 use crate::stats::{self, Ratio};
 
-use super::notes::{self, Note};
 use super::setup::{self, DeviceRow, Fact, LayoutFacts};
 
 /// Percentiles drawn on latency curves.
@@ -20,6 +19,24 @@ pub const PERCENTILES: [f64; 10] = [
 
 /// Most points per line of a throughput series; longer trials are averaged down.
 pub const MAX_SERIES_POINTS: usize = 300;
+
+/// How much a note matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Changes how a figure should be read (noise, cache, failure, slow disk).
+    Warning,
+    /// Good to know.
+    Info,
+}
+
+/// One note.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// How much it matters.
+    pub severity: Severity,
+    /// What to know, one line.
+    pub text: String,
+}
 
 /// How to build a report.
 #[derive(Clone, Debug, Default)]
@@ -109,6 +126,8 @@ pub struct WorkloadView {
     pub series: Option<SeriesView>,
     /// Indices of this workload's cliffs in the comparison.
     pub cliffs: Vec<usize>,
+    /// Per run column, the answer of its SLO search (`--slo`), with the latency-vs-load curve.
+    pub slo: Vec<Option<crate::stats::slo::SloCapacity>>,
 }
 
 /// A degraded run against its healthy layout.
@@ -444,7 +463,8 @@ fn default_title(c: &Comparison, records: &[RunRecord]) -> String {
     }
 }
 
-/// Builds the report of `runs` (at least one, in column order).
+/// Builds the report of `runs` (at least one, in column order), without its notes: those are
+/// gathered from the finished model, which `html::build` does next.
 pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
     let c = compare::build(
         runs,
@@ -514,6 +534,10 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
                 .unwrap_or_default();
             let headline_name = headline.map(|h| c.rows[h].metric.clone());
             WorkloadView {
+                slo: runs
+                    .iter()
+                    .map(|r| find_workload(r, &name).and_then(crate::stats::slo::of_workload))
+                    .collect(),
                 latency: latency_views(runs, &name, headline_name.as_deref()),
                 series: series_view(runs, &name),
                 cliffs: (0..c.cliffs.len())
@@ -532,7 +556,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         .clone()
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| default_title(&c, runs));
-    let mut report = Report {
+    Report {
         title,
         generated_unix_ms: opts.generated_unix_ms,
         comparison: c,
@@ -544,9 +568,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         notes: Vec::new(),
         hosts: super::hosts::build(runs),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-    };
-    report.notes = notes::collect(&report, runs);
-    report
+    }
 }
 
 #[cfg(test)]

@@ -8,25 +8,7 @@ use crate::sample::RunRecord;
 use crate::stats::HIGH_CV;
 use crate::units::format_bytes;
 
-use super::model::Report;
-
-/// How much a note matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    /// Changes how a figure should be read (noise, cache, failure, slow disk).
-    Warning,
-    /// Good to know.
-    Info,
-}
-
-/// One note.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Note {
-    /// How much it matters.
-    pub severity: Severity,
-    /// What to know, one line.
-    pub text: String,
-}
+use super::model::{Note, Report, Severity};
 
 /// Words that make a free-text note a warning.
 const WARN_WORDS: [&str; 14] = [

@@ -5,7 +5,7 @@
 
 use crate::lab::integrity::Verdict;
 use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
-use crate::layout::stack::{RaidLayer, Stack};
+use crate::stack::{RaidLayer, Stack};
 use crate::units::{format_bytes, format_duration};
 
 /// How much the table says.
@@ -134,9 +134,15 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
         Detail::Short => short_row(l, r.dry_run),
         Detail::Full => row(l, r.dry_run),
     }));
+    if has_slo(r) {
+        rows[0].push(SLO_HEADER.into());
+        for (cells, l) in rows.iter_mut().skip(1).zip(&r.layouts) {
+            cells.push(slo_cell(l));
+        }
+    }
     if power::any(r) {
         rows[0].push("POWER".into());
-        for (cells, l) in rows[1..].iter_mut().zip(&r.layouts) {
+        for (cells, l) in rows.iter_mut().skip(1).zip(&r.layouts) {
             cells.push(match detail {
                 Detail::Short => power::short_cell(l),
                 Detail::Full => l.power_text(),
@@ -175,6 +181,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     if detail == Detail::Short {
         out.push_str(&short_notes(r));
     }
+    out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
     out.push_str(&power::notes(r));
     out
@@ -281,6 +288,40 @@ fn notes(r: &LabReport) -> String {
     out
 }
 
+/// The column a lab with `[workloads] slo` adds: IOPS at the target, healthy / degraded.
+const SLO_HEADER: &str = "CAPACITY@SLO";
+
+fn has_slo(r: &LabReport) -> bool {
+    r.layouts.iter().any(|l| !l.slo.is_empty())
+}
+
+/// The first searched workload's capacity (the others are in the notes and JSON).
+fn slo_cell(l: &LayoutReport) -> String {
+    l.slo
+        .first()
+        .map_or_else(|| "-".into(), crate::lab::report::LabSlo::cell)
+}
+
+/// Each layout's answer in a sentence, healthy and degraded, with its interval.
+fn slo_notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        for s in &l.slo {
+            for (state, c) in [("healthy", &s.healthy), ("degraded", &s.degraded)] {
+                if let Some(c) = c {
+                    out.push_str(&format!(
+                        "{} {state}, {}: {}\n",
+                        l.name,
+                        s.workload,
+                        c.describe()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The columns of the full table (Markdown, `-v`).
 const HEADERS: [&str; 8] = [
     "LAYOUT",
@@ -351,6 +392,9 @@ pub fn render_markdown(r: &LabReport) -> String {
             s
         })
         .collect();
+    if has_slo(r) {
+        h.push("Capacity@SLO".into());
+    }
     if power::any(r) {
         h.push("Power".into());
     }
@@ -359,12 +403,22 @@ pub fn render_markdown(r: &LabReport) -> String {
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
     for l in &r.layouts {
         let mut cells = row(l, r.dry_run);
+        if has_slo(r) {
+            cells.push(slo_cell(l));
+        }
         if power::any(r) {
             cells.push(l.power_text());
         }
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    let slo = slo_notes(r);
+    if !slo.is_empty() {
+        out.push('\n');
+        for line in slo.lines() {
+            out.push_str(&format!("- {}\n", esc(line)));
+        }
     }
     if power::any(r) {
         out.push_str("\n#### Power cuts\n\n");
@@ -480,7 +534,7 @@ fn slow_member_figures(
 ) -> String {
     let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
         let v: Vec<f64> = all.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| crate::report::json::median(&v))
+        crate::stats::median(&v)
     };
     let rates = (
         m.ios_per_busy_sec,
@@ -507,7 +561,8 @@ fn slow_member_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::report::{DegradedReport, RebuildReport};
+    use crate::lab::report::DegradedReport;
+    use crate::stack::Rebuild;
 
     fn stack(v: serde_json::Value) -> Stack {
         serde_json::from_value(v).unwrap()
@@ -543,8 +598,9 @@ mod tests {
             perf_ratio: Some(0.4567),
             workload_error: None,
         });
-        a.rebuild = Some(RebuildReport {
+        a.rebuild = Some(Rebuild {
             new_member: "/dev/loop9".into(),
+            new_members: vec!["/dev/loop9".into()],
             seconds: 12.5,
             bytes: 1_234_567_890,
             data_verified: true,

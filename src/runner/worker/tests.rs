@@ -72,7 +72,7 @@ fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         seed: 1,
         start_line: &Barrier::new(1),
         start: &OnceLock::new(),
-        gate: &crate::runner::io::StartGate::default(),
+        gate: &StartGate::default(),
         ramp_ns: 0,
         deadline_ns: u64::MAX,
         direct: true,

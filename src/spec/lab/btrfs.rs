@@ -1,21 +1,10 @@
 //! `btrfs = { data, metadata, members }`: btrfs's own RAID across the disks, which is also the
 //! filesystem.
 
-use serde::Deserialize;
-
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{BtrfsProfile, FsKind, RaidLayer};
 use crate::spec::SpecError;
-
-/// The `btrfs` table as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawBtrfs {
-    data: Option<String>,
-    metadata: Option<String>,
-    members: Option<i64>,
-}
+use crate::stack::{BtrfsProfile, FsKind, RaidLayer};
 
 /// The btrfs RAID layer.
 pub(super) struct Btrfs;

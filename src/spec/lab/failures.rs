@@ -3,8 +3,8 @@
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use crate::layout::stack::Stack;
 use crate::spec::SpecError;
+use crate::stack::Stack;
 
 /// The failure plan of a layout.
 pub(super) struct Failures;

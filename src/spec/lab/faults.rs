@@ -11,27 +11,13 @@
 //! set's files on that member, `offset = "file:PATH"` under one named file: a range written in
 //! bytes may hold no file, and a fault that misses the data answers the wrong question.
 
-use serde::Deserialize;
-
-use super::raw::RawLayout;
+use super::raw::{RawFault, RawLayout};
 use super::section::{Cx, Draft, Section};
-use crate::layout::fault::{Fault, FaultKind, FaultStep, Under};
-use crate::layout::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::SizeValue;
+use crate::stack::fault::{Fault, FaultKind, FaultStep, Under};
+use crate::stack::{RaidLayer, Stack};
 use crate::units;
-
-/// One fault as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawFault {
-    member: Option<i64>,
-    at: Option<String>,
-    kind: Option<String>,
-    offset: Option<SizeValue>,
-    length: Option<SizeValue>,
-    progress: Option<i64>,
-}
 
 /// Most faults one layout may list.
 const MAX_FAULTS: usize = 16;

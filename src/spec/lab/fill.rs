@@ -3,8 +3,8 @@
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section, usable};
-use crate::layout::stack::Stack;
 use crate::spec::SpecError;
+use crate::stack::Stack;
 use crate::units;
 
 /// The data set's size.

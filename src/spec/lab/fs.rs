@@ -3,9 +3,9 @@
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section, usable};
-use crate::layout::stack::{FsKind, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::{list_of, split_commas, split_words};
+use crate::stack::{FsKind, Stack};
 use crate::units;
 
 /// The filesystem layer.

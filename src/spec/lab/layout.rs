@@ -11,9 +11,9 @@ use super::section::{Cx, Draft, Section};
 use super::{
     Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, powercut, zfs,
 };
-use crate::layout::stack::{RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
+use crate::stack::{RaidLayer, Stack};
 
 /// Every part a layout may have, in the order their rules run (a dir layout names the first
 /// one it sets). A new layer is one file and one line here, plus its fields in `RawLayout`.

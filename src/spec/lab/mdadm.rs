@@ -1,27 +1,11 @@
 //! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean,
 //! consistency_policy }`: a Linux md array under LVM and/or a filesystem.
 
-use serde::Deserialize;
-
-use super::raw::RawLayout;
+use super::raw::{RawLayout, RawMd};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{MdLevel, MdOptions, RaidLayer};
 use crate::spec::SpecError;
-use crate::spec::locate::{IntOrStr, SizeValue};
 
-/// The `mdadm` table as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawMd {
-    level: Option<IntOrStr>,
-    members: Option<i64>,
-    spares: Option<i64>,
-    chunk: Option<SizeValue>,
-    bitmap: Option<String>,
-    bitmap_chunk: Option<SizeValue>,
-    assume_clean: Option<bool>,
-    consistency_policy: Option<String>,
-}
+use crate::stack::{MdLevel, MdOptions, RaidLayer};
 
 /// The md RAID layer.
 pub(super) struct Mdadm;

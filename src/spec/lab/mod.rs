@@ -33,10 +33,11 @@
 //!
 //! Each part of a `[[layout]]` is a section of its own (`btrfs.rs`, `mdadm.rs`, `lvm.rs`,
 //! `fs.rs`, `failures.rs`, `fill.rs`) behind one trait in `section.rs`; `layout.rs` runs them.
-//! A new part (a `zfs` RAID layer, a `vm`) is a new file holding its raw table and its
-//! `impl Section`, plus `mod zfs;` here, its field in `raw::RawLayout` and its line in
-//! `layout::SECTIONS`. What needs the machine (devices, directories) goes through a [`Host`]:
-//! [`parse_lab`] asks this machine, [`parse_lab_spec`] the text alone.
+//! A new part (a `zfs` RAID layer, a `vm`) is a new file holding its `impl Section`, plus
+//! `mod zfs;` here, its raw table and its field in `raw::RawLayout` (`raw.rs` declares every
+//! table as written, so it imports no section) and its line in `layout::SECTIONS`. What needs
+//! the machine (devices, directories) goes through a [`Host`]: [`parse_lab`] asks this
+//! machine, [`parse_lab_spec`] the text alone.
 
 mod btrfs;
 mod disks;
@@ -58,10 +59,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::layout::stack::Stack;
 use crate::spec::locate::Locator;
 use crate::spec::profiles::{self, ProfileScale};
 use crate::spec::{SpecError, Suite};
+use crate::stack::Stack;
 use crate::units;
 
 pub use host::{DeviceProblem, Host, TextOnly, ThisMachine};
@@ -190,7 +191,7 @@ pub struct LayoutSpec {
     /// back and scrubbed all the same.
     pub fill: Option<u64>,
     /// Faults injected on named members at named steps (`faults = [...]`).
-    pub faults: Vec<crate::layout::fault::Fault>,
+    pub faults: Vec<crate::stack::fault::Fault>,
     /// Power cuts in the VM lab (`powercut = {...}`), when asked for.
     pub powercut: Option<PowerCutSpec>,
 }

@@ -6,20 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use crate::layout::stack::Stack;
 use crate::spec::SpecError;
-use crate::spec::locate::TimeValue;
-
-/// The `powercut` table as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPowerCut {
-    cuts: Option<i64>,
-    then: Option<String>,
-    disk_cache: Option<String>,
-    seed: Option<i64>,
-    window: Option<TimeValue>,
-}
+use crate::stack::{RaidLayer, Stack};
 
 /// What happens right after the power comes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +96,7 @@ impl Section for PowerCut {
         let Some(p) = &raw.powercut else {
             return Ok(());
         };
-        if matches!(stack.raid, crate::layout::stack::RaidLayer::Zfs(_)) {
+        if matches!(stack.raid, RaidLayer::Zfs(_)) {
             return Err(cx.err(
                 "powercut",
                 "powercut",

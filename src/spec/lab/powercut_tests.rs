@@ -2,8 +2,8 @@
 //! the one line a user sees (issue 32).
 
 use super::super::{AfterCut, DiskCache, LabSpec, LayoutKind, parse_lab_spec};
-use crate::layout::stack::RaidLayer;
 use crate::spec::SpecError;
+use crate::stack::RaidLayer;
 
 const DISKS: &str = "[disks]\nloop = { count = 5, size = \"256MiB\", dir = \"/tmp/d\" }\n";
 

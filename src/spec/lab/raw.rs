@@ -1,16 +1,13 @@
-//! The lab spec as written: every field optional, unknown fields refused. The tables of one
-//! layout section (`btrfs = {...}`, `mdadm = {...}`) are declared in that section's file.
+//! The lab spec as written: every field optional, unknown fields refused. The tables of the
+//! layout sections (`btrfs = {...}`, `mdadm = {...}`) are declared here too, below
+//! [`RawLayout`], so that this file imports no section and each section file reads its table
+//! from here.
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::btrfs::RawBtrfs;
-use super::faults::RawFault;
-use super::mdadm::RawMd;
-use super::powercut::RawPowerCut;
-use super::zfs::RawZfs;
 use crate::spec::RawWorkload;
-use crate::spec::locate::{SizeValue, StrList, TimeValue};
+use crate::spec::locate::{IntOrStr, SizeValue, StrList, TimeValue};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +77,74 @@ pub(super) struct RawWorkloads {
     pub(super) baseline: Option<String>,
     pub(super) size: Option<SizeValue>,
     pub(super) time: Option<TimeValue>,
+    /// Latency targets every block-IO workload is searched against (issue 30).
+    pub(super) slo: Option<String>,
+    /// The time each layout's SLO search may take.
+    pub(super) budget: Option<TimeValue>,
+    /// How narrow each SLO search's bracket gets (0.05: within 5%).
+    pub(super) slo_precision: Option<f64>,
     pub(super) defaults: Option<RawWorkload>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<RawWorkload>>,
+}
+
+/// The `btrfs` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBtrfs {
+    pub(super) data: Option<String>,
+    pub(super) metadata: Option<String>,
+    pub(super) members: Option<i64>,
+}
+
+/// The `mdadm` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMd {
+    pub(super) level: Option<IntOrStr>,
+    pub(super) members: Option<i64>,
+    pub(super) spares: Option<i64>,
+    pub(super) chunk: Option<SizeValue>,
+    pub(super) bitmap: Option<String>,
+    pub(super) bitmap_chunk: Option<SizeValue>,
+    pub(super) assume_clean: Option<bool>,
+    pub(super) consistency_policy: Option<String>,
+}
+
+/// The `zfs` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawZfs {
+    pub(super) vdev: Option<String>,
+    pub(super) vdevs: Option<i64>,
+    pub(super) width: Option<i64>,
+    pub(super) special: Option<i64>,
+    pub(super) log: Option<i64>,
+    pub(super) cache: Option<i64>,
+    pub(super) spares: Option<i64>,
+    pub(super) pool: Option<toml::Table>,
+    pub(super) dataset: Option<toml::Table>,
+}
+
+/// One fault as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFault {
+    pub(super) member: Option<i64>,
+    pub(super) at: Option<String>,
+    pub(super) kind: Option<String>,
+    pub(super) offset: Option<SizeValue>,
+    pub(super) length: Option<SizeValue>,
+    pub(super) progress: Option<i64>,
+}
+
+/// The `powercut` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPowerCut {
+    pub(super) cuts: Option<i64>,
+    pub(super) then: Option<String>,
+    pub(super) disk_cache: Option<String>,
+    pub(super) seed: Option<i64>,
+    pub(super) window: Option<TimeValue>,
 }

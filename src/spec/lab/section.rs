@@ -5,9 +5,9 @@
 
 use super::Disks;
 use super::raw::RawLayout;
-use crate::layout::stack::{FsKind, RaidLayer, Stack};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
+use crate::stack::{FsKind, RaidLayer, Stack};
 
 /// Where one layout sits in the file and what it is built on: every error a section makes goes
 /// through here, so all of them read `file:line: layout[NAME].field: message`.
@@ -104,7 +104,7 @@ pub(super) struct Draft {
     /// Bytes of the verification data set.
     pub(super) fill: Option<u64>,
     /// Faults to inject.
-    pub(super) faults: Vec<crate::layout::fault::Fault>,
+    pub(super) faults: Vec<crate::stack::fault::Fault>,
     /// Power cuts (VM lab only).
     pub(super) powercut: Option<super::PowerCutSpec>,
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::layout::stack::{BtrfsProfile, FsKind, MdLevel, RaidLayer};
+use crate::stack::{BtrfsProfile, FsKind, MdLevel, RaidLayer};
 
 const DISKS: &str = "[disks]\nloop = { count = 6, size = \"1GiB\", dir = \"/tmp/d\" }\n";
 
@@ -362,7 +362,7 @@ const R5: &str = "[[layout]]\nname = \"r5\"\nfs = \"xfs\"\nmdadm = { level = 5, 
 
 #[test]
 fn faults_are_read_and_checked() {
-    use crate::layout::fault::{FaultKind, FaultStep};
+    use crate::stack::fault::{FaultKind, FaultStep};
     let s = lab(&format!(
         "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"16MiB\", length = \"1MiB\" }}, {{ member = 2, at = \"after_rebuild\", kind = \"corrupt\", offset = \"1MiB\", length = \"4k\" }}, {{ member = 1, at = \"before_degrade\", kind = \"fail\" }}]\n"
     ))
@@ -439,7 +439,7 @@ fn faults_are_read_and_checked() {
 /// lets the lab place it under the data set, on md layouts that write one.
 #[test]
 fn faults_placed_under_data_are_read_and_checked() {
-    use crate::layout::fault::{FaultKind, Under};
+    use crate::stack::fault::{FaultKind, Under};
     let s = lab(&format!(
         "{R5}faults = [{{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"data\", length = \"1MiB\" }}, {{ member = 1, at = \"after_rebuild\", kind = \"corrupt\", offset = \"file:./.iolab-data/d1/f00001\", length = \"64k\" }}]\n"
     ))

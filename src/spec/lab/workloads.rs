@@ -47,6 +47,20 @@ pub(super) fn parse_workloads(
         suite = profiles::profile("default", scale).unwrap_or_default();
         profiles_used = vec!["default".into()];
     }
+    if w.slo.is_some() {
+        let slo = lab_slo(w).map_err(|e| loc.err(at("slo"), "workloads.slo", e))?;
+        set_slo(&mut suite, &slo);
+    } else if w.budget.is_some() || w.slo_precision.is_some() {
+        return Err(loc.err(
+            at(if w.budget.is_some() {
+                "budget"
+            } else {
+                "slo_precision"
+            }),
+            "workloads",
+            "budget and slo_precision belong to an SLO search: add slo = \"p99<=5ms\" or drop them",
+        ));
+    }
     suite.name = if profiles_used.is_empty() {
         "lab".into()
     } else {
@@ -87,6 +101,30 @@ pub(super) fn parse_workloads(
         size: scale.size,
         runtime: scale.runtime,
     })
+}
+
+/// `[workloads] slo`, `budget`, `slo_precision` as one search's settings, checked as a
+/// workload's own `slo` is.
+fn lab_slo(w: &RawWorkloads) -> Result<crate::spec::Slo, String> {
+    let raw = crate::spec::raw::RawWorkload {
+        slo: w.slo.clone(),
+        budget: w.budget.clone(),
+        slo_precision: w.slo_precision,
+        ..crate::spec::raw::RawWorkload::default()
+    };
+    raw.slo().map_err(|e| e.to_string())
+}
+
+/// Gives every block-IO workload without its own targets or rate the lab's SLO: each layout
+/// then reports its capacity at the target for each (healthy and degraded alike).
+fn set_slo(suite: &mut Suite, slo: &crate::spec::Slo) {
+    for w in &mut suite.workloads {
+        if let crate::spec::WorkloadKind::Io(io) = &mut w.kind {
+            if io.slo.is_none() && io.open_loop.is_none() {
+                io.slo = Some(slo.clone());
+            }
+        }
+    }
 }
 
 /// The profiles' workloads then the inline ones, names unique.

@@ -13,29 +13,12 @@
 //! L2ARC disks, `spares` hot spares. Properties are passed to `zpool create -o` (pool) and
 //! `zfs create -o` (the measured dataset), each checked against the known list first.
 
-use serde::Deserialize;
-
-use super::raw::RawLayout;
+use super::raw::{RawLayout, RawZfs};
 use super::section::{Cx, Draft, Raid, Section};
-use crate::layout::stack::{FsKind, RaidLayer, Stack};
-use crate::layout::zfs::{VdevKind, ZfsOptions};
 use crate::spec::SpecError;
+use crate::stack::zfs::{VdevKind, ZfsOptions};
+use crate::stack::{FsKind, RaidLayer, Stack};
 use crate::units;
-
-/// The `zfs` table as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawZfs {
-    vdev: Option<String>,
-    vdevs: Option<i64>,
-    width: Option<i64>,
-    special: Option<i64>,
-    log: Option<i64>,
-    cache: Option<i64>,
-    spares: Option<i64>,
-    pool: Option<toml::Table>,
-    dataset: Option<toml::Table>,
-}
 
 /// The ZFS RAID layer.
 pub(super) struct Zfs;

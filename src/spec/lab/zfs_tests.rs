@@ -1,9 +1,9 @@
 //! The `zfs` section: what it builds and every refusal, as the one line a user sees.
 
 use super::super::{LabSpec, LayoutKind, parse_lab_spec};
-use crate::layout::stack::{FsKind, RaidLayer, Stack};
-use crate::layout::zfs::{VdevKind, ZfsOptions};
 use crate::spec::SpecError;
+use crate::stack::zfs::{VdevKind, ZfsOptions};
+use crate::stack::{FsKind, RaidLayer, Stack};
 
 const DISKS: &str = "[disks]\nloop = { count = 12, size = \"1GiB\", dir = \"/tmp/d\" }\n";
 

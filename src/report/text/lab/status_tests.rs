@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::lab::integrity::IntegrityReport;
-use crate::lab::report::{DegradedReport, RebuildReport};
+use crate::lab::report::DegradedReport;
+use crate::stack::Rebuild;
 
 fn report() -> LabReport {
     let mut ok = LayoutReport::new(
@@ -22,8 +23,9 @@ fn report() -> LabReport {
         perf_ratio: None,
         workload_error: None,
     });
-    ok.rebuild = Some(RebuildReport {
+    ok.rebuild = Some(Rebuild {
         new_member: "/dev/loop9".into(),
+        new_members: vec!["/dev/loop9".into()],
         seconds: 1.5,
         bytes: 100 << 20,
         data_verified: true,

@@ -2,13 +2,77 @@
 //! degraded, rebuilt, and after a second failure), what the layout's own scrub or check found,
 //! and which step could not be done — summed up as `verified`, `DATA LOSS (n files, m scrub
 //! errors)` or `FAILED: <step>`.
+//!
+//! Written by the lab (`lab::dataset` reads the files back, `lab::driver` adds each step),
+//! stored with every run of the layout ([`super::layout_record::IntegrityRecord`]) and read by
+//! the reports: run data, so it sits with the other samples, below the lab, the store and the
+//! reports.
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::dataset::{BadFile, Verification};
 use crate::layout::scrub::ScrubOutcome;
+
+/// The text of a verified integrity verdict: stored with a lab's runs, so a report read back
+/// from the store tells a layout that kept its data from one that did not.
+pub const VERIFIED_TEXT: &str = "verified";
+
+/// Bad files named per step in the report (all are counted).
+pub const MAX_LISTED: usize = 20;
+
+/// What reading a file back found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    /// Read completely, but the checksum or the size differ.
+    Mismatch,
+    /// The read failed (btrfs returns EIO for a block whose checksum fails and has no good
+    /// copy).
+    ReadError,
+    /// The file is gone.
+    Missing,
+}
+
+/// A file that did not come back intact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadFile {
+    /// Relative path.
+    pub path: String,
+    /// What went wrong.
+    pub problem: Problem,
+    /// In the OS's or our words (`Input/output error (os error 5) at byte 65536`).
+    pub detail: String,
+}
+
+/// The result of reading the whole set back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    /// Files read back intact.
+    pub files: u64,
+    /// Bytes of those files.
+    pub bytes: u64,
+    /// Files whose content or size differ.
+    pub mismatched: u64,
+    /// Files that could not be read.
+    pub read_errors: u64,
+    /// Files that are gone.
+    pub missing: u64,
+    /// Wall time of the read-back, seconds.
+    pub seconds: f64,
+    /// The first bad files (at most [`MAX_LISTED`]).
+    pub bad_files: Vec<BadFile>,
+    /// Every bad file's path (to count distinct lost files across steps); not serialized.
+    #[serde(skip)]
+    pub bad_paths: Vec<String>,
+}
+
+impl Verification {
+    /// Files that did not come back intact.
+    pub fn bad(&self) -> u64 {
+        self.mismatched + self.read_errors + self.missing
+    }
+}
 
 /// When the data set was read back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,7 +197,7 @@ impl Verdict {
     pub fn text(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         match self {
-            Verdict::Verified => crate::sample::layout_record::VERIFIED_TEXT.into(),
+            Verdict::Verified => VERIFIED_TEXT.into(),
             Verdict::DataLoss {
                 files,
                 scrub_errors,
@@ -341,7 +405,6 @@ impl IntegrityReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::dataset::Problem;
 
     fn v(files: u64, bad: &[&str]) -> Verification {
         Verification {

@@ -1,9 +1,18 @@
-//! A validated storage stack, bottom to top: RAID layer (btrfs profiles or an md array), optional
-//! LVM linear volume, filesystem with its mkfs and mount options.
+//! A validated storage stack, bottom to top: RAID layer (btrfs profiles, an md array or a ZFS
+//! pool), optional LVM linear volume, filesystem with its mkfs and mount options; and the
+//! faults planned for it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
 //!
-//! These types are built by the lab spec parser and are valid by construction; the builders trust
-//! them. They also know what a stack should give: how many disks it needs, whether it survives
-//! losing one, and how much space the RAID level leaves usable.
+//! Plain data, below every stage that touches it: the lab spec parser (`spec`) builds these
+//! types and they are valid by construction; `layout` builds them on disks and trusts them;
+//! the planner and the reports read them. They also know what a stack should give: how many
+//! disks it needs, whether it survives losing one, and how much space the RAID level leaves
+//! usable.
+
+pub mod fault;
+pub mod rebuild;
+pub mod zfs;
+
+pub use rebuild::Rebuild;
 
 use serde::{Deserialize, Serialize};
 
@@ -237,7 +246,7 @@ pub enum RaidLayer {
     /// An md array.
     Md(MdOptions),
     /// A ZFS pool (ZFS is the RAID layer and the filesystem).
-    Zfs(super::zfs::ZfsOptions),
+    Zfs(zfs::ZfsOptions),
 }
 
 /// A filesystem type.

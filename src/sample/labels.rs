@@ -1,9 +1,10 @@
 //! Words a reader knows: the one table from a metric key (`write.lat_p50_us`, as
 //! [`TrialSample::metrics`](crate::sample::TrialSample::metrics) names it) to a label with its
 //! unit ("write p50 latency (µs)"), shared by `iolab compare`, the HTML report and the Markdown
-//! report. JSON keeps the raw keys; these labels are for people.
+//! report. JSON keeps the raw keys; these labels are for people. Kept beside the metrics it
+//! names, so the statistics that label a comparison's rows read it from below.
 
-use crate::sample::LatencyKind;
+use super::LatencyKind;
 
 /// The operation part of a metric key, in words: `read_file` -> "read file",
 /// `rand_create` -> "random create", `cached_read` -> "cached read".

@@ -1,0 +1,395 @@
+//! What stored runs say side by side: one row per workload metric, one column per run, each
+//! cell the median with its 95% interval over the run's trials, and for every run but the
+//! baseline its ratio to the baseline with the ratio's own interval and whether the difference
+//! is significant; cliffs within trials and the notes a reader must see.
+//!
+//! [`Comparison`] is plain data built from [`RunRecord`]s here, where the statistics are, so
+//! that the lab's conclusion and `iolab compare` build it alike; the reports render it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sample::labels;
+use crate::sample::{LatencyKind, RunRecord, RunStatus, Unit};
+use crate::spec::Workload;
+use crate::stats::{self, CiMethod, Cliff, MetricSummary, Ratio, Summary};
+
+/// What to compare.
+#[derive(Clone, Debug, Default)]
+pub struct CompareOptions {
+    /// Index (into the runs given) of the baseline; the first run when `None`.
+    pub baseline: Option<usize>,
+    /// Keep only metrics matching one of these: a full name (`read.iops`), a figure (`iops`
+    /// matches every `*.iops`) or an operation (`read` matches `read.*`). Empty keeps all.
+    pub metrics: Vec<String>,
+}
+
+/// A run as a column of the comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparedRun {
+    /// Store id.
+    pub id: String,
+    /// `--label`, when set.
+    pub label: Option<String>,
+    /// The column header: the label, or the id; made unique.
+    pub header: String,
+    /// Host name.
+    pub host: String,
+    /// Target path.
+    pub target: String,
+    /// Start, ms since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// True for the baseline column.
+    pub baseline: bool,
+}
+
+/// One cell: a run's figure for one workload metric.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The statistics over the run's trials.
+    pub summary: Summary,
+    /// Ratio to the baseline's cell (`None` in the baseline column, or when the baseline
+    /// lacks this figure or it is zero).
+    pub ratio: Option<Ratio>,
+    /// The trials disagree by more than 5% (coefficient of variation).
+    pub high_cv: bool,
+}
+
+/// One row: a metric of a workload across the runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// Workload name.
+    pub workload: String,
+    /// Metric name (`read.iops`): the key scripts and `--metric` use.
+    pub metric: String,
+    /// The metric in words with its unit ("read IOPS"), as tables head it.
+    #[serde(default)]
+    pub label: String,
+    /// Its unit.
+    pub unit: Unit,
+    /// Whether a ratio above 1 is an improvement.
+    pub higher_is_better: bool,
+    /// One cell per run, in column order; `None` when the run lacks the workload or metric.
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// A cliff found in one trial of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CliffNote {
+    /// Column header of the run.
+    pub run: String,
+    /// Workload name.
+    pub workload: String,
+    /// Trial number.
+    pub trial: u32,
+    /// What happened.
+    pub cliff: Cliff,
+}
+
+/// The whole comparison, ready to render.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Columns.
+    pub runs: Vec<ComparedRun>,
+    /// Index of the baseline column.
+    pub baseline: usize,
+    /// Rows, grouped by workload in suite order.
+    pub rows: Vec<CompareRow>,
+    /// Cliffs within trials.
+    pub cliffs: Vec<CliffNote>,
+    /// Things the reader must know: differing parameters, missing workloads, unfinished runs.
+    pub notes: Vec<String>,
+    /// Confidence level of every interval (0.95).
+    pub confidence: f64,
+    /// How cell intervals were computed (`t`).
+    pub ci_method: CiMethod,
+    /// How ratio intervals were computed (`delta-log-t`).
+    pub ratio_method: CiMethod,
+    /// What each run's latency figures measure, in column order.
+    #[serde(default)]
+    pub latency_kinds: Vec<LatencyKind>,
+}
+
+/// A run's workloads with their metrics summarized over trials.
+struct RunView<'a> {
+    workloads: Vec<(&'a Workload, Vec<MetricSummary>)>,
+}
+
+fn metric_matches(name: &str, filters: &[String]) -> bool {
+    filters.is_empty()
+        || filters.iter().any(|f| {
+            name == f
+                || name
+                    .rsplit_once('.')
+                    .is_some_and(|(op, fig)| op == f || fig == f)
+        })
+}
+
+/// Column headers: the label, else the id; a label used twice gets the id appended.
+fn headers(runs: &[RunRecord]) -> Vec<String> {
+    let base: Vec<String> = runs
+        .iter()
+        .map(|r| r.label.clone().unwrap_or_else(|| r.id.clone()))
+        .collect();
+    base.iter()
+        .zip(runs)
+        .map(|(h, r)| {
+            if base.iter().filter(|x| *x == h).count() > 1 && *h != r.id {
+                format!("{h} ({})", r.id)
+            } else {
+                h.clone()
+            }
+        })
+        .collect()
+}
+
+/// Builds the comparison of `runs` (at least one). The baseline is `opts.baseline` or the first.
+pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
+    let baseline = opts.baseline.filter(|&b| b < runs.len()).unwrap_or(0);
+    let headers = headers(runs);
+    let views: Vec<RunView<'_>> = runs
+        .iter()
+        .map(|rec| RunView {
+            workloads: rec
+                .workloads
+                .iter()
+                .map(|w| (&w.workload, stats::summarize_trials(&w.trials)))
+                .collect(),
+        })
+        .collect();
+
+    // Workload order: the baseline's, then anything only the others have.
+    let mut order: Vec<&str> = Vec::new();
+    let mut col_order: Vec<usize> = vec![baseline];
+    col_order.extend((0..runs.len()).filter(|&i| i != baseline));
+    for &i in &col_order {
+        for (w, _) in &views[i].workloads {
+            if !order.contains(&w.name.as_str()) {
+                order.push(&w.name);
+            }
+        }
+    }
+
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for wname in &order {
+        let per_run: Vec<Option<&(&Workload, Vec<MetricSummary>)>> = views
+            .iter()
+            .map(|v| v.workloads.iter().find(|(w, _)| w.name == *wname))
+            .collect();
+        workload_notes(wname, &per_run, &headers, baseline, &mut notes);
+        workload_rows(wname, &per_run, &col_order, baseline, opts, &mut rows);
+    }
+
+    let cliffs = cliff_notes(runs, &headers, &mut notes);
+    latency_kind_note(runs, &headers, &mut notes);
+    Comparison {
+        runs: compared_runs(runs, headers, baseline),
+        baseline,
+        rows,
+        cliffs,
+        notes,
+        confidence: stats::CONFIDENCE,
+        ci_method: CiMethod::StudentT,
+        ratio_method: CiMethod::DeltaLogT,
+        latency_kinds: runs
+            .iter()
+            .map(|r| LatencyKind::from_notes(&r.notes))
+            .collect(),
+    }
+}
+
+/// The rows of one workload: one per metric, in order of first appearance (baseline first),
+/// each cell with its ratio to the baseline's.
+fn workload_rows(
+    wname: &str,
+    per_run: &[Option<&(&Workload, Vec<MetricSummary>)>],
+    col_order: &[usize],
+    baseline: usize,
+    opts: &CompareOptions,
+    rows: &mut Vec<CompareRow>,
+) {
+    let mut metrics: Vec<(&str, Unit)> = Vec::new();
+    for &i in col_order {
+        if let Some((_, ms)) = per_run[i] {
+            for m in ms {
+                if metric_matches(&m.name, &opts.metrics)
+                    && !metrics.iter().any(|(n, _)| *n == m.name)
+                {
+                    metrics.push((&m.name, m.unit));
+                }
+            }
+        }
+    }
+    for (mname, unit) in metrics {
+        let summaries: Vec<Option<&Summary>> = per_run
+            .iter()
+            .map(|pr| {
+                pr.and_then(|(_, ms)| ms.iter().find(|m| m.name == mname))
+                    .map(|m| &m.summary)
+            })
+            .collect();
+        let base = summaries[baseline];
+        let cells = summaries
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.map(|s| Cell {
+                    summary: s.clone(),
+                    ratio: if i == baseline {
+                        None
+                    } else {
+                        base.and_then(|b| stats::ratio(s, b))
+                    },
+                    high_cv: s.high_cv(),
+                })
+            })
+            .collect();
+        rows.push(CompareRow {
+            workload: wname.to_string(),
+            metric: mname.to_string(),
+            label: labels::metric_label(mname),
+            unit,
+            higher_is_better: unit.higher_is_better(),
+            cells,
+        });
+    }
+}
+
+/// Cliffs within every run's trials; runs that did not complete get a note.
+fn cliff_notes(runs: &[RunRecord], headers: &[String], notes: &mut Vec<String>) -> Vec<CliffNote> {
+    let mut cliffs = Vec::new();
+    for (i, rec) in runs.iter().enumerate() {
+        for w in &rec.workloads {
+            for (trial, cs) in stats::trial_cliffs(&w.trials) {
+                for cliff in cs {
+                    cliffs.push(CliffNote {
+                        run: headers[i].clone(),
+                        workload: w.workload.name.clone(),
+                        trial,
+                        cliff,
+                    });
+                }
+            }
+        }
+        if rec.status != RunStatus::Complete {
+            let what = match rec.status {
+                RunStatus::Running => "is still running",
+                RunStatus::Interrupted => "was interrupted",
+                RunStatus::Failed => "failed",
+                RunStatus::Incomplete => "is incomplete (its process died)",
+                RunStatus::Complete => "",
+            };
+            notes.push(format!(
+                "{} {what}: its figures come from the trials it finished",
+                headers[i]
+            ));
+        }
+    }
+    cliffs
+}
+
+/// The columns: each run with its header.
+fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> Vec<ComparedRun> {
+    runs.iter()
+        .zip(headers)
+        .enumerate()
+        .map(|(i, (r, header))| ComparedRun {
+            id: r.id.clone(),
+            label: r.label.clone(),
+            header,
+            host: r.system.hostname.clone(),
+            target: r.target.path.to_string_lossy().into_owned(),
+            started_unix_ms: r.started_unix_ms,
+            status: r.status,
+            baseline: i == baseline,
+        })
+        .collect()
+}
+
+/// Latency rows of runs imported from fio may hold fio's `clat` rather than submit-to-complete
+/// latency: say which, and that a ratio across kinds is not like for like.
+fn latency_kind_note(runs: &[RunRecord], headers: &[String], notes: &mut Vec<String>) {
+    let kinds: Vec<LatencyKind> = runs
+        .iter()
+        .map(|r| LatencyKind::from_notes(&r.notes))
+        .collect();
+    if kinds.iter().all(|k| *k == LatencyKind::Lat) {
+        return;
+    }
+    let each: Vec<String> = headers
+        .iter()
+        .zip(&kinds)
+        .map(|(h, k)| format!("{h}: {}", k.name()))
+        .collect();
+    let mixed = kinds.iter().any(|k| *k != kinds[0]);
+    notes.push(format!(
+        "latency kind ({}){}",
+        each.join(", "),
+        if mixed {
+            "; clat excludes submission time, lat includes it: latency ratios between them are not like for like"
+        } else {
+            "; clat is fio's completion latency (submission time excluded)"
+        }
+    ));
+}
+
+/// Notes for one workload: runs that lack it, and parameters that differ from the baseline's
+/// (a ratio between different workloads is not a comparison of layouts).
+fn workload_notes(
+    name: &str,
+    per_run: &[Option<&(&Workload, Vec<MetricSummary>)>],
+    headers: &[String],
+    baseline: usize,
+    notes: &mut Vec<String>,
+) {
+    let missing: Vec<&str> = per_run
+        .iter()
+        .zip(headers)
+        .filter(|(p, _)| p.is_none())
+        .map(|(_, h)| h.as_str())
+        .collect();
+    if !missing.is_empty() {
+        notes.push(format!(
+            "workload '{name}' is missing from {}",
+            missing.join(", ")
+        ));
+    }
+    let Some((base, _)) = per_run[baseline] else {
+        return;
+    };
+    for (i, p) in per_run.iter().enumerate() {
+        if let Some((w, _)) = p {
+            if i != baseline && w.kind != base.kind {
+                notes.push(format!(
+                    "workload '{name}' differs: {} ran `{}`, {} ran `{}`",
+                    headers[baseline],
+                    base.describe(),
+                    headers[i],
+                    w.describe()
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_filters_match_names_figures_and_operations() {
+        let f = |x: &[&str]| {
+            x.iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert!(metric_matches("read.iops", &[]));
+        assert!(metric_matches("read.iops", &f(&["iops"])));
+        assert!(metric_matches("read.iops", &f(&["read"])));
+        assert!(metric_matches("read.iops", &f(&["read.iops"])));
+        assert!(!metric_matches("write.iops", &f(&["read", "mbps"])));
+        assert!(!metric_matches("read.lat_p99_us", &f(&["iops"])));
+    }
+}
