@@ -13,8 +13,8 @@
 //! does; `docs/architecture.md` gives the same order):
 //!
 //! error < csv < units < output < sys < signals < pause < progress < system < target < stack <
-//! spec < layout < engine < sample < stats < plan < fio < runner < store < session < disks <
-//! hosts < lab < vm < report < cli
+//! spec < trace < layout < engine < sample < capture < stats < plan < fio < runner < store < session < disks <
+//! hosts < lab < decide < vm < report < cli
 #![deny(unsafe_code)]
 
 // Under every stage: errors and exit codes, CSV quoting, units, the printed table, the few raw
@@ -42,6 +42,9 @@ pub mod stack;
 
 pub mod spec;
 
+// Block IO traces (read by replay, made by capture).
+pub mod trace;
+
 // Doing it: building stacks on disks, the IO engines.
 pub mod layout;
 
@@ -50,6 +53,9 @@ pub mod engine;
 
 // What was measured and what it says: records, statistics, the planner's model, fio's files.
 pub mod sample;
+
+// Recording a real server's IO: needs the sample clock and the trace file.
+pub mod capture;
 
 pub mod stats;
 
@@ -70,6 +76,9 @@ pub mod disks;
 pub mod hosts;
 
 pub mod lab;
+
+// The decision: which layout, from the lab's measurements, the planner and the needs.
+pub mod decide;
 
 pub mod vm;
 

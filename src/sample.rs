@@ -220,6 +220,39 @@ pub struct OpenLoopSample {
     pub max_lag_ns: u64,
     /// How late each IO went out: from its scheduled time to its submission.
     pub issue_error: LatencyHistogram,
+    /// A trace replay's own fidelity (`iolab run --replay`), when this was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Box<ReplaySample>>,
+}
+
+/// What a trace replay says of its own fidelity: what it replayed and how, and how its length
+/// compares with the recording's (issue-time errors and late IOs are the open loop's).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReplaySample {
+    /// The trace file, as given.
+    pub trace: String,
+    /// xxh3 of its records, from its header: which trace exactly.
+    pub records_xxh3: String,
+    /// IOs in the trace.
+    pub trace_ios: u64,
+    /// IOs the replay was to issue (all loops; discards and other ops left out).
+    pub planned: u64,
+    /// Discards and other ops skipped (no engine op for them).
+    pub skipped: u64,
+    /// Speed asked (2: twice as fast).
+    pub speed: f64,
+    /// Issued in order as fast as the recorded in-flight counts allowed.
+    pub as_fast_as_possible: bool,
+    /// Times the trace was replayed.
+    pub loops: u32,
+    /// `exact`, `wrap` or `scale`.
+    pub map: String,
+    /// The mapping in words.
+    pub mapping: String,
+    /// The recording's length at this speed, first issue to last completion, ns.
+    pub recorded_ns: f64,
+    /// The replay's, ns.
+    pub replayed_ns: u64,
 }
 
 impl OpenLoopSample {
@@ -236,6 +269,9 @@ impl OpenLoopSample {
         self.backlog_at_end += o.backlog_at_end;
         self.max_lag_ns = self.max_lag_ns.max(o.max_lag_ns);
         self.issue_error.merge(&o.issue_error);
+        if self.replay.is_none() {
+            self.replay.clone_from(&o.replay);
+        }
     }
 
     /// Whether the device kept up: nothing shed, and at most 1% of the window's IOs (or a

@@ -366,6 +366,89 @@ fn lab_report_shows_capacity_degraded_ratios_and_rebuild_times() {
     assert!(notes.contains("degraded runs at"));
 }
 
+/// Issue 27: a lab of many layouts and workloads made in the VM. Its Setup table (a column per
+/// fact that differs) and its lab table (a column per workload) scrolled sideways in a 1280 px
+/// window, and its header said `host (none)` (the guest's unset name) where a reader needs to
+/// see that its speeds are emulated: `vm (tcg) on HOST`.
+#[test]
+fn a_vm_lab_report_fits_a_laptop_window_and_says_its_speeds_are_emulated() {
+    let dir = tmp();
+    let db = dir.path().join("iolab.db");
+    let ws = many_workloads(8);
+    let shapes = [
+        ("raid0", "0", "xfs", "rw,noatime,inode64,logbsize=256k"),
+        ("raid1", "1", "ext4", "rw,relatime,stripe=128,data=ordered"),
+        (
+            "raid5",
+            "5",
+            "xfs",
+            "rw,noatime,inode64,sunit=1024,swidth=3072",
+        ),
+        (
+            "raid6",
+            "6",
+            "xfs",
+            "rw,noatime,inode64,sunit=1024,swidth=2048",
+        ),
+        (
+            "raid10",
+            "10",
+            "btrfs",
+            "rw,noatime,space_cache=v2,subvolid=5",
+        ),
+        ("raid5-lvm", "5", "ext4", "rw,noatime,stripe=384,commit=30"),
+    ];
+    let mut runs = Vec::new();
+    for (i, (name, level, fs, opts)) in shapes.iter().enumerate() {
+        let mut r = fixtures::run(name, 1.0 + i as f64 * 0.2, &ws, 3, 40 + i as u64);
+        let mut l = from_v1(
+            &serde_json::json!({"name": name, "level": level, "members": 4,
+            "chunk": 524_288, "lvm": name.ends_with("lvm"), "fs": fs,
+            "mount_options": [opts], "usable_bytes": 3e9 as u64 * (i as u64 + 2)}),
+        );
+        l.environment = Some("vm (tcg)".into());
+        r.layout = Some(l);
+        r.lab_id = Some("vmlab1".into());
+        r.started_unix_ms += i as u64 * 600_000;
+        // As `iolab lab --vm` stores it: the guest's facts, the host's name.
+        r.system.hostname = "labhost".into();
+        r.system.kernel = "6.1.0-28-amd64".into();
+        r.system.cpus = 2;
+        r.target.path = format!("/mnt/iolab-vmlab1-{name}/data").into();
+        r.target.fs_type = Some((*fs).into());
+        r.target.mount_point = Some(format!("/mnt/iolab-vmlab1-{name}").into());
+        r.target.mount_options = Some((*opts).into());
+        r.target.mount_source = Some(format!("/dev/md12{i}"));
+        runs.push(r);
+    }
+    save(&db, &runs);
+    let outp = dir.path().join("vmlab.html");
+    let (code, _, stderr) = report(&db, &["--lab", "vmlab1", "-o", outp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&outp).unwrap();
+    let _ = std::fs::copy(&outp, artifacts().join("vmlab.html"));
+    let header = &html[html.find("<header>").unwrap()..html.find("</header>").unwrap()];
+    assert!(header.contains(" on vm (tcg) on labhost;"), "{header}");
+    let setup = &html[html.find("id=\"setup\"").unwrap()..html.find("id=\"lab\"").unwrap()];
+    assert!(
+        setup.contains("<dt>host</dt><dd>vm (tcg) on labhost</dd>"),
+        "{setup}"
+    );
+    assert!(!html.contains("(none)"));
+    let Some(bin) = browser::chromium() else {
+        skip(
+            &kind::tool("chromium"),
+            "browser part: chromium is not installed (scripts/test installs it)",
+        );
+        return;
+    };
+    assert_summary_fits(&probe_body(&bin, &outp, "vmlab"), "vmlab");
+    let png = artifacts().join("vmlab-1280.png");
+    let (ok, log) = browser::screenshot(&bin, &outp, &png, 1280, 3000, false);
+    assert!(ok, "screenshot failed: {log}");
+    eprintln!("screenshot: {}", png.display());
+}
+
 #[test]
 fn a_hosts_group_gets_a_line_per_host_and_its_straggler_flagged() {
     // Three host runs of one `iolab run --hosts` (h2 at half the speed: the straggler) and
@@ -556,6 +639,9 @@ d.bg=getComputedStyle(document.body).backgroundColor;\
 var w=[].slice.call(document.querySelectorAll('#summary .tw'));\
 d.summaryTables=w.length;d.summaryWide=JSON.stringify(w.filter(function(x){return x.scrollWidth>x.clientWidth})\
 .map(function(x){return x.scrollWidth+'>'+x.clientWidth}));\
+var all=[].slice.call(document.querySelectorAll('.tw'));d.tables=all.length;\
+d.wideTables=JSON.stringify(all.filter(function(x){return x.scrollWidth>x.clientWidth})\
+.map(function(x){var s=x.closest('section');return (s?s.id:'-')+' '+x.scrollWidth+'>'+x.clientWidth}));\
 d.pageWide=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})();</script>";
     page = page.replacen("<head>", &format!("<head>{head}"), 1);
     page = page.replacen("</body>", &format!("{tail}</body>"), 1);
@@ -574,7 +660,8 @@ fn probe_body(bin: &Path, page: &Path, name: &str) -> String {
 }
 
 /// Issue 15: the summary fits a 1280 px window without scrolling sideways, and so does the
-/// page (the probe's DOM is dumped at that width).
+/// page (the probe's DOM is dumped at that width). Issue 27: so does every other table (the
+/// setup and lab tables scrolled), named by its section when it does not.
 fn assert_summary_fits(body_tag: &str, name: &str) {
     let get = |k: &str| attr(body_tag, k).unwrap_or_else(|| panic!("{k} missing: {body_tag}"));
     assert!(get("data-summary-tables").parse::<u32>().unwrap() >= 1);
@@ -582,6 +669,12 @@ fn assert_summary_fits(body_tag: &str, name: &str) {
         get("data-summary-wide"),
         "[]",
         "{name}: summary tables wider than their box at 1280 px (scrollWidth>clientWidth)"
+    );
+    assert!(get("data-tables").parse::<u32>().unwrap() >= 2);
+    assert_eq!(
+        get("data-wide-tables"),
+        "[]",
+        "{name}: tables wider than their box at 1280 px (section scrollWidth>clientWidth)"
     );
     assert_eq!(
         get("data-page-wide"),

@@ -64,7 +64,11 @@ fn a_v1_lab_database_migrates_and_compares_the_same() {
     let (dir, db) = v1_copy();
     assert_eq!(user_version(&db), 1, "the fixture is a v1 database");
     let text = iolab_in(dir.path(), &db, &["compare", "--lab", LAB]);
-    assert_eq!(user_version(&db), 2, "opening migrated it");
+    assert_eq!(
+        user_version(&db),
+        iolab::store::schema::LATEST_VERSION,
+        "opening migrated it"
+    );
     assert_eq!(text, read(&fixture("compare.txt")));
     let json = iolab_in(
         dir.path(),
@@ -100,7 +104,10 @@ fn a_v1_lab_database_reports_the_same() {
 fn v1_layouts_become_typed_records() {
     let (_dir, db) = v1_copy();
     let store = Store::open(&db).expect("open and migrate");
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(
+        store.schema_version().unwrap(),
+        iolab::store::schema::LATEST_VERSION
+    );
     let rec = |id: &str| store.run_layout(id).unwrap().expect("a layout");
 
     let healthy = rec("9364a808");

@@ -5,6 +5,8 @@
 //! Runs are referred to by id, unique id prefix, label (the newest run with it), `last` or
 //! `last~N`. A reference that matches nothing, or more than one run, exits 2 with one line.
 
+use std::path::PathBuf;
+
 use super::Context;
 use crate::sample::RunRecord;
 use crate::store::{Location, RunFilter, Store, StoreError};
@@ -29,7 +31,50 @@ pub(crate) fn store_err(e: StoreError) -> anyhow::Error {
 /// Opens (creating when needed) the store a new run is saved in.
 pub(super) fn open_store(ctx: &Context) -> anyhow::Result<Store> {
     let loc = db_location(ctx)?;
-    Store::open_location(&loc).map_err(store_err)
+    let store = Store::open_location(&loc).map_err(store_err)?;
+    mention_leftovers(ctx, &store);
+    Ok(store)
+}
+
+/// The runs of the store killed on this host, as (target, pid of their dead process): what
+/// `iolab run --cleanup` sweeps besides its directory.
+pub(crate) fn killed_runs(store: &Store) -> anyhow::Result<Vec<(PathBuf, u32)>> {
+    Ok(store
+        .killed_runs()
+        .map_err(store_err)?
+        .into_iter()
+        .map(|k| (k.target_path, k.owner.pid))
+        .collect())
+}
+
+/// Says, in one line on stderr, when runs killed on this host left files that are still on
+/// disk, and what removes them (issue 27: a killed run's 1 GiB test file was found only by a
+/// user who thought to look in its directory). A store that cannot say stays silent: this is
+/// a hint, never a reason for a command to fail.
+pub(crate) fn mention_leftovers(ctx: &Context, store: &Store) {
+    let Ok(runs) = killed_runs(store) else {
+        return;
+    };
+    let left = crate::runner::leftovers::left_by_killed(&runs);
+    let Some(first) = left.first() else {
+        return;
+    };
+    let bytes: u64 = left.iter().map(|l| l.bytes).sum();
+    let more = match left.len() - 1 {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let db = match &ctx.db {
+        None => String::new(),
+        Some(Location::File(p)) => format!(" --db {}", p.display()),
+        Some(Location::Postgres(_)) => " --db (this database)".to_string(),
+    };
+    eprintln!(
+        "iolab: note: killed runs left {} on disk ({}{more}); `iolab run --cleanup{db}` removes {}",
+        crate::units::format_bytes(bytes),
+        first.path.display(),
+        if left.len() == 1 { "it" } else { "them" },
+    );
 }
 
 /// Opens the store for a command that needs runs to exist; no database means no such run.
@@ -37,7 +82,10 @@ pub(super) fn open_store(ctx: &Context) -> anyhow::Result<Store> {
 pub(crate) fn open_existing(ctx: &Context, what: &str) -> anyhow::Result<Store> {
     let loc = db_location(ctx)?;
     match Store::open_location_existing(&loc) {
-        Ok(s) => Ok(s),
+        Ok(s) => {
+            mention_leftovers(ctx, &s);
+            Ok(s)
+        }
         Err(StoreError::Missing(p)) => Err(super::usage(format!(
             "no run matches '{what}': no results database at {} yet (`iolab run` stores runs; --db or IOLAB_DB chooses another file)",
             p.display()

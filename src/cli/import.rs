@@ -30,12 +30,17 @@ pub struct ImportArgs {
     pub note: Option<String>,
 }
 
-/// Print the iolab spec equivalent to a fio job file.
+/// Print the iolab spec equivalent to a fio job file, or to a trace's workload model.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("from").required(true).args(["from_fio", "from_trace"])))]
 pub struct SpecArgs {
     /// The fio job file to convert.
     #[arg(long, value_name = "FILE.fio")]
-    pub from_fio: PathBuf,
+    pub from_fio: Option<PathBuf>,
+    /// A trace file (`iolab capture`): its workload model as a spec, with what the spec
+    /// cannot carry over as comments.
+    #[arg(long, value_name = "FILE", conflicts_with = "lenient")]
+    pub from_trace: Option<PathBuf>,
     /// Skip options iolab does not support (listed as comments) instead of refusing the file.
     #[arg(long)]
     pub lenient: bool,
@@ -160,7 +165,13 @@ pub fn fio_job_flags(path: &Path, lenient: bool, find_target: bool) -> anyhow::R
 
 /// `iolab spec --from-fio`: prints the spec, after checking it parses back to the same suite.
 pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
-    let c = load_fio_job(&a.from_fio, a.lenient)?;
+    if let Some(t) = &a.from_trace {
+        return spec_from_trace(t);
+    }
+    let Some(from_fio) = &a.from_fio else {
+        return Err(usage("give --from-fio FILE.fio or --from-trace FILE"));
+    };
+    let c = load_fio_job(from_fio, a.lenient)?;
     let toml = crate::spec::suite_to_toml(&c.suite);
     let back = crate::spec::parse_spec(&toml, "converted spec").map_err(|e| {
         anyhow::anyhow!("the converted spec does not parse back ({e}); please report this")
@@ -170,7 +181,7 @@ pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
             "the converted spec reads back differently; please report this"
         ));
     }
-    println!("# converted from fio job file {}", a.from_fio.display());
+    println!("# converted from fio job file {}", from_fio.display());
     for n in &c.notes {
         println!("# note: {n}");
     }
@@ -183,6 +194,48 @@ pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
     for t in &c.targets {
         println!("# fio target: {t} (give it as iolab run TARGET)");
     }
+    print!("{toml}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks that a generated spec reads back to the same suite (a bug otherwise, not bad input).
+fn round_trip(suite: &Suite) -> anyhow::Result<String> {
+    let toml = crate::spec::suite_to_toml(suite);
+    let back = crate::spec::parse_spec(&toml, "converted spec").map_err(|e| {
+        anyhow::anyhow!("the converted spec does not parse back ({e}); please report this")
+    })?;
+    if &back != suite {
+        return Err(anyhow::anyhow!(
+            "the converted spec reads back differently; please report this"
+        ));
+    }
+    Ok(toml)
+}
+
+/// `iolab spec --from-trace`: the trace's workload model as a spec.
+fn spec_from_trace(path: &Path) -> anyhow::Result<ExitCode> {
+    let t = super::capture::load_trace(path)?;
+    let m = crate::trace::model::Model::of(&t);
+    let name = path
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let f = crate::trace::to_spec::from_model(&m, &name)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let toml = round_trip(&f.suite)?;
+    println!(
+        "# the workload model of trace {} ({} IOs, {:.1}s)",
+        path.display(),
+        m.ios,
+        m.duration_s
+    );
+    println!("# {}", m.summary());
+    for n in &f.notes {
+        println!("# not carried over: {n}");
+    }
+    println!(
+        "# replay the trace itself: iolab run TARGET --replay {}",
+        path.display()
+    );
     print!("{toml}");
     Ok(ExitCode::SUCCESS)
 }

@@ -80,6 +80,15 @@ pub struct LabArgs {
     /// cuts (`iolab lab --vm` passes it to the guest's lab).
     #[arg(long, value_name = "DIR", hide = true)]
     pub powercut_dir: Option<PathBuf>,
+
+    /// Needs to decide by at the end (laid over the spec's `[decide]` table; issue 31).
+    #[command(flatten)]
+    pub decide: super::decide::DecideFlags,
+
+    /// Keep the `[decide]` needs with the runs but print no decision (the VM's guest: the
+    /// host decides once the runs are labelled emulated).
+    #[arg(long, hide = true)]
+    pub no_decide: bool,
 }
 
 /// `iolab lab` on this machine (with `--vm` the CLI runs `vm::run` instead).
@@ -87,7 +96,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
         return cleanup(&a);
     }
-    let spec = load_spec(&a)?;
+    let mut spec = load_spec(&a)?;
     if a.powercut_dir.is_none() {
         if let Some(l) = spec.layouts.iter().find(|l| l.powercut.is_some()) {
             return Err(super::usage(format!(
@@ -96,6 +105,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
+    let disk = decide_needs(ctx, &a, &mut spec)?;
     if let Some(s) = spec
         .slow_disks
         .iter()
@@ -148,6 +158,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
+    let copies = decided_runs(&a, &spec, &runs);
     let lab::summary::Conclusion {
         comparison,
         records,
@@ -155,8 +166,18 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     // Kept before printing, its error returned after: a failing store does not cost the
     // lab's results.
     let saved = save_records(store.as_mut(), &records);
-    print_report(&a, &spec, &report, comparison.as_ref(), saved.is_ok())?;
+    let decision = (copies.zip(spec.decide.as_ref()))
+        .map(|(c, d)| super::decide::decide_lab(&report, c, d, disk.as_ref()));
+    print_report(
+        &a,
+        &spec,
+        &report,
+        comparison.as_ref(),
+        decision.as_ref().and_then(|d| d.as_ref().ok()),
+        saved.is_ok(),
+    )?;
     saved?;
+    decision.transpose()?;
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
@@ -192,6 +213,7 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     if a.repeat == Some(0) {
         return Err(super::usage("--repeat: must be at least 1"));
     }
+    add_trace_workloads(&mut spec)?;
     spec.override_workloads(size, time, a.repeat);
     if a.quick {
         spec.quick();
@@ -210,12 +232,46 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     Ok(spec)
 }
 
+/// The lab's runs as they ran, for the decision (`conclude` consumes them); `None` when the
+/// lab does not decide (no needs, `--dry-run`, the VM's guest).
+fn decided_runs(
+    a: &LabArgs,
+    spec: &lab::LabSpec,
+    runs: &[(lab::report::LabRun, RunRecord)],
+) -> Option<Vec<RunRecord>> {
+    (spec.decide.is_some() && !a.no_decide && !a.dry_run)
+        .then(|| runs.iter().map(|(_, r)| r.clone()).collect())
+}
+
+/// Lays the need flags over the spec's `[decide]` table and checks them against the lab, and
+/// reads the real disks' speed (`disk_from`) — before anything is built, so a need the lab
+/// cannot answer fails now, not at the end (issue 31).
+pub(super) fn decide_needs(
+    ctx: &Context,
+    a: &LabArgs,
+    spec: &mut lab::LabSpec,
+) -> anyhow::Result<Option<crate::decide::DiskMeasured>> {
+    let over = a.decide.spec()?;
+    if spec.decide.is_some() || over != crate::spec::decide::DecideSpec::default() {
+        let mut d = spec.decide.take().unwrap_or_default();
+        d.merge(&over);
+        spec.decide = Some(d);
+    }
+    spec.check_decide()
+        .map_err(|e| super::usage(format!("{}: {e}", spec.file)))?;
+    match &spec.decide {
+        Some(d) if !a.no_decide && !a.dry_run => super::decide::disk_measured(ctx, d),
+        _ => Ok(None),
+    }
+}
+
 /// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
 fn print_report(
     a: &LabArgs,
     spec: &lab::LabSpec,
     report: &lab::LabReport,
     comparison: Option<&crate::report::compare::Comparison>,
+    decision: Option<&crate::decide::Decision>,
     saved: bool,
 ) -> anyhow::Result<()> {
     match a.format {
@@ -236,6 +292,10 @@ fn print_report(
                         &spec.workloads.suite
                     )
                 );
+            }
+            if let Some(d) = decision {
+                println!();
+                print!("{}", crate::report::text::decide::render_table(d));
             }
             if saved && !report.runs.is_empty() {
                 println!(
@@ -258,11 +318,18 @@ fn print_report(
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));
             }
+            if let Some(d) = decision {
+                println!();
+                print!("{}", crate::report::text::decide::render_markdown(d));
+            }
         }
         Format::Json => {
             let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+                if let Some(d) = decision {
+                    obj.insert("decision".into(), serde_json::to_value(d)?);
+                }
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
@@ -445,6 +512,23 @@ impl Progress {
             }
         }
     }
+}
+
+/// `[workloads] model = "..."`: each trace's workload model joins the suite; then every
+/// replay and model workload is filled from its trace (pattern, block size, queue depth).
+fn add_trace_workloads(spec: &mut lab::LabSpec) -> anyhow::Result<()> {
+    for t in spec.workloads.models.clone() {
+        let path = std::path::Path::new(&t);
+        let trace = super::capture::load_trace(path)?;
+        let m = crate::trace::model::Model::of(&trace);
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let f = crate::trace::to_spec::from_model(&m, &format!("model-{stem}"))
+            .map_err(|e| super::usage(format!("workloads.model {t}: {e}")))?;
+        spec.workloads.suite.workloads.extend(f.suite.workloads);
+    }
+    super::run::prepare_replays(&mut spec.workloads.suite)
 }
 
 #[cfg(test)]

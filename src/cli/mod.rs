@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod capture;
 pub mod compare;
 mod db;
+pub mod decide;
 pub mod disks;
 pub mod hosts;
 pub mod import;
@@ -88,13 +90,18 @@ pub enum Command {
     Disks(disks::DisksArgs),
     /// Capacity, predicted performance and data-loss risk of candidate layouts.
     Plan(plan::PlanArgs),
+    /// Which layout, and why: decide between a stored lab's layouts by needs (no re-run).
+    Decide(decide::DecideArgs),
     /// Copy stored runs to another results database (`store push --to postgres://...`).
     #[command(subcommand)]
     Store(store_cmds::StoreCommand),
     /// Import fio results (--output-format=json or json+) as stored runs.
     Import(import::ImportArgs),
-    /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`).
+    /// Print the iolab spec equivalent to a fio job file (`--from-fio FILE.fio`) or to a
+    /// trace's workload model (`--from-trace FILE`).
     Spec(import::SpecArgs),
+    /// Record the IOs reaching a block device into a trace file; show or import traces.
+    Capture(Box<capture::CaptureArgs>),
     /// The far side of `iolab run --hosts`: the line protocol on stdin/stdout.
     Agent(hosts::AgentArgs),
 }
@@ -124,9 +131,11 @@ pub fn main() -> ExitCode {
         Command::Report(a) => report::run(&ctx, a),
         Command::Disks(a) => disks::run(&ctx, a),
         Command::Plan(a) => plan::run(&ctx, a),
+        Command::Decide(a) => decide::run(&ctx, a),
         Command::Store(c) => store_cmds::store(&ctx, c),
         Command::Import(a) => import::import(&ctx, a),
         Command::Spec(a) => import::spec(&ctx, a),
+        Command::Capture(a) => capture::capture(&ctx, *a),
         Command::Agent(a) => hosts::agent(&ctx, a),
     };
     match result {

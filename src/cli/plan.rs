@@ -240,7 +240,7 @@ fn parse_hours(flag: &str, text: &str) -> anyhow::Result<f64> {
 }
 
 /// Reads a run record: one object, or an array holding exactly one.
-fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> {
+pub(super) fn read_run(path: &Path, ctx: &Context) -> anyhow::Result<RunRecord> {
     let looks_like_file =
         path.components().count() > 1 || path.extension().is_some_and(|e| e == "json");
     if !path.is_file() && !looks_like_file {

@@ -130,6 +130,33 @@ fn remove_stale_charts(dir: &Path, keep: &[String]) {
     }
 }
 
+/// A lab's report opens with its decision (issue 31), made by the needs the lab ran with (none:
+/// the Pareto front and the safest layout); a decision that cannot be made is a note instead.
+fn lab_decision(
+    ctx: &Context,
+    lab: &str,
+    runs: &[crate::sample::RunRecord],
+    report: &mut html::Report,
+) {
+    let mine: Vec<crate::sample::RunRecord> = runs
+        .iter()
+        .filter(|r| r.lab_id.as_deref() == Some(lab))
+        .cloned()
+        .collect();
+    let spec = crate::decide::from_runs(lab, &mine)
+        .decide
+        .unwrap_or_default();
+    let made = super::decide::disk_measured(ctx, &spec)
+        .and_then(|disk| super::decide::decide_runs(lab, &mine, &spec, disk.as_ref()));
+    match made {
+        Ok(d) => report.decision = Some(d),
+        Err(e) => report.notes.push(html::model::Note {
+            severity: html::model::Severity::Warning,
+            text: format!("no decision for lab {lab}: {}", super::one_line(&e)),
+        }),
+    }
+}
+
 /// `iolab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
     if a.runs.is_empty() && a.lab.is_none() {
@@ -153,6 +180,9 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         generated_unix_ms: now_unix_ms(),
     };
     let mut report = html::build(&runs, &opts);
+    if let Some(lab) = &a.lab {
+        lab_decision(ctx, lab, &runs, &mut report);
+    }
     // An aggregate of `--hosts` alone still gets its per-host charts: its host runs are
     // loaded for them (not made columns of the comparison).
     let siblings = html::hosts::sibling_ids(&runs);

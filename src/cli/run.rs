@@ -123,6 +123,40 @@ pub struct RunArgs {
     /// The --slo search stops when the capacity is bracketed this closely (default 0.05).
     #[arg(long, help_heading = "Open loop")]
     pub slo_precision: Option<f64>,
+    /// A block-size mix (fio bssplit): 8k/50:128k/50, or reads,writes: 8k/50:128k/50,4k/100.
+    #[arg(long, value_name = "MIX", help_heading = "Workload")]
+    pub bssplit: Option<String>,
+    /// How random offsets spread (fio random_distribution): random, zipf:1.2, pareto:0.8,
+    /// normal:10, zoned:60/10:30/20:10/70.
+    #[arg(long, value_name = "DIST", help_heading = "Workload")]
+    pub random_distribution: Option<String>,
+    /// Pause after each completion before the next IO (fio thinktime), e.g. 200us.
+    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    pub thinktime: Option<String>,
+    /// Passes over the working set per trial (fio loops); with --replay, replays of the trace.
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub loops: Option<u32>,
+    /// Replay a trace (`iolab capture`): its IOs at their recorded times, open loop; reports
+    /// its own fidelity (issue-time error, duration against the recording, late IOs).
+    #[arg(long, value_name = "FILE", help_heading = "Replay", conflicts_with_all = ["profile", "spec", "quick", "fio_job", "pattern"])]
+    pub replay: Option<PathBuf>,
+    /// Replay speed: 2 is twice as fast as recorded.
+    #[arg(long, value_name = "X", help_heading = "Replay", requires = "replay")]
+    pub speed: Option<f64>,
+    /// Replay in order as fast as the recorded in-flight counts allow, ignoring the times.
+    #[arg(
+        long,
+        help_heading = "Replay",
+        requires = "replay",
+        conflicts_with = "speed"
+    )]
+    pub as_fast_as_possible: bool,
+    /// How a trace larger than the target is fitted: wrap (offsets wrap around) or scale.
+    #[arg(long, value_parser = ["exact", "wrap", "scale"], help_heading = "Replay", requires = "replay")]
+    pub replay_map: Option<String>,
+    /// Run a trace's workload model (`iolab spec --from-trace`) instead of the trace itself.
+    #[arg(long, value_name = "FILE", help_heading = "Replay", conflicts_with_all = ["profile", "spec", "quick", "fio_job", "pattern", "replay"])]
+    pub replay_model: Option<PathBuf>,
     /// Small files: how many files (bonnie++ -n N means N*1024).
     #[arg(
         long,
@@ -239,9 +273,10 @@ pub struct RunArgs {
         help_heading = "Many hosts"
     )]
     pub on_host_failure: crate::hosts::outcome::OnFailure,
-    /// Remove what killed runs left in TARGET (default: the current directory) and exit:
-    /// their test files and small-file trees (their stored runs already show `incomplete`),
-    /// and killed `--hosts` controllers' ssh masters and control-socket directories.
+    /// Remove what killed runs left in TARGET (default: the current directory and the targets
+    /// of the runs the store shows `incomplete` on this host) and exit: their test files and
+    /// small-file trees, killed `--hosts` controllers' ssh masters and control-socket
+    /// directories, and killed `iolab capture`s' tracing instances.
     #[arg(long)]
     pub cleanup: bool,
 }
@@ -310,8 +345,70 @@ impl RunArgs {
             fsync: self.fsync.then_some(true),
             fsync_dir: self.fsync_dir.then_some(true),
             drop_caches: None,
+            bssplit: self.bssplit.clone(),
+            random_distribution: self.random_distribution.clone(),
+            thinktime: self.thinktime.clone().map(TimeValue::Text),
+            loops: self.loops,
+            replay: self.replay.as_ref().map(|p| p.display().to_string()),
+            speed: self.speed,
+            as_fast_as_possible: self.as_fast_as_possible.then_some(true),
+            replay_map: self.replay_map.clone(),
         }
     }
+}
+
+/// `--verify` checks blocks of one size: a block-size mix (or a replay's sizes) is refused.
+fn verify_one_size(a: &RunArgs, suite: &Suite) -> anyhow::Result<()> {
+    if a.verify.is_none() {
+        return Ok(());
+    }
+    match suite.workloads.iter().find(|w| {
+        w.io()
+            .is_some_and(|io| io.bssplit.is_some() || io.replay.is_some())
+    }) {
+        Some(w) => Err(usage(format!(
+            "--verify checks blocks of one size; workload '{}' mixes sizes (bssplit or a replay): drop one",
+            w.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Fits each replay to the target before anything runs: a file or directory target is made
+/// as large as the trace reaches (unless `--size` says otherwise); a trace reaching past the
+/// target without a mapping is a usage error; the mapping chosen is printed.
+fn fit_replays(
+    suite: &mut Suite,
+    target: &Target,
+    opts: &crate::runner::suite::SuiteOptions,
+    json: bool,
+) -> anyhow::Result<()> {
+    for w in &mut suite.workloads {
+        let WorkloadKind::Io(io) = &mut w.kind else {
+            continue;
+        };
+        let Some(r) = io.replay.clone() else {
+            continue;
+        };
+        let t = crate::runner::replay::load(&r).map_err(|e| usage(format!("replay: {e}")))?;
+        let n = crate::runner::replay::needs(&t);
+        if target.info.kind != crate::target::TargetKind::BlockDevice && io.size.is_none() {
+            io.size = Some(n.max_end.div_ceil(io.block_size).max(1) * io.block_size);
+        }
+        let laid_out = std::fs::metadata(target.path()).map_or(0, |m| m.len());
+        let ws = crate::runner::suite::working_set(io, target, laid_out, opts.default_size)?;
+        let plan = crate::runner::replay::plan(&r, io.loops, ws)
+            .map_err(|e| usage(format!("replay: {e}")))?;
+        if !json {
+            eprintln!(
+                "iolab: replay '{}': {} IOs, {}",
+                w.name,
+                plan.ios.len(),
+                plan.sample.mapping
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Turns a flag-level spec error into a message naming the flag.
@@ -345,15 +442,53 @@ pub fn apply_fio_job(mut a: RunArgs) -> anyhow::Result<RunArgs> {
 
 /// Builds the suite the flags ask for.
 pub fn build_suite(a: &RunArgs) -> anyhow::Result<Suite> {
+    let mut suite = build_suite_unprepared(a)?;
+    prepare_replays(&mut suite)?;
+    Ok(suite)
+}
+
+/// Fills every replay workload from its trace (pattern, block size, queue depth), so the
+/// write-safety check sees a trace with writes as a writer.
+pub(super) fn prepare_replays(suite: &mut Suite) -> anyhow::Result<()> {
+    for w in &mut suite.workloads {
+        if let WorkloadKind::Io(io) = &mut w.kind {
+            crate::runner::replay::prepare(io).map_err(|e| usage(format!("replay: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+fn build_suite_unprepared(a: &RunArgs) -> anyhow::Result<Suite> {
     let flags = a.flags();
-    if a.pattern.is_some() {
+    if a.pattern.is_some() || a.replay.is_some() {
+        let mut flags = flags;
+        if let Some(t) = &a.replay
+            && flags.name.is_none()
+        {
+            let stem = t
+                .file_stem()
+                .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+            flags.name = Some(format!("replay-{stem}"));
+        }
         let w = flags.validate().map_err(flag_error)?;
         return Ok(Suite {
             name: "custom".into(),
             workloads: vec![w],
         });
     }
-    let base = if let Some(spec) = &a.spec {
+    let base = if let Some(t) = &a.replay_model {
+        let trace = super::capture::load_trace(t)?;
+        let m = crate::trace::model::Model::of(&trace);
+        let stem = t
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let f = crate::trace::to_spec::from_model(&m, &format!("model-{stem}"))
+            .map_err(|e| usage(format!("--replay-model {}: {e}", t.display())))?;
+        for n in &f.notes {
+            eprintln!("iolab: note: the model leaves out {n}");
+        }
+        f.suite
+    } else if let Some(spec) = &a.spec {
         crate::spec::parse_spec_file(spec)?
     } else if let Some(job) = &a.fio_job {
         super::import::fio_job_suite(job, a.lenient)?
@@ -471,7 +606,7 @@ fn effective_name(base: &Workload, eff: &Workload) -> String {
             if a.threads != b.threads {
                 set(format!("t{}", a.threads), format!("t{}", b.threads));
             }
-            if a.read_pct != b.read_pct && b.pattern == crate::spec::Pattern::RandRw {
+            if a.read_pct != b.read_pct && b.pattern.is_mixed() {
                 let (ra, rb) = (a.read_pct, b.read_pct);
                 set(format!("{ra}r"), format!("{rb}r"));
             }
@@ -595,27 +730,55 @@ fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()
     Ok(())
 }
 
+/// `--cleanup`: what killed runs left in TARGET (default: the current directory); without a
+/// TARGET also in the targets of the runs the store holds as killed on this host (issue 27);
+/// and killed `--hosts` controllers' ssh masters and control-socket directories.
+fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut removed = crate::runner::leftovers::clean(&dir)
+        .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
+    let mut killed = Vec::new();
+    if a.target.is_none() {
+        match super::db::db_location(ctx).map(|l| crate::store::Store::open_location_existing(&l)) {
+            Ok(Ok(store)) => killed = super::db::killed_runs(&store)?,
+            Ok(Err(crate::store::StoreError::Missing(_))) => {}
+            Ok(Err(e)) => eprintln!(
+                "iolab: warning: cannot read the store ({e}): only {} was swept",
+                dir.display()
+            ),
+            Err(e) => eprintln!("iolab: warning: {e}: only {} was swept", dir.display()),
+        }
+        removed.extend(
+            crate::runner::leftovers::clean_killed(&killed)
+                .map_err(|e| usage(format!("--cleanup: a killed run's target: {e}")))?,
+        );
+    }
+    // Killed `--hosts` controllers: their ssh masters and control-socket directories.
+    removed.extend(
+        crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
+            .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
+    );
+    for p in &removed {
+        println!("removed {}", p.display());
+    }
+    if removed.is_empty() {
+        let stored = match killed.len() {
+            0 => String::new(),
+            1 => " or in the target of the store's killed run".to_string(),
+            n => format!(" or in the targets of the store's {n} killed runs"),
+        };
+        println!("nothing left by killed runs in {}{stored}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
-        let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
-        let removed = crate::runner::leftovers::clean(&dir)
-            .map_err(|e| usage(format!("--cleanup {}: {e}", dir.display())))?;
-        let mut removed = removed;
-        // Killed `--hosts` controllers: their ssh masters and control-socket directories.
-        removed.extend(
-            crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
-                .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
-        );
-        for p in &removed {
-            println!("removed {}", p.display());
-        }
-        if removed.is_empty() {
-            println!("nothing left by killed runs in {}", dir.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        return cleanup(ctx, &a);
     }
     let a = apply_fio_job(a)?;
-    let suite = build_suite(&a)?;
+    let mut suite = build_suite(&a)?;
+    verify_one_size(&a, &suite)?;
     if a.target_all.is_some() || a.launch.is_some() || a.push {
         return Err(usage(
             "--target, --launch and --push go with --hosts; for one local run give TARGET",
@@ -655,6 +818,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let opts = suite_options(&a, repeat)?;
+    fit_replays(&mut suite, &target, &opts, a.json)?;
     crate::runner::suite::preflight(&suite, &target, &opts)?;
     crate::pause::at("target resolved");
     if let Some(l) = &a.label {

@@ -166,6 +166,7 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(store_err(e)),
     };
+    super::db::mention_leftovers(ctx, &store);
     let filter = RunFilter {
         label: a.label,
         host: a.host,

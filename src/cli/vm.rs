@@ -30,6 +30,8 @@ fn guest_args(a: &LabArgs) -> Vec<String> {
     if a.verbose {
         v.push("--verbose".into());
     }
+    // The host decides once the runs are labelled emulated (issue 31).
+    v.push("--no-decide".into());
     v
 }
 
@@ -57,7 +59,9 @@ fn strip_ansi(s: &str) -> String {
 
 /// `iolab lab --vm`: runs the lab in a VM and prints what the guest printed, labelled.
 pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
-    let spec = &super::lab::load_spec(a)?;
+    let mut spec = super::lab::load_spec(a)?;
+    let disk = super::lab::decide_needs(ctx, a, &mut spec)?;
+    let (spec, disk) = (&spec, disk.as_ref());
     crate::signals::install();
     let opts = VmOptions {
         lab_args: guest_args(a),
@@ -100,6 +104,19 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
         out.lab_seconds,
         out.copied.len()
     );
+    // The decision, from the runs as the host stored them (labelled emulated).
+    let decision = match (&spec.decide, store.as_ref()) {
+        (Some(d), Some(st)) if !out.copied.is_empty() => {
+            let runs = super::db::load_all(st, &out.copied)?;
+            let lab = runs
+                .iter()
+                .find_map(|r| r.lab_id.clone())
+                .unwrap_or_default();
+            Some(super::decide::decide_runs(&lab, &runs, d, disk))
+        }
+        _ => None,
+    };
+    let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
     match a.format {
         Format::Json => {
             let mut doc: serde_json::Value = serde_json::from_str(&out.stdout)
@@ -117,17 +134,29 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
                         "exit_code": out.exit_code,
                     }),
                 );
+                if let Some(d) = shown {
+                    obj.insert("decision".into(), serde_json::to_value(d)?);
+                }
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         Format::Md => {
             println!("> {summary}\n");
             print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_markdown(d));
+            }
         }
         Format::Text | Format::Csv | Format::Html => {
             println!("{summary}\n");
             print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_table(d));
+            }
         }
+    }
+    if let Some(Err(e)) = decision {
+        return Err(e);
     }
     match out.exit_code {
         Some(0) => Ok(ExitCode::SUCCESS),

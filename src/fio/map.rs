@@ -62,7 +62,10 @@ pub const NO_EFFECT: &[&str] = &[
 /// Every option a job file may use without `--lenient`: mapped, without effect, or changing
 /// only fio's reporting and timekeeping ([`super::reporting::REPORTING`], accepted with a note).
 pub fn known(key: &str) -> bool {
-    MAPPED.contains(&key) || NO_EFFECT.contains(&key) || super::reporting::is_reporting(key)
+    MAPPED.contains(&key)
+        || NO_EFFECT.contains(&key)
+        || MAPPED_ACCESS.contains(&key)
+        || super::reporting::is_reporting(key)
 }
 
 /// A job file turned into iolab terms.
@@ -327,6 +330,7 @@ impl JobMapper {
                         .push(format!("{}: {k} is not reproduced: {n}", o.at()));
                 }
             }
+            k if MAPPED_ACCESS.contains(&k) => self.access_option(o, &v),
             _ => self.refuse(o),
         }
     }
@@ -338,10 +342,10 @@ impl JobMapper {
             "randread" => "randread",
             "randwrite" => "randwrite",
             "randrw" => "randrw",
-            "rw" | "readwrite" => {
-                return self.refuse_value(o, "iolab has no sequential read+write mix; use randrw");
+            "rw" | "readwrite" => "rw",
+            _ => {
+                return self.refuse_value(o, "use read, write, randread, randwrite, rw or randrw");
             }
-            _ => return self.refuse_value(o, "use read, write, randread, randwrite or randrw"),
         };
         self.raw.pattern = Some(p.to_string());
     }
@@ -376,10 +380,17 @@ impl JobMapper {
         if !self.direct_set {
             r.direct = Some(false);
         }
-        if r.pattern.as_deref() == Some("randrw") {
+        if r.bssplit.is_some() {
+            // fio: bssplit overrides bs, wherever each was set.
+            r.bs = None;
+        }
+        if matches!(r.pattern.as_deref(), Some("randrw" | "rw")) {
             r.read_pct = Some(self.read_pct.unwrap_or(50));
         }
-        let writes = matches!(r.pattern.as_deref(), Some("write" | "randwrite" | "randrw"));
+        let writes = matches!(
+            r.pattern.as_deref(),
+            Some("write" | "randwrite" | "randrw" | "rw")
+        );
         if !writes {
             r.fsync_every = None;
             r.fsync_at_end = None;
@@ -416,6 +427,46 @@ impl JobMapper {
                 .map(|b| bytes_value(b.saturating_mul(jobs)));
         }
         r
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access options (issue 29): block-size mixes, access distributions, think time, loops. Kept
+// in a block of their own, apart from the reporting options above.
+
+/// The access options mapped onto iolab's workload vocabulary.
+pub const MAPPED_ACCESS: &[&str] = &["bssplit", "random_distribution", "thinktime", "loops"];
+
+impl JobMapper {
+    /// `bssplit`, `random_distribution`, `thinktime` (microseconds by default), `loops`.
+    fn access_option(&mut self, o: &JobOption, v: &str) {
+        match o.key.as_str() {
+            "bssplit" => {
+                // fio's third list (trims) has no iolab op.
+                let parts: Vec<&str> = v.split(',').collect();
+                if parts.len() > 2 && parts[2..].iter().any(|p| !p.trim().is_empty()) {
+                    return self.refuse_value(o, "iolab has no trims: give reads,writes only");
+                }
+                let text = parts.iter().take(2).copied().collect::<Vec<_>>().join(",");
+                match crate::spec::BsSplit::parse(&text) {
+                    Ok(b) => {
+                        self.raw.bs = None;
+                        self.raw.bssplit = Some(b.describe());
+                    }
+                    Err(e) => self.refuse_value(o, &e),
+                }
+            }
+            "random_distribution" => match crate::spec::Distribution::parse(v) {
+                Ok(d) => self.raw.random_distribution = Some(d.describe()),
+                Err(e) => self.refuse_value(o, &e),
+            },
+            "thinktime" => match parse_fio_time_ns(v, 1_000) {
+                Some(ns) => self.raw.thinktime = Some(TimeValue::Text(format!("{}us", ns / 1_000))),
+                None => self.refuse_value(o, "give a time such as 100 (us) or 2ms"),
+            },
+            "loops" => self.raw.loops = self.number(o).map(|n| n.min(u64::from(u32::MAX)) as u32),
+            _ => self.refuse(o),
+        }
     }
 }
 
@@ -506,6 +557,33 @@ mod tests {
         assert!(!e.to_string().contains("write_lat_log"), "{e}");
     }
 
+    /// A byte rate that is no whole binary unit prints with its `B`: a bare number is IOPS.
+    #[test]
+    fn rates_print_and_read_back_as_converted() {
+        let c = conv(
+            "[a]\nrw=read\nbs=4k\nrate=1000000\n[b]\nstonewall\nrw=randwrite\nnumjobs=3\nrate_iops=250\nrate_process=poisson\n",
+            false,
+        )
+        .unwrap();
+        let toml = crate::spec::suite_to_toml(&c.suite);
+        assert!(toml.contains("rate = \"1000000B\""), "{toml}");
+        let back = crate::spec::parse_spec(&toml, "printed").unwrap();
+        let (a, b) = (
+            back.workloads[0].io().unwrap(),
+            back.workloads[1].io().unwrap(),
+        );
+        let (oa, ob) = (a.open_loop.unwrap(), b.open_loop.unwrap());
+        assert_eq!(oa.rate, crate::spec::Rate::BytesPerSec(1_000_000));
+        assert_eq!(ob.rate, crate::spec::Rate::Iops(250.0));
+        assert!(ob.per_thread && !oa.per_thread);
+        assert_eq!(ob.arrivals, crate::spec::Arrivals::Poisson);
+        assert_eq!(ob.total_iops(b.threads, b.block_size), 750.0);
+        assert_eq!(
+            c.notes.iter().filter(|n| n.contains("open loop")).count(),
+            2
+        );
+    }
+
     #[test]
     fn unsupported_options_are_named_with_their_lines() {
         let e = conv("[a]\nrw=read\nzonemode=zbd\n\nstartdelay=1\n", false).unwrap_err();
@@ -521,7 +599,7 @@ mod tests {
         );
         let c = conv("[a]\nrw=read\nzonemode=zbd\n", true).unwrap();
         assert_eq!(c.skipped.len(), 1);
-        let e = conv("[a]\nrw=readwrite\n", false).unwrap_err();
-        assert!(e.to_string().contains("'rw' value 'readwrite'"), "{e}");
+        let e = conv("[a]\nrw=randtrim\n", false).unwrap_err();
+        assert!(e.to_string().contains("'rw' value 'randtrim'"), "{e}");
     }
 }

@@ -97,7 +97,7 @@ pub struct MemberIo {
     pub busy_ms: Option<u64>,
     /// Requests (reads, writes, discards, flushes) completed per second of busy time: what
     /// the slow-member rule judges, with [`MemberIo::mb_per_busy_sec`]. `None` when the member
-    /// did too little to judge (under 100 ms busy or 20 requests).
+    /// did too little to be a peer of the others (under 20 ms busy or 20 requests).
     #[serde(default)]
     pub ios_per_busy_sec: Option<f64>,
     /// MB (10^6 bytes) moved per second of busy time (`None` as for `ios_per_busy_sec`).

@@ -29,7 +29,9 @@ pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
         capacity: Capacity {
             usable_bytes: m.usable_bytes,
             expected_usable_bytes: None,
+            member_bytes: None,
         },
+        decide: spec.decide.clone(),
         ..LayoutRecord::default()
     }
 }
@@ -40,6 +42,7 @@ pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
 pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool) {
     rec.build_seconds = l.build_seconds;
     rec.capacity.expected_usable_bytes = l.expected_usable_bytes;
+    rec.capacity.member_bytes = l.member_bytes;
     rec.rebuild = l.rebuild.as_ref().map(|r| RebuildRecord {
         seconds: r.seconds,
         bytes: Some(r.bytes),

@@ -113,7 +113,7 @@ impl MeasuredPerf {
                 Pattern::Write => ("write", true),
                 Pattern::RandRead => ("read", false),
                 Pattern::RandWrite => ("write", false),
-                Pattern::RandRw => continue,
+                Pattern::RandRw | Pattern::Rw => continue,
             };
             let per_trial: Vec<f64> = w
                 .trials

@@ -155,6 +155,13 @@ pub fn render(r: &Report, chart_dir: &str) -> Markdown {
         md_text(&r.iolab_version)
     );
 
+    if let Some(d) = &r.decision {
+        let _ = writeln!(
+            t,
+            "## Decision\n\n{}",
+            crate::report::text::decide::render_markdown(d)
+        );
+    }
     summary(t, r);
     setup(t, r);
     lab(&mut o, r);

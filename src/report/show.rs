@@ -140,7 +140,12 @@ pub fn render_run(r: &RunRecord) -> String {
 fn render_system_and_target(o: &mut String, r: &RunRecord) {
     let s = &r.system;
     let _ = writeln!(o, "\nsystem");
-    let _ = writeln!(o, "  host       {}   kernel {}", s.hostname, s.kernel);
+    let _ = writeln!(
+        o,
+        "  host       {}   kernel {}",
+        super::labels::host_label(r),
+        s.kernel
+    );
     let _ = writeln!(
         o,
         "  cpu        {} x {}   ram {}",

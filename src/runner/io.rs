@@ -99,14 +99,24 @@ pub fn run_io_trial(
             len: r.len,
         })
         .collect();
+    // A replay's schedule: the trace's IOs mapped onto this file (read once per trial).
+    let plan = w
+        .replay
+        .as_ref()
+        .map(|r| super::replay::plan(r, w.loops, size))
+        .transpose()?;
     let per_thread_quota = |i: usize| -> u64 {
         let t = u64::from(w.threads);
-        match (w.total_bytes, w.runtime) {
+        if plan.is_some() {
+            // A replay ends with its trace.
+            return u64::MAX;
+        }
+        let one_pass = match (w.total_bytes, w.runtime) {
             (Some(b), _) => {
                 let share = b / t + u64::from((i as u64) < b % t);
                 share.div_ceil(w.block_size) * w.block_size
             }
-            (None, Some(_)) => u64::MAX,
+            (None, Some(_)) => return u64::MAX,
             // Neither: one pass over the working set in all.
             (None, None) => {
                 if seq {
@@ -115,7 +125,9 @@ pub fn run_io_trial(
                     (size / w.block_size / t).max(1) * w.block_size
                 }
             }
-        }
+        };
+        // `loops`: that many passes (fio's loops).
+        one_pass.saturating_mul(u64::from(w.loops.max(1)))
     };
     let ramp_ns = w.ramp.as_nanos() as u64;
     let deadline_ns = w
@@ -156,6 +168,7 @@ pub fn run_io_trial(
                     index: i,
                     intervals: tx.clone(),
                     pool,
+                    replay: plan.as_ref(),
                 };
                 s.spawn(move || worker_main(&p))
             })
@@ -275,7 +288,8 @@ fn merge(
         let wanted = match o.op.as_str() {
             "read" => w.pattern.reads(),
             "write" => w.pattern.writes(),
-            _ => w.fsync_every > 0 || w.fsync_at_end,
+            // A replay's flushes are the trace's.
+            _ => w.fsync_every > 0 || w.fsync_at_end || (w.replay.is_some() && o.count > 0),
         };
         if wanted {
             ops.push(o);
@@ -301,9 +315,8 @@ fn merge(
     {
         notes.push(n);
     }
-    if let Some(ol) = &open_loop {
-        let done: u64 = ops.iter().filter(|o| o.op != "sync").map(|o| o.count).sum();
-        notes.extend(open_loop_notes(ol, done, elapsed_ns, w));
+    if let Some(ol) = open_loop.as_mut() {
+        notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
     }
     if let Some(n) = spin_note(waits) {
         notes.push(n);
@@ -345,6 +358,25 @@ pub fn is_search_point_note(n: &str) -> bool {
     [NOTE_NOT_SUSTAINED, NOTE_LATE, NOTE_SPUN]
         .iter()
         .any(|p| n.starts_with(p))
+}
+
+/// An open-loop trial's notes: a replay's fidelity (its length is the workers' end, `end`),
+/// or what the schedule could not keep to.
+fn open_loop_trial_notes(
+    ol: &mut OpenLoopSample,
+    ops: &[OpSample],
+    end: u64,
+    elapsed_ns: u64,
+    w: &IoWorkload,
+) -> Vec<String> {
+    if let Some(rp) = ol.replay.as_mut() {
+        rp.replayed_ns = end;
+    }
+    if let Some(rp) = &ol.replay {
+        return vec![super::replay::fidelity_note(ol, rp)];
+    }
+    let done: u64 = ops.iter().filter(|o| o.op != "sync").map(|o| o.count).sum();
+    open_loop_notes(ol, done, elapsed_ns, w)
 }
 
 /// What a reader must know of an open-loop trial: a rate the device could not sustain, IOs

@@ -1,6 +1,7 @@
 //! What a killed `iolab run` leaves in its target directory, and `iolab run --cleanup`, which
 //! removes it: test files `iolab-PID.dat`, small-file trees `iolab-smallfile-PID-N`, O_DIRECT
-//! probes `.iolab-dio-probe-PID`, and the temporary `.iolab-*` directories a run without a
+//! probes `.iolab-dio-probe-PID`, partial trace files `.iolab-trace-PID-NAME.partial` of a
+//! killed `iolab capture`, and the temporary `.iolab-*` directories a run without a
 //! target made, each only when process PID is gone (a live run's files are never touched).
 
 use std::path::{Path, PathBuf};
@@ -14,7 +15,12 @@ fn owner_pid(name: &str) -> Option<u32> {
             name.strip_prefix("iolab-")
                 .and_then(|r| r.strip_suffix(".dat"))
         })
-        .or_else(|| name.strip_prefix(".iolab-dio-probe-"))?;
+        .or_else(|| name.strip_prefix(".iolab-dio-probe-"))
+        // A killed capture's partial trace (`.iolab-trace-PID-NAME.partial`, trace::write).
+        .or_else(|| {
+            name.strip_prefix(".iolab-trace-")
+                .map(|r| r.split('-').next().unwrap_or(""))
+        })?;
     rest.parse().ok()
 }
 
@@ -48,6 +54,88 @@ pub fn clean(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
                 std::fs::remove_dir(&p)?;
                 removed.push(p);
             }
+        }
+    }
+    Ok(removed)
+}
+
+/// One thing a killed run left on disk, named as that run's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leftover {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Its size (a directory's own entry only: its tree is not walked).
+    pub bytes: u64,
+}
+
+/// What killed runs left in their targets: for each `(target, pid)` (a run's target as stored
+/// and the pid of its dead process), the entries of `target` named as that pid's own, and the
+/// temporary `.iolab-*` target itself when the run made it. Each distinct target is read once;
+/// a target that is no directory, or a pid that names a running process now (reused), yields
+/// nothing. Cheap enough for every command that opens the store: one `read_dir` per target.
+pub fn left_by_killed(runs: &[(PathBuf, u32)]) -> Vec<Leftover> {
+    let mut by_target: Vec<(&Path, Vec<u32>)> = Vec::new();
+    for (t, pid) in runs {
+        if alive(*pid) {
+            continue;
+        }
+        match by_target.iter_mut().find(|(p, _)| p == t) {
+            Some((_, pids)) => pids.push(*pid),
+            None => by_target.push((t, vec![*pid])),
+        }
+    }
+    let mut out = Vec::new();
+    for (target, pids) in by_target {
+        let Ok(rd) = std::fs::read_dir(target) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if owner_pid(&name).is_some_and(|p| pids.contains(&p)) {
+                let bytes = e.metadata().map_or(0, |m| m.len());
+                out.push(Leftover {
+                    path: e.path(),
+                    bytes,
+                });
+            }
+        }
+        if is_temporary_target(target) {
+            out.push(Leftover {
+                path: target.to_path_buf(),
+                bytes: 0,
+            });
+        }
+    }
+    out
+}
+
+/// A directory `iolab run` made for itself when given no target (`.iolab-XXXXXX`).
+fn is_temporary_target(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(".iolab-"))
+        && p.is_dir()
+}
+
+/// Removes what [`left_by_killed`] found; a temporary target only once nothing else is in it.
+/// Returns what was removed.
+pub fn clean_killed(runs: &[(PathBuf, u32)]) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let found = left_by_killed(runs);
+    let (dirs, items): (Vec<_>, Vec<_>) = found
+        .into_iter()
+        .partition(|l| runs.iter().any(|(t, _)| *t == l.path));
+    for l in items {
+        if l.path.is_dir() {
+            std::fs::remove_dir_all(&l.path)?;
+        } else {
+            std::fs::remove_file(&l.path)?;
+        }
+        removed.push(l.path);
+    }
+    for d in dirs {
+        if std::fs::read_dir(&d.path).is_ok_and(|mut r| r.next().is_none()) {
+            std::fs::remove_dir(&d.path)?;
+            removed.push(d.path);
         }
     }
     Ok(removed)
@@ -145,6 +233,58 @@ mod tests {
             !dead.exists() && live.exists() && other.exists() && !tmp.exists(),
             "{r:?}"
         );
+    }
+
+    /// Issue 27: the targets of killed runs, found from the store, wherever they are.
+    #[test]
+    fn killed_runs_leftovers_are_theirs_only() {
+        let d = tempfile::tempdir().unwrap();
+        let (dead, other_dead) = (2_147_483_632_u32, 2_147_483_633_u32);
+        let kt = d.path().join("kt");
+        let tmp = d.path().join(".iolab-x1");
+        for p in [&kt, &tmp] {
+            std::fs::create_dir(p).unwrap();
+        }
+        let ours = kt.join(format!("iolab-{dead}.dat"));
+        let tree = kt.join(format!("iolab-smallfile-{dead}-2"));
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("f"), b"x").unwrap();
+        // Another dead run's file: not one of the runs asked about, so it stays.
+        let theirs = kt.join(format!("iolab-{other_dead}.dat"));
+        let keep = kt.join("keep.txt");
+        let in_tmp = tmp.join(format!("iolab-{dead}.dat"));
+        std::fs::write(&ours, vec![0u8; 3000]).unwrap();
+        for f in [&theirs, &keep, &in_tmp] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let me = std::process::id();
+        let runs = vec![
+            (kt.clone(), dead),
+            (tmp.clone(), dead),
+            (d.path().join("gone"), dead),
+            (keep.clone(), dead),
+            // A pid that runs now (this test): reused, its files are never touched.
+            (kt.clone(), me),
+        ];
+        std::fs::write(kt.join(format!("iolab-{me}.dat")), b"x").unwrap();
+        let found = left_by_killed(&runs);
+        let mut paths: Vec<&Path> = found.iter().map(|l| l.path.as_path()).collect();
+        paths.sort();
+        let mut want = vec![
+            ours.as_path(),
+            tree.as_path(),
+            tmp.as_path(),
+            in_tmp.as_path(),
+        ];
+        want.sort();
+        assert_eq!(paths, want);
+        assert_eq!(found.iter().find(|l| l.path == ours).unwrap().bytes, 3000);
+        let removed = clean_killed(&runs).unwrap();
+        assert_eq!(removed.len(), 4, "{removed:?}");
+        assert!(!ours.exists() && !tree.exists() && !tmp.exists());
+        assert!(theirs.exists() && keep.exists() && kt.exists());
+        assert!(kt.join(format!("iolab-{me}.dat")).exists());
+        assert!(left_by_killed(&runs).is_empty());
     }
 
     #[test]

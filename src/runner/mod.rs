@@ -14,6 +14,7 @@ pub mod leftovers;
 pub mod offsets;
 pub mod pace;
 pub mod prepare;
+pub mod replay;
 pub mod slo;
 pub mod smallfile;
 pub mod suite;

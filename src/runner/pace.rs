@@ -7,12 +7,18 @@
 //! counted from its scheduled time (`docs/slo.md`). This file holds the schedule of one worker
 //! thread and what it observed: how late each IO went out, the IOs shed when the backlog grew
 //! past [`MAX_LAG_NS`], and the backlog left when the window closed.
+//!
+//! The schedule comes from a rate (fixed or Poisson arrivals) or from a trace being replayed
+//! ([`super::replay`]): then each due time is a recorded IO's, nothing is shed (a replay
+//! issues every IO, late if it must), and `Pace::current` says which IO is due.
 
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 use crate::sample::OpenLoopSample;
 use crate::spec::{Arrivals, OpenLoop};
+
+use super::replay::{PlannedIo, ReplayPlan};
 
 /// An IO more than this far behind its schedule is shed (dropped, counted) instead of queued
 /// further: by then the rate is long known to be unsustainable, and a backlog without a bound
@@ -23,7 +29,7 @@ pub const MAX_LAG_NS: u64 = 1_000_000_000;
 pub const LATE_NS: u64 = 1_000_000;
 
 /// The schedule of one worker thread.
-pub(super) struct Pace {
+pub(super) struct Pace<'p> {
     arrivals: Arrivals,
     /// Mean gap between this thread's IOs, ns.
     gap_ns: f64,
@@ -36,9 +42,13 @@ pub(super) struct Pace {
     ramp_ns: u64,
     deadline_ns: u64,
     out: OpenLoopSample,
+    /// A replay's IOs (`None`: the rate's schedule).
+    plan: Option<&'p ReplayPlan>,
+    /// The replayed IO last taken off the schedule.
+    current: Option<PlannedIo>,
 }
 
-impl Pace {
+impl<'p> Pace<'p> {
     /// The schedule of thread `index` of `threads`; fixed arrivals of the threads interleave
     /// (thread i starts i/threads of a gap later), Poisson ones are independent.
     pub(super) fn new(
@@ -49,7 +59,7 @@ impl Pace {
         seed: u64,
         ramp_ns: u64,
         deadline_ns: u64,
-    ) -> Pace {
+    ) -> Pace<'p> {
         let iops = o.thread_iops(threads, block).max(1e-9);
         let gap_ns = 1e9 / iops;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x0A7E_5EED);
@@ -71,7 +81,59 @@ impl Pace {
                 arrivals: o.arrivals.name().to_string(),
                 ..OpenLoopSample::default()
             },
+            plan: None,
+            current: None,
         }
+    }
+
+    /// The schedule of a replay: the plan's IOs at their due times (an as-fast-as-possible
+    /// replay has every IO due at once, bounded by its recorded depth instead).
+    pub(super) fn replay(plan: &'p ReplayPlan, seed: u64) -> Pace<'p> {
+        let first = plan
+            .ios
+            .first()
+            .map_or(f64::INFINITY, |io| due_of(plan, io));
+        let span = plan.sample.recorded_ns.max(1.0);
+        Pace {
+            arrivals: Arrivals::Fixed,
+            gap_ns: 0.0,
+            next_due: first,
+            taken: 0,
+            phase_ns: 0.0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            ramp_ns: 0,
+            deadline_ns: u64::MAX,
+            out: OpenLoopSample {
+                asked_iops: plan.ios.len() as f64 * 1e9 / span,
+                arrivals: "replay".into(),
+                scheduled: plan.ios.len() as u64,
+                replay: Some(Box::new(plan.sample.clone())),
+                ..OpenLoopSample::default()
+            },
+            plan: Some(plan),
+            current: None,
+        }
+    }
+
+    /// The replayed IO last taken off the schedule (`None` outside a replay).
+    #[inline]
+    pub(super) fn current(&self) -> Option<PlannedIo> {
+        self.current
+    }
+
+    /// A replay whose every IO has been taken.
+    #[inline]
+    pub(super) fn exhausted(&self) -> bool {
+        self.plan
+            .is_some_and(|p| self.taken as usize >= p.ios.len())
+    }
+
+    /// In an as-fast-as-possible replay, the most IOs in flight the next IO may go out with
+    /// (its recorded depth, itself included); `None` otherwise.
+    #[inline]
+    pub(super) fn depth_limit(&self) -> Option<u32> {
+        let p = self.plan.filter(|p| p.as_fast_as_possible)?;
+        p.ios.get(self.taken as usize).map(|io| io.depth)
     }
 
     /// Due time of the next IO, ns since the start.
@@ -85,6 +147,15 @@ impl Pace {
     #[inline]
     fn advance(&mut self) -> u64 {
         let due = self.next_due as u64;
+        if let Some(plan) = self.plan {
+            self.current = plan.ios.get(self.taken as usize).copied();
+            self.taken += 1;
+            self.next_due = plan
+                .ios
+                .get(self.taken as usize)
+                .map_or(f64::INFINITY, |io| due_of(plan, io));
+            return due;
+        }
         if due >= self.ramp_ns && due < self.deadline_ns {
             self.out.scheduled += 1;
         }
@@ -100,22 +171,30 @@ impl Pace {
     /// due yet. IOs further behind than [`MAX_LAG_NS`] are shed first.
     #[inline]
     pub(super) fn take_due(&mut self, t: u64) -> Option<u64> {
-        while self.next_due() + MAX_LAG_NS < t {
+        while self.plan.is_none() && self.next_due().saturating_add(MAX_LAG_NS) < t {
             self.advance();
             self.out.shed += 1;
         }
         (self.next_due() <= t).then(|| self.advance())
     }
 
-    /// Books an IO due at `due` that went out at `t`.
+    /// Books an IO due at `due` that went out at `t`, and returns the time its latency counts
+    /// from: its due time, or its submission in an as-fast-as-possible replay (which has no
+    /// schedule to be late for).
     #[inline]
-    pub(super) fn issued(&mut self, due: u64, t: u64) {
+    pub(super) fn issued(&mut self, due: u64, t: u64) -> u64 {
+        let due = if self.plan.is_some_and(|p| p.as_fast_as_possible) {
+            t
+        } else {
+            due
+        };
         let late = t.saturating_sub(due);
         self.out.issued += 1;
         self.out.issue_error.record(late);
         if late > LATE_NS {
             self.out.late += 1;
         }
+        due
     }
 
     /// Notes that at `t` an IO was due but every slot was busy.
@@ -134,6 +213,15 @@ impl Pace {
             self.advance();
         }
         self.out
+    }
+}
+
+/// A replayed IO's due time: its recorded one, or at once when as fast as possible.
+fn due_of(plan: &ReplayPlan, io: &PlannedIo) -> f64 {
+    if plan.as_fast_as_possible {
+        0.0
+    } else {
+        io.due_ns as f64
     }
 }
 
@@ -187,7 +275,7 @@ mod tests {
         let mut p = Pace::new(&o, 4096, 1, 0, 7, 0, u64::MAX);
         let mut per_ms = vec![0u64; 10_000];
         for _ in 0..100_000 {
-            let due = p.take_due(u64::MAX / 2).expect("due");
+            let due = p.take_due(p.next_due()).expect("due");
             if let Some(c) = per_ms.get_mut((due / 1_000_000) as usize) {
                 *c += 1;
             }

@@ -132,9 +132,17 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
         if io.engine == crate::spec::EngineKind::Null {
             continue;
         }
-        if io.direct && direct_ok && io.block_size % u64::from(target.direct_align) != 0 {
+        // Every size of a block-size mix must be aligned, not only the largest.
+        let sizes = io.bssplit.as_ref().map_or_else(
+            || vec![io.block_size],
+            |b| b.read.iter().chain(&b.write).map(|s| s.size).collect(),
+        );
+        if let Some(bs) = sizes
+            .into_iter()
+            .find(|bs| io.direct && direct_ok && bs % u64::from(target.direct_align) != 0)
+        {
             return Err(TargetError::Misaligned {
-                bs: io.block_size,
+                bs,
                 align: target.direct_align,
                 path: target.path().to_path_buf(),
             });

@@ -73,6 +73,9 @@ pub enum IoRunError {
     /// The engine failed as a whole.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A replay's trace could not be planned (changed since the run began, or too large).
+    #[error(transparent)]
+    Replay(#[from] super::replay::ReplayError),
 }
 
 impl IoRunError {

@@ -26,6 +26,7 @@ use super::data::DataGen;
 use super::interval::{Piece, Pool};
 use super::offsets::{Offsets, Region};
 use super::pace::Pace;
+use super::replay::ReplayOp;
 use super::trial::{IoFile, IoRunError, StartGate};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
 
@@ -54,6 +55,8 @@ pub(super) struct WorkerParams<'a> {
     pub intervals: std::sync::mpsc::Sender<Piece>,
     /// Fresh histograms for the next second.
     pub pool: &'a Pool,
+    /// A trace replay's schedule (`None`: the workload makes its own IOs).
+    pub replay: Option<&'a super::replay::ReplayPlan>,
 }
 
 /// What one worker measured.
@@ -239,6 +242,8 @@ struct InFlight {
     submitted_ns: u64,
     op: SlotOp,
     offset: u64,
+    /// Bytes (0 for a flush).
+    len: u32,
 }
 
 /// The slot table: which slots are free, and what each busy one holds. Slot `depth` is kept
@@ -337,7 +342,11 @@ struct Worker<'p, 'd, E: Engine> {
     /// The second in progress (`None` before the first counted IO).
     second_t: Option<u32>,
     /// An open loop's schedule (`None`: closed loop, keep the queue full).
-    pace: Option<Pace>,
+    pace: Option<Pace<'p>>,
+    /// Think time after each completion, ns (0: none).
+    think_ns: u64,
+    /// No IO goes out before this (ns since the start): the think time after a completion.
+    think_until: u64,
 }
 
 impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
@@ -349,35 +358,47 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     ) -> Worker<'p, 'd, E> {
         let w = p.w;
         let mut out = WorkerOut::empty(Some(eng.kind()));
-        let pace = w.open_loop.map(|o| {
+        let pace = match p.replay {
+            Some(plan) => Some(Pace::replay(plan, p.seed)),
+            None => w.open_loop.map(|o| {
+                Pace::new(
+                    &o,
+                    w.block_size,
+                    w.threads,
+                    p.index,
+                    p.seed,
+                    p.ramp_ns,
+                    p.deadline_ns,
+                )
+            }),
+        };
+        if pace.is_some() {
             // Timed sleeps wake up to the thread's timer slack (50 us by default) late.
             let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
             out.read.service = Some(crate::sample::LatencyHistogram::new());
             out.write.service = Some(crate::sample::LatencyHistogram::new());
-            Pace::new(
-                &o,
-                w.block_size,
-                w.threads,
-                p.index,
-                p.seed,
-                p.ramp_ns,
-                p.deadline_ns,
-            )
-        });
+        }
         Worker {
             eng,
             p,
             data,
             verify: p.file.verify.as_deref(),
             slots: Slots::new(depth),
-            offsets: Offsets::new(p.region, w.block_size, w.pattern.is_random(), p.seed),
+            offsets: Offsets::with_access(
+                p.region,
+                w.block_size,
+                w.pattern.is_random(),
+                p.seed,
+                &w.distribution,
+                w.bssplit.as_deref(),
+            ),
             comps: Vec::with_capacity(depth as usize + 1),
             out,
             bs: w.block_size as u32,
             read_pct: match w.pattern {
                 Pattern::Read | Pattern::RandRead => 100,
                 Pattern::Write | Pattern::RandWrite => 0,
-                Pattern::RandRw => u32::from(w.read_pct),
+                Pattern::RandRw | Pattern::Rw => u32::from(w.read_pct),
             },
             issued: 0,
             writes_since_sync: 0,
@@ -388,6 +409,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             second: [p.pool.take(), p.pool.take(), p.pool.take()],
             second_t: None,
             pace,
+            think_ns: w.think_time.map_or(0, |d| d.as_nanos() as u64),
+            think_until: 0,
         }
     }
 
@@ -439,6 +462,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             reached_deadline |= t >= p.deadline_ns;
             let stopping = reached_deadline
                 || self.issued >= p.quota
+                || self.pace.as_ref().is_some_and(Pace::exhausted)
                 || p.stop.load(Ordering::Relaxed)
                 || p.abort.load(Ordering::Relaxed);
             if !stopping {
@@ -451,6 +475,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 }
                 if let Some(due) = self.pace.as_ref().map(Pace::next_due) {
                     wait_until(self.start, due.min(p.deadline_ns));
+                } else if self.think_until > t {
+                    wait_until(self.start, self.think_until.min(p.deadline_ns));
                 }
                 continue;
             }
@@ -478,8 +504,10 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     /// Queues IOs into every free slot until the quota, a due flush or a busy block stops it.
     fn fill(&mut self, t: u64) {
         let w = self.p.w;
-        while !self.need_sync {
-            if self.pace.as_ref().is_some_and(|pc| pc.next_due() > t) {
+        while !self.need_sync && t >= self.think_until {
+            if self.pace.as_ref().is_some_and(|pc| {
+                pc.next_due() > t || pc.depth_limit().is_some_and(|d| self.slots.inflight >= d)
+            }) {
                 break;
             }
             let Some(slot) = self.slots.free.pop() else {
@@ -495,30 +523,18 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                         self.slots.free.push(slot);
                         break;
                     };
-                    pc.issued(d, t);
-                    Some(d)
+                    Some(pc.issued(d, t))
                 }
             };
-            let is_read = self.read_pct == 100
-                || (self.read_pct > 0 && self.offsets.percent() < self.read_pct);
-            let offset = match self.verify {
-                None => self.offsets.next_offset(),
-                // Never two IOs on one block at once: their order would be undefined.
-                Some(_) => {
-                    if let Some(o) = self.next_free_offset() {
-                        o
-                    } else {
-                        self.slots.free.push(slot);
-                        break;
-                    }
-                }
+            let Some((op, offset, len)) = self.next_io() else {
+                self.slots.free.push(slot);
+                break;
             };
-            if let Err(e) = self.queue_one(slot, is_read, offset) {
+            if let Err(e) = self.queue_one(slot, op, offset, len) {
                 self.slots.free.push(slot);
                 self.fail(e.into());
                 break;
             }
-            let op = if is_read { SlotOp::Read } else { SlotOp::Write };
             self.slots.occupy(
                 slot,
                 InFlight {
@@ -526,11 +542,13 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                     submitted_ns: t,
                     op,
                     offset,
+                    len,
                 },
             );
-            self.issued += u64::from(self.bs);
+            self.issued += u64::from(len);
             self.out.acct.submitted += 1;
-            if !is_read && w.fsync_every > 0 {
+            self.out.acct.syncs += u64::from(op == SlotOp::Sync);
+            if op == SlotOp::Write && w.fsync_every > 0 {
                 self.writes_since_sync += 1;
                 if self.writes_since_sync >= w.fsync_every {
                     self.writes_since_sync = 0;
@@ -543,11 +561,43 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         }
     }
 
+    /// The next IO — read or write, offset, length: the one place the workload's shape
+    /// (pattern, read share, size mix, access distribution) becomes an IO. `None`: wait (in
+    /// verify mode the next block has an IO in flight).
+    /// A replay's IO is the one its schedule just handed out.
     #[inline]
-    fn queue_one(&mut self, slot: u32, is_read: bool, offset: u64) -> Result<(), EngineError> {
-        let bs = self.bs;
-        if is_read {
-            return self.eng.queue(slot, IoOp::Read, offset, bs);
+    fn next_io(&mut self) -> Option<(SlotOp, u64, u32)> {
+        if let Some(io) = self.pace.as_ref().and_then(Pace::current) {
+            let op = match io.op {
+                ReplayOp::Read => SlotOp::Read,
+                ReplayOp::Write => SlotOp::Write,
+                ReplayOp::Flush => SlotOp::Sync,
+            };
+            return Some((op, io.offset, io.len));
+        }
+        let is_read =
+            self.read_pct == 100 || (self.read_pct > 0 && self.offsets.percent() < self.read_pct);
+        let op = if is_read { SlotOp::Read } else { SlotOp::Write };
+        if self.verify.is_some() {
+            // Never two IOs on one block at once: their order would be undefined.
+            return self.next_free_offset().map(|o| (op, o, self.bs));
+        }
+        let (offset, len) = self.offsets.next_io(is_read);
+        Some((op, offset, len))
+    }
+
+    #[inline]
+    fn queue_one(
+        &mut self,
+        slot: u32,
+        op: SlotOp,
+        offset: u64,
+        bs: u32,
+    ) -> Result<(), EngineError> {
+        match op {
+            SlotOp::Read => return self.eng.queue(slot, IoOp::Read, offset, bs),
+            SlotOp::Sync => return self.eng.queue(slot, IoOp::Sync(self.p.w.sync_kind), 0, 0),
+            SlotOp::Write => {}
         }
         if let Some(pool) = self.eng.pool_mut() {
             let lanes = self.p.w.queue_depth as usize;
@@ -603,6 +653,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 submitted_ns: t,
                 op: SlotOp::Sync,
                 offset: 0,
+                len: 0,
             },
         );
         self.out.acct.submitted += 1;
@@ -620,7 +671,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         // is free or the IO is due already: then only a completion lets it go out.
         let until = self.pace.as_ref().map(Pace::next_due).and_then(|due| {
             let t = now_ns(self.start);
-            (due > t && !self.slots.free.is_empty())
+            (due > t && due != u64::MAX && !self.slots.free.is_empty())
                 .then(|| self.start + std::time::Duration::from_nanos(due.min(self.p.deadline_ns)))
         });
         let r = match until {
@@ -664,11 +715,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 }
                 continue;
             }
-            let bytes = if io.op == SlotOp::Sync {
-                0
-            } else {
-                u64::from(self.bs)
-            };
+            let bytes = u64::from(io.len);
             // In the window a latency goes to its second (and with it to the trial); a final
             // flush after the deadline straight to the trial.
             if in_window {
@@ -682,6 +729,9 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             o.bytes += bytes;
             batch_bytes += bytes;
             counted += 1;
+        }
+        if self.think_ns > 0 && !comps.is_empty() {
+            self.think_until = done + self.think_ns;
         }
         self.comps = comps;
         if counted > 0 {
@@ -718,7 +768,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     /// a short transfer, or a failed read in verify mode, which is a finding).
     #[inline]
     fn check(&mut self, c: &Completion, io: InFlight) -> bool {
-        let bs = self.bs;
+        let bs = io.len;
         if c.result < 0 && io.op == SlotOp::Read && self.verify.is_some() {
             // In verify mode a failed read is a finding about the layout, not the end.
             self.out.acct.errors += 1;
@@ -737,7 +787,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
             self.fail(IoRunError::Errno {
                 op: io.op.name(),
                 offset: io.offset,
-                len: if io.op == SlotOp::Sync { 0 } else { bs },
+                len: bs,
                 errno: -c.result,
                 path: self.p.file.path.clone(),
             });

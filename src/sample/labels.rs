@@ -72,9 +72,41 @@ pub fn latency_sentence(kinds: &[LatencyKind]) -> String {
     }
 }
 
+/// Where a run ran, as a reader needs it: its host, or for a run made in a virtual machine
+/// (`iolab lab --vm`: its layout record's `environment`) `vm (tcg) on HOST`, so its speeds are
+/// seen at a glance to be emulated (issue 27: a VM run read `host (none)`, the guest's unset
+/// name). A guest name that says nothing (`(none)`, empty) is left out.
+pub fn host_label(r: &crate::sample::RunRecord) -> String {
+    host_words(&r.system.hostname, r.layout.as_ref())
+}
+
+fn host_words(hostname: &str, layout: Option<&crate::sample::LayoutRecord>) -> String {
+    let host = hostname.trim();
+    let host = (!host.is_empty() && host != "(none)").then_some(host);
+    match (layout.and_then(|l| l.environment.as_deref()), host) {
+        (Some(env), Some(h)) => format!("{env} on {h}"),
+        (Some(env), None) => env.to_string(),
+        (None, Some(h)) => h.to_string(),
+        (None, None) => "-".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_vm_run_says_it_ran_in_a_vm_on_its_host() {
+        let vm = crate::sample::LayoutRecord {
+            environment: Some("vm (tcg)".into()),
+            ..Default::default()
+        };
+        assert_eq!(host_words("lab1", None), "lab1");
+        assert_eq!(host_words("lab1", Some(&vm)), "vm (tcg) on lab1");
+        assert_eq!(host_words("(none)", Some(&vm)), "vm (tcg)");
+        let plain = crate::sample::LayoutRecord::default();
+        assert_eq!(host_words("(none)", Some(&plain)), "-");
+    }
 
     #[test]
     fn every_metric_the_samples_name_has_a_label_with_its_unit() {

@@ -72,6 +72,10 @@ pub struct LayoutRecord {
     /// What `iolab disks --bench` read and how (see docs/disks.md); not a lab layout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disks_bench: Option<serde_json::Value>,
+    /// The lab spec's `[decide]` table, so `iolab decide LAB` and `iolab report --lab` decide
+    /// by the needs the lab was run for (issue 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide: Option<crate::spec::decide::DecideSpec>,
     /// Keys this version does not know (a newer iolab's), kept as they were.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
@@ -98,6 +102,9 @@ pub struct Capacity {
     /// Bytes the RAID level promises from its members, before filesystem overhead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_usable_bytes: Option<u64>,
+    /// Bytes of each member disk: what the capacity is scaled from to a real disk size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_bytes: Option<u64>,
 }
 
 /// What a run's stored record keeps of a rebuild ([`crate::stack::Rebuild`]): the figures the

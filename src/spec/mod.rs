@@ -6,20 +6,26 @@
 //! behind every `file:line: key: message` error. [`parse_spec`] and [`lab::parse_lab_spec`] read
 //! a spec from a string alone (no filesystem, no process) and never panic.
 
+mod access;
+pub mod decide;
 mod file;
 pub mod lab;
 pub mod locate;
 pub mod profiles;
 mod raw;
+mod raw_access;
+mod replay;
 mod workload;
 
 #[cfg(test)]
 mod fuzz_tests;
 
+pub use access::{BsSplit, Distribution, SizeShare, Zone};
 pub use file::{parse_spec, parse_spec_file, suite_to_toml};
 pub use lab::parse_lab_spec;
 pub use locate::{SizeValue, TimeValue};
 pub use raw::RawWorkload;
+pub use replay::{OffsetMap, Replay};
 pub use workload::*;
 
 use std::fmt;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SpecError;
 use super::locate::{SizeValue, TimeValue};
+use super::replay::OffsetMap;
 use super::workload::{
     Arrivals, CachedReadWorkload, DataKind, EngineKind, IoWorkload, OpenLoop, Pattern, Rate, Slo,
     SmallFileWorkload, SyncKind, WaitMode, Workload, WorkloadKind,
@@ -110,6 +111,33 @@ pub struct RawWorkload {
     /// Small files: fsync the directory after each create and delete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fsync_dir: Option<bool>,
+    /// A block-size mix (fio `bssplit`): `8k/50:128k/50`, or reads and writes apart:
+    /// `8k/50:128k/50,4k/100`. Replaces `bs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<String>,
+    /// How random offsets spread (fio `random_distribution`): `random`, `zipf:1.2`,
+    /// `pareto:0.8`, `normal:10`, `zoned:60/10:30/20:10/70`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
+    /// Pause after each completion before the next IO (fio `thinktime`), e.g. `200us`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<TimeValue>,
+    /// Passes over the working set (or `io_size`) per trial (fio `loops`); with `replay`,
+    /// times the trace is replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u32>,
+    /// Replay this trace file (`iolab capture`): its IOs at their recorded times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+    /// Replay speed (2: twice as fast as recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// Replay in order as fast as the recorded in-flight counts allow, ignoring the times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_fast_as_possible: Option<bool>,
+    /// Replay offsets onto a smaller target: `exact` (refuse), `wrap` or `scale`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_map: Option<String>,
 }
 
 /// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
@@ -158,7 +186,15 @@ impl RawWorkload {
             min_file_size,
             max_file_size,
             fsync,
-            fsync_dir
+            fsync_dir,
+            bssplit,
+            random_distribution,
+            thinktime,
+            loops,
+            replay,
+            speed,
+            as_fast_as_possible,
+            replay_map
         );
         self
     }
@@ -199,7 +235,11 @@ impl RawWorkload {
                 format!("unknown pattern '{pattern}' (use read, write, randread, randwrite, randrw, smallfile or cached-read)"),
             )
         })?;
-        let block_size = opt_size(&self.bs, "bs")?.unwrap_or(d.block_size);
+        let bssplit = self.bssplit()?;
+        let block_size = match &bssplit {
+            Some(b) => b.max_size(),
+            None => opt_size(&self.bs, "bs")?.unwrap_or(d.block_size),
+        };
         if block_size == 0 {
             return Err(SpecError::field(
                 "bs",
@@ -262,6 +302,17 @@ impl RawWorkload {
         } else {
             (self.open_loop()?, None)
         };
+        let (distribution, think_time, loops) =
+            self.access(pattern, open_loop.is_some() || slo.is_some())?;
+        let replay = self.replay(runtime, total_bytes, open_loop.is_some() || slo.is_some())?;
+        if replay.is_some()
+            && (bssplit.is_some() || !distribution.is_uniform() || think_time.is_some())
+        {
+            return Err(SpecError::field(
+                "replay",
+                "a replay issues the trace's own IOs: drop bssplit, random_distribution and thinktime",
+            ));
+        }
         Ok(IoWorkload {
             pattern,
             block_size,
@@ -282,6 +333,11 @@ impl RawWorkload {
             wait,
             open_loop,
             slo,
+            bssplit: bssplit.map(Box::new),
+            distribution,
+            think_time,
+            loops,
+            replay: replay.map(Box::new),
         })
     }
 
@@ -555,7 +611,23 @@ impl RawWorkload {
                 r.io_size = io.total_bytes.and_then(text);
                 r.ramp = (!io.ramp.is_zero()).then(|| dur(io.ramp)).flatten();
                 r.direct = (!io.direct).then_some(false);
-                r.read_pct = (io.pattern == Pattern::RandRw).then_some(u32::from(io.read_pct));
+                r.read_pct = io.pattern.is_mixed().then_some(u32::from(io.read_pct));
+                if let Some(b) = &io.bssplit {
+                    r.bs = None;
+                    r.bssplit = Some(b.describe());
+                }
+                r.random_distribution =
+                    (!io.distribution.is_uniform()).then(|| io.distribution.describe());
+                r.thinktime = io
+                    .think_time
+                    .map(|t| TimeValue::Text(format!("{}us", t.as_micros())));
+                r.loops = (io.loops > 1).then_some(io.loops);
+                if let Some(rp) = &io.replay {
+                    r.replay = Some(rp.trace.clone());
+                    r.speed = (rp.speed != 1.0).then_some(rp.speed);
+                    r.as_fast_as_possible = rp.as_fast_as_possible.then_some(true);
+                    r.replay_map = (rp.map != OffsetMap::Exact).then(|| rp.map.name().to_string());
+                }
                 r.fsync_every = (io.fsync_every > 0).then_some(io.fsync_every);
                 r.fsync_at_end = io.fsync_at_end.then_some(true);
                 r.sync = (io.fsync_every > 0 || io.fsync_at_end).then(|| match io.sync_kind {
@@ -616,7 +688,7 @@ fn opt_size(v: &Option<SizeValue>, key: &str) -> Result<Option<u64>, SpecError> 
         .transpose()
 }
 
-fn opt_time(v: &Option<TimeValue>, key: &str) -> Result<Option<Duration>, SpecError> {
+pub(super) fn opt_time(v: &Option<TimeValue>, key: &str) -> Result<Option<Duration>, SpecError> {
     v.as_ref()
         .map(|v| v.duration().map_err(|m| SpecError::field(key, m)))
         .transpose()

@@ -18,6 +18,9 @@ pub enum Pattern {
     RandWrite,
     /// Uniform random mix of reads and writes (`read_pct` reads).
     RandRw,
+    /// Sequential mix of reads and writes (fio `rw=rw`): one stream through the working set,
+    /// each IO a read (`read_pct`) or a write.
+    Rw,
 }
 
 impl Pattern {
@@ -28,7 +31,8 @@ impl Pattern {
             "write" | "seqwrite" => Pattern::Write,
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
-            "randrw" | "rw" | "mixed" => Pattern::RandRw,
+            "randrw" | "mixed" => Pattern::RandRw,
+            "rw" | "readwrite" | "seqrw" => Pattern::Rw,
             _ => return None,
         })
     }
@@ -40,15 +44,26 @@ impl Pattern {
             Pattern::RandRead => "randread",
             Pattern::RandWrite => "randwrite",
             Pattern::RandRw => "randrw",
+            Pattern::Rw => "rw",
         }
     }
     /// True when the pattern writes anything.
     pub fn writes(self) -> bool {
-        matches!(self, Pattern::Write | Pattern::RandWrite | Pattern::RandRw)
+        matches!(
+            self,
+            Pattern::Write | Pattern::RandWrite | Pattern::RandRw | Pattern::Rw
+        )
     }
     /// True when the pattern reads anything.
     pub fn reads(self) -> bool {
-        matches!(self, Pattern::Read | Pattern::RandRead | Pattern::RandRw)
+        matches!(
+            self,
+            Pattern::Read | Pattern::RandRead | Pattern::RandRw | Pattern::Rw
+        )
+    }
+    /// True for a mix of reads and writes (`read_pct` applies).
+    pub fn is_mixed(self) -> bool {
+        matches!(self, Pattern::RandRw | Pattern::Rw)
     }
     /// True for random offsets.
     pub fn is_random(self) -> bool {
@@ -504,6 +519,32 @@ pub struct IoWorkload {
     /// as a search over open-loop rates instead of at one setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// A block-size mix (fio `bssplit`); `block_size` is then its largest size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<Box<super::BsSplit>>,
+    /// How random offsets spread over the working set (fio `random_distribution`).
+    #[serde(default, skip_serializing_if = "super::Distribution::is_uniform")]
+    pub distribution: super::Distribution,
+    /// Pause after each completion before the next IO goes out (fio `thinktime`): a client
+    /// that computes between requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<Duration>,
+    /// Passes over the working set (or `io_size`) in one trial (fio `loops`); 1 by default.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub loops: u32,
+    /// Replay a trace instead of generating IOs (`runner::replay` fills pattern, block size
+    /// and queue depth from it before the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Box<super::Replay>>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference.
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Default for IoWorkload {
@@ -528,6 +569,11 @@ impl Default for IoWorkload {
             wait: WaitMode::Auto,
             open_loop: None,
             slo: None,
+            bssplit: None,
+            distribution: super::Distribution::Uniform,
+            think_time: None,
+            loops: 1,
+            replay: None,
         }
     }
 }
@@ -612,8 +658,23 @@ impl Workload {
                     w.queue_depth,
                     w.threads
                 );
-                if w.pattern == Pattern::RandRw {
+                if w.pattern.is_mixed() {
                     s.push_str(&format!(" read={}%", w.read_pct));
+                }
+                if let Some(b) = &w.bssplit {
+                    s.push_str(&format!(" bssplit={}", b.describe()));
+                }
+                if !w.distribution.is_uniform() {
+                    s.push_str(&format!(" dist={}", w.distribution.describe()));
+                }
+                if let Some(t) = w.think_time {
+                    s.push_str(&format!(
+                        " think={}",
+                        crate::units::format_latency_ns(t.as_nanos() as f64)
+                    ));
+                }
+                if w.loops > 1 {
+                    s.push_str(&format!(" loops={}", w.loops));
                 }
                 if let Some(t) = w.runtime {
                     s.push_str(&format!(" time={}", crate::units::format_duration(t)));

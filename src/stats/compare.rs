@@ -299,7 +299,7 @@ fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> V
             id: r.id.clone(),
             label: r.label.clone(),
             header,
-            host: r.system.hostname.clone(),
+            host: crate::sample::labels::host_label(r),
             target: r.target.path.to_string_lossy().into_owned(),
             started_unix_ms: r.started_unix_ms,
             status: r.status,

@@ -14,6 +14,7 @@
 //! [`Store::list`]. The schema is in [`schema`]; `docs/store.md` describes it for users.
 
 mod backend;
+pub mod killed;
 mod open;
 pub mod owner;
 pub mod pg;

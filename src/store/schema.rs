@@ -70,10 +70,24 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: V3,
         convert: None,
     },
+    Migration {
+        version: 4,
+        what: "runs_running: the runs still marked running, found without a scan",
+        sql: V4,
+        convert: None,
+    },
 ];
 
 /// The schema version this binary writes and understands.
-pub const LATEST_VERSION: i32 = 3;
+pub const LATEST_VERSION: i32 = 4;
+
+/// v3 -> v4: every command that opens the store looks for killed runs' leftovers
+/// (`Store::killed_runs`), which are the rows still marked `running`: a partial index finds
+/// those few without reading every run (40 ms for 20,000 runs without it; `iolab list`'s own
+/// query takes 1 ms).
+const V4: &str = r"
+CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+";
 
 /// v2 -> v3: an open-loop trial's schedule record (JSON `OpenLoopSample`), its service-time
 /// histograms beside the latencies measured from the schedule, and the IOs drained after the

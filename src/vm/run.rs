@@ -330,10 +330,15 @@ pub fn kernel_complaints(dmesg: &str) -> Vec<String> {
 }
 
 /// Labels a run made in the VM: `environment` in its layout description (the setup the
-/// reports show) and a note that its speeds are emulated.
+/// reports show) and a note that its speeds are emulated. Its host name becomes this host's
+/// (the guest has none: `(none)`), so reports say `vm (tcg) on HOST` (issue 27); its other
+/// system facts (kernel, CPUs, RAM) stay the guest's.
 pub fn label_run(r: &mut RunRecord, environment: &str) {
     if let Some(l) = r.layout.as_mut() {
         l.environment = Some(environment.to_string());
+    }
+    if let Some(h) = crate::system::read_trim("/proc/sys/kernel/hostname") {
+        r.system.hostname = h;
     }
     r.notes.push(format!(
         "environment: {environment}: measured inside a virtual machine; speeds are emulated, not the hardware's"

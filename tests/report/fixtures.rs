@@ -146,7 +146,7 @@ pub(crate) fn trial(w: &Workload, n: u32, s: Shape, rng: &mut Rng) -> TrialSampl
         let (r, wr) = match io.pattern {
             Pattern::Read | Pattern::RandRead => (total, 0),
             Pattern::Write | Pattern::RandWrite => (0, total),
-            Pattern::RandRw => {
+            Pattern::RandRw | Pattern::Rw => {
                 let r = total * u64::from(io.read_pct) / 100;
                 (r, total - r)
             }

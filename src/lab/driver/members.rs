@@ -57,7 +57,7 @@ fn judge(spans: &[(String, String, DiskStat, bool)]) -> Vec<MemberIo> {
         .zip(&busy)
         .zip(verdict.slow)
         .map(|(((member, device, d, wrapped), b), below)| {
-            let judged = b.judgeable();
+            let peer = b.is_peer();
             MemberIo {
                 member: member.clone(),
                 device: device.clone(),
@@ -65,8 +65,8 @@ fn judge(spans: &[(String, String, DiskStat, bool)]) -> Vec<MemberIo> {
                 bytes: d.bytes(),
                 ms_per_io: d.ms_per_io(),
                 busy_ms: Some(d.busy_ms),
-                ios_per_busy_sec: b.ios_per_busy_sec().filter(|_| judged),
-                mb_per_busy_sec: b.mb_per_busy_sec().filter(|_| judged),
+                ios_per_busy_sec: b.ios_per_busy_sec().filter(|_| peer),
+                mb_per_busy_sec: b.mb_per_busy_sec().filter(|_| peer),
                 in_flight: (d.busy_ms > 0)
                     .then(|| (d.read_ms + d.write_ms) as f64 / d.busy_ms as f64),
                 slow: below.is_some(),

@@ -9,11 +9,13 @@
 //! [`model`] builds what the report says (numbers from `compare::build`), [`figures`] draws
 //! the charts, this file lays out the page; `report::markdown` renders the same model.
 
+pub mod decision;
 pub mod figures;
 pub mod hosts;
 pub mod model;
 pub mod notes;
 pub mod setup;
+mod tables;
 
 use std::fmt::Write as _;
 
@@ -24,6 +26,7 @@ use crate::units::{format_bytes_si, format_duration};
 
 use model::Severity;
 pub use model::{Report, ReportOptions};
+use tables::Split;
 
 /// The page stylesheet (the chart classes come from [`CHART_CSS`]).
 const PAGE_CSS: &str = "\
@@ -43,7 +46,7 @@ th,td{padding:4px 8px;border-bottom:1px solid var(--grid);text-align:right;\
 vertical-align:top;white-space:nowrap}\
 th:first-child,td:first-child,.l{text-align:left}\
 thead th,table.sum td:first-child{white-space:normal}\
-td.l{white-space:normal;min-width:12em}\
+td.l{white-space:normal;min-width:7em;overflow-wrap:anywhere}\
 thead th{background:var(--panel);font-weight:600}\
 .r{display:block;color:var(--muted);font-size:12px}.u{color:var(--muted);font-weight:400}\
 .bl{font-weight:600}.hi{color:var(--c2)}\
@@ -135,6 +138,9 @@ pub fn render(r: &Report) -> String {
         swatch_css()
     );
     header(&mut o, r);
+    if let Some(d) = &r.decision {
+        decision::section(&mut o, d);
+    }
     summary(&mut o, r);
     setup(&mut o, r);
     lab(&mut o, r);
@@ -178,7 +184,11 @@ fn header(o: &mut String, r: &Report) {
         esc(&hosts.join(", ")),
         esc(&format_time(r.generated_unix_ms))
     );
-    o.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#setup\">Setup</a>");
+    o.push_str("<nav>");
+    if r.decision.is_some() {
+        o.push_str("<a href=\"#decision\">Decision</a>");
+    }
+    o.push_str("<a href=\"#summary\">Summary</a><a href=\"#setup\">Setup</a>");
     if r.lab.is_some() {
         o.push_str("<a href=\"#lab\">Lab</a>");
     }
@@ -191,10 +201,6 @@ fn header(o: &mut String, r: &Report) {
     o.push_str("<a href=\"#notes\">Notes</a></nav></header>\n");
 }
 
-/// Workload columns per summary table: more than this and the summary is split into several
-/// tables, so it fits a laptop window (1280 px) without scrolling sideways.
-const SUMMARY_COLUMNS: usize = 5;
-
 fn summary(o: &mut String, r: &Report) {
     o.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     let _ = writeln!(
@@ -202,38 +208,44 @@ fn summary(o: &mut String, r: &Report) {
         "<p>Headline figure of each workload: median ± half-width of the 95% confidence interval over trials; below it, the ratio to <b>{}</b> with its own interval (<code>~</code>: not significant).</p>",
         esc(&r.comparison.runs[r.baseline()].header)
     );
-    let indexed: Vec<(usize, &model::WorkloadView)> = r.workloads.iter().enumerate().collect();
-    for part in indexed.chunks(SUMMARY_COLUMNS.max(1)) {
-        summary_table(o, r, part);
+    // A column per workload, split so each table fits a laptop window (tables.rs).
+    let heads = r
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let label = w
+                .headline
+                .map_or_else(|| "-".to_string(), |h| row_label(r.row(h)));
+            format!(
+                "<th><a href=\"#w{}\">{}</a><span class=\"r\">{}</span></th>",
+                i + 1,
+                esc(&w.name),
+                esc(&label)
+            )
+        })
+        .collect();
+    let rows = (0..r.runs.len())
+        .map(|i| {
+            let cells = r
+                .workloads
+                .iter()
+                .map(|w| {
+                    let c = w.headline.and_then(|h| r.row(h).cells[i].as_ref());
+                    format!("<td>{}</td>", cell_html(c))
+                })
+                .collect();
+            (format!("<td>{}</td>", run_cell(r, i)), cells)
+        })
+        .collect();
+    Split {
+        class: "sum",
+        lead: "<th>run</th>".into(),
+        heads,
+        rows,
     }
+    .write(o);
     o.push_str("</section>\n");
-}
-
-/// One summary table: a row per run, a column per workload of `part` (index, workload).
-fn summary_table(o: &mut String, r: &Report, part: &[(usize, &model::WorkloadView)]) {
-    o.push_str("<div class=\"tw\"><table class=\"sum\"><thead><tr><th>run</th>");
-    for &(i, w) in part {
-        let label = w
-            .headline
-            .map_or_else(|| "-".to_string(), |h| row_label(r.row(h)));
-        let _ = write!(
-            o,
-            "<th><a href=\"#w{}\">{}</a><span class=\"r\">{}</span></th>",
-            i + 1,
-            esc(&w.name),
-            esc(&label)
-        );
-    }
-    o.push_str("</tr></thead><tbody>\n");
-    for i in 0..r.runs.len() {
-        let _ = write!(o, "<tr><td>{}</td>", run_cell(r, i));
-        for &(_, w) in part {
-            let c = w.headline.and_then(|h| r.row(h).cells[i].as_ref());
-            let _ = write!(o, "<td>{}</td>", cell_html(c));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody></table></div>\n");
 }
 
 fn setup(o: &mut String, r: &Report) {
@@ -245,37 +257,53 @@ fn setup(o: &mut String, r: &Report) {
         }
         o.push_str("</dl>\n");
     }
-    o.push_str("<div class=\"tw\"><table><thead><tr><th>run</th><th class=\"l\">id</th><th class=\"l\">started</th><th class=\"l\">took</th><th class=\"l\">status</th>");
-    for k in &r.varying {
-        let _ = write!(o, "<th class=\"l\">{}</th>", esc(k));
+    // Id, times and status, then a column per fact that differs between the runs.
+    let mut heads: Vec<String> = ["id", "started", "took", "status"]
+        .iter()
+        .map(|k| format!("<th class=\"l\">{k}</th>"))
+        .collect();
+    heads.extend(
+        r.varying
+            .iter()
+            .map(|k| format!("<th class=\"l\">{}</th>", esc(k))),
+    );
+    let rows = r
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let took = s.ended_unix_ms.map_or("-".to_string(), |e| {
+                format_duration(std::time::Duration::from_millis(
+                    e.saturating_sub(s.started_unix_ms),
+                ))
+            });
+            let mut cells = vec![
+                format!("<td class=\"l\"><code>{}</code></td>", esc(&s.id)),
+                format!(
+                    "<td class=\"l\">{}</td>",
+                    esc(&format_time(s.started_unix_ms))
+                ),
+                format!("<td class=\"l\">{}</td>", esc(&took)),
+                format!("<td class=\"l\">{}</td>", esc(status_name(s.status))),
+            ];
+            for k in &r.varying {
+                let v = s
+                    .facts
+                    .iter()
+                    .find(|f| f.key == *k)
+                    .map_or("-", |f| f.value.as_str());
+                cells.push(format!("<td class=\"l\">{}</td>", esc(v)));
+            }
+            (format!("<td>{}</td>", run_cell(r, i)), cells)
+        })
+        .collect();
+    Split {
+        class: "",
+        lead: "<th>run</th>".into(),
+        heads,
+        rows,
     }
-    o.push_str("</tr></thead><tbody>\n");
-    for (i, s) in r.runs.iter().enumerate() {
-        let took = s.ended_unix_ms.map_or("-".to_string(), |e| {
-            format_duration(std::time::Duration::from_millis(
-                e.saturating_sub(s.started_unix_ms),
-            ))
-        });
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>",
-            run_cell(r, i),
-            esc(&s.id),
-            esc(&format_time(s.started_unix_ms)),
-            esc(&took),
-            esc(status_name(s.status))
-        );
-        for k in &r.varying {
-            let v = s
-                .facts
-                .iter()
-                .find(|f| f.key == *k)
-                .map_or("-", |f| f.value.as_str());
-            let _ = write!(o, "<td class=\"l\">{}</td>", esc(v));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody></table></div>\n");
+    .write(o);
     for (i, s) in r.runs.iter().enumerate() {
         let extra = s.note.is_some() || s.error.is_some() || !s.devices.is_empty();
         if !extra {
@@ -336,68 +364,108 @@ fn lab(o: &mut String, r: &Report) {
             f.svg
         );
     }
-    o.push_str("<div class=\"tw\"><table><thead><tr><th>layout</th><th class=\"l\">stack</th><th>usable</th><th>speed</th><th>rebuild</th><th class=\"l\">integrity</th>");
-    for w in &r.workloads {
-        let _ = write!(o, "<th>{}</th>", esc(&w.name));
+    // The layout's facts, then its headline per workload (split to fit, tables.rs).
+    let mut heads: Vec<String> = [
+        "<th class=\"l\">stack</th>",
+        "<th>usable</th>",
+        "<th>speed</th>",
+        "<th>rebuild</th>",
+        "<th class=\"l\">integrity</th>",
+    ]
+    .map(String::from)
+    .to_vec();
+    heads.extend(workload_heads(r));
+    let rebuild = |v: Option<f64>| {
+        v.map_or("-".into(), |v| {
+            esc(&format_duration(std::time::Duration::from_secs_f64(
+                v.max(0.0),
+            )))
+        })
+    };
+    let rows = lab
+        .layouts
+        .iter()
+        .map(|l| {
+            let s = &r.runs[l.run];
+            let mut cells = vec![
+                format!(
+                    "<td class=\"l\">{}</td>",
+                    esc(s.layout.as_ref().map_or("-", |x| x.description.as_str()))
+                ),
+                format!(
+                    "<td>{}</td>",
+                    l.usable_bytes.map_or("-".into(), format_bytes_si)
+                ),
+                format!(
+                    "<td>{}</td>",
+                    l.speed.map_or("-".into(), |v| format!("{v:.2}x"))
+                ),
+                format!("<td>{}</td>", rebuild(l.rebuild_seconds)),
+                format!(
+                    "<td class=\"l\">{}</td>",
+                    integrity_html(l.integrity.as_deref())
+                ),
+            ];
+            for w in &r.workloads {
+                let c = w.headline.and_then(|h| r.row(h).cells[l.run].as_ref());
+                cells.push(format!("<td>{}</td>", cell_html(c)));
+            }
+            (format!("<td>{}</td>", run_cell(r, l.run)), cells)
+        })
+        .collect();
+    Split {
+        class: "",
+        lead: "<th>layout</th>".into(),
+        heads,
+        rows,
     }
-    o.push_str("</tr></thead><tbody>\n");
-    for l in &lab.layouts {
-        let s = &r.runs[l.run];
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
-            run_cell(r, l.run),
-            esc(s.layout.as_ref().map_or("-", |x| x.description.as_str())),
-            l.usable_bytes.map_or("-".into(), format_bytes_si),
-            l.speed.map_or("-".into(), |v| format!("{v:.2}x")),
-            l.rebuild_seconds
-                .map_or("-".into(), |v| esc(&format_duration(
-                    std::time::Duration::from_secs_f64(v.max(0.0))
-                ))),
-            integrity_html(l.integrity.as_deref())
-        );
-        for w in &r.workloads {
-            let c = w.headline.and_then(|h| r.row(h).cells[l.run].as_ref());
-            let _ = write!(o, "<td>{}</td>", cell_html(c));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody></table></div>\n");
+    .write(o);
     let degraded: Vec<_> = lab
         .layouts
         .iter()
         .filter(|l| l.degraded.is_some())
         .collect();
     if !degraded.is_empty() {
-        o.push_str("<h3>Degraded vs healthy</h3><p>Headline figure of each workload with one member failed, divided by the same layout healthy.</p><div class=\"tw\"><table><thead><tr><th>degraded run</th><th class=\"l\">healthy run</th><th>rebuild</th>");
-        for w in &r.workloads {
-            let _ = write!(o, "<th>{}</th>", esc(&w.name));
+        o.push_str("<h3>Degraded vs healthy</h3><p>Headline figure of each workload with one member failed, divided by the same layout healthy.</p>\n");
+        let mut heads = vec![
+            "<th class=\"l\">healthy run</th>".to_string(),
+            "<th>rebuild</th>".to_string(),
+        ];
+        heads.extend(workload_heads(r));
+        let rows = degraded
+            .iter()
+            .filter_map(|l| {
+                let d = l.degraded.as_ref()?;
+                let mut cells = vec![
+                    format!("<td class=\"l\">{}</td>", run_cell(r, d.healthy)),
+                    format!("<td>{}</td>", rebuild(l.rebuild_seconds)),
+                ];
+                cells.extend(d.ratios.iter().map(|ratio| {
+                    format!(
+                        "<td>{}</td>",
+                        ratio.as_ref().map_or("-".into(), |x| esc(&format_ratio(x)))
+                    )
+                }));
+                Some((format!("<td>{}</td>", run_cell(r, l.run)), cells))
+            })
+            .collect();
+        Split {
+            class: "",
+            lead: "<th>degraded run</th>".into(),
+            heads,
+            rows,
         }
-        o.push_str("</tr></thead><tbody>\n");
-        for l in degraded {
-            let Some(d) = &l.degraded else { continue };
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
-                run_cell(r, l.run),
-                run_cell(r, d.healthy),
-                l.rebuild_seconds
-                    .map_or("-".into(), |v| esc(&format_duration(
-                        std::time::Duration::from_secs_f64(v.max(0.0))
-                    )))
-            );
-            for ratio in &d.ratios {
-                let _ = write!(
-                    o,
-                    "<td>{}</td>",
-                    ratio.as_ref().map_or("-".into(), |x| esc(&format_ratio(x)))
-                );
-            }
-            o.push_str("</tr>\n");
-        }
-        o.push_str("</tbody></table></div>\n");
+        .write(o);
     }
     o.push_str("</section>\n");
+}
+
+/// A heading per workload, for the lab's tables.
+fn workload_heads(r: &Report) -> Vec<String> {
+    r.workloads
+        .iter()
+        .map(|w| format!("<th>{}</th>", esc(&w.name)))
+        .collect()
 }
 
 /// A verdict other than `verified` is what the reader must not miss: it is marked bad.
@@ -459,26 +527,34 @@ fn hosts_section(o: &mut String, r: &Report) {
     o.push_str("</section>\n");
 }
 
-/// Every metric of a workload: one row per run, one column per metric.
+/// Every metric of a workload: one row per run, one column per metric (split to fit).
 fn metrics_table(o: &mut String, r: &Report, w: &model::WorkloadView) {
     if w.rows.is_empty() {
         o.push_str("<p>No trial of this workload finished.</p>\n");
         return;
     }
-    o.push_str("<div class=\"tw\"><table><thead><tr><th>run</th>");
-    for &ri in &w.rows {
-        let row = r.row(ri);
-        let _ = write!(o, "<th>{}</th>", esc(&row_label(row)));
+    let heads = w
+        .rows
+        .iter()
+        .map(|&ri| format!("<th>{}</th>", esc(&row_label(r.row(ri)))))
+        .collect();
+    let rows = (0..r.runs.len())
+        .map(|i| {
+            let cells = w
+                .rows
+                .iter()
+                .map(|&ri| format!("<td>{}</td>", cell_html(r.row(ri).cells[i].as_ref())))
+                .collect();
+            (format!("<td>{}</td>", run_cell(r, i)), cells)
+        })
+        .collect();
+    Split {
+        class: "",
+        lead: "<th>run</th>".into(),
+        heads,
+        rows,
     }
-    o.push_str("</tr></thead><tbody>\n");
-    for i in 0..r.runs.len() {
-        let _ = write!(o, "<tr><td>{}</td>", run_cell(r, i));
-        for &ri in &w.rows {
-            let _ = write!(o, "<td>{}</td>", cell_html(r.row(ri).cells[i].as_ref()));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody></table></div>\n");
+    .write(o);
 }
 
 fn notes(o: &mut String, r: &Report) {

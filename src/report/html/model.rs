@@ -186,6 +186,9 @@ pub struct Report {
     pub workloads: Vec<WorkloadView>,
     /// Lab section, when runs came from a lab.
     pub lab: Option<LabView>,
+    /// The lab's decision (issue 31): the report's first section when set (`iolab report
+    /// --lab` decides by the needs the lab ran with).
+    pub decision: Option<crate::decide::Decision>,
     /// What the reader must know.
     pub notes: Vec<Note>,
     /// `iolab run --hosts` groups among the runs (per-host charts).
@@ -565,6 +568,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         varying,
         workloads,
         lab,
+        decision: None,
         notes: Vec::new(),
         hosts: super::hosts::build(runs),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),

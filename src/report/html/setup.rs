@@ -319,7 +319,7 @@ pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
         },
     };
     vec![
-        f("host", s.hostname.clone()),
+        f("host", crate::report::labels::host_label(r)),
         f("kernel", s.kernel.clone()),
         f(
             "CPU",

@@ -5,6 +5,7 @@
 //! `plan/render.rs` (the planner's text) is the last text renderer outside `report/`: it moves
 //! here once the planner's ZFS work has landed.
 
+pub mod decide;
 pub mod disks;
 pub mod lab;
 pub mod lab_summary;

@@ -82,6 +82,7 @@ fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         index: 0,
         intervals: std::sync::mpsc::channel().0,
         pool: &crate::runner::interval::Pool::default(),
+        replay: None,
     };
     let eng = Faulty {
         bufs: BufferPool::new(4096, 9).unwrap(),

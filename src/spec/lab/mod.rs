@@ -40,6 +40,7 @@
 //! machine, [`parse_lab_spec`] the text alone.
 
 mod btrfs;
+mod decide;
 mod disks;
 mod failures;
 mod faults;
@@ -240,6 +241,10 @@ pub struct LabWorkloads {
     pub size: Option<u64>,
     /// `workloads.time`: run time per trial.
     pub runtime: Option<std::time::Duration>,
+    /// `workloads.model`: traces whose workload models (`iolab spec --from-trace`) run too;
+    /// read by the command line, which adds them to `suite` (a spec is parsed without files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 /// A validated lab spec.
@@ -257,6 +262,8 @@ pub struct LabSpec {
     pub layouts: Vec<LayoutSpec>,
     /// The workloads.
     pub workloads: LabWorkloads,
+    /// `[decide]`: what the lab decides by at its end (issue 31); `None` without the table.
+    pub decide: Option<crate::spec::decide::DecideSpec>,
 }
 
 impl LabSpec {
@@ -316,6 +323,16 @@ impl LabSpec {
         }
     }
 
+    /// Checks `[decide]` (with any flags laid over it) against this lab's layouts and
+    /// workloads; the error reads `decide.KEY: what and how to fix`.
+    pub fn check_decide(&self) -> Result<(), String> {
+        match &self.decide {
+            None => Ok(()),
+            Some(d) => decide::check(d, &self.layouts, &self.workloads)
+                .map_err(|e| format!("decide.{}: {}", e.key, e.msg)),
+        }
+    }
+
     /// The layout named `name`.
     pub fn layout(&self, name: &str) -> Option<&LayoutSpec> {
         self.layouts.iter().find(|l| l.name == name)
@@ -361,6 +378,7 @@ pub fn parse_lab_with(text: &str, file: &str, host: &dyn Host) -> Result<LabSpec
         layouts.push(lay);
     }
     let workloads = workloads::parse_workloads(&loc, raw.workloads.as_ref(), &layouts)?;
+    let decide = decide::parse_decide(&loc, raw.decide.as_ref(), &layouts, &workloads)?;
     let name = raw.name.unwrap_or_else(|| {
         Path::new(file)
             .file_stem()
@@ -373,6 +391,7 @@ pub fn parse_lab_with(text: &str, file: &str, host: &dyn Host) -> Result<LabSpec
         slow_disks,
         layouts,
         workloads,
+        decide,
     })
 }
 

@@ -17,6 +17,8 @@ pub(super) struct RawLab {
     #[serde(default)]
     pub(super) layout: Vec<Spanned<RawLayout>>,
     pub(super) workloads: Option<Spanned<RawWorkloads>>,
+    /// Needs and preferences the lab decides by at its end (issue 31).
+    pub(super) decide: Option<Spanned<crate::spec::decide::RawDecide>>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +88,10 @@ pub(super) struct RawWorkloads {
     pub(super) defaults: Option<RawWorkload>,
     #[serde(default)]
     pub(super) workload: Vec<Spanned<RawWorkload>>,
+    /// Traces to replay on every layout (`replay = "mail.trace"` or a list).
+    pub(super) replay: Option<StrList>,
+    /// Traces whose workload models run on every layout.
+    pub(super) model: Option<StrList>,
 }
 
 /// The `btrfs` table as written.

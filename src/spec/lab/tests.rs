@@ -602,3 +602,20 @@ fn slow_disks_are_read_and_checked() {
         assert!(e.contains(want), "{slow}: {e}");
     }
 }
+
+/// `[workloads] replay` and `model` (issue 29): a replay workload per trace, its offsets
+/// wrapped into each layout; model traces kept for the command line to read.
+#[test]
+fn workloads_replay_and_model_name_traces() {
+    let s = lab(
+        "[[layout]]\nname = \"x\"\nfs = \"ext4\"\n[workloads]\nreplay = \"/srv/mail.trace\"\nmodel = [\"db.trace\"]\n",
+    )
+    .unwrap();
+    let w = &s.workloads.suite.workloads;
+    assert_eq!(w.len(), 1, "only the replay: no default profile added");
+    assert_eq!(w[0].name, "replay-mail");
+    let r = w[0].io().unwrap().replay.as_ref().unwrap();
+    assert_eq!(r.trace, "/srv/mail.trace");
+    assert_eq!(r.map, crate::spec::OffsetMap::Wrap);
+    assert_eq!(s.workloads.models, vec!["db.trace"]);
+}

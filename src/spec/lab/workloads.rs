@@ -22,6 +22,7 @@ pub(super) fn parse_workloads(
             baseline: None,
             size: None,
             runtime: None,
+            models: Vec::new(),
         });
     };
     let w = sw.get_ref();
@@ -43,7 +44,25 @@ pub(super) fn parse_workloads(
     let names = list_of(&w.profiles, split_commas);
     let mut suite = listed_workloads(loc, &at, w, &names, scale)?;
     let mut profiles_used = names;
-    if suite.workloads.is_empty() {
+    // `replay = "mail.trace"`: the trace on every layout, its offsets wrapped into each
+    // layout's working set (layouts differ in size).
+    for t in list_of(&w.replay, split_commas) {
+        let stem = std::path::Path::new(&t)
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let raw = crate::spec::RawWorkload {
+            name: Some(format!("replay-{stem}")),
+            replay: Some(t.clone()),
+            replay_map: Some("wrap".into()),
+            ..Default::default()
+        };
+        let valid = raw
+            .validate()
+            .map_err(|e| loc.err(at("replay"), "workloads.replay", e.msg))?;
+        suite.workloads.push(valid);
+    }
+    let models = list_of(&w.model, split_commas);
+    if suite.workloads.is_empty() && models.is_empty() {
         suite = profiles::profile("default", scale).unwrap_or_default();
         profiles_used = vec!["default".into()];
     }
@@ -100,6 +119,7 @@ pub(super) fn parse_workloads(
         baseline: w.baseline.clone(),
         size: scale.size,
         runtime: scale.runtime,
+        models,
     })
 }
 

@@ -1,0 +1,197 @@
+//! What a stored lab measured, per layout, in the shape a decision needs: the stack, the
+//! capacity on the lab's disks, every workload's headline over its trials (healthy and with a
+//! member failed), the capacity at the latency target, the rebuild and the integrity verdict.
+//!
+//! Read from the lab's run records as the store gives them back, so `iolab decide LAB` sees
+//! exactly what `iolab lab` saw. Tests build these by hand with the figures of a post.
+
+use serde::Serialize;
+
+use crate::lab::Phase;
+use crate::sample::layout_record::{Layer, RebuildRecord};
+use crate::sample::{RunRecord, WorkloadRecord};
+use crate::spec::Pattern;
+use crate::spec::decide::{DecideSpec, SpeedUnit};
+use crate::stats::Summary;
+use crate::stats::slo::SloCapacity;
+
+/// One workload on one layout.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadFacts {
+    /// Workload name.
+    pub name: String,
+    /// The headline metric (`write.mbps`).
+    pub metric: String,
+    /// Its unit.
+    pub unit: SpeedUnit,
+    /// The IO pattern (`None` for small files), to set the planner's prediction beside it.
+    pub pattern: Option<Pattern>,
+    /// The headline over the healthy trials.
+    pub healthy: Option<Summary>,
+    /// The headline over the trials with a member failed.
+    pub degraded: Option<Summary>,
+    /// The capacity at the lab's latency target, healthy (`None`: not searched).
+    pub slo: Option<SloCapacity>,
+    /// The same with a member failed.
+    pub slo_degraded: Option<SloCapacity>,
+}
+
+/// One layout of a stored lab.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutFacts {
+    /// Layout name.
+    pub name: String,
+    /// One line: the stack with its options.
+    pub description: String,
+    /// The stack from the disks up (empty for an existing directory).
+    pub stack: Vec<Layer>,
+    /// `vm (tcg)` when built in a VM: speeds emulated.
+    pub environment: Option<String>,
+    /// Bytes of each member disk in the lab.
+    pub member_bytes: Option<u64>,
+    /// Usable bytes the filesystem reported.
+    pub usable_bytes: Option<u64>,
+    /// Usable bytes the RAID level promises from the members.
+    pub expected_usable_bytes: Option<u64>,
+    /// Every workload, in suite order.
+    pub workloads: Vec<WorkloadFacts>,
+    /// The rebuild the lab timed.
+    pub rebuild: Option<RebuildRecord>,
+    /// The integrity verdict through the lab's faults (`None`: no data set was checked).
+    pub integrity: Option<String>,
+    /// The power-cut verdict (issue 32): filled once the lab records one.
+    pub power: Option<String>,
+}
+
+impl LayoutFacts {
+    /// True when the layout's speeds were emulated (built in a VM).
+    pub fn emulated(&self) -> bool {
+        self.environment
+            .as_deref()
+            .is_some_and(|e| e.starts_with("vm"))
+    }
+
+    /// The workload named `name`.
+    pub fn workload(&self, name: &str) -> Option<&WorkloadFacts> {
+        self.workloads.iter().find(|w| w.name == name)
+    }
+}
+
+/// A stored lab.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabFacts {
+    /// The lab id.
+    pub lab_id: String,
+    /// The lab's name (its spec's `name`).
+    pub name: String,
+    /// Its layouts, in the order they ran.
+    pub layouts: Vec<LayoutFacts>,
+    /// The `[decide]` table the lab ran with, when it had one.
+    pub decide: Option<DecideSpec>,
+}
+
+/// The unit of a stored headline metric (`write.mbps`, `read.iops`, `create.ops`).
+fn unit_of(metric: &str) -> SpeedUnit {
+    if metric.ends_with(".mbps") {
+        SpeedUnit::MBps
+    } else if metric.ends_with(".iops") {
+        SpeedUnit::Iops
+    } else {
+        SpeedUnit::OpsPerSec
+    }
+}
+
+fn headline(w: &WorkloadRecord) -> Option<Summary> {
+    Summary::of(&w.headline_values())
+}
+
+fn workload_facts(h: &WorkloadRecord, degraded: Option<&RunRecord>) -> WorkloadFacts {
+    let d = degraded.and_then(|r| {
+        r.workloads
+            .iter()
+            .find(|w| w.workload.name == h.workload.name)
+    });
+    let metric = h
+        .trials
+        .iter()
+        .find_map(|t| crate::sample::headline(&h.workload, t))
+        .map_or_else(String::new, |m| m.0);
+    let unit = if metric.is_empty() {
+        crate::spec::decide::headline_unit(&h.workload)
+    } else {
+        unit_of(&metric)
+    };
+    WorkloadFacts {
+        name: h.workload.name.clone(),
+        metric,
+        unit,
+        pattern: match &h.workload.kind {
+            crate::spec::WorkloadKind::Io(io) => Some(io.pattern),
+            _ => None,
+        },
+        healthy: headline(h),
+        degraded: d.and_then(headline),
+        slo: crate::stats::slo::of_workload(h),
+        slo_degraded: d.and_then(crate::stats::slo::of_workload),
+    }
+}
+
+/// Gathers a lab's layouts from its stored runs (in the order they ran): each layout's healthy
+/// run, and its degraded run beside it. Runs without a layout record are not the lab's layouts
+/// and are left out.
+pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
+    let mut layouts = Vec::new();
+    let mut name = String::new();
+    let mut decide = None;
+    for r in runs {
+        let Some(rec) = &r.layout else { continue };
+        if rec.degraded_of.is_some() || rec.phase == Some(Phase::Degraded) {
+            continue;
+        }
+        let Some(lname) = rec.name.clone().or_else(|| r.label.clone()) else {
+            continue;
+        };
+        if name.is_empty() {
+            name = rec.lab.clone().unwrap_or_default();
+        }
+        if decide.is_none() {
+            decide.clone_from(&rec.decide);
+        }
+        let degraded = runs.iter().find(|d| {
+            d.layout
+                .as_ref()
+                .is_some_and(|l| l.degraded_of.as_deref() == Some(lname.as_str()))
+        });
+        let dl = degraded.and_then(|d| d.layout.as_ref());
+        layouts.push(LayoutFacts {
+            name: lname,
+            description: rec.description.clone().unwrap_or_default(),
+            stack: rec.stack.clone(),
+            environment: rec.environment.clone(),
+            member_bytes: rec.capacity.member_bytes,
+            usable_bytes: rec.capacity.usable_bytes,
+            expected_usable_bytes: rec.capacity.expected_usable_bytes,
+            workloads: r
+                .workloads
+                .iter()
+                .map(|w| workload_facts(w, degraded))
+                .collect(),
+            rebuild: rec
+                .rebuild
+                .clone()
+                .or_else(|| dl.and_then(|l| l.rebuild.clone())),
+            integrity: rec
+                .integrity
+                .as_ref()
+                .or_else(|| dl.and_then(|l| l.integrity.as_ref()))
+                .map(|i| i.verdict.clone()),
+            power: None,
+        });
+    }
+    LabFacts {
+        lab_id: lab_id.to_string(),
+        name,
+        layouts,
+        decide,
+    }
+}

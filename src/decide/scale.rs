@@ -1,0 +1,529 @@
+//! A lab's figures at the real disk size. The lab's small disks give ratios and behaviour;
+//! what scales is scaled here and says so:
+//!
+//! - usable capacity: the lab's measured usable bytes times real size over lab size (its
+//!   measured efficiency, filesystem overhead included), the planner's figure beside it;
+//! - rebuild time: the real disk's bytes at the rebuild rate per member the lab measured, or,
+//!   where the lab ran under emulation or timed no rebuild, at half the disks' stated (or
+//!   default) speed, as the planner models it;
+//! - the window: the rebuild plus the replacement wait when no hot spare is free;
+//! - P(data loss) over 1 and 5 years: the planner's Markov model fed by that rebuild.
+//!
+//! Speeds are never scaled: they are what the lab measured (`emulated` in a VM), with the
+//! interval of their trials.
+
+use super::{Assumptions, DiskMeasured, Figure, LayoutFacts, Predicted, Row, Source, Speed};
+use crate::plan::layout::LayoutSpec;
+use crate::plan::perf::DEFAULT_DISK;
+use crate::plan::risk::{
+    DEFAULT_AFR, DEFAULT_REBUILD_FRACTION, DEFAULT_REPLACE_HOURS, URE_DESKTOP,
+};
+use crate::plan::{Caps, LayoutRow, PlanInput, RebuildSpeed, RiskParams, ZfsParams};
+use crate::sample::layout_record::Layer;
+use crate::spec::Pattern;
+use crate::spec::decide::{DecideSpec, SpeedUnit};
+use crate::stats::slo::{SloCapacity, SloVerdict};
+use crate::units::{format_bytes_si, format_duration};
+
+/// Below this, measured over predicted means something other than the disks limits a layout.
+pub const BOTTLENECK_RATIO: f64 = 0.5;
+
+/// Above this, the layout beat its disks: a cache or a working set in RAM.
+pub const CACHED_RATIO: f64 = 1.5;
+
+/// mdadm's default chunk, what the planner places stripes with.
+const CHUNK: u64 = 512 * 1024;
+
+/// The real disks and the model's inputs: stated values, a measured disk, else the planner's
+/// defaults.
+pub fn assumptions(spec: &DecideSpec, disk: Option<&DiskMeasured>) -> Assumptions {
+    let mut m = disk.map(|d| d.perf.clone()).unwrap_or_default();
+    let s = spec.disk;
+    m.seq_read_mbps = s.read_mbps.or(m.seq_read_mbps);
+    m.seq_write_mbps = s.write_mbps.or(m.seq_write_mbps);
+    m.rand_read_iops = s.read_iops.or(m.rand_read_iops);
+    m.rand_write_iops = s.write_iops.or(m.rand_write_iops);
+    // One stated sequential (or random) figure stands for both directions.
+    m.seq_read_mbps = m.seq_read_mbps.or(m.seq_write_mbps);
+    m.seq_write_mbps = m.seq_write_mbps.or(m.seq_read_mbps);
+    m.rand_read_iops = m.rand_read_iops.or(m.rand_write_iops);
+    m.rand_write_iops = m.rand_write_iops.or(m.rand_read_iops);
+    let known = m.seq_read_mbps.is_some();
+    let perf = m.fill(&DEFAULT_DISK);
+    let source = match (disk, s.any()) {
+        (Some(d), false) => format!("measured in {}", d.from),
+        (Some(d), true) => format!("measured in {}, overridden where stated", d.from),
+        (None, true) => "stated".into(),
+        (None, false) => {
+            "defaults for a 7200 rpm disk (state yours: disk_write_mbps, disk_from)".into()
+        }
+    };
+    Assumptions {
+        disk_bytes: spec.disk_bytes,
+        disk: perf,
+        disk_source: format!(
+            "{:.0}/{:.0} MB/s, {:.0}/{:.0} IOPS read/write, {source}",
+            perf.seq_read_mbps, perf.seq_write_mbps, perf.rand_read_iops, perf.rand_write_iops
+        ),
+        disk_known: known,
+        afr: spec.risk.afr.unwrap_or(DEFAULT_AFR),
+        ure: spec.risk.ure.unwrap_or(URE_DESKTOP),
+        replace_hours: spec.risk.replace_hours.unwrap_or(DEFAULT_REPLACE_HOURS),
+    }
+}
+
+/// How the planner reads a lab layout: its layout name and disk count (spares included);
+/// `None` for an existing directory or a stack it does not model.
+pub fn plan_layout(l: &LayoutFacts) -> Option<(LayoutSpec, u32)> {
+    let (text, disks) = match l.stack.first()? {
+        Layer::Md {
+            level,
+            members,
+            spares,
+            ..
+        } => (
+            if *spares > 0 {
+                format!("{level}+{spares}spares")
+            } else {
+                level.clone()
+            },
+            members + spares,
+        ),
+        Layer::Btrfs { data, members, .. } => (format!("btrfs-{data}"), *members),
+        Layer::Zfs {
+            vdev, vdevs, width, ..
+        } if vdev.starts_with("draid") => (vdev.clone(), vdevs * width),
+        Layer::Zfs {
+            vdev, vdevs, width, ..
+        } => (format!("{vdevs}x{vdev}"), vdevs * width),
+        Layer::Disk => ("btrfs-single".into(), 1),
+        _ => return None,
+    };
+    let disks = u32::try_from(disks).ok().filter(|d| *d > 0)?;
+    let spec = LayoutSpec::parse(&text).ok()?;
+    spec.on_disks(disks).ok()?;
+    Some((spec, disks))
+}
+
+/// Bytes per member disk: as recorded, else worked back from the capacity the RAID level
+/// promised (linear in the disk size).
+fn member_bytes(l: &LayoutFacts, model: Option<&(LayoutSpec, u32)>) -> Option<u64> {
+    l.member_bytes.or_else(|| {
+        let (spec, n) = model?;
+        let per_tb = spec.on_disks(*n).ok()?.usable_bytes(1_000_000_000_000)?;
+        let expected = l.expected_usable_bytes?;
+        (per_tb > 0).then(|| (expected as f64 * 1e12 / per_tb as f64) as u64)
+    })
+}
+
+/// How fast the layout rebuilds a disk, and how that is known: the lab's measured rate per
+/// member (not under emulation), else half the disks' speed.
+fn rebuild_speed(l: &LayoutFacts, a: &Assumptions) -> (RebuildSpeed, String, bool) {
+    if let Some(r) = &l.rebuild {
+        let bytes = r.bytes.unwrap_or(0);
+        if !l.emulated() && r.seconds > 0.0 && bytes > 0 {
+            let mbps = bytes as f64 / r.seconds / 1e6;
+            return (
+                RebuildSpeed::Mbps(mbps),
+                format!(
+                    "{} rebuilt in {}: {:.0} MB/s per member",
+                    format_bytes_si(bytes),
+                    secs(r.seconds),
+                    mbps
+                ),
+                true,
+            );
+        }
+    }
+    let why = if l.emulated() && l.rebuild.is_some() {
+        "the lab's rebuild ran on emulated disks; "
+    } else if l.rebuild.is_none() {
+        "no rebuild timed; "
+    } else {
+        ""
+    };
+    let disk = a.disk.seq_read_mbps.min(a.disk.seq_write_mbps);
+    (
+        RebuildSpeed::Fraction(DEFAULT_REBUILD_FRACTION),
+        format!(
+            "{why}half the disks' {disk:.0} MB/s ({})",
+            if a.disk_known {
+                "stated"
+            } else {
+                "7200 rpm default"
+            }
+        ),
+        false,
+    )
+}
+
+fn secs(s: f64) -> String {
+    format_duration(std::time::Duration::from_secs_f64(s.max(0.0)))
+}
+
+/// The planner's row for the layout at the real disk size with the rebuild speed chosen.
+fn plan_row(
+    model: &(LayoutSpec, u32),
+    disk_bytes: u64,
+    a: &Assumptions,
+    rebuild: RebuildSpeed,
+) -> Result<LayoutRow, crate::plan::PlanError> {
+    let (spec, disks) = model;
+    let mut rebuild = rebuild;
+    if let RebuildSpeed::Mbps(v) = rebuild {
+        // The planner speeds a dRAID's resilver up by its spread; a measured rate has it.
+        let layout = spec.on_disks(*disks)?;
+        if spec.level.is_zfs() {
+            rebuild = RebuildSpeed::Mbps(v / crate::plan::zfs::resilver_speedup(&layout));
+        }
+    }
+    let input = PlanInput {
+        disks: *disks,
+        disk_bytes,
+        chunk_bytes: CHUNK,
+        layouts: vec![spec.clone()],
+        perf: a.disk,
+        caps: Caps::default(),
+        risk: RiskParams {
+            afr: a.afr,
+            ure_per_bit: a.ure,
+            replace_hours: a.replace_hours,
+            mission_years: 5.0,
+        },
+        rebuild,
+        zfs: ZfsParams::default(),
+    };
+    input.validate()?;
+    crate::plan::evaluate(spec, &input).map(|(row, _)| row)
+}
+
+/// A row's figures (no needs yet): `workload` is the decision's workload.
+pub fn row(
+    l: &LayoutFacts,
+    workload: Option<&str>,
+    a: &Assumptions,
+    notes: &mut Vec<String>,
+) -> Row {
+    let model = plan_layout(l);
+    let member = member_bytes(l, model.as_ref());
+    let disk = a.disk_bytes.or(member);
+    let (speed_rule, rebuild_basis, rebuild_measured) = rebuild_speed(l, a);
+    let planned = match (&model, disk) {
+        (Some(m), Some(d)) => match plan_row(m, d, a, speed_rule) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                notes.push(format!("{}: the planner cannot model it: {e}", l.name));
+                None
+            }
+        },
+        _ => None,
+    };
+    let speed = workload.and_then(|w| speed_of(l, w));
+    let mut r = Row {
+        name: l.name.clone(),
+        description: l.description.clone(),
+        model: model.as_ref().map(|(s, n)| match l.stack.first() {
+            Some(Layer::Disk) => "a single disk".to_string(),
+            _ => format!("{} on {n} disks", s.name),
+        }),
+        environment: l.environment.clone(),
+        usable: usable(l, member, disk, planned.as_ref()),
+        usable_planner: planned.as_ref().map(|p| p.usable_bytes),
+        degraded: workload.and_then(|w| degraded_of(l, w)),
+        during_rebuild: None,
+        capacity_at_slo: slo_workload(l, workload)
+            .and_then(|w| w.slo.as_ref())
+            .and_then(|c| slo_figure(c, l)),
+        capacity_at_slo_degraded: slo_workload(l, workload)
+            .and_then(|w| w.slo_degraded.as_ref())
+            .and_then(|c| slo_figure(c, l)),
+        rebuild: None,
+        window: None,
+        loss_1y: None,
+        loss_5y: None,
+        integrity: l.integrity.clone(),
+        power: l.power.clone(),
+        predicted: None,
+        misses: Vec::new(),
+        pareto: false,
+        dominated_by: None,
+        speed,
+    };
+    if let Some(p) = &planned {
+        risk_figures(&mut r, p, a, &rebuild_basis, rebuild_measured);
+        r.predicted = predicted(l, &r, p, a);
+    }
+    r
+}
+
+/// Usable bytes at the real size: measured × real / lab size, else the planner's.
+fn usable(
+    l: &LayoutFacts,
+    member: Option<u64>,
+    disk: Option<u64>,
+    planned: Option<&LayoutRow>,
+) -> Option<Figure> {
+    if let (Some(u), Some(m), Some(d)) = (l.usable_bytes, member, disk) {
+        if m > 0 {
+            let factor = d as f64 / m as f64;
+            let scaled = d != m;
+            return Some(Figure {
+                value: u as f64 * factor,
+                interval: None,
+                source: if scaled {
+                    Source::Scaled
+                } else {
+                    Source::Measured
+                },
+                basis: if scaled {
+                    format!(
+                        "{} measured on {} disks, x{factor:.0}",
+                        format_bytes_si(u),
+                        format_bytes_si(m)
+                    )
+                } else {
+                    format!("{} measured", format_bytes_si(u))
+                },
+            });
+        }
+    }
+    if let Some(u) = l.usable_bytes.filter(|_| member.is_none()) {
+        return Some(Figure {
+            value: u as f64,
+            interval: None,
+            source: Source::Measured,
+            basis: "measured on the lab's disks (their size is not recorded: not scaled)".into(),
+        });
+    }
+    planned.map(|p| Figure {
+        value: p.usable_bytes as f64,
+        interval: None,
+        source: Source::Modelled,
+        basis: "the planner's figure (the lab measured none)".into(),
+    })
+}
+
+fn measured_source(l: &LayoutFacts) -> Source {
+    if l.emulated() {
+        Source::Emulated
+    } else {
+        Source::Measured
+    }
+}
+
+/// The headline of workload `w`, with its interval.
+fn speed_of(l: &LayoutFacts, w: &str) -> Option<Speed> {
+    let wf = l.workload(w)?;
+    let s = wf.healthy.clone()?;
+    Some(Speed {
+        workload: wf.name.clone(),
+        metric: wf.metric.clone(),
+        unit: wf.unit.label(),
+        figure: Figure {
+            value: s.median,
+            interval: s.ci.map(|c| (c.lo, c.hi)),
+            source: measured_source(l),
+            basis: format!(
+                "median of {} trial{} of {}{}",
+                s.n,
+                if s.n == 1 { "" } else { "s" },
+                wf.metric,
+                if s.high_cv() {
+                    format!(", trials {:.0}% apart", s.cv * 100.0)
+                } else {
+                    String::new()
+                }
+            ),
+        },
+        summary: s,
+    })
+}
+
+/// Degraded over healthy on workload `w`, with the ratio's interval.
+fn degraded_of(l: &LayoutFacts, w: &str) -> Option<Figure> {
+    let wf = l.workload(w)?;
+    let r = crate::stats::ratio(wf.degraded.as_ref()?, wf.healthy.as_ref()?)?;
+    Some(Figure {
+        value: r.value,
+        interval: r.ci.map(|c| (c.lo, c.hi)),
+        source: measured_source(l),
+        basis: format!("{} with a member failed over healthy", wf.metric),
+    })
+}
+
+/// The workload whose capacity at the latency target is shown: the decision's when it
+/// searched one, else the first that did.
+pub fn slo_workload<'a>(
+    l: &'a LayoutFacts,
+    workload: Option<&str>,
+) -> Option<&'a super::WorkloadFacts> {
+    workload
+        .and_then(|w| l.workload(w))
+        .filter(|w| w.slo.is_some())
+        .or_else(|| l.workloads.iter().find(|w| w.slo.is_some()))
+}
+
+fn slo_figure(c: &SloCapacity, l: &LayoutFacts) -> Option<Figure> {
+    let (value, basis) = match c.verdict {
+        SloVerdict::Capacity => (c.capacity?, format!("highest rate meeting {}", c.targets)),
+        SloVerdict::MetAtPeak => (
+            c.capacity?,
+            format!(
+                "{} met up to the closed-loop peak: at least this",
+                c.targets
+            ),
+        ),
+        SloVerdict::NoneMet => (0.0, format!("no rate tried met {}", c.targets)),
+        SloVerdict::NoTrials => return None,
+    };
+    Some(Figure {
+        value,
+        interval: c.interval,
+        source: measured_source(l),
+        basis,
+    })
+}
+
+/// Rebuild, window and loss figures from the planner's row.
+fn risk_figures(r: &mut Row, p: &LayoutRow, a: &Assumptions, basis: &str, measured: bool) {
+    let source = if measured {
+        Source::Scaled
+    } else {
+        Source::Modelled
+    };
+    if let Some(h) = p.rebuild_hours {
+        r.rebuild = Some(Figure {
+            value: h * 3600.0,
+            interval: None,
+            source,
+            basis: basis.to_string(),
+        });
+    }
+    if let (Some(e), Some(h)) = (p.exposure_hours, p.rebuild_hours) {
+        let wait = e - h;
+        r.window = Some(Figure {
+            value: e * 3600.0,
+            interval: None,
+            source,
+            basis: if wait > 0.0 {
+                format!(
+                    "rebuild + {} replacement wait (no hot spare)",
+                    secs(wait * 3600.0)
+                )
+            } else {
+                "rebuild only: a hot spare starts it at once".into()
+            },
+        });
+    }
+    let model = format!(
+        "planner's model: AFR {:.2}%, URE {:e}/bit, {}",
+        a.afr * 100.0,
+        a.ure,
+        r.window.as_ref().map_or_else(
+            || "no redundancy: any disk failing loses data".into(),
+            |w| format!("window {}", secs(w.value))
+        )
+    );
+    for (slot, v) in [
+        (&mut r.loss_1y, p.data_loss_probability_1y),
+        (&mut r.loss_5y, p.data_loss_probability_mission),
+    ] {
+        *slot = Some(Figure {
+            value: v,
+            interval: None,
+            source: Source::Modelled,
+            basis: model.clone(),
+        });
+    }
+}
+
+/// The planner's speed for the row's workload from the disks' speed, against the measured
+/// one; only where the disks' speed is known and the lab's speeds are not emulated.
+fn predicted(l: &LayoutFacts, r: &Row, p: &LayoutRow, a: &Assumptions) -> Option<Predicted> {
+    if !a.disk_known || l.emulated() {
+        return None;
+    }
+    let s = r.speed.as_ref()?;
+    let wf = l.workload(&s.workload)?;
+    let (pred, unit) = match wf.pattern? {
+        Pattern::Read => (p.seq_read_mbps, SpeedUnit::MBps),
+        Pattern::Write => (p.seq_write_mbps, SpeedUnit::MBps),
+        Pattern::RandRead => (p.rand_read_iops, SpeedUnit::Iops),
+        Pattern::RandWrite => (p.rand_write_iops, SpeedUnit::Iops),
+        Pattern::RandRw | Pattern::Rw => return None,
+    };
+    if unit != wf.unit || pred <= 0.0 {
+        return None;
+    }
+    let ratio = s.figure.value / pred;
+    let note = if ratio < BOTTLENECK_RATIO {
+        Some(format!(
+            "measured {ratio:.2}x of the {} {} the disks' speed predicts: something other than the disks (CPU, controller, bus, parity) limits this layout",
+            crate::units::format_rate(pred),
+            unit.label()
+        ))
+    } else if ratio > CACHED_RATIO {
+        Some(format!(
+            "measured {ratio:.2}x the {} {} the disks' speed predicts: a cache or a working set in RAM carries it",
+            crate::units::format_rate(pred),
+            unit.label()
+        ))
+    } else {
+        None
+    };
+    Some(Predicted {
+        predicted: pred,
+        ratio,
+        note,
+    })
+}
+
+/// What the reader must know about where the figures come from.
+pub fn notes(rows: &[Row], a: &Assumptions, notes: &mut Vec<String>) {
+    let names = |f: &dyn Fn(&Row) -> bool| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| f(r))
+            .map(|r| r.name.as_str())
+            .collect()
+    };
+    let emulated = names(&|r| r.environment.is_some());
+    if !emulated.is_empty() {
+        notes.push(format!(
+            "{}: built in a VM: speeds are emulated (compare them with each other only), rebuild times are modelled from the disks' speed",
+            emulated.join(", ")
+        ));
+    }
+    let modelled = names(&|r| {
+        r.rebuild
+            .as_ref()
+            .is_some_and(|f| f.source == Source::Modelled)
+    });
+    if !modelled.is_empty() && !a.disk_known {
+        notes.push(format!(
+            "{}: rebuild time modelled from a 7200 rpm disk's 150 MB/s: state the real disks' speed (disk_write_mbps, --disk-from)",
+            modelled.join(", ")
+        ));
+    }
+    if a.disk_bytes.is_some()
+        && rows.iter().any(|r| {
+            r.usable
+                .as_ref()
+                .is_some_and(|u| u.source == Source::Scaled)
+        })
+    {
+        notes.push("usable: the lab's measured usable scaled to the real disks; filesystem overhead weighs more on small lab disks, so it errs low (the planner's figure is beside it)".into());
+    }
+    if rows.iter().any(|r| r.loss_5y.is_some()) {
+        notes.push(format!(
+            "P(loss): the planner's model (docs/plan-model.md), AFR {:.2}%, URE {:e}/bit, {} to replace a disk without a hot spare; a model's output, without an interval",
+            a.afr * 100.0,
+            a.ure,
+            secs(a.replace_hours * 3600.0)
+        ));
+    }
+    for r in rows {
+        if let Some(n) = r.predicted.as_ref().and_then(|p| p.note.as_ref()) {
+            notes.push(format!("{}: {n}", r.name));
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The decision (issue 31) end to end: a real lab on loop disks with a `[decide]` table ends
+//! with the decision table and its JSON; `iolab decide LAB` decides the stored lab again with
+//! other needs without re-running; `iolab report --lab` opens with the decision; needs the lab
+//! cannot answer are one line naming the field, exit 2, nothing built.
+
+mod common;
+mod lab_world;
+use lab_world::World;
+use serde_json::Value;
+
+macro_rules! need_root_and_btrfs {
+    () => {
+        lab_world::require_lab!(
+            "losetup" => "mount",
+            "mkfs.btrfs" => "btrfs-progs",
+            "btrfs" => "btrfs-progs",
+            "mkfs.xfs" => "xfsprogs",
+            "wipefs" => "util-linux",
+        );
+    };
+}
+
+/// Three layouts of five 512 MiB disks decided for 8 TB disks: btrfs raid1 on 2 (about one
+/// disk usable: ~7 TB), btrfs raid10 on 4 (two disks: ~14 TB), xfs on one disk (~8 TB, no
+/// redundancy: 1 - 0.9843^5 = 7.6% over five years). At least 10 TB and at most 5% over five
+/// years leaves raid10 alone. Enterprise disks (1e-15 per bit): a mirror's rebuild reads one
+/// 8 TB disk with nothing left to correct, 6.2% of the time, so raid1 loses data ~1% in five
+/// years and raid10 (twice the disks to fail first) ~2%.
+fn spec(w: &World, decide: &str) -> String {
+    format!(
+        "name = \"decide\"\n[disks]\nloop = {{ count = 5, size = \"512MiB\", dir = \"{}\" }}\n\
+         [[layout]]\nname = \"btrfs-raid1\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\n\
+         degrade = true\nrebuild = true\nfill = \"64MiB\"\n\
+         [[layout]]\nname = \"btrfs-raid10\"\nbtrfs = {{ data = \"raid10\", metadata = \"raid10\", members = 4 }}\n\
+         degrade = true\nrebuild = true\nfill = \"64MiB\"\n\
+         [[layout]]\nname = \"xfs-single\"\nfs = \"xfs\"\n\
+         [workloads]\nrepeat = 2\n\
+         [[workloads.workload]]\nname = \"sw\"\npattern = \"write\"\nbs = \"1M\"\nqd = 4\ntime = \"300ms\"\nsize = \"32MiB\"\n\
+         {decide}",
+        w.disk_dir.display()
+    )
+}
+
+const DECIDE: &str = "[decide]\ndisk_size = \"8TB\"\nmin_usable = \"10TB\"\nmax_loss_5y = \"5%\"\nure = \"enterprise\"\n";
+
+fn row<'a>(d: &'a Value, name: &str) -> &'a Value {
+    d["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name}: {d:#}"))
+}
+
+fn decide_json(w: &World, args: &[&str]) -> Value {
+    let out = w
+        .iolab()
+        .arg("decide")
+        .args(args)
+        .args(["--format", "json"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// Issue 31: a lab with needs ends with its decision — figures scaled to the real disks and
+/// labelled, rejections naming the need, the recommendation; `iolab decide` re-decides the
+/// stored lab with other needs; the HTML report opens with the decision.
+#[test]
+#[allow(clippy::too_many_lines)] // one lab, decided three ways, reads best as one story
+fn a_lab_decides_at_its_end_and_again_from_the_store() {
+    need_root_and_btrfs!();
+    let w = World::new("decide");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lab.toml");
+    std::fs::write(&path, spec(&w, DECIDE)).unwrap();
+    let (out, v) = w.lab_json(&path, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lab_id = v["lab_id"].as_str().unwrap().to_string();
+    w.assert_clean(&lab_id);
+    let d = &v["decision"];
+    assert_eq!(d["recommended"], "btrfs-raid10", "{d:#}");
+    let r10 = row(d, "btrfs-raid10");
+    let usable = &r10["usable"];
+    assert_eq!(usable["source"], "scaled", "{r10:#}");
+    let u = usable["value"].as_f64().unwrap();
+    assert!(u > 10e12 && u < 16.2e12, "raid10 usable {u}");
+    let rebuild = &r10["rebuild"];
+    assert_eq!(rebuild["source"], "scaled", "{r10:#}");
+    assert!(
+        rebuild["basis"]
+            .as_str()
+            .unwrap()
+            .contains("MB/s per member"),
+        "{rebuild:#}"
+    );
+    assert_eq!(r10["loss_5y"]["source"], "modelled");
+    assert_eq!(r10["speed"]["figure"]["source"], "measured");
+    assert_eq!(r10["integrity"], "verified");
+    let r1 = row(d, "btrfs-raid1");
+    assert_eq!(r1["misses"][0]["need"], "min_usable", "{r1:#}");
+    assert!(
+        r1["misses"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("< 10.00TB"),
+        "{r1:#}"
+    );
+    let x = row(d, "xfs-single");
+    let needs: Vec<&str> = x["misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["need"].as_str().unwrap())
+        .collect();
+    assert_eq!(needs, ["min_usable", "max_loss_5y"], "{x:#}");
+    assert!(x["rebuild"].is_null(), "no redundancy, no rebuild: {x:#}");
+    assert!(
+        d["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("btrfs-raid10 is recommended; meets usable "),
+        "{d:#}"
+    );
+    // The table at the end of a lab run says the same.
+    let out = w.iolab().args(["decide", &lab_id]).run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("RECOMMENDED"), "{}", out.stdout);
+    assert!(out.stdout.contains("rejected: usable "), "{}", out.stdout);
+    // Other needs, no re-run: 5 TB lets raid1 in, and the safer of the two wins.
+    let d = decide_json(&w, &[&lab_id, "--min-usable", "5TB"]);
+    assert_eq!(d["recommended"], "btrfs-raid1", "{d:#}");
+    assert_eq!(d["runner_up"], "btrfs-raid10", "{d:#}");
+    assert_eq!(row(&d, "xfs-single")["misses"][0]["need"], "max_loss_5y");
+    // 20 TB: nothing qualifies; raid10 is the closest, by capacity alone.
+    let d = decide_json(&w, &["last", "--min-usable", "20TB"]);
+    assert!(d["recommended"].is_null(), "{d:#}");
+    assert_eq!(d["relax"][0]["need"], "min_usable", "{d:#}");
+    assert_eq!(d["relax"][0]["layout"], "btrfs-raid10", "{d:#}");
+    assert!(
+        d["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("No layout meets every need; relax min_usable from 20.00TB to "),
+        "{d:#}"
+    );
+    // A need the lab cannot answer: one line naming it, exit 2.
+    for (args, field) in [
+        (vec!["--min", "nosuch=1MB/s"], "min.nosuch"),
+        (vec!["--max-loss-5y", "150%"], "--max-loss-5y"),
+        (vec!["--min-capacity-at-slo", "100"], "min_capacity_at_slo"),
+    ] {
+        let out = w.iolab().arg("decide").arg(&lab_id).args(&args).run();
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let err = out.stderr.trim();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+    // The HTML report opens with the decision.
+    let html = dir.path().join("lab.html");
+    let out = w
+        .iolab()
+        .args(["report", "--lab", &lab_id, "-o"])
+        .arg(&html)
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let (dec, sum) = (
+        page.find("<section id=\"decision\">")
+            .expect("decision section"),
+        page.find("<section id=\"summary\">").unwrap(),
+    );
+    assert!(dec < sum, "the decision comes first");
+    assert!(page.contains("btrfs-raid10</b> <span class=\"u\">recommended"));
+    assert!(page.contains("<del>xfs-single</del>"));
+}
+
+/// Issue 31: a `[decide]` table the lab cannot answer is refused before anything is built,
+/// one line naming the key.
+#[test]
+fn bad_decide_keys_are_one_line_naming_the_key() {
+    let w = World::new("decide-bad");
+    let dir = tempfile::tempdir().unwrap();
+    for (decide, key) in [
+        (
+            "[decide]\nmin = { nosuch = \"1MB/s\" }\n",
+            "decide.min.nosuch",
+        ),
+        ("[decide]\nmin = { sw = \"2000IOPS\" }\n", "decide.min.sw"),
+        ("[decide]\nmax_loss_5y = \"lots\"\n", "decide.max_loss_5y"),
+        (
+            "[decide]\nmin_capacity_at_slo = 100\n",
+            "decide.min_capacity_at_slo",
+        ),
+        ("[decide]\nprefer = \"cheap\"\n", "decide.prefer"),
+        ("[decide]\nmin_usuable = \"1TB\"\n", "min_usuable"),
+    ] {
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, spec(&w, decide)).unwrap();
+        let out = w.iolab().args(["lab", path.to_str().unwrap()]).run();
+        assert_eq!(out.code, 2, "{decide}: {}", out.stderr);
+        let err = out.stderr.trim();
+        assert_eq!(err.lines().count(), 1, "{decide}: {err}");
+        assert!(err.contains(key), "{decide}: {err}");
+        assert!(w.our_loops().is_empty(), "{decide}: built something");
+    }
+    // The same through the flags of `iolab lab`.
+    let path = dir.path().join("ok.toml");
+    std::fs::write(&path, spec(&w, "")).unwrap();
+    let out = w
+        .iolab()
+        .args(["lab", path.to_str().unwrap(), "--min", "nosuch=4"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("decide.min.nosuch"), "{}", out.stderr);
+}
