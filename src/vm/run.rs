@@ -182,6 +182,7 @@ pub fn run_lab_in_vm(
             .map_err(|e| VmError::io("cannot create disk", &p, e))?;
         disks.push(p);
     }
+    let initrd = hold_initrd(&initrd, &work, || initrd_for(spec, &tools, &k, &cache))?;
     let devices = guest::device_names(n);
     let (lab_args, cuts_wanted) = guest_lab_args(spec, opts, &share)?;
     guest::prepare_share(&share, spec, &devices, &lab_args)?;
@@ -263,6 +264,37 @@ pub fn run_lab_in_vm(
             .push(format!("could not remove: {}", left.join("; ")));
     }
     Ok(out)
+}
+
+/// The lab's own hold on its initramfs: a hard link in its work directory (a copy across
+/// filesystems). The cache keeps one initramfs per flavour, so another iolab build starting a
+/// VM evicts this one; a lab boots again after every power cut, minutes later, and must not
+/// find it gone. When it is already gone, `rebuild` makes it again (three tries).
+fn hold_initrd(
+    built: &Path,
+    work: &Path,
+    mut rebuild: impl FnMut() -> Result<PathBuf, VmError>,
+) -> Result<PathBuf, VmError> {
+    let held = work.join("initrd.cpio");
+    let mut src = built.to_path_buf();
+    for _ in 0..3 {
+        let r = std::fs::hard_link(&src, &held).or_else(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Err(e)
+            } else {
+                std::fs::copy(&src, &held).map(|_| ())
+            }
+        });
+        match r {
+            Ok(()) => return Ok(held),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => src = rebuild()?,
+            Err(e) => return Err(VmError::io("cannot keep the initramfs as", &held, e)),
+        }
+    }
+    Err(VmError::Tool(format!(
+        "the cached initramfs {} kept vanishing (another iolab build evicting it?)",
+        src.display()
+    )))
 }
 
 /// The initramfs for this spec: with the zfs module and tools when a layout is a ZFS pool.
@@ -557,5 +589,36 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<GuestEn
             Ok(None) => {}
             Err(_) => return Ok(GuestEnd::Done),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lab keeps its initramfs when the cache's copy goes (another build evicted it), and
+    /// makes it again when it went before the lab could hold it.
+    #[test]
+    fn the_lab_holds_its_initramfs_against_eviction() {
+        let d = tempfile::tempdir().unwrap();
+        let (cache, work) = (d.path().join("cache.cpio"), d.path().join("work"));
+        std::fs::create_dir(&work).unwrap();
+        std::fs::write(&cache, b"cpio").unwrap();
+        let held = hold_initrd(&cache, &work, || unreachable!()).unwrap();
+        std::fs::remove_file(&cache).unwrap();
+        assert_eq!(std::fs::read(&held).unwrap(), b"cpio");
+        std::fs::remove_file(&held).unwrap();
+        let mut rebuilt = 0;
+        let held = hold_initrd(&cache, &work, || {
+            rebuilt += 1;
+            std::fs::write(&cache, b"again").map_err(|e| VmError::io("cannot write", &cache, e))?;
+            Ok(cache.clone())
+        })
+        .map_err(|e| e.to_string())
+        .unwrap();
+        assert_eq!(
+            (rebuilt, std::fs::read(&held).unwrap()),
+            (1, b"again".to_vec())
+        );
     }
 }
