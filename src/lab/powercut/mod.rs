@@ -9,7 +9,7 @@
 //! starts over, finds the pending cut in the state file, assembles the layout from its disks
 //! ([`crate::layout::Session::assemble`]: md's resync or PPL replay, LVM, the filesystem's log
 //! replay, each timed), with `then = "fail-member"` fails a member before a resync can finish,
-//! and [`judge`]s every file against the writer's durable log. Then the next cut; once every
+//! and [`judge()`]s every file against the writer's durable log. Then the next cut; once every
 //! cut of every layout is judged, the lab goes on as usual and each layout's report carries its
 //! [`PowerReport`] (the POWER column).
 //!
