@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub mod integrity;
 pub mod labels;
 pub mod layout_record;
+pub mod power;
 pub use layout_record::LayoutRecord;
 
 /// A latency histogram in nanoseconds, with 3 significant figures (relative error < 0.1%).

@@ -683,6 +683,7 @@ fn md(level: MdLevel) -> MdOptions {
         bitmap: None,
         bitmap_chunk: None,
         assume_clean: false,
+        consistency_policy: None,
     }
 }
 

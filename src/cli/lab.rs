@@ -76,6 +76,11 @@ pub struct LabArgs {
     #[arg(long, conflicts_with_all = ["cleanup", "destroy", "dry_run"])]
     pub vm: bool,
 
+    /// Inside the VM only: the share directory where power cuts keep their state across the
+    /// cuts (`iolab lab --vm` passes it to the guest's lab).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub powercut_dir: Option<PathBuf>,
+
     /// Needs to decide by at the end (laid over the spec's `[decide]` table; issue 31).
     #[command(flatten)]
     pub decide: super::decide::DecideFlags,
@@ -92,6 +97,14 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         return cleanup(&a);
     }
     let mut spec = load_spec(&a)?;
+    if a.powercut_dir.is_none() {
+        if let Some(l) = spec.layouts.iter().find(|l| l.powercut.is_some()) {
+            return Err(super::usage(format!(
+                "{}: layout[{}].powercut: power cuts need the VM lab, where iolab owns the power switch (it cannot cut this machine's power); run with --vm",
+                spec.file, l.name
+            )));
+        }
+    }
     let disk = decide_needs(ctx, &a, &mut spec)?;
     if let Some(s) = spec
         .slow_disks
@@ -108,6 +121,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
     opts.destroy = a.destroy.clone();
     opts.dry_run = a.dry_run;
     opts.verbose = a.verbose;
+    opts.powercut_dir = a.powercut_dir.clone();
     if a.dry_run {
         opts.availability = crate::layout::Availability::everything();
     }
@@ -477,7 +491,10 @@ impl Progress {
                 }
             }
             LabEvent::Step { name, what } => {
-                if self.on {
+                if self.on && self.total == 0 {
+                    // Power cuts come before the first layout starts.
+                    eprintln!("{name}: {what}");
+                } else if self.on {
                     eprintln!("[{}/{}] {name}: {what}", self.index + 1, self.total);
                 }
             }

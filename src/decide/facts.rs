@@ -185,7 +185,10 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
                 .as_ref()
                 .or_else(|| dl.and_then(|l| l.integrity.as_ref()))
                 .map(|i| i.verdict.clone()),
-            power: None,
+            power: rec
+                .power
+                .as_ref()
+                .map(crate::sample::power::PowerReport::text),
         });
     }
     LabFacts {

@@ -36,6 +36,10 @@ pub struct LabOptions {
     pub availability: Availability,
     /// Test hooks (the command line never sets them).
     pub hooks: LabHooks,
+    /// The VM's share directory for power cuts (`--powercut-dir`, given by `iolab lab --vm`
+    /// to the guest's lab): where the power-cut state and the writer's durable log outlive a
+    /// cut. `None` outside the VM.
+    pub powercut_dir: Option<PathBuf>,
 }
 
 /// What a hook gets once the data set is on a layout.
@@ -83,6 +87,7 @@ impl LabOptions {
             state_dir: crate::layout::state::state_dir(),
             availability: Availability::detect(),
             hooks: LabHooks::default(),
+            powercut_dir: None,
         }
     }
 }
@@ -290,6 +295,14 @@ pub fn run_lab(
         leftovers: Vec::new(),
         runs: Vec::new(),
     };
+    let mut power = match &opts.powercut_dir {
+        Some(dir) if !opts.dry_run && super::powercut::wanted(spec) => {
+            super::powercut::run_cuts(spec, &mut session, dir, &mut |name, what| {
+                progress(LabEvent::Step { name, what });
+            })
+        }
+        _ => std::collections::BTreeMap::new(),
+    };
     let mut source: Option<DiskSource> = None;
     let total = spec.layouts.len();
     for (index, l) in spec.layouts.iter().enumerate() {
@@ -321,6 +334,8 @@ pub fn run_lab(
                 ctx.run(index, l, stack)
             }
         };
+        let mut lr = lr;
+        lr.power = power.remove(&l.name);
         if lr.reason.as_deref() == Some("interrupted") {
             report.interrupted = true;
         }

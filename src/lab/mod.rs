@@ -12,6 +12,7 @@
 pub mod dataset;
 pub mod driver;
 pub mod held;
+pub mod powercut;
 pub mod report;
 pub mod spec;
 pub mod summary;

@@ -245,6 +245,9 @@ pub struct LayoutReport {
     /// Capacity at the lab's latency target (`[workloads] slo`), per searched workload.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo: Vec<LabSlo>,
+    /// What power cuts did to it (`powercut`, VM lab only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::sample::power::PowerReport>,
     /// Every command run for this layout, in order.
     pub commands: Vec<String>,
 }
@@ -273,6 +276,7 @@ impl LayoutReport {
             md_final: None,
             member_io: Vec::new(),
             slo: Vec::new(),
+            power: None,
             commands: Vec::new(),
         }
     }
@@ -294,6 +298,13 @@ impl LayoutReport {
         self.integrity
             .as_ref()
             .map_or_else(|| "-".to_string(), |i| i.verdict.text())
+    }
+
+    /// The POWER column: `0/10 lost`, `2/10: ...`, or `-` without power cuts.
+    pub fn power_text(&self) -> String {
+        self.power
+            .as_ref()
+            .map_or_else(|| "-".to_string(), crate::sample::power::PowerReport::text)
     }
 
     /// True when the layout lost data.

@@ -51,6 +51,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
         verdict: i.verdict.text(),
         detail: Some(i.clone()),
     });
+    rec.power.clone_from(&l.power);
     match rec.phase {
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);

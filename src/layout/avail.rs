@@ -171,6 +171,7 @@ mod tests {
                 bitmap: None,
                 bitmap_chunk: None,
                 assume_clean: false,
+                consistency_policy: None,
             }),
             members: 3,
             spares: 0,

@@ -45,6 +45,9 @@ pub fn create_argv(
     if let Some(bc) = o.bitmap_chunk {
         a.push(format!("--bitmap-chunk={}", kib(bc)));
     }
+    if let Some(p) = &o.consistency_policy {
+        a.push(format!("--consistency-policy={p}"));
+    }
     if o.assume_clean {
         a.push("--assume-clean".into());
     }
@@ -335,6 +338,7 @@ unused devices: <none>\n";
             bitmap: None,
             bitmap_chunk: None,
             assume_clean: false,
+            consistency_policy: None,
         }
     }
 

@@ -12,10 +12,12 @@ use super::state::{Owned, StateFile};
 use super::{loopdev, signature, zfs};
 use crate::stack::{RaidLayer, Stack};
 
+mod assemble;
 mod build;
 mod failure;
 mod strike;
 
+pub use assemble::{Assembled, OnDisk};
 pub use failure::DegradeInfo;
 
 /// Where a layout's disks come from.

@@ -56,6 +56,9 @@ pub struct LayoutRecord {
     /// What reading the lab's data set back and scrubbing found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<IntegrityRecord>,
+    /// What power cuts did to the layout (`powercut` in the VM lab): the POWER verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<super::power::PowerReport>,
     /// The healthy run of the layout the lab spec named as `baseline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lab_baseline: bool,

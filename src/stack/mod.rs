@@ -222,6 +222,12 @@ pub struct MdOptions {
     pub bitmap_chunk: Option<u64>,
     /// Skip the initial resync (`--assume-clean`); fine on zeroed disks, not on used ones.
     pub assume_clean: bool,
+    /// How md keeps parity consistent over an unclean stop (`--consistency-policy`):
+    /// `resync` (mdadm's default: the whole array, or what the bitmap marks, after a crash)
+    /// or `ppl` (a partial parity log on each member closes the RAID5 write hole); `None`:
+    /// mdadm's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency_policy: Option<String>,
 }
 
 /// The RAID layer at the bottom of a stack.
@@ -385,6 +391,9 @@ impl Stack {
                 if let Some(c) = md.chunk {
                     s.push_str(&format!(", chunk {}", format_bytes(c)));
                 }
+                if let Some(p) = &md.consistency_policy {
+                    s.push_str(&format!(", consistency {p}"));
+                }
                 if let Some(b) = &md.bitmap {
                     s.push_str(&format!(", bitmap {b}"));
                     if let Some(bc) = md.bitmap_chunk {
@@ -458,6 +467,7 @@ mod tests {
                 bitmap: Some("internal".into()),
                 bitmap_chunk: Some(64 << 20),
                 assume_clean: false,
+                consistency_policy: None,
             }),
             members: 5,
             spares: 1,

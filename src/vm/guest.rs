@@ -17,6 +17,14 @@ pub const RESULTS_DB: &str = "results.db";
 pub const GUEST_DMESG: &str = "dmesg.txt";
 /// Extra disks beyond the spec's count: replacements for a rebuild and a second failure.
 pub const SPARE_DISKS: usize = 2;
+/// The power-cut protocol between the host and the guest's lab: the share's directory for it,
+/// the console line on which the host cuts, the host's record of its cuts.
+pub use crate::lab::powercut::{HOST_LOG as HOST_CUT_LOG, MARK_CUT, SHARE_DIR as POWERCUT_DIR};
+
+/// Whether the spec has layouts whose power the host is to cut.
+pub fn wants_power_cuts(spec: &LabSpec) -> bool {
+    spec.layouts.iter().any(|l| l.powercut.is_some())
+}
 
 /// The VM's disks as the guest sees them, in qemu's order: `/dev/vda`, `/dev/vdb`, ...
 pub fn device_names(n: usize) -> Vec<String> {

@@ -59,6 +59,46 @@ pub struct VmOutcome {
     pub copied: Vec<String>,
     /// Things the user should know (a KVM fallback).
     pub notes: Vec<String>,
+    /// Power cuts made (`powercut` layouts): the VM killed, then booted again on its disks.
+    pub power_cuts: usize,
+}
+
+impl VmOutcome {
+    fn new(prepare_seconds: f64) -> VmOutcome {
+        VmOutcome {
+            accel: Accel::Tcg,
+            prepare_seconds,
+            boot_seconds: Vec::new(),
+            lab_seconds: 0.0,
+            exit_code: None,
+            stdout: String::new(),
+            copied: Vec::new(),
+            notes: Vec::new(),
+            power_cuts: 0,
+        }
+    }
+}
+
+/// The guest lab's flags: the user's, and `--powercut-dir` when the spec cuts the power (its
+/// directory made in the share); and how many cuts the spec asks for.
+fn guest_lab_args(
+    spec: &LabSpec,
+    opts: &VmOptions,
+    share: &Path,
+) -> Result<(Vec<String>, usize), VmError> {
+    let mut args = opts.lab_args.clone();
+    let cuts: usize = spec
+        .layouts
+        .iter()
+        .filter_map(|l| l.powercut.map(|p| p.cuts as usize))
+        .sum();
+    if guest::wants_power_cuts(spec) {
+        let pc = share.join(guest::POWERCUT_DIR);
+        std::fs::create_dir_all(&pc).map_err(|e| VmError::io("cannot create", &pc, e))?;
+        args.push("--powercut-dir".into());
+        args.push(format!("{}/{}", guest::SHARE, guest::POWERCUT_DIR));
+    }
+    Ok((args, cuts))
 }
 
 /// Everything recorded in the state file, torn down when dropped.
@@ -142,8 +182,10 @@ pub fn run_lab_in_vm(
             .map_err(|e| VmError::io("cannot create disk", &p, e))?;
         disks.push(p);
     }
+    let initrd = hold_initrd(&initrd, &work, || initrd_for(spec, &tools, &k, &cache))?;
     let devices = guest::device_names(n);
-    guest::prepare_share(&share, spec, &devices, &opts.lab_args)?;
+    let (lab_args, cuts_wanted) = guest_lab_args(spec, opts, &share)?;
+    guest::prepare_share(&share, spec, &devices, &lab_args)?;
     crate::pause::at("vm disks created");
     let cfg = VmConfig {
         kernel: vmlinux,
@@ -159,16 +201,7 @@ pub fn run_lab_in_vm(
             .map(|d| (d.disk, (d.bandwidth, d.iops)))
             .collect(),
     };
-    let mut out = VmOutcome {
-        accel: Accel::Tcg,
-        prepare_seconds,
-        boot_seconds: Vec::new(),
-        lab_seconds: 0.0,
-        exit_code: None,
-        stdout: String::new(),
-        copied: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut out = VmOutcome::new(prepare_seconds);
     let marker = kvm_marker(&cache, &k);
     let mut accels = Vec::new();
     if qemu::kvm_openable() && !marker.exists() {
@@ -200,14 +233,18 @@ pub fn run_lab_in_vm(
             Err(e) => return Err(e),
         }
     }
-    let Some(mut vm) = booted else {
+    let Some(vm) = booted else {
         return Err(VmError::Boot("no way to run the VM".into()));
     };
     crate::pause::at("vm booted");
     let t_lab = Instant::now();
-    run_guest(&mut vm, console)?;
+    let power = Power {
+        cfg: &cfg,
+        work: &work,
+        cuts_wanted,
+    };
+    power.run(vm, &mut owner, &mut out, console)?;
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
-    drop(vm);
     crate::pause::at("vm guest finished");
     read_share(&share, &mut out);
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
@@ -227,6 +264,37 @@ pub fn run_lab_in_vm(
             .push(format!("could not remove: {}", left.join("; ")));
     }
     Ok(out)
+}
+
+/// The lab's own hold on its initramfs: a hard link in its work directory (a copy across
+/// filesystems). The cache keeps one initramfs per flavour, so another iolab build starting a
+/// VM evicts this one; a lab boots again after every power cut, minutes later, and must not
+/// find it gone. When it is already gone, `rebuild` makes it again (three tries).
+fn hold_initrd(
+    built: &Path,
+    work: &Path,
+    mut rebuild: impl FnMut() -> Result<PathBuf, VmError>,
+) -> Result<PathBuf, VmError> {
+    let held = work.join("initrd.cpio");
+    let mut src = built.to_path_buf();
+    for _ in 0..3 {
+        let r = std::fs::hard_link(&src, &held).or_else(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Err(e)
+            } else {
+                std::fs::copy(&src, &held).map(|_| ())
+            }
+        });
+        match r {
+            Ok(()) => return Ok(held),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => src = rebuild()?,
+            Err(e) => return Err(VmError::io("cannot keep the initramfs as", &held, e)),
+        }
+    }
+    Err(VmError::Tool(format!(
+        "the cached initramfs {} kept vanishing (another iolab build evicting it?)",
+        src.display()
+    )))
 }
 
 /// The initramfs for this spec: with the zfs module and tools when a layout is a ZFS pool.
@@ -397,8 +465,107 @@ fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, V
     }
 }
 
-/// Relays the console while the guest runs the lab, until qemu exits; Ctrl-C kills the VM.
-fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmError> {
+/// What the host needs to cut the power and boot again on the same disks.
+struct Power<'a> {
+    cfg: &'a VmConfig,
+    work: &'a Path,
+    /// Cuts the spec asks for: the guest may not ask for more.
+    cuts_wanted: usize,
+}
+
+impl Power<'_> {
+    /// Relays the guest's lab to its end; each time the guest asks, cuts the power at the
+    /// moment it names, writes down when, and boots the VM again on the same disk files.
+    fn run(
+        &self,
+        mut vm: Vm,
+        owner: &mut Owner,
+        out: &mut VmOutcome,
+        console: &mut dyn FnMut(&str, bool),
+    ) -> Result<(), VmError> {
+        while let GuestEnd::Cut { cut, after_ms } = run_guest(&mut vm, console)? {
+            if out.power_cuts >= self.cuts_wanted {
+                vm.kill();
+                return Err(VmError::Boot(format!(
+                    "the guest asked for more power cuts than the spec's {}",
+                    self.cuts_wanted
+                )));
+            }
+            let killed = cut_power(&mut vm, after_ms, console)?;
+            out.power_cuts += 1;
+            record_cut(&self.work.join("share"), &cut, killed)?;
+            drop(vm);
+            let log = self.work.join(format!("console-{}.log", out.power_cuts));
+            vm = Vm::start(self.cfg, out.accel, &log)?;
+            owner.push(Owned::Process {
+                pid: vm.pid(),
+                start: process_start(vm.pid()),
+                what: "qemu".into(),
+            })?;
+            let secs = wait_ready(&mut vm, console)?;
+            out.boot_seconds.push((out.accel, secs));
+        }
+        Ok(())
+    }
+}
+
+/// How a guest's run ended.
+#[derive(Debug, PartialEq)]
+enum GuestEnd {
+    /// qemu exited (the guest powered off, or was killed after saying it was done).
+    Done,
+    /// The guest's writer runs and the power is to go `after_ms` from now: cut `NAME K`.
+    Cut { cut: String, after_ms: u64 },
+}
+
+/// Relays the console for `after_ms`, then kills qemu at once: the power cut. Returns the
+/// milliseconds that passed.
+fn cut_power(
+    vm: &mut Vm,
+    after_ms: u64,
+    console: &mut dyn FnMut(&str, bool),
+) -> Result<u64, VmError> {
+    let t = Instant::now();
+    let at = Duration::from_millis(after_ms);
+    loop {
+        if crate::signals::stop_requested() {
+            vm.kill();
+            return Err(VmError::Interrupted);
+        }
+        let left = at.saturating_sub(t.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        match vm.next_line(left.min(Duration::from_millis(100))) {
+            Ok(Some(l)) => console(&l, true),
+            Ok(None) => {}
+            Err(status) => {
+                return Err(VmError::Boot(format!(
+                    "the VM stopped before its power was cut ({status}): {}",
+                    vm.last_words()
+                )));
+            }
+        }
+    }
+    vm.kill();
+    Ok(t.elapsed().as_millis() as u64)
+}
+
+/// Writes down when the host cut the power, for the guest's next boot to report.
+fn record_cut(share: &Path, cut: &str, killed_ms: u64) -> Result<(), VmError> {
+    use std::io::Write;
+    let p = share.join(guest::POWERCUT_DIR).join(guest::HOST_CUT_LOG);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&p)
+        .and_then(|mut f| writeln!(f, "{cut} killed_after_ms={killed_ms}"))
+        .map_err(|e| VmError::io("cannot write", &p, e))
+}
+
+/// Relays the console while the guest runs the lab, until qemu exits or the guest asks for
+/// its power to be cut; Ctrl-C kills the VM.
+fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<GuestEnd, VmError> {
     let mut done_at: Option<Instant> = None;
     loop {
         if crate::signals::stop_requested() {
@@ -407,7 +574,7 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmE
         }
         if done_at.is_some_and(|t| t.elapsed() > Duration::from_secs(60)) {
             vm.kill();
-            return Ok(());
+            return Ok(GuestEnd::Done);
         }
         match vm.next_line(Duration::from_millis(200)) {
             Ok(Some(l)) => {
@@ -415,9 +582,43 @@ fn run_guest(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<(), VmE
                     done_at = Some(Instant::now());
                 }
                 console(&l, true);
+                if let Some((cut, after_ms)) = crate::lab::powercut::parse_cut(&l) {
+                    return Ok(GuestEnd::Cut { cut, after_ms });
+                }
             }
             Ok(None) => {}
-            Err(_) => return Ok(()),
+            Err(_) => return Ok(GuestEnd::Done),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lab keeps its initramfs when the cache's copy goes (another build evicted it), and
+    /// makes it again when it went before the lab could hold it.
+    #[test]
+    fn the_lab_holds_its_initramfs_against_eviction() {
+        let d = tempfile::tempdir().unwrap();
+        let (cache, work) = (d.path().join("cache.cpio"), d.path().join("work"));
+        std::fs::create_dir(&work).unwrap();
+        std::fs::write(&cache, b"cpio").unwrap();
+        let held = hold_initrd(&cache, &work, || unreachable!()).unwrap();
+        std::fs::remove_file(&cache).unwrap();
+        assert_eq!(std::fs::read(&held).unwrap(), b"cpio");
+        std::fs::remove_file(&held).unwrap();
+        let mut rebuilt = 0;
+        let held = hold_initrd(&cache, &work, || {
+            rebuilt += 1;
+            std::fs::write(&cache, b"again").map_err(|e| VmError::io("cannot write", &cache, e))?;
+            Ok(cache.clone())
+        })
+        .map_err(|e| e.to_string())
+        .unwrap();
+        assert_eq!(
+            (rebuilt, std::fs::read(&held).unwrap()),
+            (1, b"again".to_vec())
+        );
     }
 }

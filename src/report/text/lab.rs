@@ -140,6 +140,15 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
             cells.push(slo_cell(l));
         }
     }
+    if power::any(r) {
+        rows[0].push("POWER".into());
+        for (cells, l) in rows.iter_mut().skip(1).zip(&r.layouts) {
+            cells.push(match detail {
+                Detail::Short => power::short_cell(l),
+                Detail::Full => l.power_text(),
+            });
+        }
+    }
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
@@ -174,6 +183,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     }
     out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
+    out.push_str(&power::notes(r));
     out
 }
 
@@ -385,6 +395,9 @@ pub fn render_markdown(r: &LabReport) -> String {
     if has_slo(r) {
         h.push("Capacity@SLO".into());
     }
+    if power::any(r) {
+        h.push("Power".into());
+    }
     h.push("Status".into());
     out.push_str(&format!("| {} |\n", h.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(h.len())));
@@ -392,6 +405,9 @@ pub fn render_markdown(r: &LabReport) -> String {
         let mut cells = row(l, r.dry_run);
         if has_slo(r) {
             cells.push(slo_cell(l));
+        }
+        if power::any(r) {
+            cells.push(l.power_text());
         }
         cells.push(l.status_text());
         let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
@@ -401,6 +417,12 @@ pub fn render_markdown(r: &LabReport) -> String {
     if !slo.is_empty() {
         out.push('\n');
         for line in slo.lines() {
+            out.push_str(&format!("- {}\n", esc(line)));
+        }
+    }
+    if power::any(r) {
+        out.push_str("\n#### Power cuts\n\n");
+        for line in power::notes(r).lines() {
             out.push_str(&format!("- {}\n", esc(line)));
         }
     }
@@ -447,6 +469,7 @@ pub fn render_markdown(r: &LabReport) -> String {
     out
 }
 
+mod power;
 #[cfg(test)]
 mod status_tests;
 

@@ -8,7 +8,9 @@ use toml::Spanned;
 use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
-use super::{Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, zfs};
+use super::{
+    Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, powercut, zfs,
+};
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
 use crate::stack::{RaidLayer, Stack};
@@ -24,6 +26,7 @@ static SECTIONS: &[&dyn Section] = &[
     &failures::Failures,
     &fill::Fill,
     &faults::Faults,
+    &powercut::PowerCut,
 ];
 
 pub(super) fn parse_layout(
@@ -67,6 +70,7 @@ pub(super) fn parse_layout(
         failures: draft.failures,
         fill: draft.fill,
         faults: draft.faults,
+        powercut: draft.powercut,
     })
 }
 
@@ -118,6 +122,7 @@ fn dir_layout(
         failures: 1,
         fill: None,
         faults: Vec::new(),
+        powercut: None,
     })
 }
 

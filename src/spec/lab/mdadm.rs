@@ -1,5 +1,5 @@
-//! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean }`: a Linux md
-//! array under LVM and/or a filesystem.
+//! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean,
+//! consistency_policy }`: a Linux md array under LVM and/or a filesystem.
 
 use super::raw::{RawLayout, RawMd};
 use super::section::{Cx, Draft, Raid, Section};
@@ -66,6 +66,7 @@ impl Section for Mdadm {
         let chunk = chunk(cx, m, level)?;
         let bitmap = bitmap(cx, m, level)?;
         let bitmap_chunk = bitmap_chunk(cx, m, bitmap.as_deref())?;
+        let consistency_policy = consistency_policy(cx, m, level, bitmap.as_deref())?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
                 "mdadm",
@@ -81,6 +82,7 @@ impl Section for Mdadm {
                 bitmap,
                 bitmap_chunk,
                 assume_clean: m.assume_clean.unwrap_or(false),
+                consistency_policy,
             }),
             members,
             spares,
@@ -151,4 +153,58 @@ fn bitmap_chunk(cx: &Cx, m: &RawMd, bitmap: Option<&str>) -> Result<Option<u64>,
         ));
     }
     Ok(Some(c))
+}
+
+/// `consistency_policy`: `resync` (mdadm's default) or `ppl` (RAID5 only, no bitmap: md writes
+/// a partial parity log beside each stripe update, so a crash cannot leave parity wrong).
+fn consistency_policy(
+    cx: &Cx,
+    m: &RawMd,
+    level: MdLevel,
+    bitmap: Option<&str>,
+) -> Result<Option<String>, SpecError> {
+    let field = "mdadm.consistency_policy";
+    match m.consistency_policy.as_deref() {
+        None => Ok(None),
+        Some("resync") => {
+            if !level.redundant() {
+                return Err(cx.err(
+                    "consistency_policy",
+                    field,
+                    "raid0 has no redundancy to keep consistent; drop consistency_policy",
+                ));
+            }
+            Ok(Some("resync".into()))
+        }
+        Some("ppl") => {
+            if level != MdLevel::Raid5 {
+                return Err(cx.err(
+                    "consistency_policy",
+                    field,
+                    format!(
+                        "md keeps a partial parity log only for raid5, not raid{}; drop consistency_policy or use level = 5",
+                        level.number()
+                    ),
+                ));
+            }
+            if bitmap == Some("internal") {
+                return Err(cx.err(
+                    "consistency_policy",
+                    field,
+                    "ppl and a write-intent bitmap exclude each other in md; drop bitmap or use resync",
+                ));
+            }
+            Ok(Some("ppl".into()))
+        }
+        Some("journal") => Err(cx.err(
+            "consistency_policy",
+            field,
+            "a write journal needs a disk of its own, which the lab does not give yet; use resync or ppl",
+        )),
+        Some(o) => Err(cx.err(
+            "consistency_policy",
+            field,
+            format!("unknown '{o}' (use resync or ppl)"),
+        )),
+    }
 }

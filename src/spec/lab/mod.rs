@@ -50,6 +50,7 @@ mod host;
 mod layout;
 mod lvm;
 mod mdadm;
+mod powercut;
 mod raw;
 mod section;
 mod workloads;
@@ -66,6 +67,7 @@ use crate::stack::Stack;
 use crate::units;
 
 pub use host::{DeviceProblem, Host, TextOnly, ThisMachine};
+pub use powercut::{AfterCut, DiskCache, PowerCutSpec};
 use raw::RawLab;
 
 /// Where backing files go when the spec does not say.
@@ -191,6 +193,8 @@ pub struct LayoutSpec {
     pub fill: Option<u64>,
     /// Faults injected on named members at named steps (`faults = [...]`).
     pub faults: Vec<crate::stack::fault::Fault>,
+    /// Power cuts in the VM lab (`powercut = {...}`), when asked for.
+    pub powercut: Option<PowerCutSpec>,
 }
 
 /// Most bytes the default data set takes (a third of the usable space up to this).

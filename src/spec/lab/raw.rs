@@ -68,6 +68,7 @@ pub(super) struct RawLayout {
     pub(super) failures: Option<i64>,
     pub(super) fill: Option<SizeValue>,
     pub(super) faults: Option<Vec<RawFault>>,
+    pub(super) powercut: Option<RawPowerCut>,
 }
 
 #[derive(Deserialize)]
@@ -113,6 +114,7 @@ pub(super) struct RawMd {
     pub(super) bitmap: Option<String>,
     pub(super) bitmap_chunk: Option<SizeValue>,
     pub(super) assume_clean: Option<bool>,
+    pub(super) consistency_policy: Option<String>,
 }
 
 /// The `zfs` table as written.
@@ -140,4 +142,15 @@ pub(super) struct RawFault {
     pub(super) offset: Option<SizeValue>,
     pub(super) length: Option<SizeValue>,
     pub(super) progress: Option<i64>,
+}
+
+/// The `powercut` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPowerCut {
+    pub(super) cuts: Option<i64>,
+    pub(super) then: Option<String>,
+    pub(super) disk_cache: Option<String>,
+    pub(super) seed: Option<i64>,
+    pub(super) window: Option<TimeValue>,
 }

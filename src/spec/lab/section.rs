@@ -105,6 +105,8 @@ pub(super) struct Draft {
     pub(super) fill: Option<u64>,
     /// Faults to inject.
     pub(super) faults: Vec<crate::stack::fault::Fault>,
+    /// Power cuts (VM lab only).
+    pub(super) powercut: Option<super::PowerCutSpec>,
 }
 
 impl Default for Draft {
@@ -120,6 +122,7 @@ impl Default for Draft {
             failures: 1,
             fill: None,
             faults: Vec::new(),
+            powercut: None,
         }
     }
 }

@@ -1,0 +1,189 @@
+//! Bringing a layout back after its machine lost power: the RAID layer assembled from the
+//! members it was built on (md `--assemble`, which starts a resync or replays the partial
+//! parity log; btrfs found from its devices), LVM activated, the filesystem mounted (its
+//! journal or log replayed) — nothing made anew. Every object is recorded before it exists,
+//! as for a build, so the layout tears down like any other.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::super::LayoutError;
+use super::super::stack::{RaidLayer, Stack};
+use super::super::state::Owned;
+use super::super::{fs, lvm, mdadm};
+use super::{Built, Session};
+
+/// What a layout left on its disks, as recorded when it was built.
+#[derive(Debug, Clone)]
+pub struct OnDisk<'a> {
+    /// Layout number (names the mount point).
+    pub index: usize,
+    /// Layout name.
+    pub name: &'a str,
+    /// The stack.
+    pub stack: &'a Stack,
+    /// Data members, in order.
+    pub members: &'a [PathBuf],
+    /// md spares.
+    pub spares: &'a [PathBuf],
+    /// The md array's name (`--name` at create), for md layouts.
+    pub md_name: Option<&'a str>,
+    /// The LVM volume group, when the stack has one.
+    pub vg: Option<&'a str>,
+}
+
+/// A layout assembled again, and how long each layer took.
+#[derive(Debug)]
+pub struct Assembled {
+    /// The layout, mounted.
+    pub built: Built,
+    /// Seconds to assemble the RAID layer and activate LVM.
+    pub assemble_seconds: f64,
+    /// Seconds to mount (journal or log replay).
+    pub mount_seconds: f64,
+}
+
+impl Session {
+    /// Assembles the layout `d` describes from its disks and mounts it. On error everything
+    /// started so far is stopped again before the error returns.
+    pub fn assemble(&mut self, d: &OnDisk) -> Result<Assembled, LayoutError> {
+        let mark = self.objects.len();
+        let log_mark = self.runner.log_len();
+        match self.assemble_inner(d, mark, log_mark) {
+            Ok(a) => Ok(a),
+            Err(e) => {
+                self.teardown_to(mark);
+                Err(e)
+            }
+        }
+    }
+
+    fn assemble_inner(
+        &mut self,
+        d: &OnDisk,
+        mark: usize,
+        log_mark: usize,
+    ) -> Result<Assembled, LayoutError> {
+        let t0 = Instant::now();
+        let all: Vec<PathBuf> = d.members.iter().chain(d.spares).cloned().collect();
+        let mut base = d.members.first().cloned().ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
+        })?;
+        let mut md = None;
+        match &d.stack.raid {
+            RaidLayer::None | RaidLayer::Btrfs { .. } => {}
+            RaidLayer::Md(_) => {
+                let dev = mdadm::free_device();
+                let name = d.md_name.ok_or_else(|| {
+                    LayoutError::Unexpected(format!("{}: the md array's name is unknown", d.name))
+                })?;
+                self.push(Owned::Md {
+                    dev: dev.clone(),
+                    name: name.to_string(),
+                    members: all.clone(),
+                })?;
+                let mut argv: Vec<String> = vec![
+                    "mdadm".into(),
+                    "--assemble".into(),
+                    dev.display().to_string(),
+                ];
+                argv.extend(all.iter().map(|p| p.display().to_string()));
+                self.runner.run(&argv)?;
+                base = dev.clone();
+                md = Some(dev);
+            }
+            RaidLayer::Zfs(_) => {
+                return Err(LayoutError::Unexpected(format!(
+                    "{}: a ZFS pool is not assembled after a power cut yet",
+                    d.name
+                )));
+            }
+        }
+        let mut vg = None;
+        if d.stack.lvm {
+            let name = d.vg.ok_or_else(|| {
+                LayoutError::Unexpected(format!("{}: the volume group is unknown", d.name))
+            })?;
+            self.push(Owned::Vg {
+                name: name.to_string(),
+                pvs: vec![base.clone()],
+            })?;
+            let mut argv: Vec<String> = vec!["vgchange".into(), "-ay".into(), name.into()];
+            argv.splice(1..1, lvm::no_udev_args(&self.runner));
+            self.runner.run(&argv)?;
+            base = lvm::lv_path(name);
+            vg = Some(name.to_string());
+        }
+        let assemble_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let mnt = self.remount(d, &base)?;
+        let mount_seconds = t1.elapsed().as_secs_f64();
+        let usable_bytes = fs::statvfs_bytes(&mnt).map_or(0, |t| t.0);
+        let member_size = d
+            .members
+            .iter()
+            .filter_map(|p| crate::system::BlockDevice::from_path(p).map(|b| b.size_bytes))
+            .min()
+            .unwrap_or(0);
+        Ok(Assembled {
+            built: Built {
+                name: d.name.to_string(),
+                stack: d.stack.clone(),
+                members: d.members.to_vec(),
+                spares: d.spares.to_vec(),
+                backing: vec![None; d.members.len()],
+                md,
+                vg,
+                fs_device: base,
+                mount_point: mnt,
+                member_size,
+                build_time: t0.elapsed(),
+                usable_bytes,
+                wrapped: Vec::new(),
+                failed: Vec::new(),
+                replaced: 0,
+                degraded_at: None,
+                mark,
+                log_mark,
+                index: d.index,
+            },
+            assemble_seconds,
+            mount_seconds,
+        })
+    }
+
+    /// Mounts the assembled layout where a build would (btrfs names its other members).
+    fn remount(&mut self, d: &OnDisk, base: &Path) -> Result<PathBuf, LayoutError> {
+        let mnt = self.mount_point(d.index, d.name);
+        self.make_mount_point(&mnt)?;
+        if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
+            self.push(Owned::Btrfs {
+                devices: d.members.to_vec(),
+            })?;
+        }
+        self.push(Owned::Mount { path: mnt.clone() })?;
+        let others: Vec<PathBuf> = if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
+            d.members[1..].to_vec()
+        } else {
+            Vec::new()
+        };
+        self.runner.run(&fs::mount_argv(
+            d.stack.fs,
+            base,
+            &others,
+            &mnt,
+            &d.stack.mount_options,
+            false,
+        ))?;
+        Ok(mnt)
+    }
+}
+
+impl Session {
+    /// The name an md layout's array was created with (what [`OnDisk::md_name`] wants after
+    /// a power cut); `None` for other layouts.
+    pub fn md_name_of(&self, b: &Built) -> Option<String> {
+        matches!(b.stack.raid, RaidLayer::Md(_))
+            .then(|| format!("iolab-{}-{}", self.lab_id, b.index))
+    }
+}

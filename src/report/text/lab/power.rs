@@ -1,0 +1,99 @@
+//! The POWER column and the lines under the lab table that say what each power cut did: when
+//! the power went, what came back how fast, and what the judge found (issue 32).
+
+use crate::lab::report::{LabReport, LayoutReport};
+use crate::sample::power::CutReport;
+
+/// Whether the table gets a POWER column (some layout had its power cut).
+pub(super) fn any(r: &LabReport) -> bool {
+    r.layouts.iter().any(|l| l.power.is_some())
+}
+
+/// The short cell: `0/10 lost`, `2/10 LOST` (what was lost is on the lines below).
+pub(super) fn short_cell(l: &LayoutReport) -> String {
+    match &l.power {
+        None => "-".into(),
+        Some(p) if p.lost_cuts() == 0 => p.text(),
+        Some(p) => format!("{}/{} LOST", p.lost_cuts(), p.cuts.len()),
+    }
+}
+
+/// One line for one cut.
+fn cut_line(c: &CutReport) -> String {
+    let mut parts = vec![format!("at {} ms", c.after_ms)];
+    if let Some(k) = c.killed_after_ms {
+        parts[0].push_str(&format!(" (killed after {k} ms)"));
+    }
+    parts.push(format!(
+        "{} durable writes, {} durable files",
+        c.durable_writes, c.durable_files
+    ));
+    let rec = &c.recovery;
+    if let Some(m) = &rec.md {
+        let mut s = format!(
+            "md {} ({}), sync {}",
+            m.array_state, m.consistency_policy, m.sync_action
+        );
+        if let Some(pct) = m.resync_pct_at_failure {
+            s.push_str(&format!(", resync held at {pct:.1}%"));
+        }
+        if let Some(t) = m.resync_seconds {
+            s.push_str(&format!(", resynced in {t:.1} s"));
+        }
+        parts.push(s);
+    }
+    if let (Some(a), Some(m)) = (rec.assemble_seconds, rec.mount_seconds) {
+        parts.push(format!("assembled in {a:.1} s, mounted in {m:.1} s"));
+    }
+    if let Some(f) = &c.failed_member {
+        parts.push(format!("{f} failed"));
+    }
+    let j = &c.judgement;
+    if let Some(e) = &c.error {
+        parts.push(format!("NOT JUDGED: {e}"));
+    } else if j.lost() {
+        let mut s = format!(
+            "{} files: {} durable blocks lost, {} blocks silently wrong in {} files",
+            j.files, j.durable_lost, j.silent_wrong, j.files_silently_wrong
+        );
+        if j.read_errors > 0 {
+            s.push_str(&format!(", {} unreadable", j.read_errors));
+        }
+        if j.files_missing > 0 {
+            s.push_str(&format!(", {} durable files missing", j.files_missing));
+        }
+        parts.push(s);
+    } else {
+        parts.push(format!(
+            "{} files, {} durable blocks all back",
+            j.files, j.durable_blocks
+        ));
+    }
+    format!("cut {}: {}", c.cut, parts.join("; "))
+}
+
+/// The lines under the table for every layout whose power was cut.
+pub(super) fn notes(r: &LabReport) -> String {
+    let mut out = String::new();
+    for l in &r.layouts {
+        let Some(p) = &l.power else { continue };
+        out.push_str(&format!(
+            "{} power: {} (then {}, disk cache {}, seed {}, cut within {} ms of the writer starting)\n",
+            l.name,
+            p.text(),
+            p.then,
+            p.disk_cache,
+            p.seed,
+            p.window_ms
+        ));
+        for c in &p.cuts {
+            out.push_str(&format!("{} power {}\n", l.name, cut_line(c)));
+            if c.lost() {
+                for f in c.judgement.findings.iter().take(3) {
+                    out.push_str(&format!("{} power cut {}:   {f}\n", l.name, c.cut));
+                }
+            }
+        }
+    }
+    out
+}

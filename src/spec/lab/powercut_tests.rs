@@ -1,0 +1,127 @@
+//! The `powercut` section and md's `consistency_policy`: what they read and every refusal, as
+//! the one line a user sees (issue 32).
+
+use super::super::{AfterCut, DiskCache, LabSpec, LayoutKind, parse_lab_spec};
+use crate::spec::SpecError;
+use crate::stack::RaidLayer;
+
+const DISKS: &str = "[disks]\nloop = { count = 5, size = \"256MiB\", dir = \"/tmp/d\" }\n";
+
+fn lab(layout: &str) -> Result<LabSpec, SpecError> {
+    parse_lab_spec(
+        &format!("{DISKS}[[layout]]\nname = \"p\"\n{layout}\n"),
+        "lab.toml",
+    )
+}
+
+fn err(layout: &str) -> String {
+    let e = lab(layout).expect_err("should be refused").to_string();
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    e
+}
+
+#[test]
+fn a_power_cut_plan_reads_with_its_defaults() {
+    let s = lab(
+        "mdadm = { level = 5, members = 4, consistency_policy = \"ppl\" }\nfs = \"xfs\"\npowercut = { cuts = 3, then = \"fail-member\", window = \"2s\", seed = 7 }",
+    )
+    .unwrap();
+    let p = s.layouts[0].powercut.unwrap();
+    assert_eq!(
+        (p.cuts, p.then, p.disk_cache, p.seed, p.window_ms),
+        (3, AfterCut::FailMember, DiskCache::None, 7, 2000)
+    );
+    let LayoutKind::Stack(st) = &s.layouts[0].kind else {
+        panic!("a stack")
+    };
+    let RaidLayer::Md(md) = &st.raid else {
+        panic!("md")
+    };
+    assert_eq!(md.consistency_policy.as_deref(), Some("ppl"));
+    assert!(
+        st.describe().contains("consistency ppl"),
+        "{}",
+        st.describe()
+    );
+    let d = lab("fs = \"ext4\"\npowercut = {}").unwrap();
+    let p = d.layouts[0].powercut.unwrap();
+    assert_eq!((p.cuts, p.then, p.window_ms), (10, AfterCut::None, 4000));
+    assert_eq!(
+        p.seed,
+        lab("fs = \"ext4\"\npowercut = {}").unwrap().layouts[0]
+            .powercut
+            .unwrap()
+            .seed,
+        "the default seed comes from the layout's name: the same cuts every time"
+    );
+}
+
+/// Issue 32: bad input is one line naming the field.
+#[test]
+fn bad_power_cut_plans_are_refused_naming_the_field() {
+    let e = err("fs = \"xfs\"\npowercut = { cuts = 0 }");
+    assert!(
+        e.contains("layout[p].powercut.cuts: must be between 1 and 1000"),
+        "{e}"
+    );
+    let e = err("fs = \"xfs\"\npowercut = { then = \"fail-member\" }");
+    assert!(
+        e.contains("layout[p].powercut.then: single disk > xfs has no redundancy"),
+        "{e}"
+    );
+    let e = err(
+        "mdadm = { level = 0, members = 2 }\nfs = \"xfs\"\npowercut = { then = \"fail-member\" }",
+    );
+    assert!(
+        e.contains("powercut.then") && e.contains("no redundancy"),
+        "{e}"
+    );
+    let e = err("fs = \"xfs\"\npowercut = { then = \"reboot\" }");
+    assert!(
+        e.contains("unknown 'reboot' (use none or fail-member)"),
+        "{e}"
+    );
+    let e = err("fs = \"xfs\"\npowercut = { disk_cache = \"volatile\" }");
+    assert!(e.contains("layout[p].powercut.disk_cache"), "{e}");
+    let e = err("fs = \"xfs\"\npowercut = { window = \"1ms\" }");
+    assert!(e.contains("layout[p].powercut.window"), "{e}");
+    let e = err("fs = \"xfs\"\npowercut = { cuts = 2, now = true }");
+    assert!(e.contains("now"), "{e}");
+    let e = err("zfs = { vdev = \"raidz1\", width = 3 }\npowercut = { cuts = 2 }");
+    assert!(
+        e.contains("layout[p].powercut: a ZFS pool is not imported"),
+        "{e}"
+    );
+    let dir = parse_lab_spec(
+        "[[layout]]\nname = \"old\"\ndir = \"/srv\"\npowercut = { cuts = 2 }\n",
+        "lab.toml",
+    )
+    .expect_err("a directory has no power switch")
+    .to_string();
+    assert!(dir.contains("layout[old].powercut"), "{dir}");
+}
+
+#[test]
+fn ppl_is_raid5_only_and_excludes_a_bitmap() {
+    let e = err("mdadm = { level = 6, members = 5, consistency_policy = \"ppl\" }\nfs = \"xfs\"");
+    assert!(
+        e.contains(
+            "layout[p].mdadm.consistency_policy: md keeps a partial parity log only for raid5"
+        ),
+        "{e}"
+    );
+    let e = err(
+        "mdadm = { level = 5, members = 4, bitmap = \"internal\", consistency_policy = \"ppl\" }\nfs = \"xfs\"",
+    );
+    assert!(
+        e.contains("ppl and a write-intent bitmap exclude each other"),
+        "{e}"
+    );
+    let e =
+        err("mdadm = { level = 5, members = 4, consistency_policy = \"journal\" }\nfs = \"xfs\"");
+    assert!(e.contains("a write journal needs a disk"), "{e}");
+    assert!(
+        lab("mdadm = { level = 6, members = 5, consistency_policy = \"resync\" }\nfs = \"xfs\"")
+            .is_ok()
+    );
+}
