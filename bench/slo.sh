@@ -60,7 +60,7 @@ o=json.load(sys.stdin)['summary'][0]['ops'][0]
 print(o['latency']['p99_ns']/1e6, o['latency']['p99_9_ns']/1e6, o['service']['p99_ns']/1e6)")
   IS99+=("$a"); IS999+=("$b"); IV99+=("$c")
   read -r d e < <(inside fio --name=t --filename="$LOOP" --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \
-    --direct=1 --rate_iops=2000 --time_based --runtime=10 --output-format=json | python3 -c "import json,sys
+    --direct=1 --rate_iops=2000 --lat_percentiles=1 --time_based --runtime=10 --output-format=json | python3 -c "import json,sys
 p=json.load(sys.stdin)['jobs'][0]['read']['lat_ns']['percentile']
 print(p['99.000000']/1e6, p['99.900000']/1e6)")
   F99+=("$d"); F999+=("$e")
