@@ -24,7 +24,8 @@ pub struct CompareArgs {
     /// when it is not among RUN.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
-    /// Output format.
+    /// Output format: an aligned table, a Markdown table, every statistic as JSON, or one CSV
+    /// line per cell with every statistic.
     #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json, Format::Csv]))]
     pub format: Format,
     /// Only these metrics: a full name (`read.iops`), a figure (`iops`, `mbps`, `lat_p99_us`)

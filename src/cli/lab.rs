@@ -34,7 +34,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "DEV", value_delimiter = ',')]
     pub destroy: Vec<PathBuf>,
 
-    /// Output format.
+    /// Output format: the lab table (`table` is read as `text` too), Markdown, or the whole
+    /// report as JSON.
     #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 

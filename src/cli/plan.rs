@@ -177,7 +177,8 @@ pub struct PlanOptions {
     )]
     pub years: String,
 
-    /// Output format.
+    /// Output format: aligned columns, a Markdown table, or one JSON object with a `layouts`
+    /// array.
     #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 

@@ -36,7 +36,9 @@ pub struct ReportArgs {
     /// The file to write (`.html`, or `.md` for Markdown).
     #[arg(long, short = 'o', value_name = "FILE", required = true)]
     pub output: PathBuf,
-    /// Output format (default: from the file's extension, else html).
+    /// Output format (default: from the file's extension, else html): one self-contained HTML
+    /// file (inline SVG charts, no script, no network), or Markdown with its charts as SVG files
+    /// in `<name>-charts/` next to it.
     #[arg(long, value_parser = Format::only(&[Format::Html, Format::Md]))]
     pub format: Option<Format>,
     /// Heading of the report (default: made from the run names or the lab).

@@ -55,7 +55,8 @@ pub struct ExportArgs {
     /// Runs to export: id, unique id prefix, label, `last` or `last~N`.
     #[arg(value_name = "RUN", required = true)]
     pub runs: Vec<String>,
-    /// Output format.
+    /// Output format: whole runs as JSON (histograms and per-second series included), or one
+    /// CSV line per trial and metric.
     #[arg(long, default_value = "json", value_parser = Format::only(&[Format::Json, Format::Csv]))]
     pub format: Format,
     /// Write to this file instead of standard output.
