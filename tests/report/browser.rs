@@ -88,18 +88,28 @@ pub(crate) fn screenshot(
     h: u32,
     dark: bool,
 ) -> (bool, String) {
-    let profile = tempfile::tempdir().expect("profile dir");
-    let mut c = base(bin, profile.path());
-    if dark {
-        // Makes `prefers-color-scheme` report dark.
-        c.arg("--force-dark-mode");
+    // Headless Chromium now and then ends a second after it starts without writing the
+    // screenshot (seen once in the suite, its log ending mid-start-up): one more try, and
+    // both logs when both fail. The page's own faults fail every try, so this hides none.
+    let mut logs = String::new();
+    for attempt in 1..=2 {
+        let profile = tempfile::tempdir().expect("profile dir");
+        let mut c = base(bin, profile.path());
+        if dark {
+            // Makes `prefers-color-scheme` report dark.
+            c.arg("--force-dark-mode");
+        }
+        c.args(["--enable-logging=stderr", "--v=0"]);
+        c.arg(format!("--screenshot={}", png.display()));
+        c.arg(format!("--window-size={w},{h}"));
+        c.arg(file_url(page));
+        let (ok, _, err) = run_with_timeout(c, Duration::from_secs(90));
+        if ok && png.exists() {
+            return (true, err);
+        }
+        logs.push_str(&format!("--- attempt {attempt}\n{err}\n"));
     }
-    c.args(["--enable-logging=stderr", "--v=0"]);
-    c.arg(format!("--screenshot={}", png.display()));
-    c.arg(format!("--window-size={w},{h}"));
-    c.arg(file_url(page));
-    let (ok, _, err) = run_with_timeout(c, Duration::from_secs(90));
-    (ok && png.exists(), err)
+    (false, logs)
 }
 
 /// The DOM after the page loaded and its scripts ran, in a 1280 px wide window (a laptop).
