@@ -459,6 +459,42 @@ fn no_merges(ld: &LoopDev) {
     std::fs::write(format!("/sys/block/{name}/queue/nomerges"), "2").expect("nomerges");
 }
 
+/// What both ground-truth workloads (iolab's and fio's) must model back: over 30,000 IOs,
+/// reads 70% within 1 point, only 8k and 128k sizes, half each within 2 points, under 2%
+/// sequential, a zipf exponent of 1.2 within 0.1.
+fn assert_model_of_the_mix(t: &Trace) {
+    let m = iolab::trace::model::Model::of(t);
+    let (r, w) = (m.count(Op::Read), m.count(Op::Write));
+    assert!(r + w > 30_000, "{r} reads, {w} writes");
+    let read_pct = m.read_pct_of_data();
+    assert!((read_pct - 70.0).abs() < 1.0, "read share {read_pct}");
+    for s in &m.sizes {
+        let sizes: Vec<u64> = s.sizes.iter().map(|c| c.size).collect();
+        assert!(
+            sizes.len() == 2 && sizes.contains(&8192) && sizes.contains(&131_072),
+            "{:?}: {sizes:?}",
+            s.op
+        );
+        for c in &s.sizes {
+            assert!(
+                (c.pct - 50.0).abs() < 2.0,
+                "{:?} {} {}%",
+                s.op,
+                c.size,
+                c.pct
+            );
+        }
+    }
+    let seq = m.sequential.sequential_pct;
+    assert!(seq < 2.0, "sequential {seq}%");
+    let theta = m
+        .skew
+        .as_ref()
+        .and_then(|k| k.zipf_theta)
+        .expect("a zipf fit");
+    assert!((theta - 1.2).abs() < 0.1, "zipf exponent {theta}");
+}
+
 /// The model of a known workload (issue 29's ground truth): iolab's own 70/30 random mix of
 /// 8k and 128k IOs (50/50), zipf 1.2 offsets, at 10000 IOPS with up to 8 in flight, captured
 /// on a loop device — the mix within 1 point, the size histogram exact (only 8k and 128k,
@@ -508,36 +544,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
         .success();
     finish(child).success();
     let t = read_trace(&out).unwrap();
-    let m = iolab::trace::model::Model::of(&t);
-    let (r, w) = (m.count(Op::Read), m.count(Op::Write));
-    assert!(r + w > 30_000, "{r} reads, {w} writes");
-    let read_pct = m.read_pct_of_data();
-    assert!((read_pct - 70.0).abs() < 1.0, "read share {read_pct}");
-    for s in &m.sizes {
-        let sizes: Vec<u64> = s.sizes.iter().map(|c| c.size).collect();
-        assert!(
-            sizes.len() == 2 && sizes.contains(&8192) && sizes.contains(&131_072),
-            "{:?}: {sizes:?}",
-            s.op
-        );
-        for c in &s.sizes {
-            assert!(
-                (c.pct - 50.0).abs() < 2.0,
-                "{:?} {} {}%",
-                s.op,
-                c.size,
-                c.pct
-            );
-        }
-    }
-    let seq = m.sequential.sequential_pct;
-    assert!(seq < 2.0, "sequential {seq}%");
-    let theta = m
-        .skew
-        .as_ref()
-        .and_then(|k| k.zipf_theta)
-        .expect("a zipf fit");
-    assert!((theta - 1.2).abs() < 0.1, "zipf exponent {theta}");
+    assert_model_of_the_mix(&t);
     let spec = Iolab::new()
         .args(["spec", "--from-trace", out.to_str().unwrap()])
         .run();
@@ -608,36 +615,7 @@ fn the_model_of_a_fio_workload_recovers_it() {
     );
     finish(child).success();
     let t = read_trace(&out).unwrap();
-    let m = iolab::trace::model::Model::of(&t);
-    let (r, w) = (m.count(Op::Read), m.count(Op::Write));
-    assert!(r + w > 30_000, "{r} reads, {w} writes");
-    let read_pct = m.read_pct_of_data();
-    assert!((read_pct - 70.0).abs() < 1.0, "read share {read_pct}");
-    for s in &m.sizes {
-        let sizes: Vec<u64> = s.sizes.iter().map(|c| c.size).collect();
-        assert!(
-            sizes.len() == 2 && sizes.contains(&8192) && sizes.contains(&131_072),
-            "{:?}: {sizes:?}",
-            s.op
-        );
-        for c in &s.sizes {
-            assert!(
-                (c.pct - 50.0).abs() < 2.0,
-                "{:?} {} {}%",
-                s.op,
-                c.size,
-                c.pct
-            );
-        }
-    }
-    let seq = m.sequential.sequential_pct;
-    assert!(seq < 2.0, "sequential {seq}%");
-    let theta = m
-        .skew
-        .as_ref()
-        .and_then(|k| k.zipf_theta)
-        .expect("a zipf fit");
-    assert!((theta - 1.2).abs() < 0.1, "zipf exponent {theta}");
+    assert_model_of_the_mix(&t);
     // The process name is fio's own.
     let names = &t.header.processes;
     assert!(names.iter().any(|n| n.starts_with("fio")), "{names:?}");
