@@ -4,6 +4,7 @@
 //! cannot answer are one line naming the field, exit 2, nothing built.
 
 mod common;
+use common::decision::{missed_needs, row};
 mod lab_world;
 use lab_world::World;
 use serde_json::Value;
@@ -42,15 +43,6 @@ fn spec(w: &World, decide: &str) -> String {
 }
 
 const DECIDE: &str = "[decide]\ndisk_size = \"8TB\"\nmin_usable = \"10TB\"\nmax_loss_5y = \"5%\"\nure = \"enterprise\"\n";
-
-fn row<'a>(d: &'a Value, name: &str) -> &'a Value {
-    d["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name}: {d:#}"))
-}
 
 /// The median write MB/s the lab measured on its single-disk layout.
 fn x_write_mbps(v: &Value) -> f64 {
@@ -113,12 +105,7 @@ fn a_lab_decides_at_its_end_and_again_from_the_store() {
         "{r1:#}"
     );
     let x = row(d, "xfs-single");
-    let needs: Vec<&str> = x["misses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["need"].as_str().unwrap())
-        .collect();
+    let needs = missed_needs(x);
     assert_eq!(needs, ["min_usable", "max_loss_5y"], "{x:#}");
     assert!(x["rebuild"].is_null(), "no redundancy, no rebuild: {x:#}");
     assert!(

@@ -5,16 +5,8 @@
 //! choice resting on capacity and the risk model.
 
 mod common;
+use common::decision::{missed_needs, row};
 use common::vm::{SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
-
-fn row<'a>(d: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    d["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name}: {d:#}"))
-}
 
 /// Issue 31: "a VM lab with md raid5+spare and raid6 decided end to end". Four 4 TB disks of
 /// consumer class (1e-14 URE): RAID5's rebuild reads two whole disks with nothing left to
@@ -86,12 +78,7 @@ ure = "consumer"
         );
     }
     let r5 = row(d, "md5-spare");
-    let misses: Vec<&str> = r5["misses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["need"].as_str().unwrap())
-        .collect();
+    let misses = missed_needs(r5);
     assert_eq!(misses, ["max_loss_5y"], "{r5:#}");
     assert!(
         r5["loss_5y"]["value"].as_f64().unwrap()
