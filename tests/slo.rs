@@ -258,27 +258,32 @@ fn open_loop_trials_are_stored_and_read_back() {
 fn the_html_report_draws_the_slo_curve() {
     let d = disk_tmpdir("iolab-slo-html");
     let db = d.path().join("db");
-    let out = Iolab::new()
-        .db(&db)
-        .args([
-            "run",
-            d.path().to_str().unwrap(),
-            "--engine",
-            "null",
-            "--pattern",
-            "randread",
-            "--qd",
-            "4",
-            "--time",
-            "200ms",
-            "--slo",
-            "p99<=1s",
-            "--slo-precision",
-            "0.5",
-            "--budget",
-            "30s",
-        ])
-        .run();
+    // One SLO search on the null engine, stored; `extra` adds flags.
+    let search = |extra: &[&str]| {
+        Iolab::new()
+            .db(&db)
+            .args([
+                "run",
+                d.path().to_str().unwrap(),
+                "--engine",
+                "null",
+                "--pattern",
+                "randread",
+                "--qd",
+                "4",
+                "--time",
+                "200ms",
+                "--slo",
+                "p99<=1s",
+                "--slo-precision",
+                "0.5",
+                "--budget",
+                "30s",
+            ])
+            .args(extra)
+            .run()
+    };
+    let out = search(&[]);
     out.success();
     assert!(out.stdout.contains("rate"), "{}", out.stdout);
     let html = d.path().join("r.html");
@@ -293,30 +298,7 @@ fn the_html_report_draws_the_slo_curve() {
     assert!(page.contains("offered IOPS (log)"), "no load axis");
 
     // `compare` shows the capacity of two searches with its ratio (issue 30).
-    let again = Iolab::new()
-        .db(&db)
-        .args([
-            "run",
-            d.path().to_str().unwrap(),
-            "--engine",
-            "null",
-            "--pattern",
-            "randread",
-            "--qd",
-            "4",
-            "--time",
-            "200ms",
-            "--slo",
-            "p99<=1s",
-            "--slo-precision",
-            "0.5",
-            "--budget",
-            "30s",
-            "--label",
-            "second",
-        ])
-        .run();
-    again.success();
+    search(&["--label", "second"]).success();
     let cmp = Iolab::new()
         .db(&db)
         .args(["compare", "last~1", "last", "--format", "json"])
