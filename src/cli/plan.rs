@@ -452,16 +452,12 @@ struct LabCalibration {
     no_rebuild: Option<String>,
 }
 
-/// Whether a stored layout is one plain disk: no RAID layer (md, btrfs profiles, zfs).
+/// Whether a stored layout is one plain disk: its bottom layer ([`LayoutRecord::raid`]) is
+/// the disk itself, not md, btrfs profiles or zfs.
+///
+/// [`LayoutRecord::raid`]: crate::sample::LayoutRecord::raid
 fn single_disk(l: &crate::sample::LayoutRecord) -> bool {
-    use crate::sample::layout_record::Layer;
-    !l.stack.is_empty()
-        && !l.stack.iter().any(|x| {
-            matches!(
-                x,
-                Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. }
-            )
-        })
+    matches!(l.raid(), Some(crate::sample::layout_record::Layer::Disk))
 }
 
 /// Reads the lab's calibration from the store: the single-disk layout's speeds (an emulated
