@@ -34,7 +34,8 @@ pub struct SuiteOptions {
     pub until_stable: Option<f64>,
     /// Upper bound on trials with `until_stable`.
     pub max_repeat: u32,
-    /// Drop the page cache before each trial (when root).
+    /// Drop the page cache before each trial (when root) of a workload that can read it (not
+    /// O_DIRECT).
     pub drop_caches: bool,
     /// Working set when a workload does not say (directories and new files).
     pub default_size: u64,
@@ -583,7 +584,11 @@ impl SuiteRun<'_> {
         loop {
             trial += 1;
             self.check_stop()?;
-            if self.opts.drop_caches || w.drop_caches {
+            // O_DIRECT IO never reads the page cache: dropping it (every cache on the machine)
+            // would only cost time and disturb the machine. A workload's own `drop_caches`
+            // key is always honoured.
+            let cached = !matches!(&w.kind, WorkloadKind::Io(io) if io.direct);
+            if (self.opts.drop_caches && cached) || w.drop_caches {
                 if let Err(msg) = crate::system::drop_caches() {
                     if !self.said_no_drop {
                         self.sink.note(&msg);

@@ -133,8 +133,9 @@ pub enum WaitMode {
 impl WaitMode {
     /// Above this many IOs in flight (threads x queue depth), `auto` blocks: completions then
     /// arrive in batches and the CPU is better left to the kernel (measured in
-    /// `bench/vs-fio.sh`: spinning loses ~10% at QD 128, gains ~2x at QD 1-8).
-    pub const SPIN_MAX_IN_FLIGHT: u32 = 32;
+    /// `bench/vs-fio.sh`: spinning gains ~1.5-3x at QD 1-8, breaks even at 16, and at 32
+    /// loses ~5% to sleeping waits that ask for several completions).
+    pub const SPIN_MAX_IN_FLIGHT: u32 = 16;
 
     /// Parses `auto`, `spin`, `block`.
     pub fn parse(s: &str) -> Option<WaitMode> {
