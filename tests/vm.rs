@@ -45,6 +45,7 @@ mdadm = { level = 10, members = 4, assume_clean = true }
 fs = "ext4"
 degrade = true
 rebuild = true
+during_rebuild = true
 fill = "16MiB"
 
 [[layout]]
@@ -98,6 +99,21 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
         assert_eq!(sc.get("note").is_some(), n > 0, "{sc:#}");
         eprintln!("md10-ext4 check after {}: mismatch_cnt {n}", sc["after"]);
     }
+    // Issue 30: RAID10's workloads ran again during md's recovery, which went on under them
+    // at a speed md chose within the limits it states.
+    let rl = &r10["rebuild_load"];
+    eprintln!("md10-ext4 during the rebuild: {rl:#}");
+    assert!(rl["workload_seconds"].as_f64().unwrap() > 0.5, "{rl:#}");
+    assert!(rl["rebuild_seconds"].as_f64().unwrap() > 0.0, "{rl:#}");
+    assert!(rl["perf_ratio"].as_f64().unwrap() > 0.0, "{rl:#}");
+    let limits = rl["md_speed_limits"].as_str().unwrap();
+    assert!(
+        limits.starts_with("min ") && limits.contains("max "),
+        "{limits}"
+    );
+    let done = rl["md_progress_at_end"].as_f64().unwrap();
+    assert!(done > 0.0 && done <= 1.0, "{rl:#}");
+    assert!(rl["md_speed_under_load"].as_f64().unwrap() > 0.0, "{rl:#}");
     // RAID1 with 1 MiB of garbage the lab wrote under one mirror (in blocks no file holds):
     // md's check counts it (64 KiB per differing block: at least 2048 sectors) and here it is
     // an error, the lab's own doing — md cannot tell which copy is right.
@@ -112,8 +128,12 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     let lab_id = v["lab_id"].as_str().unwrap();
     let runs = v["runs"].as_array().unwrap();
     let ids: Vec<&str> = runs.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
-    assert_eq!(ids.len(), 5, "healthy x3 + degraded x2: {runs:#?}");
-    assert_eq!(v["vm"]["runs_copied"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        ids.len(),
+        6,
+        "healthy x3 + degraded x2 + rebuilding x1: {runs:#?}"
+    );
+    assert_eq!(v["vm"]["runs_copied"].as_array().unwrap().len(), 6);
     let mut labels = Vec::new();
     for id in ids {
         let o = lab.cmd().args(["show", id, "--json"]).output().unwrap();
@@ -139,6 +159,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
             "md1-ext4",
             "md10-ext4",
             "md10-ext4-degraded",
+            "md10-ext4-rebuilding",
             "md5-lvm-xfs",
             "md5-lvm-xfs-degraded"
         ]

@@ -339,7 +339,7 @@ fn print_report(
 }
 
 /// Runs the lab's workloads on one mounted layout as one stored run, labelled with the layout's
-/// name (`NAME-degraded` while degraded) and tagged with the lab id.
+/// name (`NAME-degraded` while degraded, `NAME-rebuilding` during the rebuild) and tagged with the lab id.
 fn run_layout(
     spec: &lab::LabSpec,
     m: &MountedLayout,
@@ -365,6 +365,7 @@ fn run_layout(
     let label = match m.phase {
         lab::Phase::Healthy => m.layout.name.clone(),
         lab::Phase::Degraded => format!("{}-degraded", m.layout.name),
+        lab::Phase::Rebuilding => format!("{}-rebuilding", m.layout.name),
     };
     let meta = RunMeta {
         command_line: crate::cli::command_line(),

@@ -34,6 +34,10 @@ pub struct WorkloadFacts {
     pub slo: Option<SloCapacity>,
     /// The same with a member failed.
     pub slo_degraded: Option<SloCapacity>,
+    /// The headline over the trials run during the rebuild (`during_rebuild = true`).
+    pub rebuilding: Option<Summary>,
+    /// The capacity at the latency target during the rebuild.
+    pub slo_rebuilding: Option<SloCapacity>,
 }
 
 /// One layout of a stored lab.
@@ -105,12 +109,20 @@ fn headline(w: &WorkloadRecord) -> Option<Summary> {
     Summary::of(&w.headline_values())
 }
 
-fn workload_facts(h: &WorkloadRecord, degraded: Option<&RunRecord>) -> WorkloadFacts {
-    let d = degraded.and_then(|r| {
+fn workload_facts(
+    h: &WorkloadRecord,
+    degraded: Option<&RunRecord>,
+    rebuilding: Option<&RunRecord>,
+) -> WorkloadFacts {
+    let same = |r: &RunRecord| {
         r.workloads
             .iter()
             .find(|w| w.workload.name == h.workload.name)
-    });
+            .cloned()
+    };
+    let d = degraded.and_then(same);
+    let rb = rebuilding.and_then(same);
+    let d = d.as_ref();
     let metric = h
         .trials
         .iter()
@@ -133,6 +145,8 @@ fn workload_facts(h: &WorkloadRecord, degraded: Option<&RunRecord>) -> WorkloadF
         degraded: d.and_then(headline),
         slo: crate::stats::slo::of_workload(h),
         slo_degraded: d.and_then(crate::stats::slo::of_workload),
+        rebuilding: rb.as_ref().and_then(headline),
+        slo_rebuilding: rb.as_ref().and_then(crate::stats::slo::of_workload),
     }
 }
 
@@ -145,7 +159,9 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
     let mut decide = None;
     for r in runs {
         let Some(rec) = &r.layout else { continue };
-        if rec.degraded_of.is_some() || rec.phase == Some(Phase::Degraded) {
+        if rec.degraded_of.is_some()
+            || matches!(rec.phase, Some(Phase::Degraded | Phase::Rebuilding))
+        {
             continue;
         }
         let Some(lname) = rec.name.clone().or_else(|| r.label.clone()) else {
@@ -157,11 +173,16 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
         if decide.is_none() {
             decide.clone_from(&rec.decide);
         }
-        let degraded = runs.iter().find(|d| {
-            d.layout
-                .as_ref()
-                .is_some_and(|l| l.degraded_of.as_deref() == Some(lname.as_str()))
-        });
+        let of_phase = |phase: Phase| {
+            runs.iter().find(|d| {
+                d.layout.as_ref().is_some_and(|l| {
+                    l.degraded_of.as_deref() == Some(lname.as_str())
+                        && l.phase.unwrap_or(Phase::Degraded) == phase
+                })
+            })
+        };
+        let degraded = of_phase(Phase::Degraded);
+        let rebuilding = of_phase(Phase::Rebuilding);
         let dl = degraded.and_then(|d| d.layout.as_ref());
         layouts.push(LayoutFacts {
             name: lname,
@@ -174,7 +195,7 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
             workloads: r
                 .workloads
                 .iter()
-                .map(|w| workload_facts(w, degraded))
+                .map(|w| workload_facts(w, degraded, rebuilding))
                 .collect(),
             rebuild: rec
                 .rebuild

@@ -139,12 +139,15 @@ pub struct Row {
     pub speed: Option<Speed>,
     /// That workload's headline with a member failed over healthy.
     pub degraded: Option<Figure>,
-    /// That workload's headline during a rebuild over healthy (not measured by labs yet).
+    /// That workload's headline during the rebuild over healthy (labs with
+    /// `during_rebuild = true`).
     pub during_rebuild: Option<Figure>,
     /// IOPS meeting the lab's latency target, healthy (`None`: not measured).
     pub capacity_at_slo: Option<Figure>,
     /// The same with a member failed.
     pub capacity_at_slo_degraded: Option<Figure>,
+    /// The same during the rebuild.
+    pub capacity_at_slo_rebuilding: Option<Figure>,
     /// Seconds to rebuild one disk at the real size (`None`: no redundancy).
     pub rebuild: Option<Figure>,
     /// Seconds from a failure until redundancy is back: the replacement wait (none with a hot

@@ -230,12 +230,15 @@ pub fn row(
         usable: usable(l, member, disk, planned.as_ref()),
         usable_planner: planned.as_ref().map(|p| p.usable_bytes),
         degraded: workload.and_then(|w| degraded_of(l, w)),
-        during_rebuild: None,
+        during_rebuild: workload.and_then(|w| rebuilding_of(l, w)),
         capacity_at_slo: slo_workload(l, workload)
             .and_then(|w| w.slo.as_ref())
             .and_then(|c| slo_figure(c, l)),
         capacity_at_slo_degraded: slo_workload(l, workload)
             .and_then(|w| w.slo_degraded.as_ref())
+            .and_then(|c| slo_figure(c, l)),
+        capacity_at_slo_rebuilding: slo_workload(l, workload)
+            .and_then(|w| w.slo_rebuilding.as_ref())
             .and_then(|c| slo_figure(c, l)),
         rebuild: None,
         window: None,
@@ -348,6 +351,18 @@ fn degraded_of(l: &LayoutFacts, w: &str) -> Option<Figure> {
         interval: r.ci.map(|c| (c.lo, c.hi)),
         source: measured_source(l),
         basis: format!("{} with a member failed over healthy", wf.metric),
+    })
+}
+
+/// During the rebuild over healthy on workload `w`, with the ratio's interval.
+fn rebuilding_of(l: &LayoutFacts, w: &str) -> Option<Figure> {
+    let wf = l.workload(w)?;
+    let r = crate::stats::ratio(wf.rebuilding.as_ref()?, wf.healthy.as_ref()?)?;
+    Some(Figure {
+        value: r.value,
+        interval: r.ci.map(|c| (c.lo, c.hi)),
+        source: measured_source(l),
+        basis: format!("{} during the rebuild over healthy", wf.metric),
     })
 }
 

@@ -41,6 +41,8 @@ fn seq_write(trials: &[f64], degraded: &[f64]) -> WorkloadFacts {
         degraded: Summary::of(degraded),
         slo: None,
         slo_degraded: None,
+        rebuilding: None,
+        slo_rebuilding: None,
     }
 }
 
@@ -164,6 +166,24 @@ fn figures_scale_to_the_real_disks_and_say_where_they_come_from() {
             .iter()
             .any(|n| n.contains("P(loss): the planner's model"))
     );
+}
+
+#[test]
+fn a_lab_measured_during_the_rebuild_shows_its_ratio_in_a_column_of_its_own() {
+    let plain = decide(&pod(), &needs(None, None), None).unwrap();
+    assert!(plain.rows.iter().all(|r| r.during_rebuild.is_none()));
+    let mut lab = pod();
+    let w = &mut lab.layouts[0].workloads[0];
+    w.rebuilding = Summary::of(&[200.0, 201.0, 199.0]);
+    let d = decide(&lab, &needs(None, None), None).unwrap();
+    let f = row(&d, "md-raid6-43+2s").during_rebuild.clone().unwrap();
+    // 200 over 401: about half of healthy, measured, with an interval around it.
+    assert!((f.value - 200.0 / 401.0).abs() < 1e-9, "{f:?}");
+    assert_eq!(f.source, Source::Measured);
+    assert!(f.basis.contains("during the rebuild"), "{}", f.basis);
+    let (lo, hi) = f.interval.unwrap();
+    assert!(lo < f.value && hi > f.value);
+    assert!(row(&d, "md-raid5-44+1s").during_rebuild.is_none());
 }
 
 #[test]

@@ -141,6 +141,40 @@ pub struct DegradedReport {
     pub workload_error: Option<String>,
 }
 
+/// The workloads run while the failed member's replacement rebuilds (`during_rebuild = true`):
+/// what the layout gives its users during the window in which one more failure loses data,
+/// and what that load does to the rebuild.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RebuildLoadReport {
+    /// Wall time of the workloads, seconds (they start as the rebuild starts).
+    pub workload_seconds: Option<f64>,
+    /// The rebuild's time (the layout's `rebuild.seconds`: md's recovery, btrfs's replace,
+    /// ZFS's resilver), with the workloads running for the first `workload_seconds` of it.
+    pub rebuild_seconds: Option<f64>,
+    /// Share of the workloads' time during which the rebuild was still running (1.0: all of
+    /// it). Below 1.0 the rebuild ended first and the later part of the figures is healthy.
+    pub rebuild_share: Option<f64>,
+    /// md only: how far the recovery had come when the workloads ended (0-1), and so how fast
+    /// it went under their load, in bytes per second.
+    #[serde(default)]
+    pub md_progress_at_end: Option<f64>,
+    /// md only: the recovery's speed under the workloads' load, bytes per second.
+    #[serde(default)]
+    pub md_speed_under_load: Option<f64>,
+    /// md only: the array's `sync_speed_min` and `sync_speed_max` (KiB/s) in effect, with
+    /// where each came from (`system` for /proc/sys/dev/raid/speed_limit_*): md slows its
+    /// recovery towards the minimum while other IO runs.
+    #[serde(default)]
+    pub md_speed_limits: Option<String>,
+    /// Over healthy performance: the geometric mean over workloads of the ratio of their
+    /// headline medians (1.0 = no loss), when both were measured.
+    #[serde(default)]
+    pub perf_ratio: Option<f64>,
+    /// The workloads failed during the rebuild: what failed (a finding, not a lab failure).
+    #[serde(default)]
+    pub workload_error: Option<String>,
+}
+
 /// The second failure of a `failures = 2` layout: two members failed at once, then replaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondFailureReport {
@@ -173,6 +207,9 @@ pub struct LabSlo {
     pub healthy: Option<crate::stats::slo::SloCapacity>,
     /// Its answer with a member failed.
     pub degraded: Option<crate::stats::slo::SloCapacity>,
+    /// Its answer while the failed member's replacement rebuilds (`during_rebuild = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuilding: Option<crate::stats::slo::SloCapacity>,
 }
 
 impl LabSlo {
@@ -190,6 +227,9 @@ impl LabSlo {
         let mut s = self.healthy.as_ref().map_or_else(|| "-".into(), one);
         if let Some(d) = &self.degraded {
             s.push_str(&format!(" / deg {}", one(d)));
+        }
+        if let Some(r) = &self.rebuilding {
+            s.push_str(&format!(" / rebuild {}", one(r)));
         }
         s
     }
@@ -227,6 +267,9 @@ pub struct LayoutReport {
     pub degraded: Option<DegradedReport>,
     /// Rebuild, when asked for.
     pub rebuild: Option<Rebuild>,
+    /// The workloads during the rebuild (`during_rebuild = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild_load: Option<RebuildLoadReport>,
     /// Two members failed at once and replaced (`failures = 2`).
     #[serde(default)]
     pub second_failure: Option<SecondFailureReport>,
@@ -269,6 +312,7 @@ impl LayoutReport {
             fill_bytes: None,
             workload_seconds: None,
             degraded: None,
+            rebuild_load: None,
             rebuild: None,
             second_failure: None,
             integrity: None,

@@ -25,7 +25,7 @@ pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
         description: Some(m.description.clone()),
         stack,
         phase: Some(m.phase),
-        degraded_of: (m.phase == Phase::Degraded).then(|| m.layout.name.clone()),
+        degraded_of: (m.phase != Phase::Healthy).then(|| m.layout.name.clone()),
         capacity: Capacity {
             usable_bytes: m.usable_bytes,
             expected_usable_bytes: None,
@@ -56,6 +56,9 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);
         }
+        Some(Phase::Rebuilding) => {
+            rec.degraded_ratio = l.rebuild_load.as_ref().and_then(|d| d.perf_ratio);
+        }
         _ => rec.lab_baseline = baseline,
     }
 }
@@ -84,19 +87,21 @@ pub fn conclude(
             .map(|(_, rec)| rec)
     };
     for lr in &mut report.layouts {
+        let healthy = find(&lr.name, Phase::Healthy);
         lr.slo = lab_slo(
-            find(&lr.name, Phase::Healthy),
+            healthy,
             find(&lr.name, Phase::Degraded),
+            find(&lr.name, Phase::Rebuilding),
         );
-        let ratio = match (
-            find(&lr.name, Phase::Healthy),
-            find(&lr.name, Phase::Degraded),
-        ) {
+        let ratio = |phase| match (healthy, find(&lr.name, phase)) {
             (Some(h), Some(d)) => degraded_ratio(h, d),
             _ => None,
         };
-        if let (Some(dr), Some(x)) = (lr.degraded.as_mut(), ratio) {
+        if let (Some(x), Some(dr)) = (ratio(Phase::Degraded), lr.degraded.as_mut()) {
             dr.perf_ratio = Some(x);
+        }
+        if let (Some(x), Some(rl)) = (ratio(Phase::Rebuilding), lr.rebuild_load.as_mut()) {
+            rl.perf_ratio = Some(x);
         }
     }
     let baseline = spec.workloads.baseline.as_deref();
@@ -139,8 +144,13 @@ pub fn conclude(
     }
 }
 
-/// Each searched workload's capacity at the lab's target, healthy and degraded (issue 30).
-fn lab_slo(h: Option<&RunRecord>, d: Option<&RunRecord>) -> Vec<super::report::LabSlo> {
+/// Each searched workload's capacity at the lab's target, healthy, degraded and during the
+/// rebuild (issue 30).
+fn lab_slo(
+    h: Option<&RunRecord>,
+    d: Option<&RunRecord>,
+    r: Option<&RunRecord>,
+) -> Vec<super::report::LabSlo> {
     let of = |r: Option<&RunRecord>, name: &str| {
         r?.workloads
             .iter()
@@ -159,6 +169,7 @@ fn lab_slo(h: Option<&RunRecord>, d: Option<&RunRecord>) -> Vec<super::report::L
                 workload: name.clone(),
                 healthy: of(h, name),
                 degraded: of(d, name),
+                rebuilding: of(r, name),
             })
         })
         .collect()

@@ -105,6 +105,30 @@ pub fn md_sysfs(md: &Path, file: &str) -> PathBuf {
     Path::new("/sys/block").join(name).join("md").join(file)
 }
 
+/// md's recovery progress right now: sectors done and in all (`None` when no sync runs).
+pub fn recovery_progress(md: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(md_sysfs(md, "sync_completed")).ok()?;
+    let (a, b) = text.trim().split_once('/')?;
+    let (done, total) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (total > 0).then_some((done, total))
+}
+
+/// The array's recovery speed limits as md states them (`min 1000 (system), max 200000
+/// (system)`, KiB/s): md slows a recovery towards the minimum while other IO runs, so a
+/// rebuild time under load means little without them.
+pub fn speed_limits(md: &Path) -> Option<String> {
+    let read = |f: &str| {
+        std::fs::read_to_string(md_sysfs(md, f))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    Some(format!(
+        "min {} KiB/s, max {} KiB/s",
+        read("sync_speed_min")?,
+        read("sync_speed_max")?
+    ))
+}
+
 /// Parses md's `mismatch_cnt` (sectors whose copies or parity disagreed in the last check).
 pub fn parse_mismatch_cnt(text: &str) -> Option<u64> {
     text.trim().parse().ok()

@@ -38,7 +38,7 @@ pub struct LayoutRecord {
     /// Healthy, or with members failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<Phase>,
-    /// For a degraded run: the layout name of its healthy run.
+    /// For a degraded run (or one during the rebuild): the layout name of its healthy run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_of: Option<String>,
     /// How much space the layout gives.
@@ -46,8 +46,8 @@ pub struct LayoutRecord {
     /// Seconds from the first build command to mounted (md resync included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build_seconds: Option<f64>,
-    /// For a degraded run: degraded over healthy speed, the geometric mean over workloads of
-    /// the ratio of headline medians (1.0 = no loss).
+    /// For a degraded run (or one during the rebuild): its speed over healthy, the geometric
+    /// mean over workloads of the ratio of headline medians (1.0 = no loss).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_ratio: Option<f64>,
     /// The rebuild after the degraded run, when there was one.
@@ -89,6 +89,8 @@ pub enum Phase {
     Healthy,
     /// One member failed (the runs are labelled as degraded).
     Degraded,
+    /// The failed member's replacement is being rebuilt while the workloads run.
+    Rebuilding,
 }
 
 /// Space a layout gives.

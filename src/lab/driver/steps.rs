@@ -3,12 +3,13 @@
 //! and the layout's own scrub — each recorded in the layout's [`IntegrityReport`].
 
 use std::path::Path;
+use std::time::Instant;
 
 use super::super::dataset::DataSet;
 use super::super::integrity::{IntegrityReport, ScrubCheck, Step};
-use super::super::report::{DegradedReport, LayoutReport, SecondFailureReport};
+use super::super::report::{DegradedReport, LayoutReport, RebuildLoadReport, SecondFailureReport};
 use super::super::spec::LayoutSpec;
-use super::{DataWritten, Phase, StackRun, error_text, interrupted_or};
+use super::{DataWritten, MountedLayout, Phase, StackRun, error_text, interrupted_or};
 use crate::layout::fault::{FaultKind, FaultStep};
 use crate::layout::{Built, DiskSource, LayoutError};
 use crate::stack::Rebuild;
@@ -335,10 +336,18 @@ impl StackRun<'_, '_> {
     ) -> Result<(), String> {
         self.step(&l.name, "rebuilding".into());
         let armed = self.arm_rebuild_faults(l, built, data, lr);
-        let r = self
-            .session
-            .rebuild(built, src)
-            .map_err(|e| Self::failed(lr, "rebuild", &e))?;
+        let r = if l.during_rebuild && !self.opts.dry_run {
+            self.step(&l.name, "workloads (during the rebuild)".into());
+            let (r, load) = self.rebuild_under_load(l, built, src, lr.usable_bytes);
+            lr.rebuild_load = Some(load);
+            if crate::signals::stop_requested() {
+                return Err("interrupted".into());
+            }
+            r
+        } else {
+            self.session.rebuild(built, src)
+        }
+        .map_err(|e| Self::failed(lr, "rebuild", &e))?;
         self.rebuild_faults_done(built, lr, &r.new_members, armed);
         let verified = match data {
             Some(set) => self.check(l, set, lr, Step::Rebuilt)?,
@@ -351,6 +360,81 @@ impl StackRun<'_, '_> {
         });
         self.faults_at(l, built, lr, data, FaultStep::AfterRebuild)?;
         self.scrub(l, built, lr, Step::Rebuilt)
+    }
+
+    /// Rebuilds on a thread of its own while the workloads run on this one: the rebuild starts
+    /// with them, and its time is the time under their load. md's recovery progress is read
+    /// when the workloads end (its speed under load), with the speed limits md was under.
+    fn rebuild_under_load(
+        &mut self,
+        l: &LayoutSpec,
+        built: &mut Built,
+        src: &DiskSource,
+        usable: Option<u64>,
+    ) -> (Result<Rebuild, LayoutError>, RebuildLoadReport) {
+        let mount = built.mount_point.clone();
+        let description = built.stack.describe();
+        let md = built.md.clone();
+        let (session, workload, lab_id) = (&mut *self.session, &mut *self.workload, self.lab_id);
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            let rebuilding = s.spawn(move || {
+                let r = session.rebuild(built, src);
+                (r, t0.elapsed().as_secs_f64())
+            });
+            let m = MountedLayout {
+                lab_id,
+                layout: l,
+                description,
+                path: &mount,
+                phase: Phase::Rebuilding,
+                usable_bytes: usable,
+            };
+            let w = workload(&m).map_err(|e| interrupted_or(format!("{e:#}")));
+            let w_secs = t0.elapsed().as_secs_f64();
+            let still = !rebuilding.is_finished();
+            // Read while md still recovers: after its end `sync_completed` says `none`.
+            let progress = md
+                .as_deref()
+                .and_then(crate::layout::scrub::recovery_progress);
+            let limits = md.as_deref().and_then(crate::layout::scrub::speed_limits);
+            let (r, r_secs) = rebuilding.join().unwrap_or_else(|_| {
+                (
+                    Err(LayoutError::Unexpected(
+                        "the rebuild thread panicked".into(),
+                    )),
+                    0.0,
+                )
+            });
+            let share = if still {
+                1.0
+            } else {
+                (r_secs / w_secs.max(1e-9)).min(1.0)
+            };
+            let (md_progress_at_end, md_speed_under_load) = match (&md, progress, still) {
+                (Some(_), Some((done, total)), true) => (
+                    Some(done as f64 / total as f64),
+                    Some(done as f64 * 512.0 / w_secs.max(1e-9)),
+                ),
+                // md finished before the workloads: all of it ran under their load.
+                (Some(md), _, false) => (
+                    Some(1.0),
+                    crate::layout::mdadm::component_bytes(md).map(|b| b as f64 / r_secs.max(1e-9)),
+                ),
+                _ => (None, None),
+            };
+            let load = RebuildLoadReport {
+                workload_seconds: Some(w_secs),
+                rebuild_seconds: r.as_ref().ok().map(|r| r.seconds),
+                rebuild_share: Some(share),
+                md_progress_at_end,
+                md_speed_under_load,
+                md_speed_limits: limits,
+                perf_ratio: None,
+                workload_error: w.err(),
+            };
+            (r, load)
+        })
     }
 
     /// Two members at once: fails them, writes and verifies data, and (with `rebuild`)

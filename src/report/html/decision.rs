@@ -38,7 +38,7 @@ fn dur(s: f64) -> String {
     format_duration(std::time::Duration::from_secs_f64(s.max(0.0)))
 }
 
-fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool) {
+fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool, rebuilding: bool) {
     let best = d.recommended.as_deref() == Some(r.name.as_str());
     let name = if best {
         format!(
@@ -65,6 +65,13 @@ fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool) {
         true,
     ));
     o.push_str(&cell(r.degraded.as_ref(), &|v| format!("{v:.2}x"), false));
+    if rebuilding {
+        o.push_str(&cell(
+            r.during_rebuild.as_ref(),
+            &|v| format!("{v:.2}x"),
+            false,
+        ));
+    }
     if slo {
         if r.capacity_at_slo.is_some() {
             o.push_str(&cell(r.capacity_at_slo.as_ref(), &format_rate, false));
@@ -116,12 +123,16 @@ pub fn section(o: &mut String, d: &Decision) {
         "<div class=\"tw\"><table><thead><tr><th>layout</th><th>usable</th><th>{}</th><th>degraded</th>",
         esc(d.workload.as_deref().unwrap_or("speed"))
     );
+    let rebuilding = d.rows.iter().any(|r| r.during_rebuild.is_some());
+    if rebuilding {
+        o.push_str("<th>rebuilding</th>");
+    }
     if slo {
         o.push_str("<th>capacity@SLO</th>");
     }
     o.push_str("<th>rebuild</th><th>window</th><th>P(loss 5y)</th><th class=\"l\">integrity</th><th>front</th><th class=\"l\">needs</th></tr></thead><tbody>\n");
     for r in &d.rows {
-        row_html(o, d, r, slo);
+        row_html(o, d, r, slo, rebuilding);
     }
     o.push_str("</tbody></table></div>\n");
     let _ = writeln!(
@@ -142,6 +153,21 @@ pub fn section(o: &mut String, d: &Decision) {
 #[cfg(test)]
 mod tests {
     use crate::decide::tests::{needs, pod};
+
+    #[test]
+    fn a_layout_measured_during_its_rebuild_adds_the_rebuilding_column() {
+        let plain = crate::decide::decide(&pod(), &needs(None, None), None).unwrap();
+        let mut html = String::new();
+        super::section(&mut html, &plain);
+        assert!(!html.contains("<th>rebuilding</th>"), "{html}");
+        let mut lab = pod();
+        lab.layouts[0].workloads[0].rebuilding = crate::stats::Summary::of(&[200.0, 201.0, 199.0]);
+        let d = crate::decide::decide(&lab, &needs(None, None), None).unwrap();
+        let mut html = String::new();
+        super::section(&mut html, &d);
+        assert!(html.contains("<th>rebuilding</th>"), "{html}");
+        assert!(html.contains("during the rebuild over healthy"), "{html}");
+    }
 
     #[test]
     fn the_html_strikes_rejections_and_titles_the_rebuild_basis() {

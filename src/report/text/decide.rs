@@ -62,13 +62,24 @@ fn ratio_cell(f: Option<&Figure>) -> String {
     )
 }
 
+/// Whether any layout was measured during its rebuild: the column shows only then.
+fn rebuilding(d: &Decision) -> bool {
+    d.rows.iter().any(|r| r.during_rebuild.is_some())
+}
+
 fn slo_cell(r: &Row) -> String {
     let one = |f: &Figure| format_rate(f.value);
-    match (&r.capacity_at_slo, &r.capacity_at_slo_degraded) {
-        (None, _) => "not measured".into(),
-        (Some(h), None) => with_mark(one(h), h),
-        (Some(h), Some(d)) => with_mark(format!("{} / deg {}", one(h), one(d)), h),
+    let mut s = match (&r.capacity_at_slo, &r.capacity_at_slo_degraded) {
+        (None, _) => return "not measured".into(),
+        (Some(h), None) => one(h),
+        (Some(h), Some(d)) => format!("{} / deg {}", one(h), one(d)),
+    };
+    if let Some(rb) = &r.capacity_at_slo_rebuilding {
+        s.push_str(&format!(" / rebuild {}", one(rb)));
     }
+    r.capacity_at_slo
+        .as_ref()
+        .map_or(s.clone(), |h| with_mark(s, h))
 }
 
 /// What the row's verdict column says.
@@ -95,6 +106,9 @@ fn headers(d: &Decision, slo: bool) -> Vec<String> {
     let mut h = vec!["layout".to_string(), "usable".into()];
     h.push(d.workload.clone().unwrap_or_else(|| "speed".into()));
     h.push("degraded".into());
+    if rebuilding(d) {
+        h.push("rebuilding".into());
+    }
     if slo {
         h.push("capacity@SLO".into());
     }
@@ -123,6 +137,9 @@ fn cells(d: &Decision, r: &Row, slo: bool) -> Vec<String> {
         speed_cell(r),
         ratio_cell(r.degraded.as_ref()),
     ];
+    if rebuilding(d) {
+        c.push(ratio_cell(r.during_rebuild.as_ref()));
+    }
     if slo {
         c.push(slo_cell(r));
     }
@@ -260,6 +277,18 @@ pub fn render_markdown(d: &Decision) -> String {
 mod tests {
     use super::*;
     use crate::decide::tests::{needs, pod};
+
+    #[test]
+    fn a_rebuilding_column_shows_only_when_a_layout_was_measured_during_its_rebuild() {
+        let plain = crate::decide::decide(&pod(), &needs(None, None), None).unwrap();
+        assert!(!render_table(&plain).contains("REBUILDING"));
+        let mut lab = pod();
+        lab.layouts[0].workloads[0].rebuilding = crate::stats::Summary::of(&[200.0, 201.0, 199.0]);
+        let d = crate::decide::decide(&lab, &needs(None, None), None).unwrap();
+        let t = render_table(&d);
+        let r6 = t.lines().find(|l| l.starts_with("md-raid6-43+2s")).unwrap();
+        assert!(t.contains("REBUILDING") && r6.contains("0.50x ("), "{t}");
+    }
 
     #[test]
     fn the_tables_strike_rejections_and_mark_the_recommendation() {

@@ -211,6 +211,9 @@ fn notes(r: &LabReport) -> String {
         if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
             out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
         }
+        if let Some(rl) = &l.rebuild_load {
+            out.push_str(&format!("note: {}\n", rebuild_load_text(&l.name, rl)));
+        }
         let retried = l
             .rebuild
             .iter()
@@ -288,6 +291,35 @@ fn notes(r: &LabReport) -> String {
     out
 }
 
+/// What the workloads during the rebuild found, in one sentence.
+pub fn rebuild_load_text(name: &str, rl: &crate::lab::report::RebuildLoadReport) -> String {
+    let mut t = format!("{name} during the rebuild: ");
+    match (&rl.workload_error, rl.perf_ratio) {
+        (Some(e), _) => t.push_str(&format!("the workloads failed ({e})")),
+        (None, Some(r)) => t.push_str(&format!("the workloads ran at {r:.2}x their healthy speed")),
+        (None, None) => t.push_str("the workloads ran"),
+    }
+    if let Some(s) = rl.rebuild_seconds {
+        t.push_str(&format!("; the rebuild took {} under their load", secs(s)));
+    }
+    if let Some(sh) = rl.rebuild_share.filter(|s| *s < 0.999) {
+        t.push_str(&format!(
+            " and ended {:.0}% of the way through them (the rest ran on the rebuilt layout)",
+            sh * 100.0
+        ));
+    }
+    if let Some(v) = rl.md_speed_under_load {
+        t.push_str(&format!(
+            "; md recovered at {}/s while they ran",
+            format_bytes(v as u64)
+        ));
+    }
+    if let Some(lim) = &rl.md_speed_limits {
+        t.push_str(&format!(" (speed limits {lim})"));
+    }
+    t
+}
+
 /// The column a lab with `[workloads] slo` adds: IOPS at the target, healthy / degraded.
 const SLO_HEADER: &str = "CAPACITY@SLO";
 
@@ -307,7 +339,11 @@ fn slo_notes(r: &LabReport) -> String {
     let mut out = String::new();
     for l in &r.layouts {
         for s in &l.slo {
-            for (state, c) in [("healthy", &s.healthy), ("degraded", &s.degraded)] {
+            for (state, c) in [
+                ("healthy", &s.healthy),
+                ("degraded", &s.degraded),
+                ("during the rebuild", &s.rebuilding),
+            ] {
                 if let Some(c) = c {
                     out.push_str(&format!(
                         "{} {state}, {}: {}\n",

@@ -15,6 +15,7 @@ impl Section for Failures {
         [
             ("degrade", raw.degrade.unwrap_or(false)),
             ("failures", raw.failures.is_some()),
+            ("during_rebuild", raw.during_rebuild.unwrap_or(false)),
         ]
         .into_iter()
         .find_map(|(k, set)| set.then_some(k))
@@ -28,6 +29,14 @@ impl Section for Failures {
                 "rebuild",
                 "rebuild",
                 "a rebuild needs a failed member first; set degrade = true",
+            ));
+        }
+        draft.during_rebuild = raw.during_rebuild.unwrap_or(false);
+        if draft.during_rebuild && !draft.rebuild {
+            return Err(cx.err(
+                "during_rebuild",
+                "during_rebuild",
+                "the workloads can run during a rebuild only when there is one; set rebuild = true (and degrade = true)",
             ));
         }
         Ok(())

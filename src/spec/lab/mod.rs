@@ -183,6 +183,9 @@ pub struct LayoutSpec {
     pub degrade: bool,
     /// Replace the failed member and time the rebuild.
     pub rebuild: bool,
+    /// Run the workloads (and the SLO search) again while the rebuild runs: what the layout
+    /// gives while it rebuilds, and how long the rebuild takes under that load.
+    pub during_rebuild: bool,
     /// Members failed: 1, or 2 on a layout that survives two failures — after the first
     /// failure (and its rebuild) two members fail at once, and are replaced.
     pub failures: u8,

@@ -65,6 +65,7 @@ pub(super) struct RawLayout {
     pub(super) mount_options: Option<StrList>,
     pub(super) degrade: Option<bool>,
     pub(super) rebuild: Option<bool>,
+    pub(super) during_rebuild: Option<bool>,
     pub(super) failures: Option<i64>,
     pub(super) fill: Option<SizeValue>,
     pub(super) faults: Option<Vec<RawFault>>,

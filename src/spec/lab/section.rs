@@ -99,6 +99,8 @@ pub(super) struct Draft {
     pub(super) degrade: bool,
     /// Replace it and time the rebuild.
     pub(super) rebuild: bool,
+    /// Run the workloads again while the rebuild runs.
+    pub(super) during_rebuild: bool,
     /// Members failed at once (1 or 2).
     pub(super) failures: u8,
     /// Bytes of the verification data set.
@@ -119,6 +121,7 @@ impl Default for Draft {
             mount_options: Vec::new(),
             degrade: false,
             rebuild: false,
+            during_rebuild: false,
             failures: 1,
             fill: None,
             faults: Vec::new(),
