@@ -684,6 +684,8 @@ fn md(level: MdLevel) -> MdOptions {
         bitmap_chunk: None,
         assume_clean: false,
         consistency_policy: None,
+        sync_speed_min: None,
+        sync_speed_max: None,
     }
 }
 

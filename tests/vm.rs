@@ -41,7 +41,7 @@ fill = "24MiB"
 
 [[layout]]
 name = "md10-ext4"
-mdadm = { level = 10, members = 4, assume_clean = true }
+mdadm = { level = 10, members = 4, assume_clean = true, sync_speed_min = "20MiB" }
 fs = "ext4"
 degrade = true
 rebuild = true
@@ -107,8 +107,9 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     assert!(rl["rebuild_seconds"].as_f64().unwrap() > 0.0, "{rl:#}");
     assert!(rl["perf_ratio"].as_f64().unwrap() > 0.0, "{rl:#}");
     let limits = rl["md_speed_limits"].as_str().unwrap();
+    // The spec's floor, set on the array (20 MiB/s = 20480 KiB/s), the ceiling the system's.
     assert!(
-        limits.starts_with("min ") && limits.contains("max "),
+        limits.starts_with("min 20480 (local) KiB/s, max ") && limits.contains("(system)"),
         "{limits}"
     );
     let done = rl["md_progress_at_end"].as_f64().unwrap();

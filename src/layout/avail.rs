@@ -172,6 +172,8 @@ mod tests {
                 bitmap_chunk: None,
                 assume_clean: false,
                 consistency_policy: None,
+                sync_speed_min: None,
+                sync_speed_max: None,
             }),
             members: 3,
             spares: 0,

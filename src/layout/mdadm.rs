@@ -339,6 +339,8 @@ unused devices: <none>\n";
             bitmap_chunk: None,
             assume_clean: false,
             consistency_policy: None,
+            sync_speed_min: None,
+            sync_speed_max: None,
         }
     }
 

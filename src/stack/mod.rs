@@ -228,6 +228,14 @@ pub struct MdOptions {
     /// mdadm's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency_policy: Option<String>,
+    /// The array's own recovery and resync speed floor, bytes per second (`sync_speed_min`;
+    /// `None`: the system's `speed_limit_min`, 1000 KiB/s by default). md slows a rebuild
+    /// towards it while other IO runs, so it sets how long a rebuild under load takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_speed_min: Option<u64>,
+    /// The array's recovery and resync speed ceiling, bytes per second (`sync_speed_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_speed_max: Option<u64>,
 }
 
 /// The RAID layer at the bottom of a stack.
@@ -468,6 +476,8 @@ mod tests {
                 bitmap_chunk: Some(64 << 20),
                 assume_clean: false,
                 consistency_policy: None,
+                sync_speed_min: None,
+                sync_speed_max: None,
             }),
             members: 5,
             spares: 1,

@@ -238,6 +238,18 @@ impl Session {
                 })?;
                 self.runner
                     .run(&mdadm::create_argv(&dev, &md_name, o, members, spares))?;
+                // The array's own recovery speed limits (KiB/s), before its first resync.
+                for (file, v) in [
+                    ("sync_speed_min", o.sync_speed_min),
+                    ("sync_speed_max", o.sync_speed_max),
+                ] {
+                    if let Some(b) = v {
+                        self.runner.write_file(
+                            &super::super::scrub::md_sysfs(&dev, file),
+                            &(b / 1024).to_string(),
+                        )?;
+                    }
+                }
                 mdadm::wait_idle(&self.runner, &dev)?;
                 vol.base = dev.clone();
                 vol.md = Some(dev);

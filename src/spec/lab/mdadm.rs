@@ -4,6 +4,7 @@
 use super::raw::{RawLayout, RawMd};
 use super::section::{Cx, Draft, Raid, Section};
 use crate::spec::SpecError;
+use crate::spec::locate::SizeValue;
 
 use crate::stack::{MdLevel, MdOptions, RaidLayer};
 
@@ -67,6 +68,7 @@ impl Section for Mdadm {
         let bitmap = bitmap(cx, m, level)?;
         let bitmap_chunk = bitmap_chunk(cx, m, bitmap.as_deref())?;
         let consistency_policy = consistency_policy(cx, m, level, bitmap.as_deref())?;
+        let (sync_speed_min, sync_speed_max) = sync_speeds(cx, m, level)?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
                 "mdadm",
@@ -83,6 +85,8 @@ impl Section for Mdadm {
                 bitmap_chunk,
                 assume_clean: m.assume_clean.unwrap_or(false),
                 consistency_policy,
+                sync_speed_min,
+                sync_speed_max,
             }),
             members,
             spares,
@@ -207,4 +211,49 @@ fn consistency_policy(
             format!("unknown '{o}' (use resync or ppl)"),
         )),
     }
+}
+
+/// `sync_speed_min` / `sync_speed_max`: the array's recovery speed limits, per second
+/// (`"50MiB"`); md's `sync_speed_min`/`max` files take KiB/s.
+fn sync_speeds(
+    cx: &Cx,
+    m: &RawMd,
+    level: MdLevel,
+) -> Result<(Option<u64>, Option<u64>), SpecError> {
+    let one = |v: &Option<SizeValue>, key: &'static str| -> Result<Option<u64>, SpecError> {
+        let field = if key == "sync_speed_min" {
+            "mdadm.sync_speed_min"
+        } else {
+            "mdadm.sync_speed_max"
+        };
+        let Some(v) = v else { return Ok(None) };
+        if !level.redundant() {
+            return Err(cx.err(
+                key,
+                field,
+                "raid0 never rebuilds or resyncs; drop the speed limit",
+            ));
+        }
+        let b = v.bytes().map_err(|e| cx.err(key, field, e))?;
+        if b < 1024 {
+            return Err(cx.err(
+                key,
+                field,
+                "below 1KiB per second; give a speed such as \"50MiB\" (per second)",
+            ));
+        }
+        Ok(Some(b))
+    };
+    let min = one(&m.sync_speed_min, "sync_speed_min")?;
+    let max = one(&m.sync_speed_max, "sync_speed_max")?;
+    if let (Some(lo), Some(hi)) = (min, max) {
+        if lo > hi {
+            return Err(cx.err(
+                "sync_speed_min",
+                "mdadm.sync_speed_min",
+                "above sync_speed_max; the floor must not exceed the ceiling",
+            ));
+        }
+    }
+    Ok((min, max))
 }

@@ -116,6 +116,8 @@ pub(super) struct RawMd {
     pub(super) bitmap_chunk: Option<SizeValue>,
     pub(super) assume_clean: Option<bool>,
     pub(super) consistency_policy: Option<String>,
+    pub(super) sync_speed_min: Option<SizeValue>,
+    pub(super) sync_speed_max: Option<SizeValue>,
 }
 
 /// The `zfs` table as written.

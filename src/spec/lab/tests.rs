@@ -619,3 +619,47 @@ fn workloads_replay_and_model_name_traces() {
     assert_eq!(r.map, crate::spec::OffsetMap::Wrap);
     assert_eq!(s.workloads.models, vec!["db.trace"]);
 }
+
+#[test]
+fn md_speed_limits_and_during_rebuild_read_and_refuse_in_one_line() {
+    let s = lab("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 5, sync_speed_min = \"20MiB\", sync_speed_max = \"200MiB\" }\ndegrade = true\nrebuild = true\nduring_rebuild = true\n").unwrap();
+    let l = &s.layouts[0];
+    assert!(l.during_rebuild);
+    let LayoutKind::Stack(st) = &l.kind else {
+        panic!("a stack")
+    };
+    let RaidLayer::Md(md) = &st.raid else {
+        panic!("md")
+    };
+    assert_eq!(md.sync_speed_min, Some(20 << 20));
+    assert_eq!(md.sync_speed_max, Some(200 << 20));
+    for (layout, field, says) in [
+        (
+            "mdadm = { level = 5, sync_speed_min = \"300MiB\", sync_speed_max = \"200MiB\" }",
+            "mdadm.sync_speed_min",
+            "above sync_speed_max",
+        ),
+        (
+            "mdadm = { level = 0, sync_speed_max = \"200MiB\" }",
+            "mdadm.sync_speed_max",
+            "raid0 never rebuilds",
+        ),
+        (
+            "mdadm = { level = 5, sync_speed_min = \"512\" }",
+            "mdadm.sync_speed_min",
+            "below 1KiB",
+        ),
+        (
+            "mdadm = { level = 5 }\ndegrade = true\nduring_rebuild = true",
+            "during_rebuild",
+            "set rebuild = true",
+        ),
+    ] {
+        let e = err(&format!(
+            "[[layout]]\nname = \"m\"\nfs = \"xfs\"\n{layout}\n"
+        ))
+        .to_string();
+        assert!(e.contains(field) && e.contains(says), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
