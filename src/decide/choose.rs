@@ -326,6 +326,18 @@ pub fn misses(r: &Row, lab: &LabFacts, spec: &DecideSpec) -> Vec<Miss> {
             want_text: None,
         });
     }
+    // A power cut that lost what the layout had acknowledged as durable (or the write hole:
+    // a file read back wrong without an error) is a loss like a failed integrity check.
+    if let Some(v) = r.power.as_deref().filter(|_| r.power_lost) {
+        out.push(Miss {
+            need: "power".into(),
+            reason: format!("power cuts: {v}"),
+            have: None,
+            want: None,
+            have_text: None,
+            want_text: None,
+        });
+    }
     out
 }
 

@@ -65,6 +65,8 @@ pub struct LayoutFacts {
     pub integrity: Option<String>,
     /// The power-cut verdict (issue 32): filled once the lab records one.
     pub power: Option<String>,
+    /// Whether any power cut lost a durable write or read a file back wrong.
+    pub power_lost: bool,
 }
 
 impl LayoutFacts {
@@ -210,6 +212,7 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
                 .power
                 .as_ref()
                 .map(crate::sample::power::PowerReport::text),
+            power_lost: rec.power.as_ref().is_some_and(|p| p.lost_cuts() > 0),
         });
     }
     LabFacts {

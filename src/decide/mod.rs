@@ -161,6 +161,9 @@ pub struct Row {
     pub integrity: Option<String>,
     /// The power-cut verdict (issue 32), when the lab ran power cuts.
     pub power: Option<String>,
+    /// Whether a power cut lost a durable write or read a file back wrong: the layout is
+    /// rejected, as one whose integrity check failed is.
+    pub power_lost: bool,
     /// The planner's speed from the disks' speeds against the measured one.
     pub predicted: Option<Predicted>,
     /// The needs it misses (empty: it qualifies).

@@ -246,6 +246,7 @@ pub fn row(
         loss_5y: None,
         integrity: l.integrity.clone(),
         power: l.power.clone(),
+        power_lost: l.power_lost,
         predicted: None,
         misses: Vec::new(),
         pareto: false,

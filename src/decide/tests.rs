@@ -73,6 +73,7 @@ fn layout(
         }),
         integrity: Some("verified".into()),
         power: None,
+        power_lost: false,
     }
 }
 
@@ -184,6 +185,29 @@ fn a_lab_measured_during_the_rebuild_shows_its_ratio_in_a_column_of_its_own() {
     let (lo, hi) = f.interval.unwrap();
     assert!(lo < f.value && hi > f.value);
     assert!(row(&d, "md-raid5-44+1s").during_rebuild.is_none());
+}
+
+#[test]
+fn a_power_cut_that_lost_durable_writes_rejects_the_layout() {
+    let mut lab = pod();
+    lab.layouts[1].power = Some("1/3: 2 files silently wrong (write hole)".into());
+    lab.layouts[1].power_lost = true;
+    lab.layouts[0].power = Some("0/3 lost".into());
+    let d = decide(&lab, &needs(None, None), None).unwrap();
+    let r5 = row(&d, "md-raid5-44+1s");
+    assert!(!r5.qualifies());
+    let m = r5.misses.iter().find(|m| m.need == "power").unwrap();
+    assert_eq!(
+        m.reason,
+        "power cuts: 1/3: 2 files silently wrong (write hole)"
+    );
+    let r6 = row(&d, "md-raid6-43+2s");
+    assert!(
+        r6.misses.iter().all(|m| m.need != "power"),
+        "{:?}",
+        r6.misses
+    );
+    assert_ne!(d.recommended.as_deref(), Some("md-raid5-44+1s"));
 }
 
 #[test]

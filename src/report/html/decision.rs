@@ -38,7 +38,7 @@ fn dur(s: f64) -> String {
     format_duration(std::time::Duration::from_secs_f64(s.max(0.0)))
 }
 
-fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool, rebuilding: bool) {
+fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool, rebuilding: bool, power: bool) {
     let best = d.recommended.as_deref() == Some(r.name.as_str());
     let name = if best {
         format!(
@@ -87,9 +87,18 @@ fn row_html(o: &mut String, d: &Decision, r: &Row, slo: bool, rebuilding: bool) 
         Some(v) if v == crate::sample::layout_record::VERIFIED_TEXT => esc(v),
         Some(v) => format!("<strong class=\"bad\">{}</strong>", esc(v)),
     };
+    let _ = write!(o, "<td class=\"l\">{integrity}</td>");
+    if power {
+        let p = match r.power.as_deref() {
+            None => "-".to_string(),
+            Some(v) if r.power_lost => format!("<strong class=\"bad\">{}</strong>", esc(v)),
+            Some(v) => esc(v),
+        };
+        let _ = write!(o, "<td class=\"l\">{p}</td>");
+    }
     let _ = writeln!(
         o,
-        "<td class=\"l\">{integrity}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+        "<td>{}</td><td class=\"l\">{}</td></tr>",
         if r.pareto { "yes" } else { "-" },
         if r.qualifies() {
             "meets every need".to_string()
@@ -130,9 +139,14 @@ pub fn section(o: &mut String, d: &Decision) {
     if slo {
         o.push_str("<th>capacity@SLO</th>");
     }
-    o.push_str("<th>rebuild</th><th>window</th><th>P(loss 5y)</th><th class=\"l\">integrity</th><th>front</th><th class=\"l\">needs</th></tr></thead><tbody>\n");
+    o.push_str("<th>rebuild</th><th>window</th><th>P(loss 5y)</th><th class=\"l\">integrity</th>");
+    let power = d.rows.iter().any(|r| r.power.is_some());
+    if power {
+        o.push_str("<th class=\"l\">power</th>");
+    }
+    o.push_str("<th>front</th><th class=\"l\">needs</th></tr></thead><tbody>\n");
     for r in &d.rows {
-        row_html(o, d, r, slo, rebuilding);
+        row_html(o, d, r, slo, rebuilding, power);
     }
     o.push_str("</tbody></table></div>\n");
     let _ = writeln!(

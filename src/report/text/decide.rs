@@ -62,6 +62,11 @@ fn ratio_cell(f: Option<&Figure>) -> String {
     )
 }
 
+/// Whether any layout went through power cuts: the POWER column shows only then.
+fn power(d: &Decision) -> bool {
+    d.rows.iter().any(|r| r.power.is_some())
+}
+
 /// Whether any layout was measured during its rebuild: the column shows only then.
 fn rebuilding(d: &Decision) -> bool {
     d.rows.iter().any(|r| r.during_rebuild.is_some())
@@ -112,17 +117,14 @@ fn headers(d: &Decision, slo: bool) -> Vec<String> {
     if slo {
         h.push("capacity@SLO".into());
     }
-    for x in [
-        "rebuild",
-        "window",
-        "P(loss 1y)",
-        "P(loss 5y)",
-        "integrity",
-        "front",
-        "verdict",
-    ] {
+    for x in ["rebuild", "window", "P(loss 1y)", "P(loss 5y)", "integrity"] {
         h.push(x.into());
     }
+    if power(d) {
+        h.push("power".into());
+    }
+    h.push("front".into());
+    h.push("verdict".into());
     h
 }
 
@@ -148,6 +150,9 @@ fn cells(d: &Decision, r: &Row, slo: bool) -> Vec<String> {
     c.push(fig(&r.loss_1y, &format_probability));
     c.push(fig(&r.loss_5y, &format_probability));
     c.push(r.integrity.clone().unwrap_or_else(|| "-".into()));
+    if power(d) {
+        c.push(r.power.clone().unwrap_or_else(|| "-".into()));
+    }
     c.push(if r.pareto { "yes".into() } else { "-".into() });
     c.push(verdict(d, r));
     c
@@ -277,6 +282,20 @@ pub fn render_markdown(d: &Decision) -> String {
 mod tests {
     use super::*;
     use crate::decide::tests::{needs, pod};
+
+    #[test]
+    fn a_power_column_shows_the_verdict_and_the_rejection_names_it() {
+        let plain = crate::decide::decide(&pod(), &needs(None, None), None).unwrap();
+        assert!(!render_table(&plain).contains("POWER"));
+        let mut lab = pod();
+        lab.layouts[1].power = Some("1/3: 2 files silently wrong (write hole)".into());
+        lab.layouts[1].power_lost = true;
+        let d = crate::decide::decide(&lab, &needs(None, None), None).unwrap();
+        let t = render_table(&d);
+        let r5 = t.lines().find(|l| l.starts_with("md-raid5-44+1s")).unwrap();
+        assert!(t.contains("POWER"), "{t}");
+        assert!(r5.contains("rejected: power cuts: 1/3"), "{r5}");
+    }
 
     #[test]
     fn a_rebuilding_column_shows_only_when_a_layout_was_measured_during_its_rebuild() {
