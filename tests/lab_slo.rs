@@ -24,15 +24,16 @@ fn spec(w: &World, workloads: &str) -> String {
     format!(
         "name = \"slo\"\n[disks]\nloop = {{ count = 2, size = \"512MiB\", dir = \"{}\" }}\n\
          [[layout]]\nname = \"btrfs-raid1\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\n\
-         degrade = true\nrebuild = false\n{workloads}",
+         degrade = true\nrebuild = true\nduring_rebuild = true\n{workloads}",
         w.disk_dir.display()
     )
 }
 
 /// Issue 30: a lab with `[workloads] slo` reports each layout's capacity at the target,
-/// healthy and degraded, with the verdict and curve behind it, and the table shows it.
+/// healthy, degraded and during the rebuild, with the verdict and curve behind it, and the
+/// table shows it.
 #[test]
-fn a_lab_slo_gives_each_layout_its_capacity_healthy_and_degraded() {
+fn a_lab_slo_gives_each_layout_its_capacity_healthy_degraded_and_during_the_rebuild() {
     need_root_and_btrfs!();
     let w = World::new("lab-slo");
     let dir = tempfile::tempdir().unwrap();
@@ -44,7 +45,7 @@ fn a_lab_slo_gives_each_layout_its_capacity_healthy_and_degraded() {
     assert_eq!(l["status"], "ok", "{l:#}");
     let s = &l["slo"][0];
     assert_eq!(s["workload"], "rr", "{l:#}");
-    for state in ["healthy", "degraded"] {
+    for state in ["healthy", "degraded", "rebuilding"] {
         let c = &s[state];
         assert_eq!(c["targets"], "p99<=1s", "{state}: {c:#}");
         // A RAM-backed loop device meets a 1 s p99 at any rate it sustains: the answer is
@@ -77,6 +78,12 @@ fn a_lab_slo_gives_each_layout_its_capacity_healthy_and_degraded() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("CAPACITY@SLO"), "{}", out.stdout);
     assert!(out.stdout.contains(" / deg "), "{}", out.stdout);
+    assert!(out.stdout.contains(" / rebuild "), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("btrfs-raid1 during the rebuild, rr: "),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("btrfs-raid1 degraded, rr: ")
             && out.stdout.contains("btrfs-raid1 healthy, rr: "),
