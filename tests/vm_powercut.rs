@@ -16,8 +16,8 @@ mod common;
 use common::vm::{VmLab, layout, vm_or_skip, workloads_tail};
 use common::*;
 
-/// Two RAID5 layouts, with and without PPL, cut at the same seeded moments (three cuts and
-/// the first two of them), and one disk without redundancy left to recover by itself (the
+/// Three RAID5 layouts, without PPL, with PPL and with a write journal on a fifth disk, cut at
+/// the same seeded moments (three cuts, and the first two of them), and one disk without redundancy left to recover by itself (the
 /// judge finds nothing lost where nothing durable can be).
 const LAYOUTS: &str = r#"slow = [{ disk = 0, iops = 50 }]
 
@@ -30,6 +30,12 @@ powercut = { cuts = 3, then = "fail-member", window = "2s", seed = 1 }
 [[layout]]
 name = "md5-ppl"
 mdadm = { level = 5, members = 4, assume_clean = true, consistency_policy = "ppl" }
+fs = "ext4"
+powercut = { cuts = 2, then = "fail-member", window = "2s", seed = 1 }
+
+[[layout]]
+name = "md5-journal"
+mdadm = { level = 5, members = 4, assume_clean = true, consistency_policy = "journal" }
 fs = "ext4"
 powercut = { cuts = 2, then = "fail-member", window = "2s", seed = 1 }
 
@@ -57,10 +63,18 @@ fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it() {
     let (code, v, stderr) = lab.run(&spec, "power-cut lab");
     assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
     let boots = v["vm"]["boot_seconds"].as_array().unwrap().len();
-    assert_eq!(boots, 7, "a boot, then one more per cut: {v:#}");
+    assert_eq!(boots, 9, "a boot, then one more per cut: {v:#}");
     let md5 = &layout(&v, "md5")["power"];
     let ppl = &layout(&v, "md5-ppl")["power"];
-    for (p, policy, n) in [(md5, "resync", 3), (ppl, "ppl", 2)] {
+    let journal = &layout(&v, "md5-journal")["power"];
+    assert!(
+        layout(&v, "md5-journal")["stack"]
+            .as_str()
+            .unwrap()
+            .contains("consistency journal (1 disk)"),
+        "{v:#}"
+    );
+    for (p, policy, n) in [(md5, "resync", 3), (ppl, "ppl", 2), (journal, "journal", 2)] {
         let cuts = p["cuts"].as_array().unwrap();
         assert_eq!(cuts.len(), n, "{p:#}");
         for c in cuts {
@@ -102,8 +116,14 @@ fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it() {
     }
     let text = layout(&v, "md5")["power"].clone();
     eprintln!("md5 power: {text:#}");
-    // With PPL: the log is replayed at assembly, nothing to resync, nothing lost.
-    for c in ppl["cuts"].as_array().unwrap() {
+    // With PPL, or a write journal on its own disk: the log is replayed at assembly,
+    // nothing to resync, nothing lost.
+    for c in ppl["cuts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(journal["cuts"].as_array().unwrap())
+    {
         let j = &c["judgement"];
         assert_eq!(
             (

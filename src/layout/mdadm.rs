@@ -33,8 +33,18 @@ pub fn create_argv(
         format!("--level={}", o.level.number()),
         format!("--raid-devices={}", members.len()),
     ];
+    // A write journal is the last device after the spares (`Stack::journal_disks`);
+    // `--write-journal` implies the journal consistency policy.
+    let (spares, journal) = if o.journal() {
+        spares.split_at(spares.len().saturating_sub(1))
+    } else {
+        (spares, &[][..])
+    };
     if !spares.is_empty() {
         a.push(format!("--spare-devices={}", spares.len()));
+    }
+    if let Some(j) = journal.first() {
+        a.push(format!("--write-journal={}", j.to_string_lossy()));
     }
     if let Some(c) = o.chunk {
         a.push(format!("--chunk={}", kib(c)));
@@ -45,7 +55,7 @@ pub fn create_argv(
     if let Some(bc) = o.bitmap_chunk {
         a.push(format!("--bitmap-chunk={}", kib(bc)));
     }
-    if let Some(p) = &o.consistency_policy {
+    if let Some(p) = o.consistency_policy.as_ref().filter(|_| !o.journal()) {
         a.push(format!("--consistency-policy={p}"));
     }
     if o.assume_clean {
@@ -365,6 +375,23 @@ unused devices: <none>\n";
             "mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-ab12-0 --level=6 \
              --raid-devices=4 --spare-devices=1 --chunk=512K --bitmap=internal \
              --bitmap-chunk=65536K /dev/sdb /dev/sdc /dev/sdd /dev/sde /dev/sdf"
+        );
+        // A write journal: the device after the spares, named by --write-journal (which sets
+        // the policy), not among the array's devices.
+        let mut o = opts(MdLevel::Raid5);
+        o.consistency_policy = Some("journal".into());
+        assert_eq!(
+            create_argv(
+                Path::new("/dev/md100"),
+                "iolab-ab12-0",
+                &o,
+                &m[..3],
+                &m[3..]
+            )
+            .join(" "),
+            "mdadm --create /dev/md100 --run --metadata=1.2 --name=iolab-ab12-0 --level=5 \
+             --raid-devices=3 --spare-devices=1 --write-journal=/dev/sdf /dev/sdb /dev/sdc \
+             /dev/sdd /dev/sde"
         );
         let mut o = opts(MdLevel::Raid1);
         o.assume_clean = true;

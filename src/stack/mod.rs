@@ -238,6 +238,15 @@ pub struct MdOptions {
     pub sync_speed_max: Option<u64>,
 }
 
+impl MdOptions {
+    /// Whether the array has a write journal on a disk of its own (`consistency_policy =
+    /// "journal"`): md writes every stripe update to it before the members, closing the write
+    /// hole, and replays it after an unclean stop.
+    pub fn journal(&self) -> bool {
+        self.consistency_policy.as_deref() == Some("journal")
+    }
+}
+
 /// The RAID layer at the bottom of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -334,9 +343,15 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// Disks the stack uses: members plus spares.
+    /// Disks the stack uses: members plus spares, plus md's write journal disk.
     pub fn disks(&self) -> usize {
-        self.members + self.spares
+        self.members + self.spares + self.journal_disks()
+    }
+
+    /// Disks holding md's write journal (`consistency_policy = "journal"`): 0 or 1, taken
+    /// after the spares.
+    pub fn journal_disks(&self) -> usize {
+        usize::from(matches!(&self.raid, RaidLayer::Md(o) if o.journal()))
     }
 
     /// Whether one member can fail without losing the filesystem.
@@ -401,6 +416,9 @@ impl Stack {
                 }
                 if let Some(p) = &md.consistency_policy {
                     s.push_str(&format!(", consistency {p}"));
+                    if md.journal() {
+                        s.push_str(" (1 disk)");
+                    }
                 }
                 if let Some(b) = &md.bitmap {
                     s.push_str(&format!(", bitmap {b}"));

@@ -407,7 +407,8 @@ impl Session {
             b.md.clone()
                 .ok_or_else(|| LayoutError::Unexpected(format!("{} has no md array", b.name)))?;
         // With a hot spare md started recovering at the failure: count from then.
-        let t = if b.spares.is_empty() {
+        // The write journal's disk sits with the spares but is none.
+        let t = if b.spares.len() <= b.stack.journal_disks() {
             Instant::now()
         } else {
             b.degraded_at.unwrap_or_else(Instant::now)

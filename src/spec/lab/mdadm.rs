@@ -47,7 +47,13 @@ impl Section for Mdadm {
                 "raid0 cannot use spares; drop spares or pick a redundant level",
             ));
         }
-        let members = cx.count(m.members, "mdadm.members", cx.pool.saturating_sub(spares))?;
+        // A write journal takes a disk of its own, after the spares.
+        let journal = usize::from(m.consistency_policy.as_deref() == Some("journal"));
+        let members = cx.count(
+            m.members,
+            "mdadm.members",
+            cx.pool.saturating_sub(spares + journal),
+        )?;
         if members < level.min_devices() {
             let (at, field) = if m.members.is_some() {
                 ("members", "mdadm.members")
@@ -200,11 +206,26 @@ fn consistency_policy(
             }
             Ok(Some("ppl".into()))
         }
-        Some("journal") => Err(cx.err(
-            "consistency_policy",
-            field,
-            "a write journal needs a disk of its own, which the lab does not give yet; use resync or ppl",
-        )),
+        Some("journal") => {
+            if !matches!(level, MdLevel::Raid4 | MdLevel::Raid5 | MdLevel::Raid6) {
+                return Err(cx.err(
+                    "consistency_policy",
+                    field,
+                    format!(
+                        "md keeps a write journal only for raid4, raid5 and raid6, not raid{}; drop consistency_policy or pick a parity level",
+                        level.number()
+                    ),
+                ));
+            }
+            if bitmap == Some("internal") {
+                return Err(cx.err(
+                    "consistency_policy",
+                    field,
+                    "a write journal and a write-intent bitmap exclude each other in md; drop bitmap",
+                ));
+            }
+            Ok(Some("journal".into()))
+        }
         Some(o) => Err(cx.err(
             "consistency_policy",
             field,

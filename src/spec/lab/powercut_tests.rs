@@ -117,11 +117,63 @@ fn ppl_is_raid5_only_and_excludes_a_bitmap() {
         e.contains("ppl and a write-intent bitmap exclude each other"),
         "{e}"
     );
+    // A write journal takes a disk of its own: 4 members + the journal fill the 5 disks, 5
+    // members leave none for it.
+    let s =
+        lab("mdadm = { level = 5, members = 4, consistency_policy = \"journal\" }\nfs = \"xfs\"")
+            .unwrap();
+    let LayoutKind::Stack(st) = &s.layouts[0].kind else {
+        panic!("a stack")
+    };
+    assert_eq!((st.members, st.spares, st.disks()), (4, 0, 5));
+    assert!(
+        st.describe().contains("consistency journal (1 disk)"),
+        "{}",
+        st.describe()
+    );
     let e =
-        err("mdadm = { level = 5, members = 4, consistency_policy = \"journal\" }\nfs = \"xfs\"");
-    assert!(e.contains("a write journal needs a disk"), "{e}");
+        err("mdadm = { level = 5, members = 5, consistency_policy = \"journal\" }\nfs = \"xfs\"");
+    assert!(e.contains("the layout needs 6 disks, the lab has 5"), "{e}");
+    // Members default to what the spares and the journal leave.
+    let s = lab("mdadm = { level = 5, consistency_policy = \"journal\" }\nfs = \"xfs\"").unwrap();
+    let LayoutKind::Stack(st) = &s.layouts[0].kind else {
+        panic!("a stack")
+    };
+    assert_eq!(st.members, 4);
+    let e =
+        err("mdadm = { level = 1, members = 2, consistency_policy = \"journal\" }\nfs = \"xfs\"");
+    assert!(
+        e.contains("write journal only for raid4, raid5 and raid6"),
+        "{e}"
+    );
+    let e = err(
+        "mdadm = { level = 5, members = 3, bitmap = \"internal\", consistency_policy = \"journal\" }\nfs = \"xfs\"",
+    );
+    assert!(e.contains("write journal and a write-intent bitmap"), "{e}");
     assert!(
         lab("mdadm = { level = 6, members = 5, consistency_policy = \"resync\" }\nfs = \"xfs\"")
             .is_ok()
     );
+}
+
+#[test]
+fn the_power_cut_example_reads_with_every_consistency_policy() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lab-powercut.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let s = parse_lab_spec(&text, "lab-powercut.toml").unwrap();
+    let policies: Vec<Option<String>> = s
+        .layouts
+        .iter()
+        .filter_map(|l| match &l.kind {
+            LayoutKind::Stack(st) => match &st.raid {
+                RaidLayer::Md(o) => Some(o.consistency_policy.clone()),
+                _ => None,
+            },
+            LayoutKind::Directory(_) => None,
+        })
+        .collect();
+    for want in [None, Some("ppl".to_string()), Some("journal".to_string())] {
+        assert!(policies.contains(&want), "{policies:?}");
+    }
+    assert!(s.layouts.iter().all(|l| l.powercut.is_some()));
 }
