@@ -49,6 +49,14 @@ during_rebuild = true
 fill = "16MiB"
 
 [[layout]]
+name = "md5-journal-xfs"
+mdadm = { level = 5, members = 3, assume_clean = true, consistency_policy = "journal" }
+fs = "xfs"
+degrade = true
+rebuild = true
+fill = "8MiB"
+
+[[layout]]
 name = "md1-ext4"
 mdadm = { level = 1, members = 2, assume_clean = true }
 fs = "ext4"
@@ -73,7 +81,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     let env = v["environment"].as_str().unwrap();
     assert!(env == "vm (tcg)" || env == "vm (kvm)", "{env}");
     let layouts = v["layouts"].as_array().unwrap();
-    assert_eq!(layouts.len(), 3);
+    assert_eq!(layouts.len(), 4);
     for l in layouts {
         assert_eq!(l["status"], "ok", "{l:#}");
         assert!(l["build_seconds"].as_f64().unwrap() > 0.0, "{l:#}");
@@ -118,7 +126,19 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     // RAID1 with 1 MiB of garbage the lab wrote under one mirror (in blocks no file holds):
     // md's check counts it (64 KiB per differing block: at least 2048 sectors) and here it is
     // an error, the lab's own doing — md cannot tell which copy is right.
-    let r1 = &layouts[2];
+    // RAID5 with md's write journal on a disk of its own: built, degraded, rebuilt, every
+    // file back (the journal disk is not a spare: the rebuild waits for the new member).
+    let rj = &layouts[2];
+    assert_eq!(rj["integrity"]["verdict"]["kind"], "verified", "{rj:#}");
+    assert!(
+        rj["stack"]
+            .as_str()
+            .unwrap()
+            .contains("consistency journal (1 disk)"),
+        "{rj:#}"
+    );
+    assert_eq!(rj["members"].as_array().unwrap().len(), 4, "{rj:#}");
+    let r1 = &layouts[3];
     let sc = &r1["integrity"]["scrubs"][0];
     let n = sc["counters"]["mismatch_cnt"].as_u64().unwrap();
     assert!(n >= 2048, "{r1:#}");
@@ -131,10 +151,10 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     let ids: Vec<&str> = runs.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
     assert_eq!(
         ids.len(),
-        6,
-        "healthy x3 + degraded x2 + rebuilding x1: {runs:#?}"
+        8,
+        "healthy x4 + degraded x3 + rebuilding x1: {runs:#?}"
     );
-    assert_eq!(v["vm"]["runs_copied"].as_array().unwrap().len(), 6);
+    assert_eq!(v["vm"]["runs_copied"].as_array().unwrap().len(), 8);
     let mut labels = Vec::new();
     for id in ids {
         let o = lab.cmd().args(["show", id, "--json"]).output().unwrap();
@@ -161,6 +181,8 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
             "md10-ext4",
             "md10-ext4-degraded",
             "md10-ext4-rebuilding",
+            "md5-journal-xfs",
+            "md5-journal-xfs-degraded",
             "md5-lvm-xfs",
             "md5-lvm-xfs-degraded"
         ]
