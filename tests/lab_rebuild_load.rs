@@ -98,6 +98,29 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
         .map(|w| w["trials"].as_array().unwrap().len())
         .sum();
     assert_eq!(trials, 2, "{run:#}");
+    // `compare` shows the layout's integrity verdict beside its speeds (issue 32: like any
+    // verdict), in the JSON and under the table.
+    let o = Iolab::new()
+        .args(["compare", "--lab", lab_id, "--format", "json", "--db"])
+        .arg(&db)
+        .run();
+    o.success();
+    let cmp: Value = serde_json::from_str(&o.stdout).unwrap();
+    for r in cmp["runs"].as_array().unwrap() {
+        assert_eq!(r["integrity"], "verified", "{r:#}");
+        assert!(r.get("power").is_none(), "no power cuts here: {r:#}");
+    }
+    let o = Iolab::new()
+        .args(["compare", "--lab", lab_id, "--db"])
+        .arg(&db)
+        .run();
+    o.success();
+    assert!(
+        o.stdout
+            .contains("verdict: btrfs-raid1: integrity verified"),
+        "{}",
+        o.stdout
+    );
     w.assert_clean(lab_id);
 }
 

@@ -167,6 +167,24 @@ fn legend(c: &Comparison) -> Vec<String> {
     l
 }
 
+/// Each layout's verdicts (integrity, power cuts), one line per run that has any: a
+/// comparison of speeds must not hide that one of the layouts lost data.
+fn verdict_lines(c: &Comparison) -> Vec<String> {
+    c.runs
+        .iter()
+        .filter_map(|r| {
+            let mut parts = Vec::new();
+            if let Some(i) = &r.integrity {
+                parts.push(format!("integrity {i}"));
+            }
+            if let Some(p) = &r.power {
+                parts.push(format!("power cuts {p}"));
+            }
+            (!parts.is_empty()).then(|| format!("verdict: {}: {}", r.header, parts.join("; ")))
+        })
+        .collect()
+}
+
 fn cliff_lines(c: &Comparison) -> Vec<String> {
     c.cliffs
         .iter()
@@ -190,7 +208,7 @@ pub fn render_text(c: &Comparison) -> String {
     for l in legend(c) {
         let _ = writeln!(out, "{l}");
     }
-    for l in cliff_lines(c) {
+    for l in verdict_lines(c).into_iter().chain(cliff_lines(c)) {
         let _ = writeln!(out, "{l}");
     }
     for n in &c.notes {
@@ -228,6 +246,7 @@ pub fn render_markdown(c: &Comparison) -> String {
     out.push('\n');
     for l in legend(c)
         .into_iter()
+        .chain(verdict_lines(c))
         .chain(cliff_lines(c))
         .chain(c.notes.iter().map(|n| format!("note: {n}")))
     {

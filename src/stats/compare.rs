@@ -42,6 +42,14 @@ pub struct ComparedRun {
     pub status: RunStatus,
     /// True for the baseline column.
     pub baseline: bool,
+    /// The lab's integrity verdict for the run's layout (`verified`, `DATA LOSS: ...`), when
+    /// the lab checked a data set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
+    /// The layout's POWER verdict (`0/10 lost`, `2/3: ... (write hole)`), when the lab cut
+    /// its power.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<String>,
 }
 
 /// One cell: a run's figure for one workload metric.
@@ -420,6 +428,16 @@ fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> V
             started_unix_ms: r.started_unix_ms,
             status: r.status,
             baseline: i == baseline,
+            integrity: r
+                .layout
+                .as_ref()
+                .and_then(|l| l.integrity.as_ref())
+                .map(|i| i.verdict.clone()),
+            power: r
+                .layout
+                .as_ref()
+                .and_then(|l| l.power.as_ref())
+                .map(crate::sample::power::PowerReport::text),
         })
         .collect()
 }
