@@ -345,25 +345,28 @@ fn speed_of(l: &LayoutFacts, w: &str) -> Option<Speed> {
 
 /// Degraded over healthy on workload `w`, with the ratio's interval.
 fn degraded_of(l: &LayoutFacts, w: &str) -> Option<Figure> {
-    let wf = l.workload(w)?;
-    let r = crate::stats::ratio(wf.degraded.as_ref()?, wf.healthy.as_ref()?)?;
-    Some(Figure {
-        value: r.value,
-        interval: r.ci.map(|c| (c.lo, c.hi)),
-        source: measured_source(l),
-        basis: format!("{} with a member failed over healthy", wf.metric),
-    })
+    over_healthy(l, w, |wf| wf.degraded.as_ref(), "with a member failed")
 }
 
 /// During the rebuild over healthy on workload `w`, with the ratio's interval.
 fn rebuilding_of(l: &LayoutFacts, w: &str) -> Option<Figure> {
+    over_healthy(l, w, |wf| wf.rebuilding.as_ref(), "during the rebuild")
+}
+
+/// A phase's headline on workload `w` (picked by `phase`) over the healthy one, measured.
+fn over_healthy(
+    l: &LayoutFacts,
+    w: &str,
+    phase: fn(&super::WorkloadFacts) -> Option<&crate::stats::Summary>,
+    when: &str,
+) -> Option<Figure> {
     let wf = l.workload(w)?;
-    let r = crate::stats::ratio(wf.rebuilding.as_ref()?, wf.healthy.as_ref()?)?;
+    let r = crate::stats::ratio(phase(wf)?, wf.healthy.as_ref()?)?;
     Some(Figure {
         value: r.value,
         interval: r.ci.map(|c| (c.lo, c.hi)),
         source: measured_source(l),
-        basis: format!("{} during the rebuild over healthy", wf.metric),
+        basis: format!("{} {when} over healthy", wf.metric),
     })
 }
 
