@@ -420,3 +420,45 @@ fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
         .stdout_has("replay-mail IOPS")
         .stdout_has("model-mail IOPS");
 }
+
+/// Issue 29: the user's own workload while the layout rebuilds — the lab replays the trace
+/// during the replace of a btrfs raid1 member (`during_rebuild = true`), stored as its own
+/// phase with its ratio to healthy.
+#[test]
+fn a_lab_replays_a_trace_while_the_layout_rebuilds() {
+    require_root!();
+    common::require_tool!("mkfs.btrfs", apt = "btrfs-progs");
+    let dir = disk_tmpdir("iolab-replay-rebuild");
+    let trace = dir.path().join("mail.trace");
+    synthetic_trace(&trace, 2, 500.0, 64 << 20);
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{d}\" }}\n[[layout]]\nname = \"r1\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\ndegrade = true\nrebuild = true\nduring_rebuild = true\nfill = \"128MiB\"\n[workloads]\nreplay = \"{t}\"\nrepeat = 1\n",
+            d = dir.path().display(),
+            t = trace.display()
+        ),
+    )
+    .unwrap();
+    let o = Iolab::new()
+        .args([
+            "lab",
+            spec.to_str().unwrap(),
+            "--no-save",
+            "--time",
+            "1s",
+            "--format",
+            "json",
+        ])
+        .run();
+    let v = o.success().json();
+    let l = &v["layouts"][0];
+    assert_eq!(l["status"], "ok", "{l:#}");
+    let rl = &l["rebuild_load"];
+    assert!(rl["workload_error"].is_null(), "{rl:#}");
+    let ratio = rl["perf_ratio"].as_f64().unwrap();
+    assert!(ratio > 0.0 && ratio.is_finite(), "{rl:#}");
+    assert!(rl["rebuild_share"].as_f64().unwrap() > 0.0, "{rl:#}");
+    assert_eq!(l["integrity"]["verdict"]["kind"], "verified", "{l:#}");
+}
