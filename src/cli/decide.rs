@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use super::{Context, usage};
 use crate::decide::{self, Decision, DiskMeasured};
+use crate::output::Format;
 use crate::sample::RunRecord;
 use crate::spec::decide::{self as needs, DecideSpec, Prefer};
 
@@ -141,17 +142,6 @@ impl DecideFlags {
     }
 }
 
-/// Output formats of `iolab decide`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    Table,
-    /// A Markdown table.
-    Md,
-    /// The whole decision as JSON.
-    Json,
-}
-
 /// Arguments of `iolab decide`.
 #[derive(clap::Args, Debug)]
 #[command(
@@ -167,8 +157,9 @@ pub struct DecideArgs {
     /// The needs and the real disks.
     #[command(flatten)]
     pub flags: DecideFlags,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    /// Output format: aligned columns (`table` is the same), a Markdown table, or the whole
+    /// decision as JSON.
+    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
     pub format: Format,
 }
 
@@ -223,9 +214,9 @@ pub(super) fn decide_lab(
 /// Prints a decision in a format.
 pub(super) fn print(d: &Decision, format: Format) -> anyhow::Result<()> {
     match format {
-        Format::Table => print!("{}", crate::report::text::decide::render_table(d)),
         Format::Md => print!("{}", crate::report::text::decide::render_markdown(d)),
         Format::Json => println!("{}", serde_json::to_string_pretty(d)?),
+        _ => print!("{}", crate::report::text::decide::render_table(d)),
     }
     Ok(())
 }
