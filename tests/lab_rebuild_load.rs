@@ -121,6 +121,21 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
         "{}",
         o.stdout
     );
+    // The HTML report puts the run beside the degraded one, saying which is which.
+    let html = dir.path().join("lab.html");
+    let o = Iolab::new()
+        .args(["report", "--lab", lab_id, "-o"])
+        .arg(&html)
+        .args(["--db"])
+        .arg(&db)
+        .run();
+    o.success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Degraded and rebuilding vs healthy")
+            && page.contains("btrfs-raid1-rebuilding"),
+        "{page}"
+    );
     w.assert_clean(lab_id);
 }
 

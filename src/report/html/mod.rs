@@ -426,7 +426,11 @@ fn lab(o: &mut String, r: &Report) {
         .filter(|l| l.degraded.is_some())
         .collect();
     if !degraded.is_empty() {
-        o.push_str("<h3>Degraded vs healthy</h3><p>Headline figure of each workload with one member failed, divided by the same layout healthy.</p>\n");
+        if degraded.iter().any(|l| l.rebuilding) {
+            o.push_str("<h3>Degraded and rebuilding vs healthy</h3><p>Headline figure of each workload with one member failed (runs named <code>-rebuilding</code>: while its replacement rebuilt), divided by the same layout healthy.</p>\n");
+        } else {
+            o.push_str("<h3>Degraded vs healthy</h3><p>Headline figure of each workload with one member failed, divided by the same layout healthy.</p>\n");
+        }
         let mut heads = vec![
             "<th class=\"l\">healthy run</th>".to_string(),
             "<th>rebuild</th>".to_string(),

@@ -156,6 +156,8 @@ pub struct LayoutRow {
     pub degraded: Option<Degraded>,
     /// `degraded_of` named a run not in the report.
     pub degraded_of_missing: Option<String>,
+    /// The run was made during the rebuild, not merely degraded.
+    pub rebuilding: bool,
 }
 
 /// The lab part of a report.
@@ -446,6 +448,7 @@ fn lab_view(
                 integrity: lf.integrity,
                 degraded,
                 degraded_of_missing: missing,
+                rebuilding: lf.rebuilding,
             }
         })
         .collect();

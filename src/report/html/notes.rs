@@ -170,9 +170,14 @@ fn lab_notes(n: &mut Notes, r: &Report) {
                         n.push(
                             Severity::Warning,
                             format!(
-                                "{} / {}: degraded runs at {} of healthy {}",
+                                "{} / {}: {} runs at {} of healthy {}",
                                 header(l.run),
                                 w.name,
+                                if l.rebuilding {
+                                    "during the rebuild it"
+                                } else {
+                                    "degraded"
+                                },
                                 format_ratio(&ratio),
                                 header(d.healthy)
                             ),

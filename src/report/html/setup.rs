@@ -64,6 +64,8 @@ pub struct LayoutFacts {
     pub usable_bytes: Option<u64>,
     /// Name of the healthy layout run this degraded run belongs to.
     pub degraded_of: Option<String>,
+    /// The run was made while the failed member's replacement rebuilt (`during_rebuild`).
+    pub rebuilding: bool,
     /// Seconds the rebuild took.
     pub rebuild_seconds: Option<f64>,
     /// Members a disk test found slow.
@@ -110,6 +112,7 @@ impl LayoutFacts {
             mount_options: fs.map(|(_, o)| o.join(",")).filter(|o| !o.is_empty()),
             usable_bytes: r.capacity.usable_bytes,
             degraded_of: r.degraded_of.clone(),
+            rebuilding: r.phase == Some(crate::sample::layout_record::Phase::Rebuilding),
             rebuild_seconds: r.rebuild.as_ref().map(|b| b.seconds),
             slow_members: r.slow_members.clone(),
             integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
