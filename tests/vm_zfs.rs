@@ -65,6 +65,7 @@ name = "zfs-raidz2"
 zfs = { vdev = "raidz2", width = 4, pool = { ashift = 12 }, dataset = { recordsize = "128k" } }
 degrade = true
 rebuild = true
+during_rebuild = true
 fill = "12MiB"
 
 [[layout]]
@@ -162,6 +163,19 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
         let rb = &l["rebuild"];
         assert!(rb["seconds"].as_f64().unwrap() > 0.0, "{name}: {rb:#}");
         assert!(rb["bytes"].as_u64().unwrap() > 0, "{name}: {rb:#}");
+        if name == "zfs-raidz2" {
+            // Issue 30: the workloads ran again while the pool resilvered.
+            let rl = &l["rebuild_load"];
+            eprintln!("zfs-raidz2 during the resilver: {rl:#}");
+            assert!(rl["workload_error"].is_null(), "{rl:#}");
+            assert!(rl["perf_ratio"].as_f64().unwrap() > 0.0, "{rl:#}");
+            assert!(rl["rebuild_share"].as_f64().unwrap() > 0.0, "{rl:#}");
+            assert_eq!(
+                rl["rebuild_seconds"].as_f64(),
+                rb["seconds"].as_f64(),
+                "{rl:#}"
+            );
+        }
         if name == "zfs-draid" {
             // Rebuilt sequentially onto the distributed spare, not onto a new disk.
             assert!(has("zpool replace -f -s"), "{cmds:#?}");
@@ -171,8 +185,9 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
         }
     }
     let runs = v["runs"].as_array().unwrap();
-    // Healthy runs of all four, degraded runs of the three that were degraded.
-    assert_eq!(runs.len(), 7, "{runs:#?}");
+    // Healthy runs of all four, degraded runs of the three that were degraded, and raidz2's
+    // run during its resilver.
+    assert_eq!(runs.len(), 8, "{runs:#?}");
     assert_nothing_left(&disks, &state);
 }
 
