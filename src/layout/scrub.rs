@@ -105,12 +105,16 @@ pub fn md_sysfs(md: &Path, file: &str) -> PathBuf {
     Path::new("/sys/block").join(name).join("md").join(file)
 }
 
+/// Parses md's `sync_completed` (`done / total` sectors, or `none` when no sync runs).
+pub fn parse_completed(text: &str) -> Option<(u64, u64)> {
+    let (a, b) = text.trim().split_once('/')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
 /// md's recovery progress right now: sectors done and in all (`None` when no sync runs).
 pub fn recovery_progress(md: &Path) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(md_sysfs(md, "sync_completed")).ok()?;
-    let (a, b) = text.trim().split_once('/')?;
-    let (done, total) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (total > 0).then_some((done, total))
+    parse_completed(&text).filter(|&(_, total)| total > 0)
 }
 
 /// The array's recovery speed limits as md states them (`min 1000 (system), max 200000
@@ -195,6 +199,12 @@ pub fn md_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_md_sync_completed() {
+        assert_eq!(parse_completed("1024 / 520192"), Some((1024, 520_192)));
+        assert_eq!(parse_completed("none"), None);
+    }
 
     /// `btrfs scrub start -B -R` of btrfs-progs 6.2 after one block of a `single` layout was
     /// damaged on its disk.

@@ -236,10 +236,9 @@ fn release_resync(prev: Option<(String, String)>) {
 
 /// `sync_completed` (`done / total` sectors) as a percentage.
 fn sync_pct(md_dir: &Path) -> Option<f64> {
-    let s = read_sys(&md_dir.join("sync_completed"));
-    let (a, b) = s.split_once('/')?;
-    let (a, b): (f64, f64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (b > 0.0).then(|| 100.0 * a / b)
+    crate::layout::scrub::parse_completed(&read_sys(&md_dir.join("sync_completed")))
+        .filter(|&(_, total)| total > 0)
+        .map(|(done, total)| 100.0 * done as f64 / total as f64)
 }
 
 /// Assembles the layout of the pending cut from its disks after the power came back, fails a

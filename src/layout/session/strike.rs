@@ -76,12 +76,6 @@ pub(super) fn plan(
     out
 }
 
-/// `md/sync_completed` (`done / total` sectors, or `none`) as a percent.
-pub(super) fn parse_completed(text: &str) -> Option<(u64, u64)> {
-    let (a, b) = text.trim().split_once('/')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-}
-
 fn md_read(md: &Path, file: &str) -> String {
     std::fs::read_to_string(scrub::md_sysfs(md, file))
         .map(|s| s.trim().to_string())
@@ -90,9 +84,7 @@ fn md_read(md: &Path, file: &str) -> String {
 
 /// How far md's recovery is, in percent (`None` when md says no sync runs).
 fn md_pct(md: &Path) -> Option<f64> {
-    parse_completed(&md_read(md, "sync_completed"))
-        .filter(|&(_, total)| total > 0)
-        .map(|(done, total)| done as f64 * 100.0 / total as f64)
+    scrub::recovery_progress(md).map(|(done, total)| done as f64 * 100.0 / total as f64)
 }
 
 /// Waits (up to 5 minutes) until md's recovery has reached sector `target` — or ended.
@@ -100,7 +92,7 @@ fn wait_reached(md: &Path, target: u64) -> Result<(), LayoutError> {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(300) {
         super::check_stop()?;
-        if let Some((done, _)) = parse_completed(&md_read(md, "sync_completed")) {
+        if let Some((done, _)) = scrub::parse_completed(&md_read(md, "sync_completed")) {
             if done >= target {
                 return Ok(());
             }
@@ -266,7 +258,5 @@ mod tests {
         let targets: Vec<Option<u64>> = p.iter().map(|h| h.target).collect();
         assert_eq!(targets, [None, Some(4096), Some(6144)]);
         assert_eq!(p[1].faults[0].member, 1);
-        assert_eq!(parse_completed("1024 / 520192"), Some((1024, 520_192)));
-        assert_eq!(parse_completed("none"), None);
     }
 }
