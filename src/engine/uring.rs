@@ -43,24 +43,25 @@ pub struct UringEngine {
 struct Batch {
     /// When the last sleeping wait returned.
     last: Option<Instant>,
-    /// Moving average of the time between completions (over ~8 waits), in ns.
-    gap_ns: u64,
+    /// Moving average of the time between completions (over ~8 waits), in ns; `None` until
+    /// two waits have been timed.
+    gap_ns: Option<u64>,
 }
 
 impl Batch {
     fn new() -> Batch {
         Batch {
             last: None,
-            gap_ns: u64::MAX / 16,
+            gap_ns: None,
         }
     }
 
     /// The completions to wait for, with `in_flight` IOs out.
     fn want(&self, in_flight: u32) -> u32 {
-        if in_flight <= BATCH_IN_FLIGHT {
+        let Some(gap) = self.gap_ns.filter(|_| in_flight > BATCH_IN_FLIGHT) else {
             return 1;
-        }
-        let fill = (BATCH_HOLD.as_nanos() as u64 / self.gap_ns.max(1)).min(u64::from(BATCH_MAX));
+        };
+        let fill = (BATCH_HOLD.as_nanos() as u64 / gap.max(1)).min(u64::from(BATCH_MAX));
         (fill as u32).min(in_flight / 4).max(1)
     }
 
@@ -68,11 +69,7 @@ impl Batch {
     fn booked(&mut self, now: Instant, reaped: usize) {
         if let (Some(last), true) = (self.last, reaped > 0) {
             let gap = (now - last).as_nanos() as u64 / reaped as u64;
-            self.gap_ns = if self.gap_ns >= u64::MAX / 16 {
-                gap
-            } else {
-                self.gap_ns - self.gap_ns / 8 + gap / 8
-            };
+            self.gap_ns = Some(self.gap_ns.map_or(gap, |g| g - g / 8 + gap / 8));
         }
         self.last = Some(now);
     }
