@@ -251,6 +251,26 @@ pub struct Decision {
     pub notes: Vec<String>,
 }
 
+/// Which optional columns a rendering of the decision shows: one answer for the terminal,
+/// Markdown and HTML tables alike.
+impl Decision {
+    /// The capacity at the latency target: measured for a layout, or asked for as a need.
+    pub fn shows_capacity_at_slo(&self) -> bool {
+        self.rows.iter().any(|r| r.capacity_at_slo.is_some())
+            || self.needs.min_capacity_at_slo.is_some()
+    }
+
+    /// The ratio during the rebuild: a layout was measured during its rebuild.
+    pub fn shows_rebuilding(&self) -> bool {
+        self.rows.iter().any(|r| r.during_rebuild.is_some())
+    }
+
+    /// The POWER verdict: a layout went through power cuts.
+    pub fn shows_power(&self) -> bool {
+        self.rows.iter().any(|r| r.power.is_some())
+    }
+}
+
 /// A decision that cannot be made: the field named, exit 2 at the command line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DecideError {

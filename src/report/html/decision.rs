@@ -125,14 +125,13 @@ pub fn section(o: &mut String, d: &Decision) {
         esc(&heading(d)),
         esc(&d.sentence)
     );
-    let slo =
-        d.rows.iter().any(|r| r.capacity_at_slo.is_some()) || d.needs.min_capacity_at_slo.is_some();
+    let slo = d.shows_capacity_at_slo();
     let _ = write!(
         o,
         "<div class=\"tw\"><table><thead><tr><th>layout</th><th>usable</th><th>{}</th><th>degraded</th>",
         esc(d.workload.as_deref().unwrap_or("speed"))
     );
-    let rebuilding = d.rows.iter().any(|r| r.during_rebuild.is_some());
+    let rebuilding = d.shows_rebuilding();
     if rebuilding {
         o.push_str("<th>rebuilding</th>");
     }
@@ -140,7 +139,7 @@ pub fn section(o: &mut String, d: &Decision) {
         o.push_str("<th>capacity@SLO</th>");
     }
     o.push_str("<th>rebuild</th><th>window</th><th>P(loss 5y)</th><th class=\"l\">integrity</th>");
-    let power = d.rows.iter().any(|r| r.power.is_some());
+    let power = d.shows_power();
     if power {
         o.push_str("<th class=\"l\">power</th>");
     }

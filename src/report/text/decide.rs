@@ -62,29 +62,19 @@ fn ratio_cell(f: Option<&Figure>) -> String {
     )
 }
 
-/// Whether any layout went through power cuts: the POWER column shows only then.
-fn power(d: &Decision) -> bool {
-    d.rows.iter().any(|r| r.power.is_some())
-}
-
-/// Whether any layout was measured during its rebuild: the column shows only then.
-fn rebuilding(d: &Decision) -> bool {
-    d.rows.iter().any(|r| r.during_rebuild.is_some())
-}
-
 fn slo_cell(r: &Row) -> String {
     let one = |f: &Figure| format_rate(f.value);
-    let mut s = match (&r.capacity_at_slo, &r.capacity_at_slo_degraded) {
-        (None, _) => return "not measured".into(),
-        (Some(h), None) => one(h),
-        (Some(h), Some(d)) => format!("{} / deg {}", one(h), one(d)),
+    let Some(h) = &r.capacity_at_slo else {
+        return "not measured".into();
     };
+    let mut s = one(h);
+    if let Some(d) = &r.capacity_at_slo_degraded {
+        s.push_str(&format!(" / deg {}", one(d)));
+    }
     if let Some(rb) = &r.capacity_at_slo_rebuilding {
         s.push_str(&format!(" / rebuild {}", one(rb)));
     }
-    r.capacity_at_slo
-        .as_ref()
-        .map_or(s.clone(), |h| with_mark(s, h))
+    with_mark(s, h)
 }
 
 /// What the row's verdict column says.
@@ -111,7 +101,7 @@ fn headers(d: &Decision, slo: bool) -> Vec<String> {
     let mut h = vec!["layout".to_string(), "usable".into()];
     h.push(d.workload.clone().unwrap_or_else(|| "speed".into()));
     h.push("degraded".into());
-    if rebuilding(d) {
+    if d.shows_rebuilding() {
         h.push("rebuilding".into());
     }
     if slo {
@@ -120,7 +110,7 @@ fn headers(d: &Decision, slo: bool) -> Vec<String> {
     for x in ["rebuild", "window", "P(loss 1y)", "P(loss 5y)", "integrity"] {
         h.push(x.into());
     }
-    if power(d) {
+    if d.shows_power() {
         h.push("power".into());
     }
     h.push("front".into());
@@ -139,7 +129,7 @@ fn cells(d: &Decision, r: &Row, slo: bool) -> Vec<String> {
         speed_cell(r),
         ratio_cell(r.degraded.as_ref()),
     ];
-    if rebuilding(d) {
+    if d.shows_rebuilding() {
         c.push(ratio_cell(r.during_rebuild.as_ref()));
     }
     if slo {
@@ -150,7 +140,7 @@ fn cells(d: &Decision, r: &Row, slo: bool) -> Vec<String> {
     c.push(fig(&r.loss_1y, &format_probability));
     c.push(fig(&r.loss_5y, &format_probability));
     c.push(r.integrity.clone().unwrap_or_else(|| "-".into()));
-    if power(d) {
+    if d.shows_power() {
         c.push(r.power.clone().unwrap_or_else(|| "-".into()));
     }
     c.push(if r.pareto { "yes".into() } else { "-".into() });
@@ -194,13 +184,9 @@ pub fn heading(d: &Decision) -> String {
     )
 }
 
-fn has_slo(d: &Decision) -> bool {
-    d.rows.iter().any(|r| r.capacity_at_slo.is_some()) || d.needs.min_capacity_at_slo.is_some()
-}
-
 /// The decision for a terminal: heading, aligned table, the sentence, relaxations and notes.
 pub fn render_table(d: &Decision) -> String {
-    let slo = has_slo(d);
+    let slo = d.shows_capacity_at_slo();
     let h = headers(d, slo);
     let rows: Vec<Vec<String>> = d.rows.iter().map(|r| cells(d, r, slo)).collect();
     let mut w: Vec<usize> = h.iter().map(|x| x.chars().count()).collect();
@@ -241,7 +227,7 @@ fn md_escape(s: &str) -> String {
 
 /// The decision as Markdown: rejected layouts struck out, the recommended one in bold.
 pub fn render_markdown(d: &Decision) -> String {
-    let slo = has_slo(d);
+    let slo = d.shows_capacity_at_slo();
     let h = headers(d, slo);
     let mut out = String::new();
     let _ = writeln!(out, "**{}**\n", md_escape(&heading(d)));
