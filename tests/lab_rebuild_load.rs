@@ -98,6 +98,24 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
         .map(|w| w["trials"].as_array().unwrap().len())
         .sum();
     assert_eq!(trials, 2, "{run:#}");
+    // `iolab decide` reads the stored run during the rebuild into its REBUILDING figure: the
+    // decision's workload over healthy, measured.
+    let o = Iolab::new()
+        .args(["decide", lab_id, "--format", "json", "--db"])
+        .arg(&db)
+        .run();
+    o.success();
+    let d: Value = serde_json::from_str(&o.stdout).unwrap();
+    let row = common::decision::row(&d, "btrfs-raid1");
+    let f = &row["during_rebuild"];
+    assert!(f["value"].as_f64().unwrap() > 0.0, "{row:#}");
+    assert!(
+        f["basis"]
+            .as_str()
+            .unwrap()
+            .contains("during the rebuild over healthy"),
+        "{row:#}"
+    );
     // `compare` shows the layout's integrity verdict beside its speeds (issue 32: like any
     // verdict), in the JSON and under the table.
     let o = Iolab::new()

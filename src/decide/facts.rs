@@ -111,20 +111,18 @@ fn headline(w: &WorkloadRecord) -> Option<Summary> {
     Summary::of(&w.headline_values())
 }
 
+/// The workload of run `r` named `name`.
+fn named<'a>(r: Option<&'a RunRecord>, name: &str) -> Option<&'a WorkloadRecord> {
+    r?.workloads.iter().find(|w| w.workload.name == name)
+}
+
 fn workload_facts(
     h: &WorkloadRecord,
     degraded: Option<&RunRecord>,
     rebuilding: Option<&RunRecord>,
 ) -> WorkloadFacts {
-    let same = |r: &RunRecord| {
-        r.workloads
-            .iter()
-            .find(|w| w.workload.name == h.workload.name)
-            .cloned()
-    };
-    let d = degraded.and_then(same);
-    let rb = rebuilding.and_then(same);
-    let d = d.as_ref();
+    let d = named(degraded, &h.workload.name);
+    let rb = named(rebuilding, &h.workload.name);
     let metric = h
         .trials
         .iter()
@@ -147,8 +145,8 @@ fn workload_facts(
         degraded: d.and_then(headline),
         slo: crate::stats::slo::of_workload(h),
         slo_degraded: d.and_then(crate::stats::slo::of_workload),
-        rebuilding: rb.as_ref().and_then(headline),
-        slo_rebuilding: rb.as_ref().and_then(crate::stats::slo::of_workload),
+        rebuilding: rb.and_then(headline),
+        slo_rebuilding: rb.and_then(crate::stats::slo::of_workload),
     }
 }
 
