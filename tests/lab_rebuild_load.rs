@@ -98,11 +98,18 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
         .map(|w| w["trials"].as_array().unwrap().len())
         .sum();
     assert_eq!(trials, 2, "{run:#}");
+    decide_compare_and_report_read_it(lab_id, &db, dir.path());
+    w.assert_clean(lab_id);
+}
+
+/// The stored lab read back by the other commands: `decide`, `compare` and the HTML report
+/// each see the run made during the rebuild.
+fn decide_compare_and_report_read_it(lab_id: &str, db: &std::path::Path, dir: &std::path::Path) {
     // `iolab decide` reads the stored run during the rebuild into its REBUILDING figure: the
     // decision's workload over healthy, measured.
     let o = Iolab::new()
         .args(["decide", lab_id, "--format", "json", "--db"])
-        .arg(&db)
+        .arg(db)
         .run();
     o.success();
     let d: Value = serde_json::from_str(&o.stdout).unwrap();
@@ -120,7 +127,7 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
     // verdict), in the JSON and under the table.
     let o = Iolab::new()
         .args(["compare", "--lab", lab_id, "--format", "json", "--db"])
-        .arg(&db)
+        .arg(db)
         .run();
     o.success();
     let cmp: Value = serde_json::from_str(&o.stdout).unwrap();
@@ -130,7 +137,7 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
     }
     let o = Iolab::new()
         .args(["compare", "--lab", lab_id, "--db"])
-        .arg(&db)
+        .arg(db)
         .run();
     o.success();
     assert!(
@@ -140,12 +147,12 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
         o.stdout
     );
     // The HTML report puts the run beside the degraded one, saying which is which.
-    let html = dir.path().join("lab.html");
+    let html = dir.join("lab.html");
     let o = Iolab::new()
         .args(["report", "--lab", lab_id, "-o"])
         .arg(&html)
         .args(["--db"])
-        .arg(&db)
+        .arg(db)
         .run();
     o.success();
     let page = std::fs::read_to_string(&html).unwrap();
@@ -154,7 +161,6 @@ fn workloads_run_during_the_rebuild_and_are_stored_as_their_own_phase() {
             && page.contains("btrfs-raid1-rebuilding"),
         "{page}"
     );
-    w.assert_clean(lab_id);
 }
 
 #[test]
