@@ -241,12 +241,7 @@ fn sync_speeds(
     m: &RawMd,
     level: MdLevel,
 ) -> Result<(Option<u64>, Option<u64>), SpecError> {
-    let one = |v: &Option<SizeValue>, key: &'static str| -> Result<Option<u64>, SpecError> {
-        let field = if key == "sync_speed_min" {
-            "mdadm.sync_speed_min"
-        } else {
-            "mdadm.sync_speed_max"
-        };
+    let one = |v: &Option<SizeValue>, key: &str, field: &str| -> Result<Option<u64>, SpecError> {
         let Some(v) = v else { return Ok(None) };
         if !level.redundant() {
             return Err(cx.err(
@@ -265,8 +260,8 @@ fn sync_speeds(
         }
         Ok(Some(b))
     };
-    let min = one(&m.sync_speed_min, "sync_speed_min")?;
-    let max = one(&m.sync_speed_max, "sync_speed_max")?;
+    let min = one(&m.sync_speed_min, "sync_speed_min", "mdadm.sync_speed_min")?;
+    let max = one(&m.sync_speed_max, "sync_speed_max", "mdadm.sync_speed_max")?;
     if let (Some(lo), Some(hi)) = (min, max) {
         if lo > hi {
             return Err(cx.err(
