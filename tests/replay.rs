@@ -394,6 +394,24 @@ fn the_model_and_a_spec_file_replay_run_on_a_directory() {
     );
 }
 
+/// A lab spec in `dir` whose workloads replay a 2 s synthetic trace (`mail.trace`, written
+/// there too): `disks` and `layout` are its TOML, `{t}` in `workloads` the trace's path.
+fn lab_with_trace(dir: &Path, disks: &str, layout: &str, workloads: &str) -> std::path::PathBuf {
+    let trace = dir.join("mail.trace");
+    synthetic_trace(&trace, 2, 500.0, 64 << 20);
+    let spec = dir.join("lab.toml");
+    let workloads = workloads.replace("{t}", &trace.display().to_string());
+    std::fs::write(
+        &spec,
+        format!(
+            "[disks]\nloop = {{ {disks}, dir = \"{d}\" }}\n[[layout]]\n{layout}\n[workloads]\n{workloads}repeat = 1\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    spec
+}
+
 /// A lab's `[workloads] replay` and `model` (issue 29): the trace replayed (wrapped into the
 /// layout) and its model run on every layout, one column each in the lab's table.
 #[test]
@@ -401,18 +419,12 @@ fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
     require_root!();
     common::require_tool!("mkfs.ext4", apt = "e2fsprogs");
     let dir = disk_tmpdir("iolab-replay-lab");
-    let trace = dir.path().join("mail.trace");
-    synthetic_trace(&trace, 2, 500.0, 64 << 20);
-    let spec = dir.path().join("lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "[disks]\nloop = {{ count = 1, size = \"256MiB\", dir = \"{d}\" }}\n[[layout]]\nname = \"ext4\"\nfs = \"ext4\"\n[workloads]\nreplay = \"{t}\"\nmodel = \"{t}\"\nrepeat = 1\n",
-            d = dir.path().display(),
-            t = trace.display()
-        ),
-    )
-    .unwrap();
+    let spec = lab_with_trace(
+        dir.path(),
+        "count = 1, size = \"256MiB\"",
+        "name = \"ext4\"\nfs = \"ext4\"",
+        "replay = \"{t}\"\nmodel = \"{t}\"\n",
+    );
     let o = Iolab::new()
         .args(["lab", spec.to_str().unwrap(), "--no-save", "--time", "1s"])
         .run();
@@ -429,18 +441,12 @@ fn a_lab_replays_a_trace_while_the_layout_rebuilds() {
     require_root!();
     common::require_tool!("mkfs.btrfs", apt = "btrfs-progs");
     let dir = disk_tmpdir("iolab-replay-rebuild");
-    let trace = dir.path().join("mail.trace");
-    synthetic_trace(&trace, 2, 500.0, 64 << 20);
-    let spec = dir.path().join("lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{d}\" }}\n[[layout]]\nname = \"r1\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\ndegrade = true\nrebuild = true\nduring_rebuild = true\nfill = \"128MiB\"\n[workloads]\nreplay = \"{t}\"\nrepeat = 1\n",
-            d = dir.path().display(),
-            t = trace.display()
-        ),
-    )
-    .unwrap();
+    let spec = lab_with_trace(
+        dir.path(),
+        "count = 3, size = \"512MiB\"",
+        "name = \"r1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\ndegrade = true\nrebuild = true\nduring_rebuild = true\nfill = \"128MiB\"",
+        "replay = \"{t}\"\n",
+    );
     let o = Iolab::new()
         .args([
             "lab",
