@@ -210,6 +210,30 @@ pub fn set_arc_max_text(runner: &Runner, value: &str) -> Result<(), LayoutError>
     runner.write_file(Path::new(ARC_MAX), value)
 }
 
+/// `zpool import -f -N -d /dev POOL`: a pool its machine lost power under, taken back (`-f`:
+/// it was never exported) without mounting its datasets — the lab mounts the measured one
+/// where this boot wants it ([`mount_argv`]).
+pub fn import_argv(pool: &str) -> Vec<String> {
+    ["zpool", "import", "-f", "-N", "-d", "/dev", pool]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `zfs set mountpoint=MNT POOL/data`, then `zfs mount POOL/data`: the measured dataset of an
+/// imported pool mounted at `mnt`.
+pub fn mount_argv(pool: &str, mnt: &Path) -> [Vec<String>; 2] {
+    let ds = dataset_name(pool);
+    [
+        vec![
+            "zfs".into(),
+            "set".into(),
+            format!("mountpoint={}", mnt.display()),
+            ds.clone(),
+        ],
+        vec!["zfs".into(), "mount".into(), ds],
+    ]
+}
+
 /// Empties the pool's ARC between trials: export and import (`-d DIR` where its devices are).
 pub fn drop_arc(runner: &Runner, pool: &str, dev_dir: &Path) -> Result<(), LayoutError> {
     runner.run(&["zpool", "export", pool])?;

@@ -21,6 +21,7 @@ pub mod kernel;
 pub mod prereq;
 pub mod qemu;
 pub mod run;
+pub mod writelog;
 pub mod zfs;
 
 use std::path::PathBuf;
