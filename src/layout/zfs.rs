@@ -212,26 +212,29 @@ pub fn set_arc_max_text(runner: &Runner, value: &str) -> Result<(), LayoutError>
 
 /// `zpool import -f -N -d /dev POOL`: a pool its machine lost power under, taken back (`-f`:
 /// it was never exported) without mounting its datasets — the lab mounts the measured one
-/// where this boot wants it ([`mount_argv`]).
+/// where this boot wants it ([`mount_at`]).
 pub fn import_argv(pool: &str) -> Vec<String> {
     ["zpool", "import", "-f", "-N", "-d", "/dev", pool]
         .map(String::from)
         .to_vec()
 }
 
-/// `zfs set mountpoint=MNT POOL/data`, then `zfs mount POOL/data`: the measured dataset of an
-/// imported pool mounted at `mnt`.
-pub fn mount_argv(pool: &str, mnt: &Path) -> [Vec<String>; 2] {
+/// Mounts the measured dataset of a pool imported with `-N` at `mnt`: `zfs set
+/// mountpoint=MNT POOL/data` (which mounts it when ZFS decides to), then `zfs mount` when it
+/// did not.
+pub fn mount_at(runner: &Runner, pool: &str, mnt: &Path) -> Result<(), LayoutError> {
     let ds = dataset_name(pool);
-    [
-        vec![
-            "zfs".into(),
-            "set".into(),
-            format!("mountpoint={}", mnt.display()),
-            ds.clone(),
-        ],
-        vec!["zfs".into(), "mount".into(), ds],
-    ]
+    runner.run(&[
+        "zfs".to_string(),
+        "set".into(),
+        format!("mountpoint={}", mnt.display()),
+        ds.clone(),
+    ])?;
+    let mounted = runner.run(&["zfs", "get", "-H", "-o", "value", "mounted", &ds])?;
+    if mounted.stdout.trim() != "yes" {
+        runner.run(&["zfs", "mount", &ds])?;
+    }
+    Ok(())
 }
 
 /// Empties the pool's ARC between trials: export and import (`-d DIR` where its devices are).

@@ -164,9 +164,7 @@ impl Session {
         self.make_mount_point(&mnt)?;
         if let (RaidLayer::Zfs(_), Some(pool)) = (&d.stack.raid, d.pool) {
             // The pool owns its dataset's mount: `zpool destroy` unmounts it at teardown.
-            for argv in zfs::mount_argv(pool, &mnt) {
-                self.runner.run(&argv)?;
-            }
+            zfs::mount_at(&self.runner, pool, &mnt)?;
             return Ok(mnt);
         }
         if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
