@@ -529,6 +529,32 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
         .stderr_has("is mounted");
 }
 
+/// Issue 28: the suite is checked against the target in the library (`session::prepare`), as
+/// it was in the command line: small files on a block device are refused with a usage error
+/// before anything is written, even with `--destroy`.
+#[test]
+fn small_files_on_a_block_device_are_refused_before_any_write() {
+    require_root!();
+    let l = LoopDev::new("smallfiles", 16 << 20);
+    Iolab::new()
+        .args([
+            "run",
+            l.path(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "16",
+            "--destroy",
+            l.path(),
+            "--no-save",
+        ])
+        .run()
+        .code(2)
+        .stderr_has("small-file workload needs a directory on a filesystem");
+    let head = std::fs::read(&l.file).unwrap();
+    assert!(head.iter().all(|b| *b == 0), "nothing written");
+}
+
 #[test]
 fn io_on_a_real_xfs_loop_device() {
     require_root!();
