@@ -237,3 +237,86 @@ fn stability_note(wr: &crate::sample::WorkloadRecord, opts: &SuiteOptions) -> Op
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{EngineKind, IoWorkload, WorkloadKind};
+    use crate::target::TargetError;
+
+    fn psync_reads() -> Suite {
+        Suite {
+            name: "t".into(),
+            workloads: vec![Workload {
+                name: "rand-read-4k".into(),
+                drop_caches: false,
+                kind: WorkloadKind::Io(IoWorkload {
+                    engine: EngineKind::Psync,
+                    size: Some(1 << 20),
+                    runtime: Some(std::time::Duration::from_millis(100)),
+                    ..IoWorkload::default()
+                }),
+            }],
+        }
+    }
+
+    fn opts() -> SuiteOptions {
+        SuiteOptions {
+            drop_caches: false,
+            ..SuiteOptions::default()
+        }
+    }
+
+    /// Issue 28: a run is a library call (what `iolab run` and the lab call): a real suite on
+    /// a real directory, the record back, nothing printed, no store needed.
+    #[test]
+    fn a_suite_runs_on_a_target_through_the_library_alone() {
+        let d = tempfile::tempdir().expect("temp dir");
+        let request = TargetRequest {
+            path: Some(d.path().to_path_buf()),
+            writes: false,
+            destroy: None,
+        };
+        let progress = Progress::new(false, std::time::Duration::ZERO);
+        let r = run(
+            &psync_reads(),
+            &opts(),
+            &request,
+            RunMeta::default(),
+            None,
+            &progress,
+            false,
+        )
+        .expect("the run starts");
+        assert!(r.error.is_none(), "{:?}", r.error);
+        assert_eq!(r.record.status, RunStatus::Complete);
+        assert!(r.record.id.is_empty(), "no store, no id");
+        let trials = &r.record.workloads[0].trials;
+        assert_eq!(trials.len(), 1);
+        assert!(trials[0].ops[0].count > 0, "reads were done");
+        assert_eq!(
+            std::fs::read_dir(d.path()).expect("dir").count(),
+            0,
+            "the test file is removed"
+        );
+    }
+
+    /// Issue 28: what cannot start comes back typed, before anything is written: a target that
+    /// does not exist is a [`TargetError`] the user can fix (exit 2 at the command line).
+    #[test]
+    fn a_run_that_cannot_start_is_a_typed_error() {
+        let d = tempfile::tempdir().expect("temp dir");
+        let request = TargetRequest {
+            path: Some(d.path().join("missing")),
+            writes: false,
+            destroy: None,
+        };
+        let Err(e) = prepare(&psync_reads(), &opts(), &request) else {
+            panic!("a missing target was accepted")
+        };
+        assert!(
+            matches!(&e, PrepareError::Target(t @ TargetError::NotFound(_)) if t.is_usage()),
+            "{e:?}"
+        );
+    }
+}
