@@ -1,10 +1,11 @@
 //! `iolab agent --stdio`: the far side of `iolab run --hosts`.
 //!
 //! Started by the controller's launch command (ssh by default), it speaks the line protocol of
-//! [`super::protocol`] on stdin/stdout and writes diagnostics to stderr. It runs the same
-//! runner as a local `iolab run` ([`crate::runner::suite::run_suite`]); the only difference is
-//! the sink: before each trial it reports `ready` and waits at the barrier, answering clock
-//! probes, until the controller names the start instant.
+//! [`super::protocol`] on stdin/stdout and writes diagnostics to stderr. It prepares its target
+//! as a local `iolab run` does ([`crate::session::prepare`]) and runs the same runner
+//! ([`crate::runner::suite::run_suite`]); the only difference is the sink: before each trial it
+//! reports `ready` and waits at the barrier, answering clock probes, until the controller names
+//! the start instant.
 //!
 //! stdin is the dead-man switch: when it closes (the controller died, ssh dropped, the pod
 //! went away), the agent stops its IO at once, removes the files it made and exits. No IO
