@@ -210,13 +210,18 @@ pub fn set_arc_max_text(runner: &Runner, value: &str) -> Result<(), LayoutError>
     runner.write_file(Path::new(ARC_MAX), value)
 }
 
-/// `zpool import -f -N -d /dev POOL`: a pool its machine lost power under, taken back (`-f`:
-/// it was never exported) without mounting its datasets — the lab mounts the measured one
-/// where this boot wants it ([`mount_at`]).
-pub fn import_argv(pool: &str) -> Vec<String> {
-    ["zpool", "import", "-f", "-N", "-d", "/dev", pool]
+/// `zpool import -f -N -d /dev POOL [AS]`: a pool its machine lost power under, taken back
+/// (`-f`: it was never exported) without mounting its datasets — the lab mounts the measured
+/// one where this boot wants it ([`mount_at`]) — and renamed `AS` when this boot's lab names
+/// its pools otherwise (the rest of the session then finds it by its own name).
+pub fn import_argv(pool: &str, rename: &str) -> Vec<String> {
+    let mut a: Vec<String> = ["zpool", "import", "-f", "-N", "-d", "/dev", pool]
         .map(String::from)
-        .to_vec()
+        .to_vec();
+    if rename != pool {
+        a.push(rename.into());
+    }
+    a
 }
 
 /// Mounts the measured dataset of a pool imported with `-N` at `mnt`: `zfs set

@@ -98,11 +98,12 @@ impl Session {
                 let pool = d.pool.ok_or_else(|| {
                     LayoutError::Unexpected(format!("{}: the ZFS pool's name is unknown", d.name))
                 })?;
+                let ours = zfs::pool_name(&self.lab_id, d.index);
                 self.push(Owned::Zpool {
-                    name: pool.to_string(),
+                    name: ours.clone(),
                     members: all.clone(),
                 })?;
-                self.runner.run(&zfs::import_argv(pool))?;
+                self.runner.run(&zfs::import_argv(pool, &ours))?;
             }
         }
         let mut vg = None;
@@ -162,9 +163,10 @@ impl Session {
     fn remount(&mut self, d: &OnDisk, base: &Path) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(d.index, d.name);
         self.make_mount_point(&mnt)?;
-        if let (RaidLayer::Zfs(_), Some(pool)) = (&d.stack.raid, d.pool) {
-            // The pool owns its dataset's mount: `zpool destroy` unmounts it at teardown.
-            zfs::mount_at(&self.runner, pool, &mnt)?;
+        if matches!(d.stack.raid, RaidLayer::Zfs(_)) {
+            // Imported under this session's name; the pool owns its dataset's mount (`zpool
+            // destroy` unmounts it at teardown).
+            zfs::mount_at(&self.runner, &zfs::pool_name(&self.lab_id, d.index), &mnt)?;
             return Ok(mnt);
         }
         if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
