@@ -183,9 +183,11 @@ fn the_power_cut_example_reads_with_every_consistency_policy() {
             .iter()
             .any(|l| l.powercut.is_some_and(|p| p.disk_cache == DiskCache::Both))
     );
-    assert!(s.layouts.iter().any(
-        |l| matches!(&l.kind, LayoutKind::Stack(st) if matches!(st.raid, RaidLayer::Zfs(_)))
-    ));
+    assert!(
+        s.layouts.iter().any(
+            |l| matches!(&l.kind, LayoutKind::Stack(st) if matches!(st.raid, RaidLayer::Zfs(_)))
+        )
+    );
 }
 
 /// Issue 32: the disks' cache model is the spec's, per cut: `both` takes turns, odd cuts
