@@ -139,6 +139,17 @@ pub fn check() -> Result<HostTools, VmError> {
     Ok(HostTools { found, busybox })
 }
 
+/// One more program, not in [`TOOLS`] (a tool only some guests need, such as blktrace); the
+/// error is one line naming its package.
+pub fn find(t: &Tool) -> Result<PathBuf, VmError> {
+    which(t.name).ok_or_else(|| {
+        VmError::Missing(format!(
+            "the VM needs {} on the host: apt-get install {}",
+            t.name, t.package
+        ))
+    })
+}
+
 /// busybox-static's binary: `/bin/busybox` when it is static (the dynamic `busybox` package
 /// installs the same path).
 fn static_busybox() -> Option<PathBuf> {
