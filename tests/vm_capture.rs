@@ -51,6 +51,11 @@ NOISE=$!
   --bssplit 8k/50:128k/50 --qd 8 --time 4s --repeat 1 --no-save --json > /share/run.json 2> /share/run.err
 echo "workload exit $?" > /share/run.rc
 wait $NOISE
+# The same mix on 256 KiB only: 8k and 128k reads at one offset in flight together, which
+# pairing by sector alone got wrong.
+/bin/iolab --db /tmp/iolab.db run /dev/vdb --destroy /dev/vdb --pattern randread \
+  --bssplit 8k/50:128k/50 --qd 8 --size 256KiB --time 1s --repeat 1 --no-save --json > /dev/null 2>> /share/run.err ||
+  echo "small workload failed" >> /share/run.rc
 # More than O_DIRECT: buffered reads (read-ahead), a write with fsync (a flush), and a
 # filesystem's life (mkfs's discards, journal and metadata writes, flushes).
 head -c 4194304 /dev/vdb > /dev/null
@@ -296,6 +301,7 @@ fn capture_matches_blktrace_in_the_vm() {
         said()
     );
     assert_eq!(read_share(&share, "capture.rc").trim(), "0", "{}", said());
+    eprintln!("capture: {}", read_share(&share, "capture.json").trim());
     let cap = read_trace(&share.join("cap.trace")).expect("the capture reads back");
     let bt = import_blktrace(&share, &dir.path().join("bt.trace"));
     compare(&cap, &bt, &said);
@@ -309,6 +315,32 @@ fn with_flag(t: &Trace, flag: u8) -> usize {
 /// IOs of a trace of op `op`.
 fn of_op(t: &Trace, op: Op) -> usize {
     t.ios.iter().filter(|i| i.op == op).count()
+}
+
+/// IOs of `t` in flight while another IO of the same op at the same offset but of another
+/// size is: the case that pairing by sector alone got wrong.
+fn same_sector_overlaps(t: &Trace) -> usize {
+    /// (issue, completion, size) of the IOs at one (op, offset).
+    type Spans = Vec<(u64, u64, u32)>;
+    let mut by: BTreeMap<(Op, u64), Spans> = BTreeMap::new();
+    for io in t
+        .ios
+        .iter()
+        .filter(|i| i.latency_ns != NO_COMPLETION && i.len > 0)
+    {
+        by.entry((io.op, io.offset)).or_default().push((
+            io.issue_ns,
+            io.issue_ns + io.latency_ns,
+            io.len,
+        ));
+    }
+    by.values()
+        .map(|v| {
+            v.windows(2)
+                .filter(|w| w[1].0 < w[0].1 && w[0].2 != w[1].2)
+                .count()
+        })
+        .sum()
 }
 
 /// Prints what the comparison found: the figures docs/capture.md gives.
@@ -326,6 +358,11 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
         m.only_blktrace.len()
     );
     eprintln!("capture notes: {:?}", cap.header.notes);
+    eprintln!(
+        "IOs at one offset in flight together with another size: capture {}, blktrace {}",
+        same_sector_overlaps(cap),
+        same_sector_overlaps(bt)
+    );
     eprintln!("mix (op, size) -> IOs: capture {:?}", mix(cap));
     eprintln!("mix (op, size) -> IOs: blktrace {:?}", mix(bt));
     use iolab::trace::flags::{FUA, META, PREFLUSH, READAHEAD, SYNC};
@@ -351,11 +388,13 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
         us(pct(&lb, 1.0))
     );
     eprintln!(
-        "|latency difference| p50/p99/max {}/{}/{}; |issue-time difference| p50/p99/max {}/{}/{}",
+        "|latency difference| p50/p95/p99/max {}/{}/{}/{}; |issue-time difference| p50/p95/p99/max {}/{}/{}/{}",
         us(pct(&f.lat_diff, 0.5)),
+        us(pct(&f.lat_diff, 0.95)),
         us(pct(&f.lat_diff, 0.99)),
         us(pct(&f.lat_diff, 1.0)),
         us(pct(&f.issue_diff, 0.5)),
+        us(pct(&f.issue_diff, 0.95)),
         us(pct(&f.issue_diff, 0.99)),
         us(pct(&f.issue_diff, 1.0))
     );
@@ -366,6 +405,27 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
         f.flag_mismatches.len(),
         f.name_mismatches.len()
     );
+    let mut worst: Vec<(u64, usize, usize)> = m
+        .pairs
+        .iter()
+        .filter(|&&(i, j)| {
+            cap.ios[i].latency_ns != NO_COMPLETION && bt.ios[j].latency_ns != NO_COMPLETION
+        })
+        .map(|&(i, j)| (cap.ios[i].latency_ns.abs_diff(bt.ios[j].latency_ns), i, j))
+        .collect();
+    worst.sort_unstable();
+    for &(d, i, j) in worst.iter().rev().take(5) {
+        let (a, b) = (&cap.ios[i], &bt.ios[j]);
+        eprintln!(
+            "latency differs by {}: {:?} #{i} issued {} lat {} / blktrace #{j} issued {} lat {}",
+            us(d),
+            key(a),
+            us(a.issue_ns),
+            us(a.latency_ns),
+            us(b.issue_ns),
+            us(b.latency_ns)
+        );
+    }
     for (name, t) in [("capture", cap), ("blktrace", bt)] {
         let open: Vec<String> = t
             .ios
@@ -376,6 +436,21 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
             .collect();
         if !open.is_empty() {
             eprintln!("{name}: IOs without a completion: {open:?}");
+        }
+        for io in t
+            .ios
+            .iter()
+            .filter(|i| i.latency_ns == NO_COMPLETION && i.len > 0)
+        {
+            for (n2, t2) in [("capture", cap), ("blktrace", bt)] {
+                let near: Vec<String> = t2
+                    .ios
+                    .iter()
+                    .filter(|o| o.offset.abs_diff(io.offset) < 256 << 10)
+                    .map(|o| format!("{:?} @{} lat {}", key(o), us(o.issue_ns), us(o.latency_ns)))
+                    .collect();
+                eprintln!("  {n2} near {}: {near:?}", io.offset);
+            }
         }
     }
 }
@@ -426,6 +501,10 @@ fn compare(cap: &Trace, bt: &Trace, said: &dyn Fn() -> String) {
     );
     assert!(with_flag(cap, READAHEAD) > 0 && with_flag(cap, SYNC) > 0);
     assert!(
+        same_sector_overlaps(bt) > 10,
+        "the small workload put no two sizes in flight at one offset"
+    );
+    assert!(
         f.flag_mismatches.is_empty(),
         "flags differ: {:?}",
         &f.flag_mismatches[..f.flag_mismatches.len().min(10)]
@@ -438,12 +517,14 @@ fn compare(cap: &Trace, bt: &Trace, said: &dyn Fn() -> String) {
     // Every IO completed in both, flushes too (they did not pair in the capture before).
     assert_eq!((cap.header.unmatched, bt.header.unmatched), (0, 0));
     // Both read the same tracepoints, one probe after the other: their times differ by the
-    // probes' own cost — microseconds, more when the host deschedules the emulated CPU
-    // between the two probes.
-    let (l50, l99) = (pct(&f.lat_diff, 0.5), pct(&f.lat_diff, 0.99));
-    let (i50, i99) = (pct(&f.issue_diff, 0.5), pct(&f.issue_diff, 0.99));
+    // probes' own cost — under a microsecond. A few IOs differ by ~4 ms steps either way:
+    // under emulation the host can deschedule the guest's CPU for a time slice between the
+    // two probes, and the guest's clock follows the host's (measured: 95th percentile
+    // under 10 us, 99th 51 us to 3.2 ms depending on the host's load).
+    let (l50, i50) = (pct(&f.lat_diff, 0.5), pct(&f.issue_diff, 0.5));
+    let (l95, i95) = (pct(&f.lat_diff, 0.95), pct(&f.issue_diff, 0.95));
     assert!(
-        l50 < 50_000 && i50 < 50_000 && l99 < 1_000_000 && i99 < 1_000_000,
-        "latency difference p50 {l50} p99 {l99} ns, issue-time difference p50 {i50} p99 {i99} ns"
+        l50 < 50_000 && i50 < 50_000 && l95 < 500_000 && i95 < 500_000,
+        "latency difference p50 {l50} p95 {l95} ns, issue-time difference p50 {i50} p95 {i95} ns"
     );
 }

@@ -154,7 +154,21 @@ impl Pairer {
             self.orphan_completions += 1;
             return;
         };
-        let Some(seq) = q.pop_front() else {
+        // Two requests in flight at one sector (an 8k and a 128k read) complete in either
+        // order: the completion closes the oldest whose remaining size is its own, and only
+        // when none is, the oldest (a partial completion). Oldest-first alone took the 8k's
+        // completion as a piece of the 128k, which then never completed (issue 29).
+        let exact = if e.nr_sector > 0 {
+            q.iter().position(|&s| {
+                usize::try_from(s - self.base)
+                    .ok()
+                    .and_then(|k| self.open.get(k))
+                    .is_some_and(|o| o.left == e.nr_sector)
+            })
+        } else {
+            None
+        };
+        let Some(seq) = q.remove(exact.unwrap_or(0)) else {
             self.orphan_completions += 1;
             return;
         };
@@ -293,6 +307,26 @@ mod tests {
             ]
         );
         assert_eq!(ios[3].flags, 0, "a flush is not preflushed");
+    }
+
+    /// Issue 29 (checked against blktrace in the VM): a 128k and an 8k read at one sector,
+    /// in flight together, the 8k done first — each gets its own completion, and the 128k is
+    /// not left open as if the 8k had been a piece of it.
+    #[test]
+    fn two_requests_at_one_sector_complete_in_either_order() {
+        use Phase::{Complete as C, Issue as I};
+        let (ios, unmatched, orphans) = run(
+            whole(),
+            &[
+                ev(110, I, 64, 256, "R"),
+                ev(120, I, 64, 16, "R"),
+                ev(130, C, 64, 16, "R"),
+                ev(190, C, 64, 256, "R"),
+            ],
+        );
+        assert_eq!((unmatched, orphans), (0, 0));
+        let got: Vec<(u32, u64)> = ios.iter().map(|i| (i.len, i.latency_ns)).collect();
+        assert_eq!(got, vec![(128 << 10, 80), (8 << 10, 10)]);
     }
 
     /// Issue 29 (checked against blktrace in the VM): a passthrough request is counted and
