@@ -1,14 +1,35 @@
 //! One measured session: a suite run on one target, every trial kept in the store the moment
 //! it finishes, the whole run recorded with its exact setup. `iolab run` is one session; `iolab
 //! lab` runs one per layout (and one more per layout while degraded).
+//!
+//! This is where running a suite on a target is orchestrated, for every caller: [`prepare()`]
+//! (the target resolved and checked, the preflight) and then [`run_session`] (the suite, the
+//! store, the record); [`run`] is the two in one call. The callers keep only what is theirs:
+//! `iolab run` turns flags into these inputs, prints and picks the exit code; the lab builds
+//! the layout the run goes on; the `--hosts` agent speaks its protocol.
+
+mod prepare;
+
+pub use prepare::{PrepareError, ReplayFit, prepare, prepare_fitting_replays, suite_writes};
 
 use crate::progress::Progress;
 use crate::runner::io::Control;
 use crate::runner::suite::{Sink, SuiteOptions, run_suite};
 use crate::sample::{RunRecord, RunStatus, TrialSample, now_unix_ms};
 use crate::spec::{Suite, Workload};
-use crate::store::Store;
-use crate::target::Target;
+use crate::store::{Store, StoreError};
+use crate::target::{Target, TargetRequest};
+
+/// Why [`run`] produced no run: it could not start, or the store refused it.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The target or the suite was refused before anything ran ([`prepare()`]).
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The store could not begin or finish the run ([`run_session`]).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// What a session records about itself besides its results.
 #[derive(Debug, Clone, Default)]
@@ -81,10 +102,40 @@ impl Sink for StoreSink<'_> {
     }
 }
 
+/// Runs `suite` on the target `request` asks for: [`prepare()`] (replays left as they are), then
+/// [`run_session`]. The target (a temporary directory, when it made one) is gone when this
+/// returns.
+///
+/// The lab runs every layout and phase through this. `iolab run` calls the two steps itself
+/// ([`prepare_fitting_replays`], then [`run_session`]) because it does more between them: it
+/// prints how replays were fitted, checks `--label`, and opens the store only once the target
+/// is known to be usable, so a refused target leaves nothing behind, not even a database. The
+/// `--hosts` agent calls [`prepare()`] only: it has no store or record of its own, and runs the
+/// suite under its own sink (the start barrier, trials streamed to the controller).
+///
+/// # Errors
+/// [`RunError::Prepare`] when the run could not start, [`RunError::Store`] when the store
+/// refused it; errors during the run are in the result, next to what was measured before them.
+pub fn run(
+    suite: &Suite,
+    opts: &SuiteOptions,
+    request: &TargetRequest,
+    meta: RunMeta,
+    store: Option<&mut Store>,
+    progress: &Progress,
+    live_notes: bool,
+) -> Result<SessionResult, RunError> {
+    let target = prepare(suite, opts, request)?;
+    Ok(run_session(
+        &target, suite, opts, meta, store, progress, live_notes,
+    )?)
+}
+
 /// Runs `suite` on `target`, keeping each trial in `store` (when given) as it finishes.
 ///
-/// Errors before anything ran (the store refused the run) come back as `Err`; errors during
-/// the run are in the result, next to what was measured before them.
+/// # Errors
+/// The store refused to begin or finish the run; errors during the run are in the result,
+/// next to what was measured before them.
 pub fn run_session(
     target: &Target,
     suite: &Suite,
@@ -93,7 +144,7 @@ pub fn run_session(
     mut store: Option<&mut Store>,
     progress: &Progress,
     live_notes: bool,
-) -> anyhow::Result<SessionResult> {
+) -> Result<SessionResult, StoreError> {
     let mut record = RunRecord {
         id: String::new(),
         status: RunStatus::Running,
@@ -185,4 +236,87 @@ fn stability_note(wr: &crate::sample::WorkloadRecord, opts: &SuiteOptions) -> Op
             vals.len()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{EngineKind, IoWorkload, WorkloadKind};
+    use crate::target::TargetError;
+
+    fn psync_reads() -> Suite {
+        Suite {
+            name: "t".into(),
+            workloads: vec![Workload {
+                name: "rand-read-4k".into(),
+                drop_caches: false,
+                kind: WorkloadKind::Io(IoWorkload {
+                    engine: EngineKind::Psync,
+                    size: Some(1 << 20),
+                    runtime: Some(std::time::Duration::from_millis(100)),
+                    ..IoWorkload::default()
+                }),
+            }],
+        }
+    }
+
+    fn opts() -> SuiteOptions {
+        SuiteOptions {
+            drop_caches: false,
+            ..SuiteOptions::default()
+        }
+    }
+
+    /// Issue 28: a run is a library call (what `iolab run` and the lab call): a real suite on
+    /// a real directory, the record back, nothing printed, no store needed.
+    #[test]
+    fn a_suite_runs_on_a_target_through_the_library_alone() {
+        let d = tempfile::tempdir().expect("temp dir");
+        let request = TargetRequest {
+            path: Some(d.path().to_path_buf()),
+            writes: false,
+            destroy: None,
+        };
+        let progress = Progress::new(false, std::time::Duration::ZERO);
+        let r = run(
+            &psync_reads(),
+            &opts(),
+            &request,
+            RunMeta::default(),
+            None,
+            &progress,
+            false,
+        )
+        .expect("the run starts");
+        assert!(r.error.is_none(), "{:?}", r.error);
+        assert_eq!(r.record.status, RunStatus::Complete);
+        assert!(r.record.id.is_empty(), "no store, no id");
+        let trials = &r.record.workloads[0].trials;
+        assert_eq!(trials.len(), 1);
+        assert!(trials[0].ops[0].count > 0, "reads were done");
+        assert_eq!(
+            std::fs::read_dir(d.path()).expect("dir").count(),
+            0,
+            "the test file is removed"
+        );
+    }
+
+    /// Issue 28: what cannot start comes back typed, before anything is written: a target that
+    /// does not exist is a [`TargetError`] the user can fix (exit 2 at the command line).
+    #[test]
+    fn a_run_that_cannot_start_is_a_typed_error() {
+        let d = tempfile::tempdir().expect("temp dir");
+        let request = TargetRequest {
+            path: Some(d.path().join("missing")),
+            writes: false,
+            destroy: None,
+        };
+        let Err(e) = prepare(&psync_reads(), &opts(), &request) else {
+            panic!("a missing target was accepted")
+        };
+        assert!(
+            matches!(&e, PrepareError::Target(t @ TargetError::NotFound(_)) if t.is_usage()),
+            "{e:?}"
+        );
+    }
 }

@@ -150,3 +150,25 @@ pub fn fiemap(f: &std::fs::File) -> std::io::Result<Vec<FileExtent>> {
         }
     }
 }
+
+/// The next run of data in the open file `f` at or after `pos`, as `(start, end)` bytes
+/// (`SEEK_DATA` then `SEEK_HOLE`); `None` when only a hole is left. The VM lab copies its
+/// sparse disk files with it (copying their holes would fill the host's disk); tmpfs has no
+/// FIEMAP but answers these.
+pub fn next_data(f: &std::fs::File, pos: u64) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let pos = libc::off_t::try_from(pos).ok()?;
+    // SAFETY: lseek on a descriptor `f` keeps open; no memory is passed.
+    let data = unsafe { libc::lseek(f.as_raw_fd(), pos, libc::SEEK_DATA) };
+    if data < 0 {
+        return None;
+    }
+    // SAFETY: as above.
+    let hole = unsafe { libc::lseek(f.as_raw_fd(), data, libc::SEEK_HOLE) };
+    let end = if hole < 0 {
+        f.metadata().ok()?.len()
+    } else {
+        hole as u64
+    };
+    Some((data as u64, end))
+}

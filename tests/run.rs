@@ -529,6 +529,32 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
         .stderr_has("is mounted");
 }
 
+/// Issue 28: the suite is checked against the target in the library (`session::prepare`), as
+/// it was in the command line: small files on a block device are refused with a usage error
+/// before anything is written, even with `--destroy`.
+#[test]
+fn small_files_on_a_block_device_are_refused_before_any_write() {
+    require_root!();
+    let l = LoopDev::new("smallfiles", 16 << 20);
+    Iolab::new()
+        .args([
+            "run",
+            l.path(),
+            "--pattern",
+            "smallfile",
+            "--files",
+            "16",
+            "--destroy",
+            l.path(),
+            "--no-save",
+        ])
+        .run()
+        .code(2)
+        .stderr_has("small-file workload needs a directory on a filesystem");
+    let head = std::fs::read(&l.file).unwrap();
+    assert!(head.iter().all(|b| *b == 0), "nothing written");
+}
+
 #[test]
 fn io_on_a_real_xfs_loop_device() {
     require_root!();
@@ -678,6 +704,47 @@ fn low_depth_waits_spin_and_say_so_deep_ones_and_block_sleep() {
         .parts();
     assert_eq!(code, 2, "{se}");
     assert!(se.contains("--wait"), "{se}");
+}
+
+/// Issue 28: the engine stage decides the io_uring -> psync fallback, and the run record still
+/// says which engine ran. A ring for 32768 IOs (plus the flush slot: 65536 entries) is larger
+/// than any kernel allows, so io_uring's setup fails for real and psync runs at depth 1.
+#[test]
+fn an_io_uring_ring_the_kernel_refuses_runs_on_psync_and_says_so() {
+    let d = tmpdir();
+    let j = Iolab::new()
+        .args([
+            "run",
+            d.path().to_str().unwrap(),
+            "--pattern",
+            "randread",
+            "--engine",
+            "io_uring",
+            "--qd",
+            "32768",
+            "--size",
+            "16MiB",
+            "--time",
+            "200ms",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ])
+        .run()
+        .success()
+        .json();
+    let t = &j["run"]["workloads"][0]["trials"][0];
+    let notes = t["notes"].to_string();
+    assert!(
+        notes.contains("io_uring engine was not available: ran with psync"),
+        "{notes}"
+    );
+    assert!(notes.contains("queue depth 32768 ran as 1"), "{notes}");
+    assert!(
+        t["ops"][0]["count"].as_u64().unwrap() > 0,
+        "psync did the IO"
+    );
 }
 
 /// Issue 27: 1 MiB writes at QD 128 x 4 threads peaked at 1.07 GB (the slot buffers were held

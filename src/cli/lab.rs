@@ -15,7 +15,7 @@ use crate::output::Format;
 use crate::runner::suite::SuiteOptions;
 use crate::sample::{LayoutRecord, RunRecord};
 use crate::session::RunMeta;
-use crate::target::{Target, TargetRequest};
+use crate::target::TargetRequest;
 
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
@@ -346,11 +346,6 @@ fn run_layout(
     store: Option<&mut crate::store::Store>,
     show_progress: bool,
 ) -> anyhow::Result<(RunRecord, Option<anyhow::Error>, bool)> {
-    let target = Target::resolve(&TargetRequest {
-        path: Some(m.path.to_path_buf()),
-        writes: true,
-        destroy: None,
-    })?;
     // Without a size in the spec: a quarter of the layout, at most 1GiB, so the working set
     // fits beside the lab's fill data and a degraded rebuild has room.
     let usable = m.usable_bytes.unwrap_or(4 << 30);
@@ -361,7 +356,13 @@ fn run_layout(
         space_reserve: false,
         ..SuiteOptions::default()
     };
-    crate::runner::suite::preflight(&spec.workloads.suite, &target, &opts)?;
+    // The layout's mount point, always written (it is the lab's own); replays are not fitted
+    // to it: their working set is the lab's, like every workload's.
+    let request = TargetRequest {
+        path: Some(m.path.to_path_buf()),
+        writes: true,
+        destroy: None,
+    };
     let label = match m.phase {
         lab::Phase::Healthy => m.layout.name.clone(),
         lab::Phase::Degraded => format!("{}-degraded", m.layout.name),
@@ -379,10 +380,10 @@ fn run_layout(
         crate::runner::suite::estimate(&spec.workloads.suite, &opts),
     );
     progress.set_message(m.layout.name.clone());
-    let r = crate::session::run_session(
-        &target,
+    let r = crate::session::run(
         &spec.workloads.suite,
         &opts,
+        &request,
         meta,
         store,
         &progress,

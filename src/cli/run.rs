@@ -10,7 +10,7 @@ use super::{Context, EXIT_INTERRUPTED, usage};
 use crate::runner::suite::{SuiteOptions, VerifyMode};
 use crate::spec::profiles::{ProfileScale, profile, profile_names};
 use crate::spec::{EngineKind, RawWorkload, SpecError, Suite, Workload, WorkloadKind};
-use crate::target::{Target, TargetRequest};
+use crate::target::TargetRequest;
 
 /// Run a suite, a profile, a spec file or one custom workload.
 ///
@@ -374,43 +374,6 @@ fn verify_one_size(a: &RunArgs, suite: &Suite) -> anyhow::Result<()> {
     }
 }
 
-/// Fits each replay to the target before anything runs: a file or directory target is made
-/// as large as the trace reaches (unless `--size` says otherwise); a trace reaching past the
-/// target without a mapping is a usage error; the mapping chosen is printed.
-fn fit_replays(
-    suite: &mut Suite,
-    target: &Target,
-    opts: &crate::runner::suite::SuiteOptions,
-    json: bool,
-) -> anyhow::Result<()> {
-    for w in &mut suite.workloads {
-        let WorkloadKind::Io(io) = &mut w.kind else {
-            continue;
-        };
-        let Some(r) = io.replay.clone() else {
-            continue;
-        };
-        let t = crate::runner::replay::load(&r).map_err(|e| usage(format!("replay: {e}")))?;
-        let n = crate::runner::replay::needs(&t);
-        if target.info.kind != crate::target::TargetKind::BlockDevice && io.size.is_none() {
-            io.size = Some(n.max_end.div_ceil(io.block_size).max(1) * io.block_size);
-        }
-        let laid_out = std::fs::metadata(target.path()).map_or(0, |m| m.len());
-        let ws = crate::runner::suite::working_set(io, target, laid_out, opts.default_size)?;
-        let plan = crate::runner::replay::plan(&r, io.loops, ws)
-            .map_err(|e| usage(format!("replay: {e}")))?;
-        if !json {
-            eprintln!(
-                "iolab: replay '{}': {} IOs, {}",
-                w.name,
-                plan.ios.len(),
-                plan.sample.mapping
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Turns a flag-level spec error into a message naming the flag.
 fn flag_error(e: SpecError) -> anyhow::Error {
     let flag = format!("--{}", e.key.replace('_', "-"));
@@ -668,12 +631,14 @@ fn effective_name(base: &Workload, eff: &Workload) -> String {
     tokens.join("-")
 }
 
-fn suite_writes(s: &Suite) -> bool {
-    s.workloads.iter().any(|w| match &w.kind {
-        WorkloadKind::Io(io) => io.pattern.writes() && io.engine != EngineKind::Null,
-        WorkloadKind::SmallFiles(_) => true,
-        WorkloadKind::CachedRead(_) => false,
-    })
+/// A run that could not start, as the command line reports it: a target error keeps its type
+/// (exit 2 when the user can fix it, [`crate::target::TargetError::is_usage`]); the rest are
+/// usage errors (exit 2) naming what to change.
+pub(super) fn not_started(e: crate::session::PrepareError) -> anyhow::Error {
+    match e {
+        crate::session::PrepareError::Target(t) => t.into(),
+        other => usage(other.to_string()),
+    }
 }
 
 /// `iolab run`.
@@ -774,6 +739,10 @@ fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The flags turned into the inputs of [`crate::session`] (suite, options, target request,
+/// meta), the run done there, its record printed and its exit code chosen. Between the two
+/// halves of the run ([`crate::session::run`] says why it is two calls here) the label is
+/// checked and the store opened.
 fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
         return cleanup(ctx, &a);
@@ -803,25 +772,23 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let target = Target::resolve(&TargetRequest {
+    let opts = suite_options(&a, repeat)?;
+    let request = TargetRequest {
         path: a.target.clone(),
-        writes: suite_writes(&suite)
+        writes: crate::session::suite_writes(&suite)
             || matches!(a.verify, Some(VerifyMode::Both | VerifyMode::Write)),
         destroy: a.destroy.clone(),
-    })?;
-    if target.info.kind == crate::target::TargetKind::BlockDevice
-        && suite
-            .workloads
-            .iter()
-            .any(|w| matches!(w.kind, WorkloadKind::SmallFiles(_)))
-    {
-        return Err(usage(
-            "the small-file workload needs a directory on a filesystem, not a block device",
-        ));
-    }
-    let opts = suite_options(&a, repeat)?;
-    fit_replays(&mut suite, &target, &opts, a.json)?;
-    crate::runner::suite::preflight(&suite, &target, &opts)?;
+    };
+    let json = a.json;
+    let target = crate::session::prepare_fitting_replays(&mut suite, &opts, &request, &mut |f| {
+        if !json {
+            eprintln!(
+                "iolab: replay '{}': {} IOs, {}",
+                f.workload, f.ios, f.mapping
+            );
+        }
+    })
+    .map_err(not_started)?;
     crate::pause::at("target resolved");
     if let Some(l) = &a.label {
         crate::store::check_label(l).map_err(|e| usage(format!("--label: {e}")))?;

@@ -4,14 +4,18 @@
 //! the engine to submit and reap; the engine owns the slot buffers. `uring` holds the only
 //! io_uring code, `psync` does one pread/pwrite at a time, and `null` completes every IO at once
 //! so the rest of iolab can be tested deterministically and its own cost per IO measured.
+//! `open` decides which of them a worker gets (io_uring falls back to psync here, not in the
+//! runner).
 
 mod buffer;
 mod null;
+mod open;
 mod psync;
 mod uring;
 
 pub use buffer::{BUFFER_ALIGN, BufferPool};
 pub use null::NullEngine;
+pub use open::{AnyEngine, Opened, open};
 pub use psync::PsyncEngine;
 pub use uring::UringEngine;
 

@@ -1,10 +1,11 @@
 //! `iolab agent --stdio`: the far side of `iolab run --hosts`.
 //!
 //! Started by the controller's launch command (ssh by default), it speaks the line protocol of
-//! [`super::protocol`] on stdin/stdout and writes diagnostics to stderr. It runs the same
-//! runner as a local `iolab run` ([`crate::runner::suite::run_suite`]); the only difference is
-//! the sink: before each trial it reports `ready` and waits at the barrier, answering clock
-//! probes, until the controller names the start instant.
+//! [`super::protocol`] on stdin/stdout and writes diagnostics to stderr. It prepares its target
+//! as a local `iolab run` does ([`crate::session::prepare`]) and runs the same runner
+//! ([`crate::runner::suite::run_suite`]); the only difference is the sink: before each trial it
+//! reports `ready` and waits at the barrier, answering clock probes, until the controller names
+//! the start instant.
 //!
 //! stdin is the dead-man switch: when it closes (the controller died, ssh dropped, the pod
 //! went away), the agent stops its IO at once, removes the files it made and exits. No IO
@@ -21,7 +22,7 @@ use crate::runner::io::Control;
 use crate::runner::suite::{Sink, SuiteOptions, run_suite};
 use crate::sample::TrialSample;
 use crate::spec::Workload;
-use crate::target::{Target, TargetRequest};
+use crate::target::TargetRequest;
 
 /// How long an agent waits for `prepare` after saying hello.
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -112,20 +113,15 @@ pub fn run_stdio() -> u8 {
     else {
         unreachable!("matched above")
     };
+    // A cached read counts as writing here (a local run's `session::suite_writes` says it
+    // only reads): the controller sends block-IO workloads only, so the two never differ on
+    // what reaches an agent, and the agent stays on the safe side for what does not.
     let writes = suite.workloads.iter().any(|w| match &w.kind {
         crate::spec::WorkloadKind::Io(io) => {
             io.pattern.writes() && io.engine != crate::spec::EngineKind::Null
         }
         _ => true,
     });
-    let target = match Target::resolve(&TargetRequest {
-        path: target,
-        writes,
-        destroy,
-    }) {
-        Ok(t) => t,
-        Err(e) => return fail(&out, &e.to_string()),
-    };
     let opts = SuiteOptions {
         repeat: repeat.max(1),
         max_repeat: repeat.max(1),
@@ -133,9 +129,19 @@ pub fn run_stdio() -> u8 {
         default_size,
         ..SuiteOptions::default()
     };
-    if let Err(e) = crate::runner::suite::preflight(&suite, &target, &opts) {
-        return fail(&out, &e.to_string());
-    }
+    // The same first half as a local run (target, checks, preflight); the second half is the
+    // agent's own: `run_suite` under the barrier sink, trials streamed to the controller, which
+    // keeps the record and the store. Replays are not fitted: the controller sends the suite
+    // as it built it.
+    let request = TargetRequest {
+        path: target,
+        writes,
+        destroy,
+    };
+    let target = match crate::session::prepare(&suite, &opts, &request) {
+        Ok(t) => t,
+        Err(e) => return fail(&out, &e.to_string()),
+    };
     out.send(&Message::Prepared {
         system: crate::system::SystemInfo::collect(),
         target: target.info.clone(),

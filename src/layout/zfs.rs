@@ -210,6 +210,33 @@ pub fn set_arc_max_text(runner: &Runner, value: &str) -> Result<(), LayoutError>
     runner.write_file(Path::new(ARC_MAX), value)
 }
 
+/// `zpool import -f -N -d /dev POOL`: a pool its machine lost power under, taken back (`-f`:
+/// it was never exported) without mounting its datasets — the lab mounts the measured one
+/// where this boot wants it ([`mount_at`]).
+pub fn import_argv(pool: &str) -> Vec<String> {
+    ["zpool", "import", "-f", "-N", "-d", "/dev", pool]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Mounts the measured dataset of a pool imported with `-N` at `mnt`: `zfs set
+/// mountpoint=MNT POOL/data` (which mounts it when ZFS decides to), then `zfs mount` when it
+/// did not.
+pub fn mount_at(runner: &Runner, pool: &str, mnt: &Path) -> Result<(), LayoutError> {
+    let ds = dataset_name(pool);
+    runner.run(&[
+        "zfs".to_string(),
+        "set".into(),
+        format!("mountpoint={}", mnt.display()),
+        ds.clone(),
+    ])?;
+    let mounted = runner.run(&["zfs", "get", "-H", "-o", "value", "mounted", &ds])?;
+    if mounted.stdout.trim() != "yes" {
+        runner.run(&["zfs", "mount", &ds])?;
+    }
+    Ok(())
+}
+
 /// Empties the pool's ARC between trials: export and import (`-d DIR` where its devices are).
 pub fn drop_arc(runner: &Runner, pool: &str, dev_dir: &Path) -> Result<(), LayoutError> {
     runner.run(&["zpool", "export", pool])?;

@@ -14,10 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::Instant;
 
-use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, IoOp, NullEngine, PsyncEngine, UringEngine,
-    WaitCounts,
-};
+use crate::engine::{AnyEngine, Completion, Engine, EngineConfig, EngineError, IoOp, WaitCounts};
 use crate::progress::Counters;
 use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint};
 use crate::spec::{EngineKind, IoWorkload, Pattern};
@@ -141,18 +138,20 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
             }
         }
     };
-    // psync and null complete inside queue(): one slot keeps psync's per-IO timing exact.
-    let depth = if w.engine == EngineKind::Psync {
-        1
-    } else {
-        w.queue_depth
-    };
     let mut data = new_data(p);
     // Writes come straight from the pool, which the engine then owns, except in verify mode
     // (each block owns its bytes, copied from the pool into the slot).
     let pooled = p.file.verify.is_none() && w.pattern.writes();
     let fd = file.as_ref().map_or(-1, rustix::fd::AsRawFd::as_raw_fd);
-    let cfg = |depth, data: &mut DataGen| {
+    // The engine stage picks the engine (io_uring falls back to psync there) and its depth
+    // (psync: 1). Each attempt gets a pool of its own: a failed ring took the first one down
+    // with it.
+    let mut attempts = 0u32;
+    let opened = crate::engine::open(w.engine, w.queue_depth, |depth| {
+        attempts += 1;
+        if attempts > 1 {
+            data = new_data(p);
+        }
         let pool = if pooled { data.take_pool() } else { None };
         // A write-only workload issued from the pool never reads into or writes from a slot's
         // own buffer: one page per slot instead of a block (1 MiB x QD 128 held twice was
@@ -169,23 +168,13 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
             pool,
             spin: w.wait.spins(w.threads, w.queue_depth),
         }
-    };
-    let out = match w.engine {
-        EngineKind::Null => NullEngine::new(cfg(depth, &mut data))
-            .map(|e| Worker::new(e, p, depth, &mut data).run()),
-        EngineKind::Psync => PsyncEngine::new(cfg(depth, &mut data))
-            .map(|e| Worker::new(e, p, depth, &mut data).run()),
-        EngineKind::IoUring => match UringEngine::new(cfg(depth, &mut data)) {
-            Ok(e) => Ok(Worker::new(e, p, depth, &mut data).run()),
-            Err(EngineError::Setup { .. }) => {
-                // io_uring unavailable (old kernel, seccomp): psync, one IO at a time, with a
-                // new pool (the failed ring took the first one down with it).
-                data = new_data(p);
-                PsyncEngine::new(cfg(1, &mut data)).map(|e| Worker::new(e, p, 1, &mut data).run())
-            }
-            Err(e) => Err(e),
-        },
-    };
+    });
+    // One match, then a loop monomorphic in the engine: no dispatch per IO.
+    let out = opened.map(|o| match o.engine {
+        AnyEngine::IoUring(e) => Worker::new(e, p, o.depth, &mut data).run(),
+        AnyEngine::Psync(e) => Worker::new(e, p, o.depth, &mut data).run(),
+        AnyEngine::Null(e) => Worker::new(e, p, o.depth, &mut data).run(),
+    });
     drop(data);
     drop(file);
     out.unwrap_or_else(|e| {

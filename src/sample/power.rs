@@ -16,7 +16,9 @@ pub struct PowerReport {
     /// What happened right after the restart: `none` or `fail-member`.
     pub then: String,
     /// The disks' write-cache model: `none` (the VM killed at once: a write a disk completed
-    /// is kept, nothing else).
+    /// is kept, nothing else), `volatile` (each disk keeps what it flushed and a prefix of its
+    /// own of the rest), `both` (taking turns) or `ignores-flush` (a disk that lies about its
+    /// flushes). Each cut says which it was made under.
     pub disk_cache: String,
     /// Seed of the cut moments and the writer's choices.
     pub seed: u64,
@@ -43,6 +45,13 @@ pub struct CutReport {
     pub durable_writes: u64,
     /// Files the writer created and made durable before the cut.
     pub durable_files: u64,
+    /// The disks' cache model this cut was made under (`none`, `volatile`, `ignores-flush`);
+    /// empty in records made before the models existed (they were all `none`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub disk_cache: String,
+    /// With a volatile cache: what each disk kept of its writes when the power went.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rollback: Vec<DiskRollback>,
     /// What the layout did when the power came back.
     pub recovery: Recovery,
     /// The member failed right after the restart (`then = "fail-member"`).
@@ -197,6 +206,41 @@ impl PowerReport {
             parts.push(format!("{errs} cut{} not judged", plural(errs as u64)));
         }
         format!("{lost}/{n}: {}", parts.join(", "))
+    }
+}
+
+/// What one disk kept, when the power went, of the writes logged since its boot (a disk with a
+/// volatile write cache: `vm::writelog`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiskRollback {
+    /// The disk as the guest named it (`/dev/vda`).
+    pub disk: String,
+    /// Requests logged since the boot (writes, flushes, discards).
+    pub logged: u64,
+    /// Flushes among them.
+    pub flushes: u64,
+    /// Requests logged after the last flush (what a volatile cache may lose).
+    pub after_last_flush: u64,
+    /// Writes (and discards) dropped: completed for the guest, gone from the disk.
+    pub dropped: u64,
+    /// Of those, writes a later flush had covered (only a cache that ignores flushes drops
+    /// them).
+    pub dropped_flushed: u64,
+}
+
+impl DiskRollback {
+    /// `vda dropped 3 of 140 (12 after its last flush)`.
+    pub fn text(&self) -> String {
+        let name = self.disk.trim_start_matches("/dev/");
+        let mut s = format!(
+            "{name} dropped {} of {} ({} after its last flush)",
+            self.dropped, self.logged, self.after_last_flush
+        );
+        if self.dropped_flushed > 0 {
+            s.push_str(&format!(", {} of them flushed", self.dropped_flushed));
+        }
+        s
     }
 }
 

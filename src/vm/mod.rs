@@ -25,6 +25,7 @@ pub mod prereq;
 pub mod qemu;
 pub mod run;
 pub mod script;
+pub mod writelog;
 pub mod zfs;
 
 use std::path::PathBuf;

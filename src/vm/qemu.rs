@@ -52,6 +52,10 @@ pub struct VmConfig {
     /// Drive throttling by disk index: (bytes per second, IOs per second), reads and writes
     /// together — the emulated slow disks.
     pub throttle: std::collections::BTreeMap<usize, (Option<u64>, Option<u64>)>,
+    /// Log every write each disk completes to `dN.wlog` beside it (qemu's `blklogwrites`), so
+    /// the host can roll a disk's volatile cache back after a power cut
+    /// ([`super::writelog`]). Flushes then reach the log, not the host's disk.
+    pub write_logs: bool,
 }
 
 /// Console markers `/init` prints.
@@ -125,11 +129,25 @@ pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
                 limits.push_str(&format!(",throttling.iops-total={n}"));
             }
         }
+        let file = d.to_string_lossy().replace(',', ",,");
         a.push("-drive".into());
-        a.push(format!(
-            "file={},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap{limits}",
-            d.to_string_lossy().replace(',', ",,")
-        ));
+        if c.write_logs {
+            // The guest's flushes must reach blklogwrites (cache=unsafe would drop them above
+            // it); its two files need not flush on the host, which does not lose power.
+            let log = d
+                .with_extension("wlog")
+                .to_string_lossy()
+                .replace(',', ",,");
+            a.push(format!(
+                "driver=blklogwrites,file.driver=file,file.filename={file},log.driver=file,log.filename={log},\
+                 if=none,id=d{i},cache.direct=off,cache.no-flush=off,file.cache.no-flush=on,log.cache.no-flush=on,\
+                 discard=unmap,detect-zeroes=unmap{limits}"
+            ));
+        } else {
+            a.push(format!(
+                "file={file},if=none,id=d{i},format=raw,cache=unsafe,discard=unmap,detect-zeroes=unmap{limits}"
+            ));
+        }
         a.push("-device".into());
         a.push(format!(
             "virtio-blk-pci,drive=d{i},serial=d{i},{}",
@@ -303,6 +321,7 @@ mod tests {
             memory_mib: 1024,
             cpus: 2,
             throttle: [(50, (None, Some(300)))].into_iter().collect(),
+            write_logs: false,
         };
         let a = argv(&c, Accel::Tcg);
         let devs: Vec<&String> = a
@@ -351,6 +370,7 @@ mod tests {
             memory_mib: 1024,
             cpus: 2,
             throttle: [(1, (Some(20 << 20), Some(150)))].into_iter().collect(),
+            write_logs: false,
         };
         let a = argv(&c, Accel::Tcg).join(" ");
         assert!(
@@ -375,5 +395,21 @@ mod tests {
                 .contains("-accel kvm -cpu host")
         );
         assert_eq!(Accel::Tcg.environment(), "vm (tcg)");
+        // Issue 32: with write logs each disk is a blklogwrites node over its file and its log,
+        // whose flushes are not dropped above the log, throttled as before.
+        let logged = argv(
+            &VmConfig {
+                write_logs: true,
+                ..c.clone()
+            },
+            Accel::Tcg,
+        )
+        .join(" ");
+        assert!(logged.contains("-drive driver=blklogwrites,file.driver=file,file.filename=/d/d1.img,log.driver=file,log.filename=/d/d1.wlog,if=none,id=d1,cache.direct=off,cache.no-flush=off,"), "{logged}");
+        assert!(
+            logged.contains("throttling.iops-total=150 -device virtio-blk-pci,drive=d1,serial=d1"),
+            "{logged}"
+        );
+        assert!(!logged.contains("cache=unsafe"), "{logged}");
     }
 }

@@ -3,16 +3,19 @@
 //! remove every process and file made — on success, error, Ctrl-C, and (through the state
 //! file) after a SIGKILL with `iolab lab --cleanup`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::guest::{self, RESULTS_DB, SPARE_DISKS};
 use super::qemu::{self, Accel, MARK_DONE, MARK_KERNEL, MARK_READY, Vm, VmConfig};
-use super::{VmError, initramfs, kernel, prereq};
+use super::{VmError, initramfs, kernel, prereq, writelog};
 use crate::lab::{Disks, LabSpec};
 use crate::layout::Runner;
 use crate::layout::state::{Owned, StateFile, process_start, teardown};
 use crate::sample::RunRecord;
+use crate::sample::power::DiskRollback;
+use crate::spec::lab::{CacheModel, PowerCutSpec};
 use crate::store::{RunFilter, Store};
 
 /// How the VM lab runs.
@@ -187,20 +190,10 @@ pub fn run_lab_in_vm(
     let (lab_args, cuts_wanted) = guest_lab_args(spec, opts, &share)?;
     guest::prepare_share(&share, spec, &devices, &lab_args)?;
     crate::pause::at("vm disks created");
-    let cfg = VmConfig {
-        kernel: vmlinux,
-        initrd,
-        disks,
-        share: share.clone(),
-        memory_mib: opts.memory_mib,
-        cpus: opts.cpus,
-        throttle: spec
-            .slow_disks
-            .iter()
-            .filter(|d| d.bandwidth.is_some() || d.iops.is_some())
-            .map(|d| (d.disk, (d.bandwidth, d.iops)))
-            .collect(),
-    };
+    let cfg = vm_config(spec, opts, vmlinux, initrd, disks, &share);
+    let logged = cfg.write_logs.then(|| writelog::Logged {
+        disks: cfg.disks.clone(),
+    });
     let mut out = VmOutcome::new(prepare_seconds);
     let marker = kvm_marker(&cache, &k);
     let mut accels = Vec::new();
@@ -210,6 +203,9 @@ pub fn run_lab_in_vm(
     accels.push(Accel::Tcg);
     let mut booted = None;
     for accel in accels {
+        if let Some(l) = &logged {
+            l.before_boot()?;
+        }
         let mut vm = Vm::start(&cfg, accel, &work.join("console.log"))?;
         owner.push(Owned::Process {
             pid: vm.pid(),
@@ -242,6 +238,12 @@ pub fn run_lab_in_vm(
         cfg: &cfg,
         work: &work,
         cuts_wanted,
+        logged: logged.as_ref(),
+        models: spec
+            .layouts
+            .iter()
+            .filter_map(|l| Some((l.name.clone(), l.powercut?)))
+            .collect(),
     };
     power.run(vm, &mut owner, &mut out, console)?;
     out.lab_seconds = t_lab.elapsed().as_secs_f64();
@@ -264,6 +266,36 @@ pub fn run_lab_in_vm(
             .push(format!("could not remove: {}", left.join("; ")));
     }
     Ok(out)
+}
+
+/// The VM for `spec`: its disks (throttled where the spec makes a disk slow; their writes
+/// logged when some layout's disks have a volatile cache) and the share.
+fn vm_config(
+    spec: &LabSpec,
+    opts: &VmOptions,
+    kernel: PathBuf,
+    initrd: PathBuf,
+    disks: Vec<PathBuf>,
+    share: &Path,
+) -> VmConfig {
+    VmConfig {
+        kernel,
+        initrd,
+        disks,
+        share: share.to_path_buf(),
+        memory_mib: opts.memory_mib,
+        cpus: opts.cpus,
+        throttle: spec
+            .slow_disks
+            .iter()
+            .filter(|d| d.bandwidth.is_some() || d.iops.is_some())
+            .map(|d| (d.disk, (d.bandwidth, d.iops)))
+            .collect(),
+        write_logs: spec
+            .layouts
+            .iter()
+            .any(|l| l.powercut.is_some_and(|p| p.disk_cache.logs_writes())),
+    }
 }
 
 /// The lab's own hold on its initramfs: a hard link in its work directory (a copy across
@@ -471,6 +503,10 @@ struct Power<'a> {
     work: &'a Path,
     /// Cuts the spec asks for: the guest may not ask for more.
     cuts_wanted: usize,
+    /// The disks' write logs, when some layout's disks have a volatile cache.
+    logged: Option<&'a writelog::Logged>,
+    /// Each power-cut layout's plan, by name: its disks' cache model per cut.
+    models: BTreeMap<String, PowerCutSpec>,
 }
 
 impl Power<'_> {
@@ -493,8 +529,12 @@ impl Power<'_> {
             }
             let killed = cut_power(&mut vm, after_ms, console)?;
             out.power_cuts += 1;
-            record_cut(&self.work.join("share"), &cut, killed)?;
             drop(vm);
+            let rolled = self.roll_back(&cut)?;
+            record_cut(&self.work.join("share"), &cut, killed, rolled)?;
+            if let Some(l) = self.logged {
+                l.before_boot()?;
+            }
             let log = self.work.join(format!("console-{}.log", out.power_cuts));
             vm = Vm::start(self.cfg, out.accel, &log)?;
             owner.push(Owned::Process {
@@ -506,6 +546,27 @@ impl Power<'_> {
             out.boot_seconds.push((out.accel, secs));
         }
         Ok(())
+    }
+}
+
+impl Power<'_> {
+    /// After cut `NAME K`: each disk rolled back as its cache model for that cut allows (a
+    /// point of its own, seeded by the layout's seed and the cut); `None` when the disks had
+    /// no volatile cache this cut.
+    fn roll_back(&self, cut: &str) -> Result<Option<(CacheModel, Vec<DiskRollback>)>, VmError> {
+        let (Some(logged), Some((name, k))) = (self.logged, cut.rsplit_once(' ')) else {
+            return Ok(None);
+        };
+        let (Some(pc), Ok(k)) = (self.models.get(name), k.parse::<u32>()) else {
+            return Ok(None);
+        };
+        let model = pc.disk_cache.for_cut(k);
+        if model == CacheModel::None {
+            return Ok(None);
+        }
+        let seed = pc.seed ^ u64::from(k).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let names = guest::device_names(logged.disks.len());
+        Ok(Some((model, logged.roll_back(model, seed, &names)?)))
     }
 }
 
@@ -551,15 +612,30 @@ fn cut_power(
     Ok(t.elapsed().as_millis() as u64)
 }
 
-/// Writes down when the host cut the power, for the guest's next boot to report.
-fn record_cut(share: &Path, cut: &str, killed_ms: u64) -> Result<(), VmError> {
+/// Writes down when the host cut the power and, with a volatile disk cache, the model and what
+/// each disk kept (`NAME K killed_after_ms=N cache=MODEL`, the disks in `NAME-K.rollback.json`),
+/// for the guest's next boot to report.
+fn record_cut(
+    share: &Path,
+    cut: &str,
+    killed_ms: u64,
+    rolled: Option<(CacheModel, Vec<DiskRollback>)>,
+) -> Result<(), VmError> {
     use std::io::Write;
-    let p = share.join(guest::POWERCUT_DIR).join(guest::HOST_CUT_LOG);
+    let dir = share.join(guest::POWERCUT_DIR);
+    let mut line = format!("{cut} killed_after_ms={killed_ms}");
+    if let Some((model, disks)) = rolled {
+        line.push_str(&format!(" cache={}", model.name()));
+        let p = dir.join(crate::lab::powercut::rollback_file(cut));
+        let json = serde_json::to_vec_pretty(&disks).unwrap_or_default();
+        std::fs::write(&p, json).map_err(|e| VmError::io("cannot write", &p, e))?;
+    }
+    let p = dir.join(guest::HOST_CUT_LOG);
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&p)
-        .and_then(|mut f| writeln!(f, "{cut} killed_after_ms={killed_ms}"))
+        .and_then(|mut f| writeln!(f, "{line}"))
         .map_err(|e| VmError::io("cannot write", &p, e))
 }
 

@@ -196,6 +196,7 @@ pub fn run_script_in_vm(
         memory_mib: r.memory_mib,
         cpus: r.cpus,
         throttle: std::collections::BTreeMap::new(),
+        write_logs: false,
     };
     let mut notes = Vec::new();
     let marker = super::run::kvm_marker(&cache, &k);

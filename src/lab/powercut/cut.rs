@@ -13,7 +13,7 @@ use super::writer::{self, Plan, Running};
 use super::{HOST_LOG, MARK_CUT, NOT_CUT_GRACE_MS, Pending};
 use crate::layout::session::OnDisk;
 use crate::layout::{Built, DiskSource, RaidLayer, Session, Stack};
-use crate::sample::power::{CutReport, MdRecovery};
+use crate::sample::power::{CutReport, DiskRollback, MdRecovery};
 use crate::spec::lab::{AfterCut, LayoutSpec, PowerCutSpec};
 
 /// Blocks per file of the data set (256 KiB files).
@@ -104,6 +104,7 @@ pub(super) fn prepare(
         spares: built.spares.clone(),
         md_name: session.md_name_of(&built),
         vg: built.vg.clone(),
+        pool: session.zpool_of(&built),
         files,
         blocks: FILE_BLOCKS,
         prefix: format!("{name}-cut{}", w.cut),
@@ -176,16 +177,37 @@ impl InFlight {
     }
 }
 
-/// When the host killed the VM for this cut, as it wrote it down.
-fn killed_after(dir: &Path, p: &Pending) -> Option<u64> {
-    let text = std::fs::read_to_string(dir.join(HOST_LOG)).ok()?;
+/// What the host wrote down about this cut: when it killed the VM, and, when the disks had a
+/// volatile cache, the model and what each disk kept.
+struct HostRecord {
+    killed_after_ms: Option<u64>,
+    cache: String,
+    rollback: Vec<DiskRollback>,
+}
+
+fn host_record(dir: &Path, p: &Pending) -> HostRecord {
+    let text = std::fs::read_to_string(dir.join(HOST_LOG)).unwrap_or_default();
     let key = format!("{} {} ", p.layout, p.cut);
-    text.lines().rev().find_map(|l| {
-        l.strip_prefix(&key)?
-            .strip_prefix("killed_after_ms=")?
-            .parse()
+    let line = text.lines().rev().find_map(|l| l.strip_prefix(&key));
+    let word = |k: &str| {
+        line.and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix(k)))
+            .map(str::to_string)
+    };
+    let cache = word("cache=").unwrap_or_else(|| "none".into());
+    let rollback = if cache == "none" {
+        Vec::new()
+    } else {
+        let f = dir.join(super::rollback_file(&format!("{} {}", p.layout, p.cut)));
+        std::fs::read(f)
             .ok()
-    })
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    };
+    HostRecord {
+        killed_after_ms: word("killed_after_ms=").and_then(|v| v.parse().ok()),
+        cache,
+        rollback,
+    }
 }
 
 /// The guest kernel's log, as lines.
@@ -251,10 +273,13 @@ pub(super) fn recover(
     step: &mut dyn FnMut(&str, String),
 ) -> CutReport {
     let durable = Durable::read(dir, &p.prefix);
+    let host = host_record(dir, p);
     let mut r = CutReport {
         cut: p.cut,
         after_ms: p.after_ms,
-        killed_after_ms: killed_after(dir, p),
+        killed_after_ms: host.killed_after_ms,
+        disk_cache: host.cache,
+        rollback: host.rollback,
         durable_writes: durable.writes,
         durable_files: durable.created.len() as u64,
         ..CutReport::default()
@@ -291,6 +316,7 @@ pub(super) fn recover(
         spares: &p.spares,
         md_name: p.md_name.as_deref(),
         vg: p.vg.as_deref(),
+        pool: p.pool.as_deref(),
     };
     let mut a = match session.assemble(&on) {
         Ok(a) => a,
@@ -379,5 +405,56 @@ mod tests {
         let distinct: std::collections::BTreeSet<u64> = a.iter().map(|x| x.0).collect();
         assert!(distinct.len() > 5, "{a:?}");
         assert_ne!(moment(&pc, "r5", 1).1, moment(&pc, "r6", 1).1);
+    }
+
+    /// The guest reads back what the host wrote down about a cut: when, under which cache
+    /// model, and what each disk kept (issue 32).
+    #[test]
+    fn the_host_record_of_a_cut_reads_back() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(HOST_LOG),
+            "r5 1 killed_after_ms=40\nr5 2 killed_after_ms=55 cache=volatile\nr5 10 killed_after_ms=9\n",
+        )
+        .unwrap();
+        let disks = vec![DiskRollback {
+            disk: "/dev/vda".into(),
+            logged: 9,
+            dropped: 2,
+            ..DiskRollback::default()
+        }];
+        std::fs::write(
+            d.path().join(super::super::rollback_file("r5 2")),
+            serde_json::to_vec(&disks).unwrap(),
+        )
+        .unwrap();
+        let pending = |cut| Pending {
+            layout: "r5".into(),
+            index: 0,
+            cut,
+            tag: 1,
+            after_ms: 1,
+            members: vec![],
+            spares: vec![],
+            md_name: None,
+            vg: None,
+            pool: None,
+            files: 1,
+            blocks: 1,
+            prefix: String::new(),
+        };
+        let one = host_record(d.path(), &pending(1));
+        assert_eq!(
+            (one.killed_after_ms, one.cache.as_str()),
+            (Some(40), "none")
+        );
+        assert!(one.rollback.is_empty());
+        let two = host_record(d.path(), &pending(2));
+        assert_eq!(
+            (two.killed_after_ms, two.cache.as_str()),
+            (Some(55), "volatile")
+        );
+        assert_eq!(two.rollback, disks);
+        assert_eq!(host_record(d.path(), &pending(3)).killed_after_ms, None);
     }
 }

@@ -43,6 +43,12 @@ pub const MARK_CUT: &str = "iolab-guest: powercut";
 /// The host's record of its cuts in [`SHARE_DIR`]: `NAME K killed_after_ms=N` lines.
 pub const HOST_LOG: &str = "host.log";
 
+/// The file in [`SHARE_DIR`] where the host puts what each disk kept of cut `NAME K` (a
+/// volatile disk cache): `NAME-K.rollback.json`.
+pub fn rollback_file(cut: &str) -> String {
+    format!("{}.rollback.json", cut.replace(' ', "-"))
+}
+
 /// Parses a [`MARK_CUT`] line: (`NAME K`, milliseconds to wait before the cut).
 pub fn parse_cut(line: &str) -> Option<(String, u64)> {
     let rest = &line[line.find(MARK_CUT)? + MARK_CUT.len()..];
@@ -88,6 +94,9 @@ struct Pending {
     spares: Vec<PathBuf>,
     md_name: Option<String>,
     vg: Option<String>,
+    /// The ZFS pool (state files written before ZFS layouts could be cut have none).
+    #[serde(default)]
+    pool: Option<String>,
     files: u64,
     blocks: u64,
     prefix: String,

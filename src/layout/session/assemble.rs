@@ -1,6 +1,6 @@
 //! Bringing a layout back after its machine lost power: the RAID layer assembled from the
 //! members it was built on (md `--assemble`, which starts a resync or replays the partial
-//! parity log; btrfs found from its devices), LVM activated, the filesystem mounted (its
+//! parity log; btrfs found from its devices; a ZFS pool imported), LVM activated, the filesystem mounted (its
 //! journal or log replayed) — nothing made anew. Every object is recorded before it exists,
 //! as for a build, so the layout tears down like any other.
 
@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::super::LayoutError;
 use super::super::stack::{RaidLayer, Stack};
 use super::super::state::Owned;
-use super::super::{fs, lvm, mdadm};
+use super::super::{fs, lvm, mdadm, zfs};
 use super::{Built, Session};
 
 /// What a layout left on its disks, as recorded when it was built.
@@ -30,6 +30,8 @@ pub struct OnDisk<'a> {
     pub md_name: Option<&'a str>,
     /// The LVM volume group, when the stack has one.
     pub vg: Option<&'a str>,
+    /// The ZFS pool's name, for ZFS layouts.
+    pub pool: Option<&'a str>,
 }
 
 /// A layout assembled again, and how long each layer took.
@@ -93,10 +95,14 @@ impl Session {
                 md = Some(dev);
             }
             RaidLayer::Zfs(_) => {
-                return Err(LayoutError::Unexpected(format!(
-                    "{}: a ZFS pool is not assembled after a power cut yet",
-                    d.name
-                )));
+                let pool = d.pool.ok_or_else(|| {
+                    LayoutError::Unexpected(format!("{}: the ZFS pool's name is unknown", d.name))
+                })?;
+                self.push(Owned::Zpool {
+                    name: pool.to_string(),
+                    members: all.clone(),
+                })?;
+                self.runner.run(&zfs::import_argv(pool))?;
             }
         }
         let mut vg = None;
@@ -156,6 +162,11 @@ impl Session {
     fn remount(&mut self, d: &OnDisk, base: &Path) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(d.index, d.name);
         self.make_mount_point(&mnt)?;
+        if let (RaidLayer::Zfs(_), Some(pool)) = (&d.stack.raid, d.pool) {
+            // The pool owns its dataset's mount: `zpool destroy` unmounts it at teardown.
+            zfs::mount_at(&self.runner, pool, &mnt)?;
+            return Ok(mnt);
+        }
         if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
             self.push(Owned::Btrfs {
                 devices: d.members.to_vec(),

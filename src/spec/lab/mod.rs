@@ -67,7 +67,7 @@ use crate::stack::Stack;
 use crate::units;
 
 pub use host::{DeviceProblem, Host, TextOnly, ThisMachine};
-pub use powercut::{AfterCut, DiskCache, PowerCutSpec};
+pub use powercut::{AfterCut, CacheModel, DiskCache, PowerCutSpec};
 use raw::RawLab;
 
 /// Where backing files go when the spec does not say.

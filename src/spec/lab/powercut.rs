@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use crate::spec::SpecError;
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::Stack;
 
 /// What happens right after the power comes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,27 +30,84 @@ impl AfterCut {
     }
 }
 
-/// What the member disks do with writes they acknowledged but did not flush.
+/// What the member disks do with writes they acknowledged but did not flush: the spec's
+/// choice, one model for every cut or the two taking turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum DiskCache {
     /// No volatile write cache: a write the disk completed is on it (the VM is killed at once).
     None,
-    /// A volatile write cache: each member keeps only what it had flushed, plus any prefix of
-    /// what came after (dm-log-writes replayed to a point of the member's own).
+    /// A volatile write cache: each disk keeps what it had flushed, plus a prefix of its own
+    /// of what came after.
     Volatile,
-    /// Both models, each cut once per model.
+    /// Both models, taking turns: odd cuts without a cache, even cuts with a volatile one.
     Both,
+    /// A cache that acknowledges flushes it does not make (drives that lie about flushes):
+    /// each disk loses everything from one of its last few flushes on.
+    IgnoresFlush,
 }
 
 impl DiskCache {
-    /// `none`, `volatile` or `both`.
+    /// As written in the spec.
     pub fn name(self) -> &'static str {
         match self {
             DiskCache::None => "none",
             DiskCache::Volatile => "volatile",
             DiskCache::Both => "both",
+            DiskCache::IgnoresFlush => "ignores-flush",
         }
+    }
+
+    /// The model cut `k` (1-based) is made under.
+    pub fn for_cut(self, k: u32) -> CacheModel {
+        match self {
+            DiskCache::None => CacheModel::None,
+            DiskCache::Volatile => CacheModel::Volatile,
+            DiskCache::Both if k % 2 == 1 => CacheModel::None,
+            DiskCache::Both => CacheModel::Volatile,
+            DiskCache::IgnoresFlush => CacheModel::IgnoresFlush,
+        }
+    }
+
+    /// Whether some cut needs the disks' writes logged (a model other than `none`).
+    pub fn logs_writes(self) -> bool {
+        self != DiskCache::None
+    }
+}
+
+/// What a disk's cache does with the writes it acknowledged when the power goes, in one cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheModel {
+    /// No volatile cache: every completed write is on the disk.
+    None,
+    /// A volatile cache that honours flushes: the disk keeps everything up to its last flush
+    /// and a prefix (its own, seeded) of what came after.
+    Volatile,
+    /// A cache that acknowledges flushes it did not make: the disk loses everything from one
+    /// of its last few flushes on, flushed writes included.
+    IgnoresFlush,
+}
+
+impl CacheModel {
+    /// As written in the reports and the host's cut log.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheModel::None => "none",
+            CacheModel::Volatile => "volatile",
+            CacheModel::IgnoresFlush => "ignores-flush",
+        }
+    }
+
+    /// Parses [`CacheModel::name`].
+    pub fn parse(s: &str) -> Option<CacheModel> {
+        [
+            CacheModel::None,
+            CacheModel::Volatile,
+            CacheModel::IgnoresFlush,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
     }
 }
 
@@ -96,13 +153,6 @@ impl Section for PowerCut {
         let Some(p) = &raw.powercut else {
             return Ok(());
         };
-        if matches!(stack.raid, RaidLayer::Zfs(_)) {
-            return Err(cx.err(
-                "powercut",
-                "powercut",
-                "a ZFS pool is not imported again after a power cut yet; drop powercut on this layout",
-            ));
-        }
         let cuts = match p.cuts {
             None => DEFAULT_CUTS,
             Some(n) if (1..=i64::from(MAX_CUTS)).contains(&n) => n as u32,
@@ -139,21 +189,15 @@ impl Section for PowerCut {
             None | Some("none") => DiskCache::None,
             Some("volatile") => DiskCache::Volatile,
             Some("both") => DiskCache::Both,
+            Some("ignores-flush") => DiskCache::IgnoresFlush,
             Some(o) => {
                 return Err(cx.err(
                     "powercut",
                     "powercut.disk_cache",
-                    format!("unknown '{o}' (use none, volatile or both)"),
+                    format!("unknown '{o}' (use none, volatile, both or ignores-flush)"),
                 ));
             }
         };
-        if disk_cache != DiskCache::None {
-            return Err(cx.err(
-                "powercut",
-                "powercut.disk_cache",
-                "only \"none\" (disks without a volatile write cache) is built so far; drop disk_cache",
-            ));
-        }
         let seed = match p.seed {
             None => xxhash_rust::xxh3::xxh3_64(cx.name.as_bytes()),
             Some(s) if s >= 0 => s as u64,

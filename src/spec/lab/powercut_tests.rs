@@ -1,7 +1,7 @@
 //! The `powercut` section and md's `consistency_policy`: what they read and every refusal, as
 //! the one line a user sees (issue 32).
 
-use super::super::{AfterCut, DiskCache, LabSpec, LayoutKind, parse_lab_spec};
+use super::super::{AfterCut, CacheModel, DiskCache, LabSpec, LayoutKind, parse_lab_spec};
 use crate::spec::SpecError;
 use crate::stack::RaidLayer;
 
@@ -81,17 +81,18 @@ fn bad_power_cut_plans_are_refused_naming_the_field() {
         e.contains("unknown 'reboot' (use none or fail-member)"),
         "{e}"
     );
-    let e = err("fs = \"xfs\"\npowercut = { disk_cache = \"volatile\" }");
-    assert!(e.contains("layout[p].powercut.disk_cache"), "{e}");
+    let e = err("fs = \"xfs\"\npowercut = { disk_cache = \"sometimes\" }");
+    assert!(
+        e.contains("layout[p].powercut.disk_cache: unknown 'sometimes' (use none, volatile, both or ignores-flush)"),
+        "{e}"
+    );
     let e = err("fs = \"xfs\"\npowercut = { window = \"1ms\" }");
     assert!(e.contains("layout[p].powercut.window"), "{e}");
     let e = err("fs = \"xfs\"\npowercut = { cuts = 2, now = true }");
     assert!(e.contains("now"), "{e}");
-    let e = err("zfs = { vdev = \"raidz1\", width = 3 }\npowercut = { cuts = 2 }");
-    assert!(
-        e.contains("layout[p].powercut: a ZFS pool is not imported"),
-        "{e}"
-    );
+    // Issue 32: a ZFS pool is imported again after a cut.
+    lab("zfs = { vdev = \"raidz1\", width = 3 }\npowercut = { cuts = 2, then = \"fail-member\" }")
+        .expect("a raidz1 pool can have its power cut");
     let dir = parse_lab_spec(
         "[[layout]]\nname = \"old\"\ndir = \"/srv\"\npowercut = { cuts = 2 }\n",
         "lab.toml",
@@ -176,4 +177,38 @@ fn the_power_cut_example_reads_with_every_consistency_policy() {
         assert!(policies.contains(&want), "{policies:?}");
     }
     assert!(s.layouts.iter().all(|l| l.powercut.is_some()));
+    // With and without a volatile cache, and a ZFS pool among them (issue 32).
+    assert!(
+        s.layouts
+            .iter()
+            .any(|l| l.powercut.is_some_and(|p| p.disk_cache == DiskCache::Both))
+    );
+    assert!(s.layouts.iter().any(
+        |l| matches!(&l.kind, LayoutKind::Stack(st) if matches!(st.raid, RaidLayer::Zfs(_)))
+    ));
+}
+
+/// Issue 32: the disks' cache model is the spec's, per cut: `both` takes turns, odd cuts
+/// without a cache.
+#[test]
+fn the_disk_cache_model_is_chosen_per_cut() {
+    for (text, want) in [
+        ("none", [CacheModel::None, CacheModel::None]),
+        ("volatile", [CacheModel::Volatile, CacheModel::Volatile]),
+        ("both", [CacheModel::None, CacheModel::Volatile]),
+        (
+            "ignores-flush",
+            [CacheModel::IgnoresFlush, CacheModel::IgnoresFlush],
+        ),
+    ] {
+        let spec = lab(&format!(
+            "fs = \"ext4\"\npowercut = {{ cuts = 2, disk_cache = \"{text}\" }}"
+        ))
+        .expect("parses");
+        let dc = spec.layouts[0].powercut.expect("powercut").disk_cache;
+        assert_eq!(dc.name(), text);
+        assert_eq!([dc.for_cut(1), dc.for_cut(2)], want, "{text}");
+        assert_eq!(dc.logs_writes(), text != "none");
+        assert_eq!(CacheModel::parse(want[1].name()), Some(want[1]));
+    }
 }

@@ -2,7 +2,7 @@
 //! the power went, what came back how fast, and what the judge found (issue 32).
 
 use crate::lab::report::{LabReport, LayoutReport};
-use crate::sample::power::CutReport;
+use crate::sample::power::{CutReport, DiskRollback};
 
 /// Whether the table gets a POWER column (some layout had its power cut).
 pub(super) fn any(r: &LabReport) -> bool {
@@ -28,6 +28,18 @@ fn cut_line(c: &CutReport) -> String {
         "{} durable writes, {} durable files",
         c.durable_writes, c.durable_files
     ));
+    if !c.disk_cache.is_empty() && c.disk_cache != "none" {
+        let disks: Vec<String> = c.rollback.iter().map(DiskRollback::text).collect();
+        parts.push(format!(
+            "disk cache {}: {}",
+            c.disk_cache,
+            if disks.is_empty() {
+                "no disk said what it kept".into()
+            } else {
+                disks.join(", ")
+            }
+        ));
+    }
     let rec = &c.recovery;
     if let Some(m) = &rec.md {
         let mut s = format!(
@@ -96,4 +108,38 @@ pub(super) fn notes(r: &LabReport) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut made with a volatile disk cache says so, and what each disk kept (issue 32); a cut
+    /// without one reads as before.
+    #[test]
+    fn a_cut_line_names_its_cache_model_and_what_each_disk_kept() {
+        let mut c = CutReport {
+            cut: 2,
+            after_ms: 900,
+            durable_writes: 40,
+            ..CutReport::default()
+        };
+        assert!(!cut_line(&c).contains("disk cache"), "{}", cut_line(&c));
+        c.disk_cache = "ignores-flush".into();
+        c.rollback = vec![DiskRollback {
+            disk: "/dev/vda".into(),
+            logged: 120,
+            flushes: 30,
+            after_last_flush: 3,
+            dropped: 9,
+            dropped_flushed: 6,
+        }];
+        assert!(
+            cut_line(&c).contains(
+                "; disk cache ignores-flush: vda dropped 9 of 120 (3 after its last flush), 6 of them flushed;"
+            ),
+            "{}",
+            cut_line(&c)
+        );
+    }
 }
