@@ -240,6 +240,12 @@ pub fn capture(
     }
     header.lost_events = inst.lost_events();
     drop(inst);
+    if pairer.passthrough > 0 {
+        header.notes.push(format!(
+            "{} passthrough requests (driver commands without a data range, such as reading the disk's serial) left out, as blktrace's pc requests",
+            pairer.passthrough
+        ));
+    }
     let (unmatched, orphans) = pairer.finish(&mut |io| {
         if write_err.is_none() {
             if let Err(e) = writer.push(&io) {

@@ -6,6 +6,14 @@
 //! IOs leave in issue order once they and every IO issued before them are closed, so the trace
 //! is ordered and memory holds only what is in flight; an IO open for longer than
 //! [`STALE_NS`] (its completion was lost) leaves without one.
+//!
+//! Requests without a data range are keyed at sector 0 on both sides: the kernel's issue
+//! event says 0 for them (`blk_rq_trace_sector`) while its completion event gives the
+//! request's raw position, which for a flush is `(sector_t)-1` — so flushes paired with
+//! nothing and every one was left "without a completion" until blktrace in the VM showed
+//! them completing (issue 29). Passthrough requests (`N` with no sectors: a driver command
+//! such as virtio-blk reading its serial, an SG_IO or NVMe admin command) are left out and
+//! counted, as blktrace marks them `pc` and its importer leaves them out too.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -56,6 +64,8 @@ pub struct Pairer {
     pub orphan_completions: u64,
     /// IOs that left without a completion.
     pub unmatched: u64,
+    /// Passthrough requests left out (issues counted).
+    pub passthrough: u64,
     newest: u64,
     /// Issues after this trace-clock time are not recorded (the capture's end).
     issue_until: u64,
@@ -72,6 +82,7 @@ impl Pairer {
             by_key: HashMap::new(),
             orphan_completions: 0,
             unmatched: 0,
+            passthrough: 0,
             newest: t0,
             issue_until: u64::MAX,
         }
@@ -96,7 +107,18 @@ impl Pairer {
         }
         self.newest = self.newest.max(e.ts);
         let (op, flags) = parse_rwbs(&e.rwbs);
-        let sector = e.sector.saturating_sub(self.filter.start);
+        if op == Op::Other && e.nr_sector == 0 {
+            // Passthrough: no data range, and its completion's sector is not its issue's.
+            if e.phase == Phase::Issue && e.ts <= self.issue_until {
+                self.passthrough += 1;
+            }
+            return;
+        }
+        let sector = if e.nr_sector == 0 {
+            0
+        } else {
+            e.sector.saturating_sub(self.filter.start)
+        };
         match e.phase {
             Phase::Issue => {
                 if e.ts > self.issue_until {
@@ -132,7 +154,21 @@ impl Pairer {
             self.orphan_completions += 1;
             return;
         };
-        let Some(seq) = q.pop_front() else {
+        // Two requests in flight at one sector (an 8k and a 128k read) complete in either
+        // order: the completion closes the oldest whose remaining size is its own, and only
+        // when none is, the oldest (a partial completion). Oldest-first alone took the 8k's
+        // completion as a piece of the 128k, which then never completed (issue 29).
+        let exact = if e.nr_sector > 0 {
+            q.iter().position(|&s| {
+                usize::try_from(s - self.base)
+                    .ok()
+                    .and_then(|k| self.open.get(k))
+                    .is_some_and(|o| o.left == e.nr_sector)
+            })
+        } else {
+            None
+        };
+        let Some(seq) = q.remove(exact.unwrap_or(0)) else {
             self.orphan_completions += 1;
             return;
         };
@@ -247,7 +283,10 @@ mod tests {
                 ev(150, C, 0, 16, "R"),
                 ev(160, C, 0, 16, "R"),
                 ev(170, I, 0, 0, "FF"),
-                ev(180, C, 0, 0, "FF"),
+                ev(172, I, 0, 0, "N"), // passthrough (virtio-blk's serial): left out
+                ev(175, C, u64::MAX, 0, "N"),
+                ev(180, C, u64::MAX, 0, "FF"), // a flush completes at (sector_t)-1
+                ev(185, C, u64::MAX, 0, "N"),
                 ev(190, I, 128, 8, "W"), // never completes
             ],
         );
@@ -267,7 +306,49 @@ mod tests {
                 (90, 65536, 4096, Op::Write, NO_COMPLETION),
             ]
         );
-        assert_eq!(ios[3].flags, crate::trace::flags::PREFLUSH);
+        assert_eq!(ios[3].flags, 0, "a flush is not preflushed");
+    }
+
+    /// Issue 29 (checked against blktrace in the VM): a 128k and an 8k read at one sector,
+    /// in flight together, the 8k done first — each gets its own completion, and the 128k is
+    /// not left open as if the 8k had been a piece of it.
+    #[test]
+    fn two_requests_at_one_sector_complete_in_either_order() {
+        use Phase::{Complete as C, Issue as I};
+        let (ios, unmatched, orphans) = run(
+            whole(),
+            &[
+                ev(110, I, 64, 256, "R"),
+                ev(120, I, 64, 16, "R"),
+                ev(130, C, 64, 16, "R"),
+                ev(190, C, 64, 256, "R"),
+            ],
+        );
+        assert_eq!((unmatched, orphans), (0, 0));
+        let got: Vec<(u32, u64)> = ios.iter().map(|i| (i.len, i.latency_ns)).collect();
+        assert_eq!(got, vec![(128 << 10, 80), (8 << 10, 10)]);
+    }
+
+    /// Issue 29 (checked against blktrace in the VM): a passthrough request is counted and
+    /// left out, its completion neither closes another IO nor counts as an orphan.
+    #[test]
+    fn passthrough_requests_are_counted_and_left_out() {
+        use Phase::{Complete as C, Issue as I};
+        let mut p = Pairer::new(whole(), 100);
+        let mut procs = |_: &str| 0u16;
+        for e in [
+            ev(110, I, 0, 0, "N"),
+            ev(115, I, 8, 8, "R"),
+            ev(120, C, u64::MAX, 0, "N"),
+            ev(125, C, 8, 8, "R"),
+        ] {
+            p.push(&e, &mut procs);
+        }
+        assert_eq!(p.passthrough, 1);
+        let mut out = Vec::new();
+        let (u, o) = p.finish(&mut |io| out.push(io));
+        assert_eq!((out.len(), u, o), (1, 0, 0));
+        assert_eq!((out[0].op, out[0].latency_ns), (Op::Read, 10));
     }
 
     #[test]

@@ -277,7 +277,12 @@ pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
                 flags: f,
                 process,
             });
-        } else if let Some(i) = open.get_mut(&(r.sector, op)).and_then(VecDeque::pop_front) {
+        } else if let Some(i) = open.get_mut(&(r.sector, op)).and_then(|q| {
+            // Two requests in flight at one sector complete in either order: the one of
+            // this completion's size first (issue 29), else the oldest.
+            let k = q.iter().position(|&i| ios[i].len == r.bytes).unwrap_or(0);
+            q.remove(k)
+        }) {
             ios[i].latency_ns = t.saturating_sub(ios[i].issue_ns);
         } else {
             orphans += 1;
@@ -422,6 +427,26 @@ pub(crate) mod tests {
         assert_eq!(t.ios[0].process, 0);
         assert_eq!(t.header.unmatched, 1);
         assert_eq!(t.header.device.unwrap().devnum, "8:16");
+    }
+
+    /// Issue 29: a 128k and an 8k read in flight at one sector, the 8k done first: each IO
+    /// gets its own completion time.
+    #[test]
+    fn requests_at_one_sector_pair_by_size() {
+        let fs = 1 << 8;
+        let recs = [
+            rec(100, TA_ISSUE, TC_READ | fs, 64, 128 << 10, 1),
+            rec(110, TA_ISSUE, TC_READ | fs, 64, 8 << 10, 1),
+            rec(120, TA_COMPLETE, TC_READ | fs, 64, 8 << 10, 0),
+            rec(200, TA_COMPLETE, TC_READ | fs, 64, 128 << 10, 0),
+        ];
+        let t = import(&[(
+            "t.blktrace.0".into(),
+            recs.iter().flat_map(encode).collect(),
+        )])
+        .unwrap();
+        let got: Vec<(u32, u64)> = t.ios.iter().map(|i| (i.len, i.latency_ns)).collect();
+        assert_eq!(got, vec![(128 << 10, 100), (8 << 10, 10)]);
     }
 
     #[test]

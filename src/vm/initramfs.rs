@@ -290,11 +290,26 @@ pub fn contents(
     iolab: &Path,
     zfs: Option<&GuestZfs>,
 ) -> Result<Contents, VmError> {
+    contents_with(tools, k, iolab, zfs, &[])
+}
+
+/// [`contents`] plus `extra` host programs `(name, path)` in the guest's `/sbin`, with their
+/// libraries: tools only some guests need (blktrace for `vm::script`'s capture check).
+pub fn contents_with(
+    tools: &HostTools,
+    k: &Kernel,
+    iolab: &Path,
+    zfs: Option<&GuestZfs>,
+    extra: &[(String, PathBuf)],
+) -> Result<Contents, VmError> {
     let mut c = Contents::default();
     c.copy("bin/busybox", &tools.busybox, 0o755);
     let mut bins: Vec<(String, PathBuf)> = vec![("bin/iolab".into(), iolab.to_path_buf())];
     for (t, p) in tools.found.iter().filter(|(t, _)| t.guest) {
         bins.push((format!("sbin/{}", t.name), p.clone()));
+    }
+    for (name, p) in extra {
+        bins.push((format!("sbin/{name}"), p.clone()));
     }
     if let Some(z) = zfs {
         for (name, p) in &z.tools {
@@ -366,8 +381,8 @@ pub fn contents(
 }
 
 /// The cached initramfs for these contents, written when missing (older ones of the same
-/// flavour — `base` or `zfs` — for the same kernel are removed: one iolab build is current at
-/// a time, and a lab with ZFS layouts does not evict the one without).
+/// flavour — `base`, `zfs`, or a script's `x-TOOLS` — for the same kernel are removed: one
+/// iolab build is current at a time, and one flavour does not evict another).
 pub fn build(c: &Contents, cache: &Path, k: &Kernel, flavour: &str) -> Result<PathBuf, VmError> {
     let dir = cache.join(&k.version);
     std::fs::create_dir_all(&dir).map_err(|e| VmError::io("cannot create", &dir, e))?;
@@ -386,9 +401,7 @@ pub fn build(c: &Contents, cache: &Path, k: &Kernel, flavour: &str) -> Result<Pa
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
         // Names from before flavours (`initramfs-<key>.cpio`) go too.
-        let legacy = n.starts_with("initramfs-")
-            && !n.starts_with("initramfs-base-")
-            && !n.starts_with("initramfs-zfs-");
+        let legacy = is_legacy_name(&n);
         if (n.starts_with(&prefix) || legacy) && n != name && !n.contains(".tmp") {
             let _ = std::fs::remove_file(e.path());
         }
@@ -396,9 +409,31 @@ pub fn build(c: &Contents, cache: &Path, k: &Kernel, flavour: &str) -> Result<Pa
     Ok(path)
 }
 
+/// Whether `name` is an initramfs from before flavours: `initramfs-<16 hex digits>.cpio`.
+fn is_legacy_name(name: &str) -> bool {
+    name.strip_prefix("initramfs-")
+        .and_then(|r| r.strip_suffix(".cpio"))
+        .is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only pre-flavour names count as legacy: a script's flavour (`x-blktrace`) must not be
+    /// evicted each time the lab's `base` one is built, nor the other way round.
+    #[test]
+    fn flavours_do_not_evict_each_other() {
+        assert!(is_legacy_name("initramfs-9d8cea182daf038d.cpio"));
+        for n in [
+            "initramfs-base-9d8cea182daf038d.cpio",
+            "initramfs-zfs-82b6a38630f3db7a.cpio",
+            "initramfs-x-blktrace-82b6a38630f3db7a.cpio",
+            "initramfs-9d8cea182daf038d.cpio.tmp12",
+        ] {
+            assert!(!is_legacy_name(n), "{n}");
+        }
+    }
 
     #[test]
     fn ldd_lines() {

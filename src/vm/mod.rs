@@ -11,6 +11,9 @@
 //! the guest's copy of the spec and its script; the host then copies the stored runs into its
 //! own store ([`crate::store::transfer`]).
 //!
+//! [`script`] boots the same VM to run a script of one's own (a check the lab does not make,
+//! such as `iolab capture` against blktrace) and hands back the share.
+//!
 //! Speeds measured under emulation are not the hardware's: every run is labelled
 //! `environment: vm (tcg)` (or `vm (kvm)`).
 
@@ -21,6 +24,7 @@ pub mod kernel;
 pub mod prereq;
 pub mod qemu;
 pub mod run;
+pub mod script;
 pub mod writelog;
 pub mod zfs;
 

@@ -139,6 +139,17 @@ pub fn check() -> Result<HostTools, VmError> {
     Ok(HostTools { found, busybox })
 }
 
+/// One more program, not in [`TOOLS`] (a tool only some guests need, such as blktrace); the
+/// error is one line naming its package.
+pub fn find(t: &Tool) -> Result<PathBuf, VmError> {
+    which(t.name).ok_or_else(|| {
+        VmError::Missing(format!(
+            "the VM needs {} on the host: apt-get install {}",
+            t.name, t.package
+        ))
+    })
+}
+
 /// busybox-static's binary: `/bin/busybox` when it is static (the dynamic `busybox` package
 /// installs the same path).
 fn static_busybox() -> Option<PathBuf> {
@@ -150,4 +161,34 @@ fn static_busybox() -> Option<PathBuf> {
         .take(64 << 10)
         .any(|w| w == b"ld-linux");
     (!dynamic).then_some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool only some guests need (blktrace) is found on the host, or missing with one line
+    /// naming its package.
+    #[test]
+    fn a_missing_extra_tool_names_its_package() {
+        let t = Tool {
+            name: "iolab-no-such-tool",
+            package: "iolab-no-such-package",
+            guest: true,
+        };
+        let e = find(&t).unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "the VM needs iolab-no-such-tool on the host: apt-get install iolab-no-such-package"
+        );
+        if which("sh").is_some() {
+            let sh = Tool {
+                name: "sh",
+                package: "dash",
+                guest: true,
+            };
+            assert!(find(&sh).is_ok());
+        }
+    }
 }

@@ -140,7 +140,7 @@ impl Drop for Owner {
     }
 }
 
-fn kvm_marker(cache: &Path, k: &kernel::Kernel) -> PathBuf {
+pub(super) fn kvm_marker(cache: &Path, k: &kernel::Kernel) -> PathBuf {
     cache.join(&k.version).join("kvm-unusable")
 }
 
@@ -302,7 +302,7 @@ fn vm_config(
 /// filesystems). The cache keeps one initramfs per flavour, so another iolab build starting a
 /// VM evicts this one; a lab boots again after every power cut, minutes later, and must not
 /// find it gone. When it is already gone, `rebuild` makes it again (three tries).
-fn hold_initrd(
+pub(super) fn hold_initrd(
     built: &Path,
     work: &Path,
     mut rebuild: impl FnMut() -> Result<PathBuf, VmError>,
@@ -446,7 +446,7 @@ fn check_space(dir: &Path, need: u64) -> Result<(), VmError> {
 
 /// Waits for the guest to be ready (kernel up within [`qemu::KERNEL_TIMEOUT`], modules and
 /// share within [`qemu::READY_TIMEOUT`]); returns the seconds it took.
-fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, VmError> {
+pub(super) fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, VmError> {
     let mut kernel_up = false;
     loop {
         if crate::signals::stop_requested() {
