@@ -103,6 +103,21 @@ pub(crate) fn run_vm_lab(
     (code, v, stderr, wall)
 }
 
+/// Asserts that a power cut's judge found no durable block lost, no block silently wrong and no
+/// durable file missing (issue 32); `why` heads the message, the cut's JSON follows it.
+pub(crate) fn assert_cut_lost_nothing(c: &serde_json::Value, why: &str) {
+    let j = &c["judgement"];
+    assert_eq!(
+        (
+            j["durable_lost"].as_u64(),
+            j["silent_wrong"].as_u64(),
+            j["files_missing"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{why}{c:#}"
+    );
+}
+
 /// The layout named `name` in a lab document.
 pub(crate) fn layout<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     v["layouts"]

@@ -98,17 +98,6 @@ impl CacheModel {
             CacheModel::IgnoresFlush => "ignores-flush",
         }
     }
-
-    /// Parses [`CacheModel::name`].
-    pub fn parse(s: &str) -> Option<CacheModel> {
-        [
-            CacheModel::None,
-            CacheModel::Volatile,
-            CacheModel::IgnoresFlush,
-        ]
-        .into_iter()
-        .find(|m| m.name() == s)
-    }
 }
 
 /// A layout's power cuts, validated.
