@@ -257,7 +257,13 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
     );
     std::fs::write(&path, spec).unwrap();
     let (out, v) = w.lab_json(&path, &[]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        out.stderr,
+        World::layouts_summary(&v)
+    );
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     w.assert_clean(&lab_id);
     let d = &v["decision"];

@@ -346,6 +346,12 @@ fn run_layout(
     store: Option<&mut crate::store::Store>,
     show_progress: bool,
 ) -> anyhow::Result<(RunRecord, Option<anyhow::Error>, bool)> {
+    // The space the previous phase's test file held is free only once its deletion is
+    // committed (btrfs pins freed extents until the transaction ends): commit it now, or a
+    // degraded btrfs raid1, which cannot allocate a new chunk, runs out of room mid-phase.
+    if let Ok(d) = std::fs::File::open(m.path) {
+        let _ = rustix::fs::syncfs(&d);
+    }
     // Without a size in the spec: a quarter of the layout, at most 1GiB, so the working set
     // fits beside the lab's fill data and a degraded rebuild has room.
     let usable = m.usable_bytes.unwrap_or(4 << 30);

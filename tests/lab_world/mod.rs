@@ -100,6 +100,29 @@ impl World {
         (out, v)
     }
 
+    /// Each layout's status, error, integrity verdict and phase errors in one line: what an
+    /// assertion on the lab's exit code prints, so a failure says which layout and step.
+    pub(crate) fn layouts_summary(v: &Value) -> String {
+        let Some(ls) = v["layouts"].as_array() else {
+            return format!("no layouts in the report: {v}");
+        };
+        ls.iter()
+            .map(|l| {
+                format!(
+                    "{}: status {} error {} reason {} integrity {} degraded workload {} rebuild load {}",
+                    l["name"],
+                    l["status"],
+                    l["error"],
+                    l["reason"],
+                    l["integrity"]["verdict"],
+                    l["degraded"]["workload_error"],
+                    l["rebuild_load"]["workload_error"]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub(crate) fn state_files(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self.state.path())
             .unwrap()
