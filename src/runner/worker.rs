@@ -26,6 +26,9 @@ use super::pace::Pace;
 use super::replay::ReplayOp;
 use super::trial::{IoFile, IoRunError, StartGate};
 use super::verify::{Mismatch, MismatchKind, VerifySummary, VerifyTable};
+use slots::{InFlight, SlotOp, Slots};
+
+mod slots;
 
 /// What one worker needs to know about its share of a trial.
 pub(super) struct WorkerParams<'a> {
@@ -194,95 +197,6 @@ fn new_data(p: &WorkerParams<'_>) -> DataGen {
         w.block_size as usize,
         w.queue_depth as usize,
     )
-}
-
-/// What the IO in a slot does (for booking its completion).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum SlotOp {
-    Read,
-    Write,
-    Sync,
-}
-
-impl SlotOp {
-    /// Index into [`Worker::second`].
-    fn idx(self) -> usize {
-        match self {
-            SlotOp::Read => 0,
-            SlotOp::Write => 1,
-            SlotOp::Sync => 2,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            SlotOp::Read => "read",
-            SlotOp::Write => "write",
-            SlotOp::Sync => "sync",
-        }
-    }
-}
-
-/// One IO in flight: when it was due and submitted, what it does and where.
-#[derive(Clone, Copy)]
-struct InFlight {
-    /// When it was due: its submission in a closed loop, its scheduled time in an open one.
-    due_ns: u64,
-    submitted_ns: u64,
-    op: SlotOp,
-    offset: u64,
-    /// Bytes (0 for a flush).
-    len: u32,
-}
-
-/// The slot table: which slots are free, and what each busy one holds. Slot `depth` is kept
-/// for flushes, which go out alone.
-struct Slots {
-    busy: Vec<Option<InFlight>>,
-    free: Vec<u32>,
-    inflight: u32,
-    sync_slot: u32,
-}
-
-impl Slots {
-    fn new(depth: u32) -> Slots {
-        Slots {
-            busy: vec![None; depth as usize + 1],
-            free: (0..depth).rev().collect(),
-            inflight: 0,
-            sync_slot: depth,
-        }
-    }
-
-    /// Marks a slot (from [`Slots::free`] or the sync slot) busy.
-    #[inline]
-    fn occupy(&mut self, slot: u32, io: InFlight) {
-        self.busy[slot as usize] = Some(io);
-        self.inflight += 1;
-    }
-
-    /// Frees the slot of a completion and says what it held (`None`: an unknown slot, which
-    /// an engine must never return).
-    #[inline]
-    fn release(&mut self, slot: u32) -> Option<InFlight> {
-        let io = self.busy.get_mut(slot as usize)?.take()?;
-        self.inflight -= 1;
-        if slot != self.sync_slot {
-            self.free.push(slot);
-        }
-        Some(io)
-    }
-
-    fn sync_busy(&self) -> bool {
-        self.busy[self.sync_slot as usize].is_some()
-    }
-
-    /// Whether an IO is in flight on the block at `offset` (verify mode never overlaps two).
-    fn offset_busy(&self, offset: u64) -> bool {
-        self.busy
-            .iter()
-            .any(|b| matches!(b, Some(io) if io.op != SlotOp::Sync && io.offset == offset))
-    }
 }
 
 #[inline]
