@@ -349,9 +349,7 @@ fn run_layout(
     // The space the previous phase's test file held is free only once its deletion is
     // committed (btrfs pins freed extents until the transaction ends): commit it now, or a
     // degraded btrfs raid1, which cannot allocate a new chunk, runs out of room mid-phase.
-    if let Ok(d) = std::fs::File::open(m.path) {
-        let _ = rustix::fs::syncfs(&d);
-    }
+    commit_fs(m.path);
     // Without a size in the spec: a quarter of the layout, at most 1GiB, so the working set
     // fits beside the lab's fill data and a degraded rebuild has room.
     let usable = m.usable_bytes.unwrap_or(4 << 30);
@@ -396,8 +394,18 @@ fn run_layout(
         false,
     );
     progress.finish();
+    // And this phase's, before the lab degrades, replaces or fills the layout next.
+    commit_fs(m.path);
     let r = r?;
     Ok((r.record, r.error, r.interrupted))
+}
+
+/// Commits the filesystem at `path` (syncfs), so space freed by deleted files is free again.
+/// Best effort: a failure leaves the space pinned a little longer, nothing worse.
+fn commit_fs(path: &std::path::Path) {
+    if let Ok(d) = std::fs::File::open(path) {
+        let _ = rustix::fs::syncfs(&d);
+    }
 }
 
 /// Keeps each run's completed layout record; the first store error, with the run it was for.
