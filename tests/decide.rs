@@ -257,12 +257,24 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
     );
     std::fs::write(&path, spec).unwrap();
     let (out, v) = w.lab_json(&path, &[]);
+    // btrfs raid5 sometimes loses a file written while degraded (seen about one lab in twelve
+    // under load on 6.18: EIO reading it back degraded, uncorrectable checksum errors after the
+    // replace). That is the layout's defect, which the lab must report and exit 1 for; raid6
+    // must never lose anything.
+    let verdict = |name: &str| {
+        v["layouts"].as_array().and_then(|ls| {
+            ls.iter()
+                .find(|l| l["name"] == name)
+                .map(|l| l["integrity"]["verdict"]["kind"].clone())
+        })
+    };
+    let raid5_lost = verdict("btrfs-raid5") == Some(serde_json::json!("data_loss"));
+    let summary = World::layouts_summary(&v);
+    assert_eq!(out.code, i32::from(raid5_lost), "{}\n{summary}", out.stderr);
     assert_eq!(
-        out.code,
-        0,
-        "{}\n{}",
-        out.stderr,
-        World::layouts_summary(&v)
+        verdict("btrfs-raid6"),
+        Some(serde_json::json!("verified")),
+        "{summary}"
     );
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
     w.assert_clean(&lab_id);
@@ -276,6 +288,9 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
         assert_eq!(r["speed"]["figure"]["source"], "measured", "{r:#}");
     }
     assert_eq!(r5["misses"][0]["need"], "max_loss_5y", "{r5:#}");
+    if raid5_lost {
+        assert_eq!(r5["misses"][1]["need"], "integrity", "{r5:#}");
+    }
     let (l5, l6) = (
         r5["loss_5y"]["value"].as_f64().unwrap(),
         r6["loss_5y"]["value"].as_f64().unwrap(),
