@@ -22,6 +22,7 @@ fn md(level: &str, members: u64, spares: u64) -> Vec<Layer> {
             chunk_bytes: None,
             bitmap: None,
             bitmap_chunk_bytes: None,
+            consistency_policy: None,
         },
         Layer::Fs {
             fs: "xfs".into(),

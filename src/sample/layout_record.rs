@@ -160,6 +160,11 @@ pub enum Layer {
         /// Bitmap chunk, bytes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bitmap_chunk_bytes: Option<u64>,
+        /// How md keeps parity consistent over an unclean stop: `resync`, `ppl`, `journal`
+        /// (`None`: mdadm's default, or a record written before it was kept). The power-cut
+        /// outcome depends on it, so two stacks differing only here must not read the same.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        consistency_policy: Option<String>,
     },
     /// btrfs as the RAID layer: its profiles over the member disks.
     Btrfs {
@@ -221,6 +226,7 @@ impl Layer {
                 chunk_bytes: md.chunk,
                 bitmap: md.bitmap.clone(),
                 bitmap_chunk_bytes: md.bitmap_chunk,
+                consistency_policy: md.consistency_policy.clone(),
             },
             RaidLayer::Zfs(z) => Layer::Zfs {
                 vdev: z.vdev.zpool_word(z.width),
@@ -374,9 +380,33 @@ mod tests {
                 spares: 1,
                 chunk_bytes: Some(262144),
                 bitmap: None,
-                bitmap_chunk_bytes: None
+                bitmap_chunk_bytes: None,
+                consistency_policy: None
             }
         );
         assert_eq!(l[1], Layer::Lvm);
+    }
+
+    /// md's consistency policy is kept in the layer (a power cut's outcome depends on it), and
+    /// a record without one serializes as before it was kept.
+    #[test]
+    fn md_consistency_policy_is_kept_and_absent_when_unset() {
+        let mut s: Stack = serde_json::from_value(serde_json::json!({
+            "raid": {"type": "md", "level": "5", "chunk": null, "bitmap": null,
+                     "bitmap_chunk": null, "assume_clean": false, "consistency_policy": "ppl"},
+            "members": 4, "spares": 0, "lvm": false, "fs": "ext4",
+            "mkfs_options": [], "mount_options": []
+        }))
+        .unwrap();
+        let l = Layer::of_stack(&s);
+        assert!(
+            matches!(&l[0], Layer::Md { consistency_policy: Some(p), .. } if p == "ppl"),
+            "{l:?}"
+        );
+        if let RaidLayer::Md(md) = &mut s.raid {
+            md.consistency_policy = None;
+        }
+        let plain = serde_json::to_string(&Layer::of_stack(&s)[0]).unwrap();
+        assert!(!plain.contains("consistency"), "{plain}");
     }
 }

@@ -392,6 +392,7 @@ pub mod v2 {
                 chunk_bytes: u("chunk").or_else(|| u("chunk_bytes")),
                 bitmap: None,
                 bitmap_chunk_bytes: None,
+                consistency_policy: None,
             });
         } else if let Some(raid) = find(v, "raid") {
             match raid {
@@ -402,6 +403,7 @@ pub mod v2 {
                     chunk_bytes: u("chunk").or_else(|| u("chunk_bytes")),
                     bitmap: None,
                     bitmap_chunk_bytes: None,
+                    consistency_policy: None,
                 }),
                 Value::Object(m) => match m.get("type").and_then(Value::as_str) {
                     Some("btrfs") => out.push(Layer::Btrfs {
@@ -605,7 +607,8 @@ mod tests {
                 spares: 0,
                 chunk_bytes: Some(65536),
                 bitmap: None,
-                bitmap_chunk_bytes: None
+                bitmap_chunk_bytes: None,
+                consistency_policy: None
             }
         );
         assert!(matches!(&flat.stack[1], Layer::Fs { fs, mount_options, .. }
