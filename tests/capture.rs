@@ -70,6 +70,22 @@ fn finish(child: Child) -> Out {
     Out::new("iolab capture".into(), o)
 }
 
+/// Ends a capture with Ctrl-C once the workload is done (a capture of a fixed time could end
+/// before a slow, loaded machine finished the workload): it keeps what it recorded, exits 130
+/// and marks the trace interrupted. The trace read back.
+fn stop_capture(child: Child, out: &Path) -> Trace {
+    let stopped = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success(), "kill -INT the capture");
+    let o = finish(child);
+    assert_eq!(o.code, 130, "{}", o.stderr);
+    let t = read_trace(out).unwrap();
+    assert!(t.header.interrupted, "the trace says it was stopped early");
+    t
+}
+
 fn dd(args: &[&str]) {
     let o = Command::new("dd")
         .args(args)
@@ -512,7 +528,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
     let ld = LoopDev::new("capture-model", 512 << 20);
     no_merges(&ld);
     let out = dir.path().join("mix.trace");
-    let child = start_capture(&[ld.path(), "--time", "6s", "-o", out.to_str().unwrap()]);
+    let child = start_capture(&[ld.path(), "--time", "180s", "-o", out.to_str().unwrap()]);
     Iolab::new()
         .args([
             "run",
@@ -542,8 +558,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
         ])
         .run()
         .success();
-    finish(child).success();
-    let t = read_trace(&out).unwrap();
+    let t = stop_capture(child, &out);
     assert_model_of_the_mix(&t);
     let spec = Iolab::new()
         .args(["spec", "--from-trace", out.to_str().unwrap()])
@@ -614,16 +629,7 @@ fn the_model_of_a_fio_workload_recovers_it() {
         "fio: {}",
         String::from_utf8_lossy(&fio.stderr)
     );
-    // Ctrl-C ends the capture early and keeps what it recorded (exit 130).
-    let stopped = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(stopped.success(), "kill -INT the capture");
-    let o = finish(child);
-    assert_eq!(o.code, 130, "{}", o.stderr);
-    let t = read_trace(&out).unwrap();
-    assert!(t.header.interrupted, "the trace says it was stopped early");
+    let t = stop_capture(child, &out);
     assert_model_of_the_mix(&t);
     // The process name is fio's own.
     let names = &t.header.processes;
