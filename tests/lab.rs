@@ -727,7 +727,7 @@ fn dry_run_prints_the_lvmcache_and_bcache_commands() {
         "mdadm --stop /dev/md",
     ]);
     order(&[
-        "make-bcache -B /dev/md",
+        "make-bcache --bucket 512k -B /dev/md",
         " -C /dev/loop107 --cset-uuid ",
         "echo /dev/loop107 > /sys/fs/bcache/register",
         "echo writeback > /sys/block/bcache0/bcache/cache_mode",

@@ -90,10 +90,27 @@ pub fn lvmcache_argvs(
     out
 }
 
-/// `make-bcache` formatting `backing` and `cache` as one set with the cache set UUID `cset`.
-pub fn make_bcache_argv(backing: &Path, cache: &Path, cset: &str) -> Vec<String> {
+/// The bucket size for a bcache cache of `bytes` (0: unknown): make-bcache's 512KiB default,
+/// smaller on small caches so there are at least 2048 buckets (the kernel refuses a cache set
+/// with fewer than about 1024: `cache_alloc(): cache device is too small`, measured in the VM on
+/// 256MiB), and never under 8KiB.
+pub fn bucket_bytes(bytes: u64) -> u64 {
+    const MAX: u64 = 512 << 10;
+    if bytes == 0 {
+        return MAX;
+    }
+    let fit = (bytes / 2048).max(1);
+    let pow = 1u64 << (63 - fit.leading_zeros());
+    pow.clamp(8 << 10, MAX)
+}
+
+/// `make-bcache` formatting `backing` and `cache` (`bucket` bytes per bucket) as one set with
+/// the cache set UUID `cset`.
+pub fn make_bcache_argv(backing: &Path, cache: &Path, bucket: u64, cset: &str) -> Vec<String> {
     vec![
         "make-bcache".into(),
+        "--bucket".into(),
+        format!("{}k", bucket >> 10),
         "-B".into(),
         backing.to_string_lossy().into_owned(),
         "-C".into(),
@@ -156,7 +173,12 @@ pub fn create_bcache(
     cset: &str,
     mode: CacheMode,
 ) -> Result<PathBuf, LayoutError> {
-    runner.run(&make_bcache_argv(backing, cache, cset))?;
+    let bytes = if runner.is_dry_run() {
+        0
+    } else {
+        crate::system::BlockDevice::from_path(cache).map_or(0, |b| b.size_bytes)
+    };
+    runner.run(&make_bcache_argv(backing, cache, bucket_bytes(bytes), cset))?;
     for d in [backing, cache] {
         runner.write_file(Path::new(REGISTER), &d.to_string_lossy())?;
     }
@@ -256,6 +278,17 @@ mod tests {
         );
     }
 
+    /// Issue 28: a 256MiB bcache cache with make-bcache's default buckets was refused by the
+    /// kernel (too few buckets); small caches get smaller buckets.
+    #[test]
+    fn small_caches_get_enough_buckets() {
+        assert_eq!(bucket_bytes(256 << 20), 128 << 10);
+        assert_eq!(bucket_bytes(32 << 20), 16 << 10);
+        assert_eq!(bucket_bytes(64 << 30), 512 << 10);
+        assert_eq!(bucket_bytes(0), 512 << 10);
+        assert!((256u64 << 20) / bucket_bytes(256 << 20) >= 2048);
+    }
+
     #[test]
     fn bcache_command_lines() {
         let r = Runner::recording();
@@ -279,7 +312,7 @@ mod tests {
         assert_eq!(
             r.log(),
             vec![
-                "make-bcache -B /dev/md100 -C /dev/vde --cset-uuid u-1",
+                "make-bcache --bucket 512k -B /dev/md100 -C /dev/vde --cset-uuid u-1",
                 "echo /dev/md100 > /sys/fs/bcache/register",
                 "echo /dev/vde > /sys/fs/bcache/register",
                 "echo writeback > /sys/block/bcache0/bcache/cache_mode",
