@@ -100,7 +100,7 @@ pub fn bucket_bytes(bytes: u64) -> u64 {
         return MAX;
     }
     let fit = (bytes / 2048).max(1);
-    let pow = 1u64 << (63 - fit.leading_zeros());
+    let pow = 1u64 << fit.ilog2();
     pow.clamp(8 << 10, MAX)
 }
 
