@@ -676,6 +676,71 @@ fn dry_run_prints_the_md_and_lvm_commands() {
     assert!(w.state_files().is_empty());
 }
 
+/// Issue 28: a dry run prints the cache layer's commands in order between the LVM layer (or
+/// the array) and mkfs, and its teardown: lvmcache's vgextend/lvconvert onto the cache disk
+/// (the lab's disk after the members), bcache's make-bcache, registration and stop.
+#[test]
+fn dry_run_prints_the_lvmcache_and_bcache_commands() {
+    let w = World::new("labtest");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "cache.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 4, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md5-lvmcache\"\nfs = \"xfs\"\n\
+             mdadm = {{ level = 5, members = 3 }}\n\
+             cache = {{ kind = \"lvmcache\", mode = \"writethrough\", size = \"256MiB\" }}\n\
+             [[layout]]\nname = \"md5-bcache\"\nfs = \"ext4\"\n\
+             mdadm = {{ level = 5, members = 3 }}\n\
+             cache = {{ kind = \"bcache\", mode = \"writeback\" }}\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
+    assert!(
+        stdout.contains("md raid5 x3 > lvm > lvmcache wt > xfs"),
+        "{stdout}"
+    );
+    let order = |wants: &[&str]| {
+        let mut at = 0;
+        for want in wants {
+            let i = stdout[at..]
+                .find(want)
+                .unwrap_or_else(|| panic!("missing '{want}' after byte {at} in:\n{stdout}"));
+            at += i + want.len();
+        }
+    };
+    // The 4th loop disk of the first layout (loop103) is the cache; the data LV stays on md.
+    order(&[
+        "--raid-devices=3 /dev/loop100 /dev/loop101 /dev/loop102\n",
+        "lvcreate --yes --wipesignatures y --type linear --extents 100%FREE --name lab iolab_",
+        "pvcreate --yes --force --force /dev/loop103",
+        "vgextend --yes iolab_",
+        "lvcreate --yes --wipesignatures y --type linear --size 268435456b --name cache iolab_",
+        "lvconvert --yes --type cache --cachevol cache --cachemode writethrough iolab_",
+        "mkfs.xfs -f /dev/iolab_",
+        "lvremove --yes --force iolab_",
+        "pvremove --yes /dev/loop103",
+        "mdadm --stop /dev/md",
+    ]);
+    order(&[
+        "make-bcache --bucket 512k -B /dev/md",
+        " -C /dev/loop107 --cset-uuid ",
+        "echo /dev/loop107 > /sys/fs/bcache/register",
+        "echo writeback > /sys/block/bcache0/bcache/cache_mode",
+        "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/bcache0",
+        "mount -t ext4 /dev/bcache0",
+        "echo 1 > /sys/block/bcache0/bcache/stop",
+        "/unregister",
+        "mdadm --stop /dev/md",
+    ]);
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}
+
 fn md(level: MdLevel) -> MdOptions {
     MdOptions {
         level,
@@ -698,6 +763,7 @@ fn stack(raid: RaidLayer, members: usize, spares: usize, lvm: bool, fs: FsKind) 
         fs,
         mkfs_options: vec![],
         mount_options: vec![],
+        cache: None,
     }
 }
 

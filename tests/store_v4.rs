@@ -293,6 +293,7 @@ fn kind(l: &Layer) -> String {
         ),
         Layer::Btrfs { data, members, .. } => format!("btrfs {data} x{members}"),
         Layer::Lvm => "lvm".into(),
+        Layer::Cache { kind, mode, .. } => format!("cache {kind} {mode}"),
         Layer::Fs { fs, .. } => format!("fs {fs}"),
         Layer::Zfs { vdev, width, .. } => format!("zfs {vdev} x{width}"),
         Layer::Unknown => "unknown".into(),

@@ -1,4 +1,5 @@
-//! What a device belongs to: an md array, a btrfs filesystem, an LVM volume group; and what
+//! What a device belongs to: an md array, a btrfs filesystem, an LVM volume group, a bcache
+//! cache (backing or cache device, issue 28); and what
 //! signature it carries (filesystem, RAID or LVM superblock, partition table).
 //!
 //! Sources, structured only: md from `/sys/class/block/<dev>/holders` and `/sys/block/mdX/md/`,
@@ -54,6 +55,19 @@ pub enum Membership {
         /// The device's state in the pool (`ONLINE`, `OFFLINE`...), or `not imported`.
         state: Option<String>,
         /// The partition through which the disk is a member (ZFS partitions whole disks).
+        via: Option<String>,
+    },
+    /// A device of a bcache: the backing device (the slow one, under `/dev/bcacheN`) or a
+    /// cache device (the SSD of a cache set).
+    Bcache {
+        /// `backing` or `cache`, from the superblock's version; `None` when it could not be
+        /// read (not root).
+        role: Option<String>,
+        /// The bcache device over a registered backing device (`bcache0`).
+        device: Option<String>,
+        /// The cache set a registered cache device serves (its UUID).
+        set: Option<String>,
+        /// The partition through which the disk is in it.
         via: Option<String>,
     },
     /// An LVM physical volume.
@@ -116,6 +130,25 @@ impl Membership {
                 }
                 (s, via)
             }
+            Membership::Bcache {
+                role,
+                device,
+                set,
+                via,
+            } => {
+                let mut s = "bcache".to_string();
+                for x in [role, device].into_iter().flatten() {
+                    s.push(' ');
+                    s.push_str(x);
+                }
+                if let Some(u) = set {
+                    s.push_str(&format!(" set {}", short_uuid(u)));
+                }
+                if role.is_none() && device.is_none() && set.is_none() {
+                    s.push_str(" (not registered)");
+                }
+                (s, via)
+            }
             Membership::LvmPv { vg, via } => (
                 match vg {
                     Some(v) => format!("lvm-pv {v}"),
@@ -136,6 +169,7 @@ impl Membership {
             Membership::Md { via, .. }
             | Membership::Btrfs { via, .. }
             | Membership::Zpool { via, .. }
+            | Membership::Bcache { via, .. }
             | Membership::LvmPv { via, .. } => via,
         };
         *v = Some(part.to_string());
@@ -345,6 +379,60 @@ pub fn md_of(class_block: &Path, name: &str, holders: &[String]) -> Vec<Membersh
         .collect()
 }
 
+/// bcache's superblock magic, 16 bytes at offset 24 of the superblock (at 4 KiB).
+const BCACHE_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
+];
+
+/// `backing` or `cache` from a bcache superblock (4 KiB into the device): its version is 0 or
+/// 3 for a cache device, 1 or 4 for a backing device (bcache's `BCACHE_SB_VERSION_*`).
+pub fn bcache_role(sb: &[u8]) -> Option<&'static str> {
+    if sb.get(24..40)? != BCACHE_MAGIC {
+        return None;
+    }
+    let v = u64::from_le_bytes(sb.get(16..24)?.try_into().ok()?);
+    match v {
+        0 | 3 => Some("cache"),
+        1 | 4 => Some("backing"),
+        _ => None,
+    }
+}
+
+fn read_bcache_sb(path: &Path) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(SeekFrom::Start(4096)).ok()?;
+    let mut b = vec![0u8; 64];
+    f.read_exact(&mut b).ok()?;
+    Some(b)
+}
+
+/// A device's bcache membership: its role from the superblock; registered, the bcache
+/// device over it (a holder `bcacheN`) or the cache set it serves (`bcache/set` in sysfs).
+fn bcache_of(class_block: &Path, name: &str, holders: &[String], path: &Path) -> Membership {
+    let device = holders.iter().find(|h| h.starts_with("bcache")).cloned();
+    let set = std::fs::read_link(class_block.join(name).join("bcache").join("set"))
+        .ok()
+        .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let role = read_bcache_sb(path)
+        .as_deref()
+        .and_then(bcache_role)
+        .or_else(|| {
+            if device.is_some() {
+                Some("backing")
+            } else {
+                set.as_ref().map(|_| "cache")
+            }
+        })
+        .map(str::to_string);
+    Membership::Bcache {
+        role,
+        device,
+        set,
+        via: None,
+    }
+}
+
 /// A btrfs filesystem the kernel knows (mounted), from /sys/fs/btrfs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BtrfsFs {
@@ -430,6 +518,9 @@ pub fn memberships(
             state: Some("not imported".into()),
             via: None,
         });
+    }
+    if fs_type == Some("bcache") || holders.iter().any(|h| h.starts_with("bcache")) {
+        out.push(bcache_of(class_block, name, holders, path));
     }
     if fs_type == Some("LVM2_member") {
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::stack::cache::CacheKind;
 use crate::stack::{FsKind, RaidLayer, Stack};
 use crate::system::which;
 
@@ -31,6 +32,10 @@ pub struct Availability {
     pub wipefs: Result<(), String>,
     /// The zfs module (loaded, or loadable by the running kernel) and zpool/zfs.
     pub zfs: Result<(), String>,
+    /// dm-cache in the kernel, LVM and `cache_check` (lvmcache).
+    pub lvmcache: Result<(), String>,
+    /// bcache in the kernel and `make-bcache`.
+    pub bcache: Result<(), String>,
 }
 
 /// Whether the running kernel has a module for `needle` (e.g. `/btrfs.ko`): loadable on demand
@@ -98,9 +103,11 @@ impl Availability {
             xfs: fs("xfs", &["mkfs.xfs"], "xfsprogs"),
             ext4: fs("ext4", &["mkfs.ext4"], "e2fsprogs"),
             md,
-            lvm,
             wipefs: tools(&["wipefs"], "util-linux"),
             zfs: zfs(),
+            lvmcache: lvm.clone().and_then(|()| cache(CacheKind::Lvmcache)),
+            bcache: cache(CacheKind::Bcache),
+            lvm,
         }
     }
 
@@ -116,6 +123,8 @@ impl Availability {
             lvm: Ok(()),
             wipefs: Ok(()),
             zfs: Ok(()),
+            lvmcache: Ok(()),
+            bcache: Ok(()),
         }
     }
 
@@ -136,6 +145,11 @@ impl Availability {
         if stack.lvm {
             self.lvm.clone()?;
         }
+        match stack.cache.as_ref().map(|c| c.kind) {
+            Some(CacheKind::Lvmcache) => self.lvmcache.clone()?,
+            Some(CacheKind::Bcache) => self.bcache.clone()?,
+            None => {}
+        }
         match stack.fs {
             FsKind::Xfs => self.xfs.clone(),
             FsKind::Ext4 => self.ext4.clone(),
@@ -143,6 +157,25 @@ impl Availability {
             FsKind::Zfs => self.zfs.clone(),
         }
     }
+}
+
+/// Whether the kernel has the cache's modules (loaded, or loadable) and the tools are here.
+fn cache(kind: CacheKind) -> Result<(), String> {
+    let (loaded, module) = match kind {
+        CacheKind::Lvmcache => ("/sys/module/dm_cache", "/dm-cache.ko"),
+        CacheKind::Bcache => ("/sys/fs/bcache", "/bcache.ko"),
+    };
+    if !Path::new(loaded).exists() && !kernel_module(module) {
+        return Err(format!(
+            "the kernel has no {} module ({}); {VM_HINT}",
+            kind.name(),
+            module.trim_start_matches('/')
+        ));
+    }
+    for (tool, package) in super::cache::tools(kind) {
+        tools(&[tool], package)?;
+    }
+    Ok(())
 }
 
 /// The reason a zfs layout is `unavailable here: no zfs module; run with --vm` (the running
@@ -181,6 +214,7 @@ mod tests {
             fs: FsKind::Xfs,
             mkfs_options: vec![],
             mount_options: vec![],
+            cache: None,
         }
     }
 

@@ -13,6 +13,7 @@
 
 pub mod avail;
 pub mod btrfs;
+pub mod cache;
 pub mod cmd;
 pub mod fault;
 pub mod fs;

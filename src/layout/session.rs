@@ -14,6 +14,7 @@ use crate::stack::{RaidLayer, Stack};
 
 mod assemble;
 mod build;
+mod cache;
 mod failure;
 mod strike;
 
@@ -55,6 +56,8 @@ pub struct Built {
     pub members: Vec<PathBuf>,
     /// md spares.
     pub spares: Vec<PathBuf>,
+    /// The cache layer's disks (after the members, spares and journal disk).
+    pub cache_disks: Vec<PathBuf>,
     /// Backing files of loop members (same order as `members`).
     backing: Vec<Option<PathBuf>>,
     /// The md array, when there is one.
@@ -498,6 +501,7 @@ impl Session {
                 .members
                 .iter()
                 .chain(&b.spares)
+                .chain(&b.cache_disks)
                 .filter(|d| d.is_absolute())
             {
                 let _ = signature::wipe(&self.runner, d);

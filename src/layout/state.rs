@@ -57,6 +57,16 @@ pub enum Owned {
         /// Physical volumes.
         pvs: Vec<PathBuf>,
     },
+    /// A bcache device we made (`make-bcache -B backing -C caches`), registered with the
+    /// kernel; stopped and its cache set unregistered at teardown.
+    Bcache {
+        /// The backing device (the md array, or its LV).
+        backing: PathBuf,
+        /// The cache devices of its cache set.
+        caches: Vec<PathBuf>,
+        /// The cache set's UUID (we chose it at make-bcache).
+        cset: String,
+    },
     /// A ZFS pool we created (its dataset mounted on a directory we made).
     Zpool {
         /// Pool name; carries the lab id (`iolab-<lab>-<index>`).
@@ -94,13 +104,13 @@ pub enum Owned {
 
 impl Owned {
     /// Teardown order: lower first. Unmount before anything under the mount goes away; btrfs
-    /// forget, zpool destroy (which unmounts its dataset) and LVM before the md array under
-    /// them; md before the loop devices, loop devices before their files, files before their
+    /// forget, zpool destroy (which unmounts its dataset), bcache (over an LV or the array)
+    /// and LVM before the md array under them; md before the loop devices, loop devices before their files, files before their
     /// directory.
     pub fn rank(&self) -> u8 {
         match self {
             Owned::Process { .. } | Owned::Mount { .. } => 0,
-            Owned::Btrfs { .. } | Owned::Zpool { .. } => 1,
+            Owned::Btrfs { .. } | Owned::Zpool { .. } | Owned::Bcache { .. } => 1,
             Owned::Vg { .. } => 2,
             Owned::Md { .. } => 3,
             Owned::Loop { .. } | Owned::Dm { .. } => 4,
@@ -128,6 +138,7 @@ impl Owned {
             ),
             Owned::Md { dev, .. } => format!("md array {}", dev.display()),
             Owned::Vg { name, .. } => format!("volume group {name}"),
+            Owned::Bcache { backing, .. } => format!("bcache over {}", backing.display()),
             Owned::Zpool { name, .. } => format!("zfs pool {name}"),
             Owned::Mount { path } => format!("mount {}", path.display()),
             Owned::Process { pid, what, .. } => format!("{what} (pid {pid})"),
@@ -197,6 +208,11 @@ impl Owned {
                 Ok(())
             }
             Owned::Vg { name, pvs } => super::lvm::remove(runner, name, pvs),
+            Owned::Bcache {
+                backing,
+                caches,
+                cset,
+            } => super::cache::remove_bcache(runner, backing, caches, cset, stale),
             Owned::Zpool { name, members } => super::zfs::destroy(runner, name, members, !stale),
             Owned::Md { dev, name, members } => {
                 super::mdadm::stop_owned(runner, dev, name, members, !stale)

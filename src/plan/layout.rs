@@ -229,6 +229,39 @@ pub struct LayoutSpec {
     pub groups: u32,
     /// Hot spares, taken out of the disk count and shared by all groups.
     pub spares: u32,
+    /// An SSD cache in front (`+lvmcache`, `+bcache`; issue 28): on disks of its own, so the
+    /// capacity is the RAID's; the planner models no speed for it (see [`cache_note`]).
+    pub cache: Option<&'static str>,
+}
+
+/// The cache kinds a layout name may end with (`raid6+bcache`).
+const CACHE_SUFFIXES: [&str; 2] = ["lvmcache", "bcache"];
+
+/// Splits a trailing `+lvmcache` or `+bcache` off a layout name.
+fn split_cache(name: &str) -> (&str, Option<&'static str>) {
+    for k in CACHE_SUFFIXES {
+        if let Some(body) = name.strip_suffix(k).and_then(|b| b.strip_suffix('+')) {
+            return (body, Some(k));
+        }
+    }
+    (name, None)
+}
+
+/// The note a plan carries when a layout has an SSD cache in front: what it changes (nothing
+/// in capacity, on disks of its own) and that no speed is predicted for it, since its effect
+/// depends on how much of the workload the cache holds.
+pub fn cache_note(layouts: &[LayoutSpec]) -> Option<String> {
+    let names: Vec<&str> = layouts
+        .iter()
+        .filter(|l| l.cache.is_some())
+        .map(|l| l.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "{}: the SSD cache sits on disks of its own and leaves capacity and failure tolerance as the RAID's; no speed is predicted for it (how much it helps depends on how much of the workload fits in it, which no disk figure says): the figures are the RAID's alone; measure the cache with `iolab lab` (cache = {{ kind = ... }})",
+            names.join(", ")
+        )
+    })
 }
 
 impl LayoutSpec {
@@ -245,8 +278,9 @@ impl LayoutSpec {
                 "empty layout name (use e.g. raid6, raid5+1spare, 3xraid6)".into(),
             ));
         }
-        let (body, spares) = match name.split_once('+') {
-            None => (name.as_str(), 0),
+        let (plain, cache) = split_cache(&name);
+        let (body, spares) = match plain.split_once('+') {
+            None => (plain, 0),
             Some((body, tail)) => {
                 let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
                 let word = &tail[digits.len()..];
@@ -302,11 +336,22 @@ impl LayoutSpec {
                     .into(),
             ));
         }
+        if cache.is_some() && level.is_zfs() {
+            return Err(bad(
+                "zfs caches in its own pool (L2ARC); drop the '+lvmcache' or '+bcache'".into(),
+            ));
+        }
+        if cache.is_some() && level.is_btrfs() {
+            return Err(bad(
+                "btrfs is its own filesystem, so no cache sits between it and the RAID; drop the '+lvmcache' or '+bcache'".into(),
+            ));
+        }
         Ok(LayoutSpec {
             name,
             level,
             groups,
             spares,
+            cache,
         })
     }
 
@@ -521,6 +566,33 @@ mod tests {
 
     fn placed(name: &str, disks: u32) -> Layout {
         LayoutSpec::parse(name).unwrap().on_disks(disks).unwrap()
+    }
+
+    /// Issue 28: a cache suffix is read, changes no capacity, and the plan says it predicts no
+    /// speed for it.
+    #[test]
+    fn a_cache_suffix_changes_no_capacity_and_invents_no_speed() {
+        let c = LayoutSpec::parse("raid5+1spare+bcache").unwrap();
+        assert_eq!(
+            (c.level, c.spares, c.cache),
+            (Level::Raid5, 1, Some("bcache"))
+        );
+        let plain = LayoutSpec::parse("raid5+1spare").unwrap();
+        assert_eq!(plain.cache, None);
+        assert_eq!(
+            c.on_disks(5).unwrap().active,
+            plain.on_disks(5).unwrap().active
+        );
+        assert_eq!(
+            LayoutSpec::parse("raid6+lvmcache").unwrap().cache,
+            Some("lvmcache")
+        );
+        assert!(LayoutSpec::parse("btrfs-raid1+bcache").is_err());
+        assert!(LayoutSpec::parse("raidz2+lvmcache").is_err());
+        let note = cache_note(&[c, plain]).unwrap();
+        assert!(note.starts_with("raid5+1spare+bcache: "), "{note}");
+        assert!(note.contains("no speed is predicted"), "{note}");
+        assert_eq!(cache_note(&[LayoutSpec::parse("raid6").unwrap()]), None);
     }
 
     #[test]

@@ -415,6 +415,7 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
         rows.push(row);
     }
     mark_dominated(&mut rows);
+    notes.extend(layout::cache_note(&input.layouts));
     notes.push(
         "sequential figures are one stream of large IOs; random figures assume IOs no larger than the chunk and enough in flight to keep every disk busy".into(),
     );

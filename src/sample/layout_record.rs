@@ -179,6 +179,19 @@ pub enum Layer {
     },
     /// A linear LVM volume.
     Lvm,
+    /// An SSD cache between the RAID (or LVM) and the filesystem (issue 28).
+    Cache {
+        /// `lvmcache` or `bcache`.
+        kind: String,
+        /// `writethrough` or `writeback`.
+        mode: String,
+        /// The cache's size, bytes (`None`: all of its disks).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size_bytes: Option<u64>,
+        /// Disks holding the cache.
+        #[serde(default)]
+        disks: u64,
+    },
     /// The filesystem on top.
     Fs {
         /// Its type: `xfs`, `ext4`, `btrfs`.
@@ -237,6 +250,14 @@ impl Layer {
         }];
         if s.lvm {
             v.push(Layer::Lvm);
+        }
+        if let Some(c) = &s.cache {
+            v.push(Layer::Cache {
+                kind: c.kind.name().to_string(),
+                mode: c.mode.name().to_string(),
+                size_bytes: c.size,
+                disks: c.disks as u64,
+            });
         }
         if matches!(s.raid, RaidLayer::Zfs(_)) {
             return v;
@@ -408,5 +429,34 @@ mod tests {
         }
         let plain = serde_json::to_string(&Layer::of_stack(&s)[0]).unwrap();
         assert!(!plain.contains("consistency"), "{plain}");
+    }
+
+    /// Issue 28: a cache sits between LVM and the fs in the record, and reads back.
+    #[test]
+    fn a_cache_becomes_its_own_layer() {
+        let s: Stack = serde_json::from_value(serde_json::json!({
+            "raid": {"type": "md", "level": "5", "chunk": null, "bitmap": null,
+                     "bitmap_chunk": null, "assume_clean": false},
+            "members": 3, "spares": 0, "lvm": true, "fs": "xfs",
+            "mkfs_options": [], "mount_options": [],
+            "cache": {"kind": "lvmcache", "mode": "writethrough", "disks": 1, "size": 268435456}
+        }))
+        .unwrap();
+        let l = Layer::of_stack(&s);
+        let cache = Layer::Cache {
+            kind: "lvmcache".into(),
+            mode: "writethrough".into(),
+            size_bytes: Some(256 << 20),
+            disks: 1,
+        };
+        assert_eq!(l[1..3], [Layer::Lvm, cache.clone()]);
+        assert!(matches!(l[3], Layer::Fs { .. }));
+        let json = serde_json::to_value(&cache).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"layer": "cache", "kind": "lvmcache", "mode": "writethrough",
+                               "size_bytes": 268435456, "disks": 1})
+        );
+        assert_eq!(serde_json::from_value::<Layer>(json).unwrap(), cache);
     }
 }

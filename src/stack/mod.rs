@@ -1,5 +1,5 @@
 //! A validated storage stack, bottom to top: RAID layer (btrfs profiles, an md array or a ZFS
-//! pool), optional LVM linear volume, filesystem with its mkfs and mount options; and the
+//! pool), optional LVM linear volume, optional SSD cache ([`cache`]), filesystem with its mkfs and mount options; and the
 //! faults planned for it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
 //!
 //! Plain data, below every stage that touches it: the lab spec parser (`spec`) builds these
@@ -8,6 +8,7 @@
 //! disks it needs, whether it survives losing one, and how much space the RAID level leaves
 //! usable.
 
+pub mod cache;
 pub mod fault;
 pub mod rebuild;
 pub mod zfs;
@@ -340,12 +341,21 @@ pub struct Stack {
     pub mkfs_options: Vec<String>,
     /// Mount options (`noatime`), joined with commas on the command line.
     pub mount_options: Vec<String>,
+    /// An SSD cache between the RAID (or LVM) and the filesystem, on disks of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<cache::CacheOptions>,
 }
 
 impl Stack {
-    /// Disks the stack uses: members plus spares, plus md's write journal disk.
+    /// Disks the stack uses: members plus spares, plus md's write journal disk, plus the
+    /// cache disks.
     pub fn disks(&self) -> usize {
-        self.members + self.spares + self.journal_disks()
+        self.members + self.spares + self.journal_disks() + self.cache_disks()
+    }
+
+    /// Disks holding the SSD cache, taken last (after the journal disk).
+    pub fn cache_disks(&self) -> usize {
+        self.cache.as_ref().map_or(0, |c| c.disks)
     }
 
     /// Disks holding md's write journal (`consistency_policy = "journal"`): 0 or 1, taken
@@ -433,6 +443,9 @@ impl Stack {
         if self.lvm {
             parts.push("lvm".into());
         }
+        if let Some(c) = &self.cache {
+            parts.push(c.describe());
+        }
         if !matches!(self.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
             parts.push(self.fs.name().to_string());
         }
@@ -503,6 +516,7 @@ mod tests {
             fs: FsKind::Xfs,
             mkfs_options: vec![],
             mount_options: vec!["noatime".into()],
+            cache: None,
         };
         assert_eq!(
             s.describe(),
@@ -510,5 +524,45 @@ mod tests {
         );
         assert_eq!(s.disks(), 6);
         assert!(s.survives_one_failure());
+    }
+
+    /// Issue 28: the cache layer sits between LVM and the fs in the description, and its disk
+    /// comes on top of the members; a stack without one serializes as before.
+    #[test]
+    fn a_cache_is_described_and_counted() {
+        let mut s = Stack {
+            raid: RaidLayer::Md(MdOptions {
+                level: MdLevel::Raid5,
+                chunk: None,
+                bitmap: None,
+                bitmap_chunk: None,
+                assume_clean: false,
+                consistency_policy: None,
+                sync_speed_min: None,
+                sync_speed_max: None,
+            }),
+            members: 3,
+            spares: 0,
+            lvm: true,
+            fs: FsKind::Xfs,
+            mkfs_options: vec![],
+            mount_options: vec![],
+            cache: None,
+        };
+        let plain = serde_json::to_string(&s).unwrap();
+        assert!(!plain.contains("cache"), "{plain}");
+        s.cache = Some(cache::CacheOptions {
+            kind: cache::CacheKind::Lvmcache,
+            mode: cache::CacheMode::Writethrough,
+            disks: 1,
+            size: Some(256 << 20),
+        });
+        assert_eq!(
+            s.describe(),
+            "md raid5 x3 > lvm > lvmcache writethrough 256MiB (1 disk) > xfs"
+        );
+        assert_eq!(s.disks(), 4);
+        let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
     }
 }

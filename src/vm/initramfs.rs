@@ -34,6 +34,10 @@ pub const MODULES: &[&str] = &[
     "dm_mod",
     "dm_delay",
     "dm_flakey",
+    // The SSD cache layer (issue 28): lvmcache's dm-cache with its policy, and bcache.
+    "dm_cache",
+    "dm_cache_smq",
+    "bcache",
     "ext4",
     "xfs",
     "btrfs",
@@ -45,8 +49,19 @@ pub const LVM_CONF: &str = "devices {\n  obtain_device_list_from_udev = 0\n  ext
 
 /// Names under which `lvm` is called (it looks at argv[0]).
 const LVM_NAMES: &[&str] = &[
-    "pvcreate", "pvremove", "pvs", "vgcreate", "vgremove", "vgs", "lvcreate", "lvremove", "lvs",
-    "vgchange", "lvchange",
+    "pvcreate",
+    "pvremove",
+    "pvs",
+    "vgcreate",
+    "vgremove",
+    "vgs",
+    "lvcreate",
+    "lvremove",
+    "lvs",
+    "vgchange",
+    "lvchange",
+    "vgextend",
+    "lvconvert",
 ];
 
 /// The guest's `/init`: mount the pseudo filesystems, load the modules, mount the share, run

@@ -96,6 +96,22 @@ pub const TOOLS: &[Tool] = &[
     },
 ];
 
+/// Guest programs only cache layouts need (issue 28): copied into the guest when the host has
+/// them, so a lab without a cache does not need them installed; a cache layout in a guest
+/// without them fails at its build with `cannot run make-bcache` (CI installs both).
+pub const OPTIONAL: &[Tool] = &[
+    Tool {
+        name: "make-bcache",
+        package: "bcache-tools",
+        guest: true,
+    },
+    Tool {
+        name: "cache_check",
+        package: "thin-provisioning-tools",
+        guest: true,
+    },
+];
+
 /// The statically linked busybox (the guest's shell and coreutils).
 pub const BUSYBOX: &str = "/bin/busybox";
 
@@ -129,6 +145,11 @@ pub fn check() -> Result<HostTools, VmError> {
             ))
         })?;
         found.push((*t, p));
+    }
+    for t in OPTIONAL {
+        if let Some(p) = which(t.name) {
+            found.push((*t, p));
+        }
     }
     let busybox = static_busybox().ok_or_else(|| {
         VmError::Missing(

@@ -138,6 +138,7 @@ impl Session {
                 stack: d.stack.clone(),
                 members: d.members.to_vec(),
                 spares: d.spares.to_vec(),
+                cache_disks: Vec::new(),
                 backing: vec![None; d.members.len()],
                 md,
                 vg,

@@ -54,13 +54,19 @@ impl Session {
             member_size,
         } = self.take_disks(index, name, stack, disks)?;
         let wrapped = self.wrap_disks(index, &mut devs, member_size)?;
+        // The cache disks come last; the RAID layer sees the others.
+        let (devs, cache_disks) = devs.split_at(devs.len() - stack.cache_disks());
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
         check_stop()?;
-        let mut vol = self.raid_layer(index, name, stack, &devs, &members, &spares)?;
+        let mut vol = self.raid_layer(index, name, stack, devs, &members, &spares)?;
         check_stop()?;
         if stack.lvm {
             self.lvm_layer(index, &mut vol)?;
+        }
+        check_stop()?;
+        if let Some(c) = &stack.cache {
+            vol.base = self.cache_layer(index, c, &vol.base, vol.vg.as_deref(), cache_disks)?;
         }
         check_stop()?;
         if !vol.mkfs_done {
@@ -75,6 +81,7 @@ impl Session {
             stack: stack.clone(),
             members,
             spares,
+            cache_disks: cache_disks.to_vec(),
             backing,
             md: vol.md,
             vg: vol.vg,

@@ -28,7 +28,8 @@ const SHORT_HEADERS: [&str; 7] = [
 ];
 
 /// The stack in a few words, without mkfs or mount options: `md raid6 x5 +1 > lvm > xfs`,
-/// `btrfs raid1 x2`, `disk > ext4`.
+/// `btrfs raid1 x2`, `disk > ext4`, `md raid5 x3 > lvm > lvmcache wt > xfs` (a cache's mode:
+/// `wt` writethrough, `wb` writeback).
 pub fn short_stack(s: &Stack) -> String {
     let mut parts = vec![match &s.raid {
         RaidLayer::None => "disk".to_string(),
@@ -50,6 +51,10 @@ pub fn short_stack(s: &Stack) -> String {
     }];
     if s.lvm {
         parts.push("lvm".into());
+    }
+    if let Some(c) = &s.cache {
+        let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
+        parts.push(format!("{} {mode}", c.kind.name()));
     }
     if !matches!(s.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
         parts.push(s.fs.name().to_string());
@@ -701,5 +706,11 @@ mod tests {
             "mkfs_options": [], "mount_options": ["noatime"]
         }));
         assert_eq!(short_stack(&s), "disk > ext4");
+        let c = stack(serde_json::json!({
+            "raid": {"type": "none"}, "members": 1, "spares": 0, "lvm": false, "fs": "ext4",
+            "mkfs_options": [], "mount_options": [],
+            "cache": {"kind": "bcache", "mode": "writeback", "disks": 1}
+        }));
+        assert_eq!(short_stack(&c), "disk > bcache wb > ext4");
     }
 }

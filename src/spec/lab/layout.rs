@@ -9,7 +9,8 @@ use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use super::{
-    Disks, LayoutKind, LayoutSpec, btrfs, failures, faults, fill, fs, lvm, mdadm, powercut, zfs,
+    Disks, LayoutKind, LayoutSpec, btrfs, cache, failures, faults, fill, fs, lvm, mdadm, powercut,
+    zfs,
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
@@ -22,6 +23,7 @@ static SECTIONS: &[&dyn Section] = &[
     &mdadm::Mdadm,
     &zfs::Zfs,
     &lvm::Lvm,
+    &cache::Cache,
     &fs::Fs,
     &failures::Failures,
     &fill::Fill,
@@ -177,6 +179,7 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         fs,
         mkfs_options: std::mem::take(&mut draft.mkfs_options),
         mount_options: std::mem::take(&mut draft.mount_options),
+        cache: draft.cache.take(),
     };
     Ok((stack, members_key))
 }

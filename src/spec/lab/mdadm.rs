@@ -49,10 +49,11 @@ impl Section for Mdadm {
         }
         // A write journal takes a disk of its own, after the spares.
         let journal = usize::from(m.consistency_policy.as_deref() == Some("journal"));
+        let cache = draft.cache.as_ref().map_or(0, |c| c.disks);
         let members = cx.count(
             m.members,
             "mdadm.members",
-            cx.pool.saturating_sub(spares + journal),
+            cx.pool.saturating_sub(spares + journal + cache),
         )?;
         if members < level.min_devices() {
             let (at, field) = if m.members.is_some() {

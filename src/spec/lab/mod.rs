@@ -40,6 +40,7 @@
 //! machine, [`parse_lab_spec`] the text alone.
 
 mod btrfs;
+mod cache;
 mod decide;
 mod disks;
 mod failures;

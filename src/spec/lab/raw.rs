@@ -60,6 +60,7 @@ pub(super) struct RawLayout {
     pub(super) mdadm: Option<RawMd>,
     pub(super) zfs: Option<RawZfs>,
     pub(super) lvm: Option<bool>,
+    pub(super) cache: Option<RawCache>,
     pub(super) fs: Option<String>,
     pub(super) mkfs_options: Option<StrList>,
     pub(super) mount_options: Option<StrList>,
@@ -133,6 +134,16 @@ pub(super) struct RawZfs {
     pub(super) spares: Option<i64>,
     pub(super) pool: Option<toml::Table>,
     pub(super) dataset: Option<toml::Table>,
+}
+
+/// The `cache` table as written (an SSD cache between the RAID and the filesystem).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCache {
+    pub(super) kind: Option<String>,
+    pub(super) disks: Option<i64>,
+    pub(super) mode: Option<String>,
+    pub(super) size: Option<SizeValue>,
 }
 
 /// One fault as written.

@@ -91,6 +91,8 @@ pub(super) struct Draft {
     pub(super) raid: Option<Raid>,
     /// A linear LVM volume over the RAID layer.
     pub(super) lvm: bool,
+    /// An SSD cache between the RAID (or LVM) and the filesystem.
+    pub(super) cache: Option<crate::stack::cache::CacheOptions>,
     /// Extra mkfs arguments.
     pub(super) mkfs_options: Vec<String>,
     /// Mount options.
@@ -117,6 +119,7 @@ impl Default for Draft {
             fs: None,
             raid: None,
             lvm: false,
+            cache: None,
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
             degrade: false,

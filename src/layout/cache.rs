@@ -1,0 +1,326 @@
+//! The SSD cache layer (issue 28): its command lines, its build step, its teardown entry and
+//! what a machine or VM needs for it. Two kinds:
+//!
+//! - **lvmcache**: the lab VG is extended onto the cache disks' PVs, a cache volume `cache` is
+//!   made there only, and `lvconvert --type cache --cachevol cache --cachemode MODE` puts it in
+//!   front of the data LV (which stays on the RAID's PV alone). Teardown is the VG's.
+//! - **bcache**: `make-bcache -B <array or LV> -C <cache disk>`, both registered through
+//!   `/sys/fs/bcache/register` (no udev needed), `cache_mode` set in sysfs, the filesystem made
+//!   on `/dev/bcacheN`. A `size` smaller than the cache disk puts a dm linear device of that
+//!   size over it first. Teardown stops the bcache device and unregisters the cache set.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::LayoutError;
+use super::cmd::Runner;
+use super::{fault, lvm};
+use crate::stack::cache::{CacheKind, CacheMode};
+
+/// The cache volume's name in the lab VG (lvmcache).
+pub const CACHE_LV: &str = "cache";
+
+/// Kernel modules a guest loads for each kind (dependencies come from `modules.dep`).
+pub fn modules(kind: CacheKind) -> &'static [&'static str] {
+    match kind {
+        CacheKind::Lvmcache => &["dm_cache", "dm_cache_smq"],
+        CacheKind::Bcache => &["bcache"],
+    }
+}
+
+/// `(program, Debian package)` each kind needs besides what LVM and md need: lvm runs
+/// `cache_check` when it activates a cached LV; bcache is formatted by `make-bcache`.
+pub fn tools(kind: CacheKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        CacheKind::Lvmcache => &[("cache_check", "thin-provisioning-tools")],
+        CacheKind::Bcache => &[("make-bcache", "bcache-tools")],
+    }
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_string()).collect()
+}
+
+/// The commands that put a cache volume on `pvs` in front of the lab LV of `vg`: PV labels,
+/// `vgextend`, the cache volume on those PVs only (`size` bytes, or all their space), then
+/// `lvconvert`.
+pub fn lvmcache_argvs(
+    vg: &str,
+    pvs: &[PathBuf],
+    size: Option<u64>,
+    mode: CacheMode,
+) -> Vec<Vec<String>> {
+    let pvs: Vec<String> = pvs
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut out = Vec::new();
+    for p in &pvs {
+        out.push(strings(&["pvcreate", "--yes", "--force", "--force", p]));
+    }
+    let mut extend = strings(&["vgextend", "--yes", vg]);
+    extend.extend(pvs.iter().cloned());
+    out.push(extend);
+    let mut create = strings(&[
+        "lvcreate",
+        "--yes",
+        "--wipesignatures",
+        "y",
+        "--type",
+        "linear",
+    ]);
+    match size {
+        Some(b) => create.extend(["--size".to_string(), format!("{b}b")]),
+        None => create.extend(strings(&["--extents", "100%FREE"])),
+    }
+    create.extend(strings(&["--name", CACHE_LV, vg]));
+    create.extend(pvs.iter().cloned());
+    out.push(create);
+    out.push(strings(&[
+        "lvconvert",
+        "--yes",
+        "--type",
+        "cache",
+        "--cachevol",
+        CACHE_LV,
+        "--cachemode",
+        mode.name(),
+        &format!("{vg}/{}", lvm::LV_NAME),
+    ]));
+    out
+}
+
+/// The bucket size for a bcache cache of `bytes` (0: unknown): make-bcache's 512KiB default,
+/// smaller on small caches so there are at least 2048 buckets (the kernel refuses a cache set
+/// with fewer than about 1024: `cache_alloc(): cache device is too small`, measured in the VM on
+/// 256MiB), and never under 8KiB.
+pub fn bucket_bytes(bytes: u64) -> u64 {
+    const MAX: u64 = 512 << 10;
+    if bytes == 0 {
+        return MAX;
+    }
+    let fit = (bytes / 2048).max(1);
+    let pow = 1u64 << fit.ilog2();
+    pow.clamp(8 << 10, MAX)
+}
+
+/// `make-bcache` formatting `backing` and `cache` (`bucket` bytes per bucket) as one set with
+/// the cache set UUID `cset`.
+pub fn make_bcache_argv(backing: &Path, cache: &Path, bucket: u64, cset: &str) -> Vec<String> {
+    vec![
+        "make-bcache".into(),
+        "--bucket".into(),
+        format!("{}k", bucket >> 10),
+        "-B".into(),
+        backing.to_string_lossy().into_owned(),
+        "-C".into(),
+        cache.to_string_lossy().into_owned(),
+        "--cset-uuid".into(),
+        cset.into(),
+    ]
+}
+
+/// bcache's control file that registers a formatted device with the kernel.
+pub const REGISTER: &str = "/sys/fs/bcache/register";
+
+/// The sysfs directory of a bcache device (`bcache0`): `stop`, `cache_mode`, `state`...
+pub fn sysfs(dev_name: &str) -> PathBuf {
+    Path::new("/sys/block").join(dev_name).join("bcache")
+}
+
+/// The bcache device stacked on `backing` (`bcache0`), found through the backing device's
+/// holders in sysfs (a dry run says `bcache0`).
+pub fn bcache_of(runner: &Runner, backing: &Path) -> Option<String> {
+    if runner.is_dry_run() {
+        return Some("bcache0".into());
+    }
+    let k = fault::kernel_name(backing)?;
+    let holders = std::fs::read_dir(Path::new("/sys/class/block").join(&k).join("holders")).ok()?;
+    holders
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("bcache"))
+}
+
+/// A fresh cache set UUID from the kernel (a dry run shows a fixed one).
+pub fn new_uuid(runner: &Runner) -> String {
+    const FIXED: &str = "00000000-0000-4000-8000-000000000000";
+    if runner.is_dry_run() {
+        return FIXED.into();
+    }
+    crate::system::read_trim("/proc/sys/kernel/random/uuid").unwrap_or_else(|| FIXED.into())
+}
+
+/// Waits up to `limit` for `ok`, checking every 50 ms.
+fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while !ok() {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Formats and registers a bcache device on `backing` with `cache` as its cache set, sets the
+/// cache mode; returns `/dev/bcacheN`. The caller recorded it in the state file first
+/// (`Owned::Bcache`).
+pub fn create_bcache(
+    runner: &Runner,
+    backing: &Path,
+    cache: &Path,
+    cset: &str,
+    mode: CacheMode,
+) -> Result<PathBuf, LayoutError> {
+    let bytes = if runner.is_dry_run() {
+        0
+    } else {
+        crate::system::BlockDevice::from_path(cache).map_or(0, |b| b.size_bytes)
+    };
+    runner.run(&make_bcache_argv(backing, cache, bucket_bytes(bytes), cset))?;
+    for d in [backing, cache] {
+        runner.write_file(Path::new(REGISTER), &d.to_string_lossy())?;
+    }
+    let dry = runner.is_dry_run();
+    let mut name = None;
+    if !wait_until(Duration::from_secs(10), || {
+        name = bcache_of(runner, backing);
+        name.is_some()
+    }) {
+        return Err(LayoutError::Unexpected(format!(
+            "bcache made no device over {} after registering it",
+            backing.display()
+        )));
+    }
+    let name = name.unwrap_or_default();
+    let sys = sysfs(&name);
+    // make-bcache -B -C with one set attaches them on registration; say so if it did not.
+    if !dry && !sys.join("cache").exists() {
+        runner.write_file(&sys.join("attach"), cset)?;
+    }
+    runner.write_file(&sys.join("cache_mode"), mode.name())?;
+    let dev = Path::new("/dev").join(&name);
+    // devtmpfs makes the node without udev; give it a moment.
+    if !dry && !wait_until(Duration::from_secs(5), || dev.exists()) {
+        return Err(LayoutError::Unexpected(format!(
+            "{} did not appear after bcache registered it",
+            dev.display()
+        )));
+    }
+    Ok(dev)
+}
+
+/// Stops the bcache device over `backing` and unregisters cache set `cset`, waiting for both
+/// to go; unless `stale`, wipes the bcache superblocks off `backing` and `caches`.
+pub fn remove_bcache(
+    runner: &Runner,
+    backing: &Path,
+    caches: &[PathBuf],
+    cset: &str,
+    stale: bool,
+) -> Result<(), LayoutError> {
+    let dry = runner.is_dry_run();
+    if let Some(name) = bcache_of(runner, backing) {
+        runner.write_file(&sysfs(&name).join("stop"), "1")?;
+        let gone = dry
+            || wait_until(Duration::from_secs(15), || {
+                !Path::new("/sys/block").join(&name).exists()
+            });
+        if !gone {
+            return Err(LayoutError::Unexpected(format!(
+                "bcache device {name} did not stop"
+            )));
+        }
+    }
+    let set = Path::new("/sys/fs/bcache").join(cset);
+    if dry || set.exists() {
+        runner.write_file(&set.join("unregister"), "1")?;
+        if !dry && !wait_until(Duration::from_secs(15), || !set.exists()) {
+            return Err(LayoutError::Unexpected(format!(
+                "bcache cache set {cset} did not unregister"
+            )));
+        }
+    }
+    if !stale {
+        for d in std::iter::once(&backing.to_path_buf()).chain(caches) {
+            if dry || d.exists() {
+                // The superblock is what a later scan would register again; a device gone
+                // already has none to wipe.
+                let _ = runner.run(&["wipefs", "--all", "--quiet", &d.to_string_lossy()]);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lvmcache_command_lines() {
+        let a = lvmcache_argvs(
+            "iolab_ab_0",
+            &[PathBuf::from("/dev/vde")],
+            Some(256 << 20),
+            CacheMode::Writethrough,
+        );
+        let lines: Vec<String> = a.iter().map(|v| v.join(" ")).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "pvcreate --yes --force --force /dev/vde",
+                "vgextend --yes iolab_ab_0 /dev/vde",
+                "lvcreate --yes --wipesignatures y --type linear --size 268435456b --name cache iolab_ab_0 /dev/vde",
+                "lvconvert --yes --type cache --cachevol cache --cachemode writethrough iolab_ab_0/lab",
+            ]
+        );
+    }
+
+    /// Issue 28: a 256MiB bcache cache with make-bcache's default buckets was refused by the
+    /// kernel (too few buckets); small caches get smaller buckets.
+    #[test]
+    fn small_caches_get_enough_buckets() {
+        assert_eq!(bucket_bytes(256 << 20), 128 << 10);
+        assert_eq!(bucket_bytes(32 << 20), 16 << 10);
+        assert_eq!(bucket_bytes(64 << 30), 512 << 10);
+        assert_eq!(bucket_bytes(0), 512 << 10);
+        assert!((256u64 << 20) / bucket_bytes(256 << 20) >= 2048);
+    }
+
+    #[test]
+    fn bcache_command_lines() {
+        let r = Runner::recording();
+        let dev = create_bcache(
+            &r,
+            Path::new("/dev/md100"),
+            Path::new("/dev/vde"),
+            "u-1",
+            CacheMode::Writeback,
+        )
+        .unwrap();
+        assert_eq!(dev, PathBuf::from("/dev/bcache0"));
+        remove_bcache(
+            &r,
+            Path::new("/dev/md100"),
+            &["/dev/vde".into()],
+            "u-1",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            r.log(),
+            vec![
+                "make-bcache --bucket 512k -B /dev/md100 -C /dev/vde --cset-uuid u-1",
+                "echo /dev/md100 > /sys/fs/bcache/register",
+                "echo /dev/vde > /sys/fs/bcache/register",
+                "echo writeback > /sys/block/bcache0/bcache/cache_mode",
+                "echo 1 > /sys/block/bcache0/bcache/stop",
+                "echo 1 > /sys/fs/bcache/u-1/unregister",
+                "wipefs --all --quiet /dev/md100",
+                "wipefs --all --quiet /dev/vde",
+            ]
+        );
+    }
+}

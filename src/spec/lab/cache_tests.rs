@@ -1,0 +1,150 @@
+//! The `cache` section (issue 28): what it builds and every refusal, as the one line a user
+//! sees, naming `layout[NAME].cache.FIELD`.
+
+use super::super::{LabSpec, LayoutKind, parse_lab_spec};
+use crate::spec::SpecError;
+use crate::stack::Stack;
+use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
+
+const DISKS: &str = "[disks]\nloop = { count = 4, size = \"1GiB\", dir = \"/tmp/d\" }\n";
+
+fn lab(layout: &str) -> Result<LabSpec, SpecError> {
+    parse_lab_spec(
+        &format!("{DISKS}[[layout]]\nname = \"c\"\n{layout}\n"),
+        "lab.toml",
+    )
+}
+
+fn stack(layout: &str) -> Stack {
+    let s = lab(layout).expect("valid");
+    let LayoutKind::Stack(st) = s.layouts[0].kind.clone() else {
+        panic!("not a stack")
+    };
+    st
+}
+
+fn err(layout: &str) -> String {
+    lab(layout).expect_err("should be refused").to_string()
+}
+
+#[test]
+fn lvmcache_over_md_raid5_implies_lvm_and_takes_the_last_disk() {
+    let st = stack(
+        r#"fs = "xfs"
+mdadm = { level = 5 }
+cache = { kind = "lvmcache", size = "256MiB" }"#,
+    );
+    assert!(st.lvm, "lvmcache implies lvm");
+    assert_eq!(
+        (st.members, st.disks()),
+        (3, 4),
+        "members leave the cache disk"
+    );
+    assert_eq!(
+        st.cache,
+        Some(CacheOptions {
+            kind: CacheKind::Lvmcache,
+            mode: CacheMode::Writethrough,
+            disks: 1,
+            size: Some(256 << 20),
+        })
+    );
+    assert_eq!(
+        st.describe(),
+        "md raid5 x3 > lvm > lvmcache writethrough 256MiB (1 disk) > xfs"
+    );
+}
+
+#[test]
+fn bcache_writeback_without_lvm() {
+    let st = stack(
+        r#"fs = "ext4"
+mdadm = { level = 5, members = 3 }
+cache = { kind = "bcache", mode = "writeback", disks = 1 }"#,
+    );
+    assert!(!st.lvm);
+    assert_eq!(
+        st.describe(),
+        "md raid5 x3 > bcache writeback (1 disk) > ext4"
+    );
+}
+
+#[test]
+fn every_refusal_names_its_field() {
+    let cases = [
+        (
+            r#"fs = "xfs"
+cache = { mode = "writeback" }"#,
+            "layout[c].cache.kind: missing",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "flashcache" }"#,
+            "layout[c].cache.kind: unknown cache 'flashcache'",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "bcache", mode = "writearound" }"#,
+            "layout[c].cache.mode: unknown mode 'writearound'",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "bcache", disks = 0 }"#,
+            "layout[c].cache.disks: a cache needs at least 1 disk",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "bcache", disks = 2 }"#,
+            "layout[c].cache.disks: bcache caches on one disk",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "lvmcache", size = "1MiB" }"#,
+            "layout[c].cache.size: a cache needs at least 32MiB",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "lvmcache", size = "2GiB" }"#,
+            "layout[c].cache.size: the cache disks hold 1016MiB of cache, 2GiB asked",
+        ),
+        (
+            r#"fs = "xfs"
+lvm = false
+cache = { kind = "lvmcache" }"#,
+            "layout[c].lvm: lvmcache is an LVM layer",
+        ),
+        (
+            r#"btrfs = { data = "raid1", members = 2 }
+cache = { kind = "bcache" }"#,
+            "layout[c].cache: btrfs is the RAID and the filesystem",
+        ),
+        (
+            r#"zfs = { vdev = "mirror", width = 2 }
+cache = { kind = "bcache" }"#,
+            "layout[c].cache: zfs caches in its own pool",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "bcache", speed = 1 }"#,
+            "unknown field `speed`",
+        ),
+        (
+            r#"fs = "xfs"
+mdadm = { level = 5, members = 4 }
+cache = { kind = "bcache" }"#,
+            "the layout needs 5 disks, the lab has 4",
+        ),
+    ];
+    for (layout, want) in cases {
+        let e = err(layout);
+        assert!(e.contains(want), "want '{want}' in: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
+
+#[test]
+fn a_dir_layout_refuses_a_cache() {
+    let e = err(r#"dir = "/tmp"
+cache = { kind = "bcache" }"#);
+    assert!(e.contains("layout[c].cache: a dir layout"), "{e}");
+}

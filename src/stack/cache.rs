@@ -1,0 +1,134 @@
+//! An SSD cache in front of the RAID (issue 28): `lvmcache` (dm-cache under an LVM layer, the
+//! cache LV on the cache disks' PVs) or `bcache` (between the RAID, or its LV, and the
+//! filesystem). Plain data: the spec parser makes it, `layout::cache` builds it, the record,
+//! planner and reports read it. The cache disks come after the members, spares and md's write
+//! journal in the lab's disk list.
+
+use serde::{Deserialize, Serialize};
+
+/// Which cache the stack has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    /// dm-cache through LVM: the data LV on the RAID's PV, a cache volume on the cache disks'
+    /// PVs, joined by `lvconvert --type cache --cachevol`.
+    Lvmcache,
+    /// bcache: the RAID (or its LV) as backing device, the cache disk as cache set.
+    Bcache,
+}
+
+impl CacheKind {
+    /// Every kind, for error messages.
+    pub const ALL: [CacheKind; 2] = [CacheKind::Lvmcache, CacheKind::Bcache];
+
+    /// Parses `lvmcache`, `bcache`.
+    pub fn parse(s: &str) -> Option<CacheKind> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// The name the spec and the reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheKind::Lvmcache => "lvmcache",
+            CacheKind::Bcache => "bcache",
+        }
+    }
+}
+
+/// When a write reaches the RAID under the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// Every write goes to the cache and the RAID before it completes: losing the cache device
+    /// loses nothing.
+    Writethrough,
+    /// Writes complete once in the cache and reach the RAID later: losing the cache device
+    /// loses what was not written back yet.
+    Writeback,
+}
+
+impl CacheMode {
+    /// Every mode, for error messages.
+    pub const ALL: [CacheMode; 2] = [CacheMode::Writethrough, CacheMode::Writeback];
+
+    /// Parses `writethrough`, `writeback`.
+    pub fn parse(s: &str) -> Option<CacheMode> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// The word lvconvert's `--cachemode` and bcache's `cache_mode` take.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Writethrough => "writethrough",
+            CacheMode::Writeback => "writeback",
+        }
+    }
+
+    /// Whether losing the cache device may lose acknowledged writes.
+    pub fn may_lose_data(self) -> bool {
+        self == CacheMode::Writeback
+    }
+}
+
+/// The cache layer of a stack: `cache = { kind, disks, mode, size }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheOptions {
+    /// lvmcache or bcache.
+    pub kind: CacheKind,
+    /// writethrough or writeback.
+    pub mode: CacheMode,
+    /// Disks holding the cache, taken after the members, spares and journal disk.
+    pub disks: usize,
+    /// The cache's size in bytes (lvmcache: the cache LV; bcache: a dm linear device of this
+    /// size over the cache disk); `None`: all of the cache disks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+impl CacheOptions {
+    /// Bytes the cache holds on cache disks of `disk_size` bytes.
+    pub fn bytes(&self, disk_size: u64) -> u64 {
+        let all = disk_size.saturating_mul(self.disks as u64);
+        self.size.map_or(all, |s| s.min(all))
+    }
+
+    /// `lvmcache writethrough 256MiB (1 disk)`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} {}", self.kind.name(), self.mode.name());
+        if let Some(b) = self.size {
+            s.push(' ');
+            s.push_str(&crate::units::format_bytes(b));
+        }
+        s.push_str(&format!(
+            " ({} disk{})",
+            self.disks,
+            if self.disks == 1 { "" } else { "s" }
+        ));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_describes() {
+        assert_eq!(CacheKind::parse("LVMcache"), Some(CacheKind::Lvmcache));
+        assert_eq!(CacheKind::parse("dm-cache"), None);
+        assert_eq!(CacheMode::parse("writeback"), Some(CacheMode::Writeback));
+        let c = CacheOptions {
+            kind: CacheKind::Bcache,
+            mode: CacheMode::Writeback,
+            disks: 1,
+            size: None,
+        };
+        assert_eq!(c.describe(), "bcache writeback (1 disk)");
+        assert_eq!(c.bytes(1 << 30), 1 << 30);
+        assert!(c.mode.may_lose_data());
+    }
+}
