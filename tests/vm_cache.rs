@@ -39,24 +39,14 @@ degrade = true
 rebuild = true
 fill = "16MiB"
 
-"#
-    .to_string()
-        + &workloads_tail("8MiB", "300ms", &[SEQ_WRITE_1M, RAND_READ_4K]);
-    let spec = lab.spec(&body);
-    let (code, v, stderr) = lab.run(&spec, "VM lab md5-lvmcache");
-    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
-    let l = layout(&v, "md5-lvmcache");
-    assert_eq!(l["status"], "ok", "{l:#}");
-    assert_eq!(
-        l["stack"], "md raid5 x3 +1 spare > lvm > lvmcache writethrough 64MiB (1 disk) > xfs",
-        "{l:#}"
+"#;
+    let (l, cmds) = run_verified(
+        &lab,
+        body,
+        "md5-lvmcache",
+        "md raid5 x3 +1 spare > lvm > lvmcache writethrough 64MiB (1 disk) > xfs",
     );
-    assert_eq!(l["integrity"]["verdict"]["kind"], "verified", "{l:#}");
     assert!(l["rebuild"]["seconds"].as_f64().unwrap() > 0.0, "{l:#}");
-    let cmds: Vec<&str> = l["commands"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
-        .unwrap_or_default();
     assert!(
         cmds.iter().any(|c| c.starts_with("lvconvert ")
             && c.contains("--yes --type cache --cachevol cache --cachemode writethrough")),
@@ -85,23 +75,13 @@ degrade = true
 rebuild = true
 fill = "16MiB"
 
-"#
-    .to_string()
-        + &workloads_tail("8MiB", "300ms", &[SEQ_WRITE_1M, RAND_READ_4K]);
-    let spec = lab.spec(&body);
-    let (code, v, stderr) = lab.run(&spec, "VM lab md6-bcache");
-    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
-    let l = layout(&v, "md6-bcache");
-    assert_eq!(l["status"], "ok", "{l:#}");
-    assert_eq!(
-        l["stack"], "md raid6 x4 > bcache writeback (1 disk) > ext4",
-        "{l:#}"
+"#;
+    let (_, cmds) = run_verified(
+        &lab,
+        body,
+        "md6-bcache",
+        "md raid6 x4 > bcache writeback (1 disk) > ext4",
     );
-    assert_eq!(l["integrity"]["verdict"]["kind"], "verified", "{l:#}");
-    let cmds: Vec<&str> = l["commands"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
-        .unwrap_or_default();
     for want in [
         "make-bcache --bucket 128k -B /dev/md",
         "> /sys/fs/bcache/register",
@@ -113,6 +93,35 @@ fill = "16MiB"
         assert!(cmds.iter().any(|c| c.contains(want)), "{want}: {cmds:#?}");
     }
     lab.assert_nothing_left();
+}
+
+/// Runs `layout_body` (one `[[layout]]`) with the two short workloads in the VM and checks
+/// what both cache stacks must give: exit 0, status ok, the stack described as `stack`, the
+/// data set `verified`. The layout's JSON and its command lines back.
+fn run_verified(
+    lab: &VmLab,
+    layout_body: &str,
+    name: &str,
+    stack: &str,
+) -> (serde_json::Value, Vec<String>) {
+    let body =
+        layout_body.to_string() + &workloads_tail("8MiB", "300ms", &[SEQ_WRITE_1M, RAND_READ_4K]);
+    let spec = lab.spec(&body);
+    let (code, v, stderr) = lab.run(&spec, &format!("VM lab {name}"));
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
+    let l = layout(&v, name).clone();
+    assert_eq!(l["status"], "ok", "{l:#}");
+    assert_eq!(l["stack"], stack, "{l:#}");
+    assert_eq!(l["integrity"]["verdict"]["kind"], "verified", "{l:#}");
+    let cmds = l["commands"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    (l, cmds)
 }
 
 /// A loop device over a sparse file in /dev/shm, detached and deleted on drop.
