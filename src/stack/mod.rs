@@ -347,6 +347,12 @@ pub struct Stack {
 }
 
 impl Stack {
+    /// The SSD cache layer, when the stack has one (read through this: the stack's fields are
+    /// becoming one ordered layer list, issue 28).
+    pub fn cache(&self) -> Option<&cache::CacheOptions> {
+        self.cache.as_ref()
+    }
+
     /// Disks the stack uses: members plus spares, plus md's write journal disk, plus the
     /// cache disks.
     pub fn disks(&self) -> usize {
