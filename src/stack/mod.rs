@@ -562,6 +562,7 @@ mod tests {
             mode: cache::CacheMode::Writethrough,
             disks: 1,
             size: Some(256 << 20),
+            fail: false,
         });
         assert_eq!(
             s.describe(),

@@ -65,8 +65,15 @@ impl Session {
             self.lvm_layer(index, &mut vol)?;
         }
         check_stop()?;
-        if let Some(c) = &stack.cache {
-            vol.base = self.cache_layer(index, c, &vol.base, vol.vg.as_deref(), cache_disks)?;
+        if let Some(c) = stack.cache() {
+            vol.base = self.cache_layer(
+                index,
+                c,
+                &vol.base,
+                vol.vg.as_deref(),
+                cache_disks,
+                member_size,
+            )?;
         }
         check_stop()?;
         if !vol.mkfs_done {

@@ -1,17 +1,26 @@
-//! The session's step for the cache layer (issue 28): what [`super::super::cache`] builds,
-//! each object recorded in the state file before it exists.
+//! The session's steps for the cache layer (issue 28): what [`super::super::cache`] builds,
+//! each object recorded in the state file before it exists, and failing the cache device in
+//! the degrade step (`cache.fail`): the dm `error` table swapped in under it, what the kernel
+//! did read back, and the filesystem brought back over the array alone where it can be.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::super::LayoutError;
+use super::super::cache::{self, CacheFailure};
 use super::super::state::Owned;
-use super::super::{cache, fault, lvm};
-use super::Session;
+use super::super::{fault, fs, lvm};
+use super::{Built, Session};
 use crate::stack::cache::{CacheKind, CacheOptions};
 
+/// How long the lab gives bcache to give up a failed cache set on its own before it
+/// unregisters the set itself (what an administrator would do with a dead SSD).
+const BCACHE_NOTICE: Duration = Duration::from_secs(20);
+
 impl Session {
-    /// The cache layer over `base` (the array, its LV, or the one disk) on `disks`: returns the
-    /// device the filesystem goes on. lvmcache converts the lab LV of `vg` in place.
+    /// The cache layer over `base` (the array, its LV, or the one disk) on `disks` (of
+    /// `disk_bytes` each, for a dry run): returns the device the filesystem goes on. lvmcache
+    /// converts the lab LV of `vg` in place.
     pub(super) fn cache_layer(
         &mut self,
         index: usize,
@@ -19,31 +28,27 @@ impl Session {
         base: &Path,
         vg: Option<&str>,
         disks: &[PathBuf],
+        disk_bytes: u64,
     ) -> Result<PathBuf, LayoutError> {
+        let disks = self.wrap_cache_disks(index, c, disks, disk_bytes)?;
         match c.kind {
             CacheKind::Lvmcache => {
                 let vg = vg.ok_or_else(|| {
                     LayoutError::Unexpected("lvmcache needs the LVM layer under it".into())
                 })?;
-                self.extend_vg(vg, disks)?;
+                self.extend_vg(vg, &disks)?;
                 let extra = lvm::no_udev_args(&self.runner);
-                for mut argv in cache::lvmcache_argvs(vg, disks, c.size, c.mode) {
+                for mut argv in cache::lvmcache_argvs(vg, &disks, c.size, c.mode) {
                     argv.splice(1..1, extra.iter().cloned());
                     self.runner.run(&argv)?;
                 }
                 Ok(base.to_path_buf())
             }
             CacheKind::Bcache => {
-                let mut cache = disks
+                let cache = disks
                     .first()
                     .cloned()
                     .ok_or_else(|| LayoutError::Unexpected("bcache needs a cache disk".into()))?;
-                if let Some(size) = c.size {
-                    let name = format!("iolab-{}-{index}-cache", self.lab_id);
-                    self.push(Owned::Dm { name: name.clone() })?;
-                    let table = format!("0 {} linear {} 0", size / 512, cache.display());
-                    cache = fault::create(&self.runner, &name, &table)?;
-                }
                 let cset = cache::new_uuid(&self.runner);
                 self.push(Owned::Bcache {
                     backing: base.to_path_buf(),
@@ -55,9 +60,53 @@ impl Session {
         }
     }
 
+    /// Puts the cache disks under dm `linear` devices where [`cache::dm_wrapped`] says so
+    /// (bcache's `size`, a cache the lab fails), each recorded before it is made; returns
+    /// the devices the cache goes on.
+    fn wrap_cache_disks(
+        &mut self,
+        index: usize,
+        c: &CacheOptions,
+        disks: &[PathBuf],
+        disk_bytes: u64,
+    ) -> Result<Vec<PathBuf>, LayoutError> {
+        if !cache::dm_wrapped(c) {
+            return Ok(disks.to_vec());
+        }
+        let mut out = Vec::new();
+        for (k, d) in disks.iter().enumerate() {
+            let name = cache::dm_name(&self.lab_id, index, k);
+            self.push(Owned::Dm { name: name.clone() })?;
+            let sectors = cache::dm_sectors(c, self.bytes_of(d, disk_bytes));
+            out.push(fault::create(
+                &self.runner,
+                &name,
+                &fault::base_table(d, sectors, fault::DmWrap::default()),
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// The size of `dev` in bytes; `fallback` on a dry run or when it cannot be read.
+    fn bytes_of(&self, dev: &Path, fallback: u64) -> u64 {
+        if self.runner.is_dry_run() {
+            return fallback;
+        }
+        crate::system::BlockDevice::from_path(dev).map_or(fallback, |b| b.size_bytes)
+    }
+
     /// Adds `pvs` to the recorded VG `vg` before they become its PVs, so teardown and
     /// `--cleanup` remove their labels too.
     fn extend_vg(&mut self, vg: &str, pvs: &[PathBuf]) -> Result<(), LayoutError> {
+        self.edit_vg_pvs(vg, |all| all.extend(pvs.iter().cloned()))
+    }
+
+    /// Changes the PVs recorded for VG `vg`.
+    fn edit_vg_pvs(
+        &mut self,
+        vg: &str,
+        edit: impl FnOnce(&mut Vec<PathBuf>),
+    ) -> Result<(), LayoutError> {
         let found = self
             .objects
             .iter()
@@ -66,7 +115,7 @@ impl Session {
             .ok_or_else(|| LayoutError::Unexpected(format!("volume group {vg} is not recorded")))?;
         if let Owned::Vg { name, pvs: old } = &self.objects[i] {
             let mut all = old.clone();
-            all.extend(pvs.iter().cloned());
+            edit(&mut all);
             let o = Owned::Vg {
                 name: name.clone(),
                 pvs: all,
@@ -75,4 +124,296 @@ impl Session {
         }
         Ok(())
     }
+
+    /// Fails the cache device of `b` when its spec says `fail = true` (the degrade step's first
+    /// act): swaps an `error` table in under every cache disk, watches what the cache does,
+    /// and gets the filesystem going over the array alone where it can. `None` without it.
+    pub(super) fn fail_cache(
+        &mut self,
+        b: &mut Built,
+    ) -> Result<Option<CacheFailure>, LayoutError> {
+        let Some(c) = b.stack.cache().filter(|c| c.fail).cloned() else {
+            return Ok(None);
+        };
+        let devices: Vec<String> = (0..b.cache_disks.len())
+            .map(|k| cache::dm_name(&self.lab_id, b.index, k))
+            .collect();
+        let mut f = CacheFailure {
+            kind: c.kind,
+            mode: c.mode,
+            devices: devices.clone(),
+            dirty_bytes: None,
+            state_before: String::new(),
+            kernel: String::new(),
+            actions: Vec::new(),
+            state_after: String::new(),
+            usable: false,
+        };
+        let tables: Vec<(String, String)> = devices
+            .iter()
+            .zip(&b.cache_disks)
+            .map(|(name, d)| {
+                let sectors = cache::dm_sectors(&c, self.bytes_of(d, b.member_size));
+                (name.clone(), cache::error_table(sectors))
+            })
+            .collect();
+        let fail_all = |s: &Session| -> Result<(), LayoutError> {
+            for (name, table) in &tables {
+                fault::reload(&s.runner, name, table)?;
+            }
+            Ok(())
+        };
+        match c.kind {
+            CacheKind::Lvmcache => self.fail_lvmcache(b, &mut f, fail_all)?,
+            CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
+        }
+        f.usable = self.runner.is_dry_run() || probe_writable(&b.mount_point);
+        Ok(Some(f))
+    }
+
+    /// lvmcache: the cache volume (data and metadata) goes; the lab takes it off the LV
+    /// (`lvconvert --uncache --force`, else `--splitcache --force`) and drops the missing PVs,
+    /// so the LV is the array's alone.
+    fn fail_lvmcache(
+        &mut self,
+        b: &Built,
+        f: &mut CacheFailure,
+        fail_all: impl Fn(&Session) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let vg =
+            b.vg.clone()
+                .ok_or_else(|| LayoutError::Unexpected(format!("{} has no VG", b.name)))?;
+        let dm = format!("{}-{}", vg.replace('-', "--"), lvm::LV_NAME);
+        let status = |s: &Session| {
+            s.runner
+                .run(&["dmsetup", "status", &dm])
+                .map(|o| o.stdout.trim().to_string())
+                .unwrap_or_else(|e| format!("unreadable: {e}"))
+        };
+        f.state_before = status(self);
+        fail_all(self)?;
+        let _ = self.runner.run(&["sync"]);
+        f.kernel = format!("dm-cache status {}", status(self));
+        let extra = lvm::no_udev_args(&self.runner);
+        let [uncache, split, reduce] = cache::lvmcache_drop_argvs(&vg);
+        let mut dropped = false;
+        for argv in [uncache, split] {
+            let line = format!("{} {}", argv[0], argv[2]);
+            match self.runner.run(&with_extra(argv, &extra)) {
+                Ok(_) => {
+                    f.actions.push(format!("{line}: ok"));
+                    dropped = true;
+                    break;
+                }
+                Err(e) => f
+                    .actions
+                    .push(format!("{line}: failed ({})", first_line(&e))),
+            }
+        }
+        if dropped {
+            let line = format!("{} {}", reduce[0], reduce[2]);
+            match self.runner.run(&with_extra(reduce, &extra)) {
+                Ok(_) => f.actions.push(format!("{line}: ok")),
+                Err(e) => f
+                    .actions
+                    .push(format!("{line}: failed ({})", first_line(&e))),
+            }
+            // The cache PVs are gone from the VG: teardown no longer asks for their labels.
+            let gone: Vec<PathBuf> = f
+                .devices
+                .iter()
+                .map(|n| Path::new("/dev/mapper").join(n))
+                .collect();
+            self.edit_vg_pvs(&vg, |all| all.retain(|p| !gone.contains(p)))?;
+        }
+        f.state_after = status(self);
+        Ok(())
+    }
+
+    /// bcache: reads what the cache holds (`dirty_data`, `state`), fails the device, gives
+    /// bcache [`BCACHE_NOTICE`] to give the cache set up on its own (reading through it meanwhile
+    /// so it meets the errors), unregisters it otherwise; a bcache device the kernel stopped
+    /// (dirty data) is brought back over the array alone (`running`) and mounted again.
+    fn fail_bcache(
+        &mut self,
+        b: &mut Built,
+        f: &mut CacheFailure,
+        fail_all: impl Fn(&Session) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let Some((backing, cset)) = self.objects[b.mark..].iter().find_map(|o| match o {
+            Owned::Bcache { backing, cset, .. } => Some((backing.clone(), cset.clone())),
+            _ => None,
+        }) else {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: no bcache recorded",
+                b.name
+            )));
+        };
+        let dry = self.runner.is_dry_run();
+        let name = cache::bcache_of(&self.runner, &backing).unwrap_or_default();
+        let sys = cache::sysfs(&name);
+        let read = |s: &Session, p: &Path| s.runner.read_file(p).map(|t| t.trim().to_string());
+        f.dirty_bytes = read(self, &sys.join("dirty_data"))
+            .ok()
+            .and_then(|t| cache::parse_bcache_size(&t));
+        f.state_before = read(self, &sys.join("state")).unwrap_or_default();
+        fail_all(self)?;
+        let set = Path::new("/sys/fs/bcache").join(&cset);
+        let dev = Path::new("/dev").join(&name);
+        let t = Instant::now();
+        let _ = self.runner.run(&["sync"]);
+        while !dry && set.exists() && t.elapsed() < BCACHE_NOTICE {
+            // Reads of cached blocks go to the dead device: bcache counts the errors.
+            read_through(&dev);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        if dry || set.exists() {
+            f.kernel = if dry {
+                "not observed (dry run)".into()
+            } else {
+                format!(
+                    "cache set still registered after {}s",
+                    BCACHE_NOTICE.as_secs()
+                )
+            };
+            let _ = self.runner.write_file(&set.join("unregister"), "1");
+            f.actions.push("unregistered the cache set".into());
+            wait(Duration::from_secs(15), || dry || !set.exists());
+        } else {
+            f.kernel = format!(
+                "cache set unregistered after {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        // With dirty data the kernel stops the bcache device (stop_when_cache_set_failed
+        // "auto"); clean, it detaches and goes on over the backing device.
+        if dry {
+            return Ok(());
+        }
+        let stopped = wait(Duration::from_secs(10), || {
+            !Path::new("/sys/block").join(&name).exists()
+        });
+        if !stopped {
+            f.kernel.push_str(&format!("; {name} kept running"));
+            f.state_after = read(self, &sys.join("state")).unwrap_or_default();
+            return Ok(());
+        }
+        f.kernel.push_str(&format!("; {name} stopped"));
+        self.restart_bcache(b, f, &backing)
+    }
+
+    /// Brings a bcache device the kernel stopped back over `backing` alone: unmounts the dead
+    /// filesystem, registers the backing device again, forces it `running` without its cache,
+    /// and mounts it (after a repair when the mount is refused).
+    fn restart_bcache(
+        &mut self,
+        b: &mut Built,
+        f: &mut CacheFailure,
+        backing: &Path,
+    ) -> Result<(), LayoutError> {
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        if self.runner.run(&["umount", &mnt]).is_err() {
+            let _ = self.runner.run(&["umount", "-l", &mnt]);
+            f.actions.push("unmounted (lazily)".into());
+        } else {
+            f.actions.push("unmounted".into());
+        }
+        let _ = self
+            .runner
+            .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy());
+        let mut name = None;
+        wait(Duration::from_secs(10), || {
+            name = cache::bcache_of(&self.runner, backing);
+            name.is_some()
+        });
+        let Some(name) = name else {
+            f.actions
+                .push("registering the backing device again made no bcache device".into());
+            f.state_after = "gone".into();
+            return Ok(());
+        };
+        let sys = cache::sysfs(&name);
+        match self.runner.write_file(&sys.join("running"), "1") {
+            Ok(()) => f.actions.push(format!("{name} running without its cache")),
+            Err(e) => f
+                .actions
+                .push(format!("running {name} failed ({})", first_line(&e))),
+        }
+        f.state_after = self
+            .runner
+            .read_file(&sys.join("state"))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default();
+        let dev = Path::new("/dev").join(&name);
+        wait(Duration::from_secs(5), || {
+            self.runner.is_dry_run() || dev.exists()
+        });
+        b.fs_device = dev.clone();
+        let mount = fs::mount_argv(
+            b.stack.fs,
+            &dev,
+            &[],
+            &b.mount_point,
+            &b.stack.mount_options,
+            false,
+        );
+        // The guest has no fsck: a filesystem its own log cannot bring back stays unmounted,
+        // and the data set's check says what that lost.
+        match self.runner.run(&mount) {
+            Ok(_) => f.actions.push("mounted again".into()),
+            Err(e) => f.actions.push(format!(
+                "the filesystem would not mount ({})",
+                first_line(&e)
+            )),
+        }
+        Ok(())
+    }
+}
+
+/// `argv` with lvm's no-udev arguments after the program name.
+fn with_extra(mut argv: Vec<String>, extra: &[String]) -> Vec<String> {
+    argv.splice(1..1, extra.iter().cloned());
+    argv
+}
+
+/// The first line of an error, for a one-line action.
+fn first_line(e: &LayoutError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// Waits up to `limit` for `ok`, checking every 100 ms; whether it came.
+fn wait(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while !ok() {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
+}
+
+/// Reads the first 16MiB of `dev` past the page cache, ignoring errors.
+fn read_through(dev: &Path) {
+    use std::io::Read;
+    let _ = crate::system::drop_caches();
+    if let Ok(f) = std::fs::File::open(dev) {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut r = f.take(16 << 20);
+        while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
+/// Whether a small file can be written, flushed and removed under `mnt`.
+fn probe_writable(mnt: &Path) -> bool {
+    use std::io::Write;
+    let p = mnt.join(".iolab-cache-probe");
+    let ok = std::fs::File::create(&p)
+        .and_then(|mut f| {
+            f.write_all(b"iolab")?;
+            f.sync_all()
+        })
+        .is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
 }

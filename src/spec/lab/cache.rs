@@ -1,5 +1,5 @@
 //! `cache = { kind = "lvmcache" | "bcache", disks = 1, mode = "writethrough" | "writeback",
-//! size = "..." }`: an SSD cache between the RAID (or its LVM volume) and the filesystem, on
+//! size = "...", fail = false }`: an SSD cache between the RAID (or its LVM volume) and the filesystem, on
 //! disks of its own taken after the members, spares and md's journal disk (issue 28).
 
 use super::raw::{RawCache, RawLayout};
@@ -81,11 +81,20 @@ impl Section for Cache {
             }
             draft.lvm = true;
         }
+        let fail = c.fail.unwrap_or(false);
+        if fail && !raw.degrade.unwrap_or(false) {
+            return Err(cx.err(
+                "fail",
+                "cache.fail",
+                "the cache device fails in the degrade step; set degrade = true (or drop fail)",
+            ));
+        }
         draft.cache = Some(CacheOptions {
             kind,
             mode,
             disks,
             size,
+            fail,
         });
         Ok(())
     }
