@@ -776,12 +776,12 @@ fn dry_run_fails_the_cache_device_before_the_member() {
         }
     };
     order(&[
-        "-0-cache --table '0 2097152 linear /dev/loop103 0'",
+        "-0-cache --table '0 2095104 linear /dev/loop103 2048'",
         "pvcreate --yes --force --force /dev/mapper/iolab-",
         "lvconvert --yes --type cache --cachevol cache --cachemode writethrough iolab_",
-        "-0-cache --table '0 2097152 error'",
+        "-0-cache --table '0 2095104 error'",
         "lvconvert --yes --uncache --force iolab_",
-        "vgreduce --yes --removemissing --force iolab_",
+        "lvm vgreduce --yes --removemissing --force iolab_",
         "--fail /dev/loop102",
         "lvremove --yes --force iolab_",
         "-0-cache\n",

@@ -112,13 +112,33 @@ pub fn dm_wrapped(c: &CacheOptions) -> bool {
     c.fail || (c.kind == CacheKind::Bcache && c.size.is_some())
 }
 
+/// Where lvmcache's dm device starts on its cache disk, in sectors (1MiB): a PV label at the
+/// start of both the dm device and the disk under it would be the same PV twice to LVM
+/// (`Cannot use device ... with duplicates`, measured in the VM); past the disk's first
+/// sectors LVM finds no label on the disk itself.
+pub const LVM_DM_OFFSET: u64 = 2048;
+
 /// Sectors of the dm device over a cache disk of `disk_bytes` bytes: bcache's `size` when
-/// given, else the whole disk.
+/// given, else the whole disk (lvmcache: past [`LVM_DM_OFFSET`]).
 pub fn dm_sectors(c: &CacheOptions, disk_bytes: u64) -> u64 {
     match (c.kind, c.size) {
         (CacheKind::Bcache, Some(s)) => s / 512,
-        _ => disk_bytes / 512,
+        (CacheKind::Bcache, None) => disk_bytes / 512,
+        (CacheKind::Lvmcache, _) => (disk_bytes / 512).saturating_sub(LVM_DM_OFFSET),
     }
+}
+
+/// The `linear` table of the dm device over cache disk `dev` of `disk_bytes` bytes.
+pub fn dm_table(c: &CacheOptions, dev: &Path, disk_bytes: u64) -> String {
+    let at = match c.kind {
+        CacheKind::Lvmcache => LVM_DM_OFFSET,
+        CacheKind::Bcache => 0,
+    };
+    format!(
+        "0 {} linear {} {at}",
+        dm_sectors(c, disk_bytes),
+        dev.display()
+    )
 }
 
 /// The table that fails every IO to a cache device of `sectors` sectors: the dead SSD.
@@ -204,13 +224,14 @@ pub fn parse_bcache_size(s: &str) -> Option<u64> {
 
 /// lvm's command lines that take a failed cache volume off the lab LV of `vg` and drop its
 /// missing PVs, in the order tried: `--uncache --force` (removes the cache LV), else
-/// `--splitcache --force` (keeps it aside), then `vgreduce --removemissing --force`.
+/// `--splitcache --force` (keeps it aside), then `vgreduce --removemissing --force` (through
+/// `lvm`, which the guest has under no other name for it).
 pub fn lvmcache_drop_argvs(vg: &str) -> [Vec<String>; 3] {
     let lv = format!("{vg}/{}", lvm::LV_NAME);
     [
         strings(&["lvconvert", "--yes", "--uncache", "--force", &lv]),
         strings(&["lvconvert", "--yes", "--splitcache", "--force", &lv]),
-        strings(&["vgreduce", "--yes", "--removemissing", "--force", vg]),
+        strings(&["lvm", "vgreduce", "--yes", "--removemissing", "--force", vg]),
     ]
 }
 
@@ -430,11 +451,19 @@ mod tests {
             fail: false,
         };
         assert!(!dm_wrapped(&c), "lvmcache sizes its LV, not a dm device");
-        assert_eq!(dm_sectors(&c, 256 << 20), (256 << 20) / 512);
+        assert_eq!(dm_sectors(&c, 256 << 20), (255 << 20) / 512);
+        assert_eq!(
+            dm_table(&c, Path::new("/dev/vde"), 256 << 20),
+            "0 522240 linear /dev/vde 2048"
+        );
         c.fail = true;
         assert!(dm_wrapped(&c));
         c.kind = CacheKind::Bcache;
         assert_eq!(dm_sectors(&c, 256 << 20), (64 << 20) / 512);
+        assert_eq!(
+            dm_table(&c, Path::new("/dev/vde"), 256 << 20),
+            "0 131072 linear /dev/vde 0"
+        );
         let f = CacheFailure {
             kind: CacheKind::Bcache,
             mode: CacheMode::Writeback,

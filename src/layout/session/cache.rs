@@ -77,12 +77,8 @@ impl Session {
         for (k, d) in disks.iter().enumerate() {
             let name = cache::dm_name(&self.lab_id, index, k);
             self.push(Owned::Dm { name: name.clone() })?;
-            let sectors = cache::dm_sectors(c, self.bytes_of(d, disk_bytes));
-            out.push(fault::create(
-                &self.runner,
-                &name,
-                &fault::base_table(d, sectors, fault::DmWrap::default()),
-            )?);
+            let table = cache::dm_table(c, d, self.bytes_of(d, disk_bytes));
+            out.push(fault::create(&self.runner, &name, &table)?);
         }
         Ok(out)
     }
@@ -199,7 +195,7 @@ impl Session {
         let mut dropped = false;
         for argv in [uncache, split] {
             let line = format!("{} {}", argv[0], argv[2]);
-            match self.runner.run(&with_extra(argv, &extra)) {
+            match self.runner.run(&with_extra(argv, &extra, 1)) {
                 Ok(_) => {
                     f.actions.push(format!("{line}: ok"));
                     dropped = true;
@@ -211,8 +207,8 @@ impl Session {
             }
         }
         if dropped {
-            let line = format!("{} {}", reduce[0], reduce[2]);
-            match self.runner.run(&with_extra(reduce, &extra)) {
+            let line = format!("{} {}", reduce[1], reduce[3]);
+            match self.runner.run(&with_extra(reduce, &extra, 2)) {
                 Ok(_) => f.actions.push(format!("{line}: ok")),
                 Err(e) => f
                     .actions
@@ -298,7 +294,8 @@ impl Session {
             f.state_after = read(self, &sys.join("state")).unwrap_or_default();
             return Ok(());
         }
-        f.kernel.push_str(&format!("; {name} stopped"));
+        f.kernel
+            .push_str(&format!("; {name} stopped (its IO fails)"));
         self.restart_bcache(b, f, &backing)
     }
 
@@ -370,9 +367,9 @@ impl Session {
     }
 }
 
-/// `argv` with lvm's no-udev arguments after the program name.
-fn with_extra(mut argv: Vec<String>, extra: &[String]) -> Vec<String> {
-    argv.splice(1..1, extra.iter().cloned());
+/// `argv` with lvm's no-udev arguments at `at` (after the command's name).
+fn with_extra(mut argv: Vec<String>, extra: &[String], at: usize) -> Vec<String> {
+    argv.splice(at..at, extra.iter().cloned());
     argv
 }
 

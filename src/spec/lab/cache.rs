@@ -106,7 +106,7 @@ impl Section for Cache {
         stack: &Stack,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        if stack.cache.is_none() {
+        if stack.cache().is_none() {
             return Ok(());
         }
         let why = match &stack.raid {
@@ -130,11 +130,15 @@ impl Section for Cache {
         member_size: Option<u64>,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        let (Some(c), Some(disk)) = (&stack.cache, member_size) else {
+        let (Some(c), Some(disk)) = (stack.cache(), member_size) else {
             return Ok(());
         };
         let room = match c.kind {
-            CacheKind::Lvmcache => disk.saturating_sub(PV_OVERHEAD) * c.disks as u64,
+            CacheKind::Lvmcache => {
+                // A cache the lab fails sits on a dm device 1MiB into each disk.
+                let dm = if c.fail { 1 << 20 } else { 0 };
+                disk.saturating_sub(PV_OVERHEAD + dm) * c.disks as u64
+            }
             CacheKind::Bcache => disk,
         };
         let (at, field, what) = match c.size {
