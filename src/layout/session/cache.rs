@@ -163,7 +163,8 @@ impl Session {
             CacheKind::Lvmcache => self.fail_lvmcache(b, &mut f, fail_all)?,
             CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
         }
-        f.usable = self.runner.is_dry_run() || probe_writable(&b.mount_point);
+        f.usable = self.runner.is_dry_run()
+            || (is_mounted(&b.mount_point) && probe_writable(&b.mount_point));
         Ok(Some(f))
     }
 
@@ -282,31 +283,38 @@ impl Session {
             );
         }
         // With dirty data the kernel stops the bcache device (stop_when_cache_set_failed
-        // "auto"); clean, it detaches and goes on over the backing device.
+        // "auto": IO to it fails from then on); clean, it detaches and goes on over the backing
+        // device alone.
         if dry {
             return Ok(());
         }
         let stopped = wait(Duration::from_secs(10), || {
-            !Path::new("/sys/block").join(&name).exists()
+            !sys.exists() || std::fs::read_to_string(sys.join("state")).is_err() || !reads_ok(&dev)
         });
+        f.state_after = read(self, &sys.join("state"))
+            .unwrap_or_else(|e| format!("unreadable ({})", first_line(&e)));
         if !stopped {
-            f.kernel.push_str(&format!("; {name} kept running"));
-            f.state_after = read(self, &sys.join("state")).unwrap_or_default();
+            f.kernel
+                .push_str(&format!("; {name} kept running over the array"));
             return Ok(());
         }
         f.kernel
-            .push_str(&format!("; {name} stopped (its IO fails)"));
-        self.restart_bcache(b, f, &backing)
+            .push_str(&format!("; {name} stopped: its IO fails"));
+        self.restart_bcache(b, f, &backing, &name)
     }
 
     /// Brings a bcache device the kernel stopped back over `backing` alone: unmounts the dead
-    /// filesystem, registers the backing device again, forces it `running` without its cache,
-    /// and mounts it (after a repair when the mount is refused).
+    /// filesystem, waits for the device to let go of the array, registers the array again and
+    /// forces it `running` without its cache (a backing device whose cache held dirty data
+    /// does not start by itself), and mounts it. Where that fails, an empty read-only tmpfs
+    /// stands in at the mount point, so the steps after write nothing into the bare directory
+    /// and the data set reads back as lost.
     fn restart_bcache(
         &mut self,
         b: &mut Built,
         f: &mut CacheFailure,
         backing: &Path,
+        old: &str,
     ) -> Result<(), LayoutError> {
         let mnt = b.mount_point.to_string_lossy().into_owned();
         if self.runner.run(&["umount", &mnt]).is_err() {
@@ -315,9 +323,84 @@ impl Session {
         } else {
             f.actions.push("unmounted".into());
         }
-        let _ = self
+        match self.bcache_without_cache(f, backing, old) {
+            Some(dev) => {
+                b.fs_device = dev.clone();
+                let mount = fs::mount_argv(
+                    b.stack.fs,
+                    &dev,
+                    &[],
+                    &b.mount_point,
+                    &b.stack.mount_options,
+                    false,
+                );
+                // The guest has no fsck: the filesystem's own log brings it back or nothing.
+                match self.runner.run(&mount) {
+                    Ok(_) => {
+                        f.actions.push("mounted again".into());
+                        return Ok(());
+                    }
+                    Err(e) => f.actions.push(format!(
+                        "the filesystem would not mount ({})",
+                        first_line(&e)
+                    )),
+                }
+            }
+            None => f.actions.push("the filesystem is gone".into()),
+        }
+        let stand_in = [
+            "mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            "ro,size=64k",
+            "iolab-lost",
+            &mnt,
+        ];
+        match self.runner.run(&stand_in) {
+            Ok(_) => f.actions.push("an empty read-only tmpfs stands in".into()),
+            Err(e) => f
+                .actions
+                .push(format!("no stand-in mount ({})", first_line(&e))),
+        }
+        Ok(())
+    }
+
+    /// Registers `backing` again once the stopped bcache device `old` let go of it and runs
+    /// it without its cache; the new `/dev/bcacheN`, or `None` (what failed is in `f`).
+    fn bcache_without_cache(
+        &mut self,
+        f: &mut CacheFailure,
+        backing: &Path,
+        old: &str,
+    ) -> Option<PathBuf> {
+        if !wait(Duration::from_secs(15), || {
+            !Path::new("/sys/block").join(old).exists()
+        }) {
+            f.actions.push(format!("{old} still holds the array"));
+            return None;
+        }
+        f.actions.push(format!("{old} went away"));
+        if let Err(e) = self
             .runner
-            .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy());
+            .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy())
+        {
+            f.actions
+                .push(format!("registering the array failed ({})", first_line(&e)));
+            return None;
+        }
+        // Registered but not running, the backing device's `bcache` directory sits under it.
+        let k = fault::kernel_name(backing).unwrap_or_default();
+        let run = Path::new("/sys/class/block")
+            .join(&k)
+            .join("bcache/running");
+        if let Err(e) = self.runner.write_file(&run, "1") {
+            f.actions.push(format!(
+                "running it without its cache failed ({})",
+                first_line(&e)
+            ));
+            return None;
+        }
         let mut name = None;
         wait(Duration::from_secs(10), || {
             name = cache::bcache_of(&self.runner, backing);
@@ -325,45 +408,18 @@ impl Session {
         });
         let Some(name) = name else {
             f.actions
-                .push("registering the backing device again made no bcache device".into());
-            f.state_after = "gone".into();
-            return Ok(());
+                .push("registering the array again made no bcache device".into());
+            return None;
         };
-        let sys = cache::sysfs(&name);
-        match self.runner.write_file(&sys.join("running"), "1") {
-            Ok(()) => f.actions.push(format!("{name} running without its cache")),
-            Err(e) => f
-                .actions
-                .push(format!("running {name} failed ({})", first_line(&e))),
-        }
+        f.actions.push(format!("{name} running without its cache"));
         f.state_after = self
             .runner
-            .read_file(&sys.join("state"))
+            .read_file(&cache::sysfs(&name).join("state"))
             .map(|t| t.trim().to_string())
             .unwrap_or_default();
         let dev = Path::new("/dev").join(&name);
-        wait(Duration::from_secs(5), || {
-            self.runner.is_dry_run() || dev.exists()
-        });
-        b.fs_device = dev.clone();
-        let mount = fs::mount_argv(
-            b.stack.fs,
-            &dev,
-            &[],
-            &b.mount_point,
-            &b.stack.mount_options,
-            false,
-        );
-        // The guest has no fsck: a filesystem its own log cannot bring back stays unmounted,
-        // and the data set's check says what that lost.
-        match self.runner.run(&mount) {
-            Ok(_) => f.actions.push("mounted again".into()),
-            Err(e) => f.actions.push(format!(
-                "the filesystem would not mount ({})",
-                first_line(&e)
-            )),
-        }
-        Ok(())
+        wait(Duration::from_secs(5), || dev.exists());
+        Some(dev)
     }
 }
 
@@ -399,6 +455,31 @@ fn read_through(dev: &Path) {
         let mut r = f.take(16 << 20);
         while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
     }
+}
+
+/// Whether the first 4KiB of `dev` read, past the page cache.
+fn reads_ok(dev: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+    else {
+        return false;
+    };
+    let mut buf = vec![0u8; 8192];
+    let at = buf.as_ptr().align_offset(4096).min(4096);
+    f.read(&mut buf[at..at + 4096]).is_ok()
+}
+
+/// Whether something is mounted at `mnt` (`/proc/self/mounts`).
+fn is_mounted(mnt: &Path) -> bool {
+    let want = mnt.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mounts").is_ok_and(|t| {
+        t.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(want.as_ref()))
+    })
 }
 
 /// Whether a small file can be written, flushed and removed under `mnt`.
