@@ -182,10 +182,10 @@ impl Session {
                 .ok_or_else(|| LayoutError::Unexpected(format!("{} has no VG", b.name)))?;
         let dm = format!("{}-{}", vg.replace('-', "--"), lvm::LV_NAME);
         let status = |s: &Session| {
-            s.runner
-                .run(&["dmsetup", "status", &dm])
-                .map(|o| o.stdout.trim().to_string())
-                .unwrap_or_else(|e| format!("unreadable: {e}"))
+            s.runner.run(&["dmsetup", "status", &dm]).map_or_else(
+                |e| format!("unreadable: {e}"),
+                |o| o.stdout.trim().to_string(),
+            )
         };
         f.state_before = status(self);
         fail_all(self)?;
