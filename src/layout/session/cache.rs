@@ -381,10 +381,23 @@ impl Session {
             return None;
         }
         f.actions.push(format!("{old} went away"));
-        if let Err(e) = self
-            .runner
-            .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy())
-        {
+        // The stopped device lets go of the array a moment after its node goes: the kernel
+        // refuses the registration (EINVAL, measured) until then.
+        let mut refused = None;
+        for _ in 0..20 {
+            match self
+                .runner
+                .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy())
+            {
+                Ok(()) => {
+                    refused = None;
+                    break;
+                }
+                Err(e) => refused = Some(e),
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        if let Some(e) = refused {
             f.actions
                 .push(format!("registering the array failed ({})", first_line(&e)));
             return None;
