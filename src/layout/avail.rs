@@ -137,20 +137,20 @@ impl Availability {
         } else {
             self.wipefs.clone()?;
         }
-        match &stack.raid {
+        match &stack.raid() {
             RaidLayer::Md(_) => self.md.clone()?,
             RaidLayer::Zfs(_) => return self.zfs.clone(),
             RaidLayer::Btrfs { .. } | RaidLayer::None => {}
         }
-        if stack.lvm {
+        if stack.lvm() {
             self.lvm.clone()?;
         }
-        match stack.cache.as_ref().map(|c| c.kind) {
+        match stack.cache().as_ref().map(|c| c.kind) {
             Some(CacheKind::Lvmcache) => self.lvmcache.clone()?,
             Some(CacheKind::Bcache) => self.bcache.clone()?,
             None => {}
         }
-        match stack.fs {
+        match stack.fs() {
             FsKind::Xfs => self.xfs.clone(),
             FsKind::Ext4 => self.ext4.clone(),
             FsKind::Btrfs => self.btrfs.clone(),
@@ -194,11 +194,11 @@ pub const NO_ZFS: &str = "no zfs module; run with --vm";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stack::{MdLevel, MdOptions};
+    use crate::stack::{FsLayer, Layer, MdLevel, MdOptions};
 
     fn md_stack() -> Stack {
-        Stack {
-            raid: RaidLayer::Md(MdOptions {
+        Stack::new(
+            RaidLayer::Md(MdOptions {
                 level: MdLevel::Raid5,
                 chunk: None,
                 bitmap: None,
@@ -208,14 +208,12 @@ mod tests {
                 sync_speed_min: None,
                 sync_speed_max: None,
             }),
-            members: 3,
-            spares: 0,
-            lvm: true,
-            fs: FsKind::Xfs,
-            mkfs_options: vec![],
-            mount_options: vec![],
-            cache: None,
-        }
+            3,
+            0,
+            true,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        )
     }
 
     #[test]
@@ -234,12 +232,11 @@ mod tests {
     fn a_zfs_layout_needs_the_module() {
         let mut a = Availability::everything();
         let mut z = md_stack();
-        z.raid = RaidLayer::Zfs(crate::stack::zfs::ZfsOptions::simple(
-            crate::stack::zfs::VdevKind::Raidz(2),
-            6,
-        ));
-        z.fs = FsKind::Zfs;
-        z.lvm = false;
+        z.set(Layer::Raid(RaidLayer::Zfs(
+            crate::stack::zfs::ZfsOptions::simple(crate::stack::zfs::VdevKind::Raidz(2), 6),
+        )));
+        z.set(Layer::Fs(FsLayer::plain(FsKind::Zfs)));
+        z.without_lvm();
         assert!(a.check(&z, true).is_ok());
         a.zfs = Err(NO_ZFS.into());
         assert_eq!(

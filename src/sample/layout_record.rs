@@ -225,7 +225,7 @@ impl Layer {
     /// The layers of a lab stack, from the disks up.
     pub fn of_stack(s: &Stack) -> Vec<Layer> {
         let members = s.members as u64;
-        let mut v = vec![match &s.raid {
+        let mut v = vec![match &s.raid() {
             RaidLayer::None => Layer::Disk,
             RaidLayer::Btrfs { data, metadata } => Layer::Btrfs {
                 data: data.name().to_string(),
@@ -248,10 +248,10 @@ impl Layer {
                 describe: z.describe(),
             },
         }];
-        if s.lvm {
+        if s.lvm() {
             v.push(Layer::Lvm);
         }
-        if let Some(c) = &s.cache {
+        if let Some(c) = &s.cache() {
             v.push(Layer::Cache {
                 kind: c.kind.name().to_string(),
                 mode: c.mode.name().to_string(),
@@ -259,13 +259,13 @@ impl Layer {
                 disks: c.disks as u64,
             });
         }
-        if matches!(s.raid, RaidLayer::Zfs(_)) {
+        if matches!(s.raid(), RaidLayer::Zfs(_)) {
             return v;
         }
         v.push(Layer::Fs {
-            fs: s.fs.name().to_string(),
-            mkfs_options: s.mkfs_options.clone(),
-            mount_options: s.mount_options.clone(),
+            fs: s.fs().name().to_string(),
+            mkfs_options: s.mkfs_options().to_vec(),
+            mount_options: s.mount_options().to_vec(),
         });
         v
     }
@@ -424,8 +424,9 @@ mod tests {
             matches!(&l[0], Layer::Md { consistency_policy: Some(p), .. } if p == "ppl"),
             "{l:?}"
         );
-        if let RaidLayer::Md(md) = &mut s.raid {
+        if let RaidLayer::Md(mut md) = s.raid().clone() {
             md.consistency_policy = None;
+            s.set(crate::stack::Layer::Raid(RaidLayer::Md(md)));
         }
         let plain = serde_json::to_string(&Layer::of_stack(&s)[0]).unwrap();
         assert!(!plain.contains("consistency"), "{plain}");

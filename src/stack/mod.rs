@@ -11,6 +11,7 @@
 pub mod cache;
 pub mod fault;
 pub mod rebuild;
+pub mod shape;
 pub mod zfs;
 
 pub use rebuild::Rebuild;
@@ -267,6 +268,13 @@ pub enum RaidLayer {
     Zfs(zfs::ZfsOptions),
 }
 
+impl RaidLayer {
+    /// Whether the layer is its own filesystem (btrfs, ZFS): nothing is made over it.
+    pub fn is_filesystem(&self) -> bool {
+        matches!(self, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_))
+    }
+}
+
 /// A filesystem type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -324,33 +332,175 @@ impl FsKind {
     }
 }
 
-/// A complete stack to build on `members + spares` disks.
+/// One layer of a stack. A stack is an ordered list of them over its disks, bottom first:
+/// the RAID layer (md, btrfs, ZFS, or one plain disk), then what the spec puts over it (LVM,
+/// an SSD cache), the filesystem last. The layout stage builds them in this order and the
+/// record, planner and reports read them in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stack {
-    /// The RAID layer.
-    pub raid: RaidLayer,
-    /// Disks holding data (md raid devices, btrfs devices, 1 for a plain disk).
-    pub members: usize,
-    /// md hot spares on top of the members.
-    pub spares: usize,
-    /// A linear LVM volume over the RAID layer.
-    pub lvm: bool,
+#[serde(tag = "layer", rename_all = "lowercase")]
+pub enum Layer {
+    /// What pools the disks: btrfs profiles, an md array, a ZFS pool, or one plain disk.
+    Raid(RaidLayer),
+    /// A linear LVM volume over the layer below.
+    Lvm,
+    /// An SSD cache between the layer below and the filesystem, on disks of its own.
+    Cache(cache::CacheOptions),
+    /// The filesystem (for btrfs and ZFS, the RAID layer's own).
+    Fs(FsLayer),
+}
+
+/// The filesystem on top of a stack, with the options it is made and mounted with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsLayer {
     /// The filesystem.
-    pub fs: FsKind,
+    pub kind: FsKind,
     /// Extra mkfs arguments, as given.
     pub mkfs_options: Vec<String>,
     /// Mount options (`noatime`), joined with commas on the command line.
     pub mount_options: Vec<String>,
-    /// An SSD cache between the RAID (or LVM) and the filesystem, on disks of its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<cache::CacheOptions>,
 }
 
+impl FsLayer {
+    /// A filesystem made and mounted with the defaults.
+    pub fn plain(kind: FsKind) -> FsLayer {
+        FsLayer {
+            kind,
+            mkfs_options: Vec::new(),
+            mount_options: Vec::new(),
+        }
+    }
+}
+
+/// A complete stack to build on `members + spares` disks (plus md's journal disk and the cache
+/// disks): its layers, bottom first. Stored and exchanged in the shape older records have
+/// (`raid`, `lvm`, `cache`, `fs` and the fs options side by side: [`shape`]), so every stored
+/// lab reads and writes byte for byte as before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "shape::StackShape", into = "shape::StackShape")]
+pub struct Stack {
+    /// Disks holding data (md raid devices, btrfs devices, 1 for a plain disk).
+    pub members: usize,
+    /// md hot spares on top of the members.
+    pub spares: usize,
+    /// The layers, bottom (over the disks) first, the filesystem last.
+    pub layers: Vec<Layer>,
+}
+
+/// The RAID layer a stack without one has.
+static NO_RAID: RaidLayer = RaidLayer::None;
+
 impl Stack {
-    /// The SSD cache layer, when the stack has one (read through this: the stack's fields are
-    /// becoming one ordered layer list, issue 28).
+    /// A stack in the order every layout is built in: `raid` over `members + spares` disks,
+    /// LVM when `lvm`, the cache when given, the filesystem on top.
+    pub fn new(
+        raid: RaidLayer,
+        members: usize,
+        spares: usize,
+        lvm: bool,
+        cache: Option<cache::CacheOptions>,
+        fs: FsLayer,
+    ) -> Stack {
+        let mut layers = vec![Layer::Raid(raid)];
+        if lvm {
+            layers.push(Layer::Lvm);
+        }
+        if let Some(c) = cache {
+            layers.push(Layer::Cache(c));
+        }
+        layers.push(Layer::Fs(fs));
+        Stack {
+            members,
+            spares,
+            layers,
+        }
+    }
+
+    /// The layers, bottom first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The RAID layer at the bottom ([`RaidLayer::None`] for one plain disk).
+    pub fn raid(&self) -> &RaidLayer {
+        self.layers
+            .iter()
+            .find_map(|l| match l {
+                Layer::Raid(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or(&NO_RAID)
+    }
+
+    /// Whether an LVM volume sits over the RAID layer.
+    pub fn lvm(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l, Layer::Lvm))
+    }
+
+    /// The SSD cache layer, when the stack has one.
     pub fn cache(&self) -> Option<&cache::CacheOptions> {
-        self.cache.as_ref()
+        self.layers.iter().find_map(|l| match l {
+            Layer::Cache(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The filesystem layer (a plain xfs one if a hand-made stack lacks it).
+    pub fn fs_layer(&self) -> &FsLayer {
+        static XFS: FsLayer = FsLayer {
+            kind: FsKind::Xfs,
+            mkfs_options: Vec::new(),
+            mount_options: Vec::new(),
+        };
+        self.layers
+            .iter()
+            .rev()
+            .find_map(|l| match l {
+                Layer::Fs(f) => Some(f),
+                _ => None,
+            })
+            .unwrap_or(&XFS)
+    }
+
+    /// The filesystem.
+    pub fn fs(&self) -> FsKind {
+        self.fs_layer().kind
+    }
+
+    /// Extra mkfs arguments, as given.
+    pub fn mkfs_options(&self) -> &[String] {
+        &self.fs_layer().mkfs_options
+    }
+
+    /// Mount options, joined with commas on the command line.
+    pub fn mount_options(&self) -> &[String] {
+        &self.fs_layer().mount_options
+    }
+
+    /// The layer of the same kind as `layer` replaced by it (or added in its place in the
+    /// build order when the stack has none): how tests and the planner vary one layer.
+    pub fn set(&mut self, layer: Layer) {
+        let rank = |l: &Layer| match l {
+            Layer::Raid(_) => 0,
+            Layer::Lvm => 1,
+            Layer::Cache(_) => 2,
+            Layer::Fs(_) => 3,
+        };
+        let r = rank(&layer);
+        if let Some(i) = self.layers.iter().position(|l| rank(l) == r) {
+            self.layers[i] = layer;
+        } else {
+            let at = self
+                .layers
+                .iter()
+                .position(|l| rank(l) > r)
+                .unwrap_or(self.layers.len());
+            self.layers.insert(at, layer);
+        }
+    }
+
+    /// The stack without its LVM layer.
+    pub fn without_lvm(&mut self) {
+        self.layers.retain(|l| !matches!(l, Layer::Lvm));
     }
 
     /// Disks the stack uses: members plus spares, plus md's write journal disk, plus the
@@ -361,13 +511,13 @@ impl Stack {
 
     /// Disks holding the SSD cache, taken last (after the journal disk).
     pub fn cache_disks(&self) -> usize {
-        self.cache.as_ref().map_or(0, |c| c.disks)
+        self.cache().map_or(0, |c| c.disks)
     }
 
     /// Disks holding md's write journal (`consistency_policy = "journal"`): 0 or 1, taken
     /// after the spares.
     pub fn journal_disks(&self) -> usize {
-        usize::from(matches!(&self.raid, RaidLayer::Md(o) if o.journal()))
+        usize::from(matches!(self.raid(), RaidLayer::Md(o) if o.journal()))
     }
 
     /// Whether one member can fail without losing the filesystem.
@@ -379,7 +529,7 @@ impl Stack {
     /// data and metadata profiles, md raid6 two, md raid1 all but one, other md levels one
     /// (raid10 is only sure to survive one), raid0 and a plain disk none.
     pub fn tolerated_failures(&self) -> usize {
-        match &self.raid {
+        match self.raid() {
             RaidLayer::None => 0,
             RaidLayer::Btrfs { data, metadata } => data
                 .tolerated_failures()
@@ -398,7 +548,7 @@ impl Stack {
     /// Usable bytes the RAID level leaves from members of `member_size` bytes, before
     /// filesystem overhead (btrfs data profile; md level; one disk otherwise).
     pub fn expected_usable(&self, member_size: u64) -> u64 {
-        match &self.raid {
+        match self.raid() {
             RaidLayer::None => member_size,
             RaidLayer::Btrfs { data, .. } => data.usable(self.members, member_size),
             RaidLayer::Md(md) => md.level.usable(self.members, member_size),
@@ -406,18 +556,43 @@ impl Stack {
         }
     }
 
-    /// One line saying what the stack is: `md raid6 x5 +1 spare, chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
+    /// One line saying what the stack is, its layers bottom first: `md raid6 x5 +1 spare,
+    /// chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
     pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Raid(r) => Some(self.describe_raid(r)),
+                Layer::Lvm => Some("lvm".into()),
+                Layer::Cache(c) => Some(c.describe()),
+                // btrfs and ZFS are their own filesystem: named once, by the RAID layer.
+                Layer::Fs(_) if self.raid().is_filesystem() => None,
+                Layer::Fs(f) => Some(f.kind.name().to_string()),
+            })
+            .collect();
+        let mut s = parts.join(" > ");
+        let f = self.fs_layer();
+        if !f.mkfs_options.is_empty() {
+            s.push_str(&format!(" [mkfs {}]", f.mkfs_options.join(" ")));
+        }
+        if !f.mount_options.is_empty() {
+            s.push_str(&format!(" ({})", f.mount_options.join(",")));
+        }
+        s
+    }
+
+    /// The RAID layer's part of [`Stack::describe`].
+    fn describe_raid(&self, raid: &RaidLayer) -> String {
         use crate::units::format_bytes;
-        let mut parts = Vec::new();
-        match &self.raid {
-            RaidLayer::None => parts.push("single disk".to_string()),
-            RaidLayer::Btrfs { data, metadata } => parts.push(format!(
+        match raid {
+            RaidLayer::None => "single disk".to_string(),
+            RaidLayer::Btrfs { data, metadata } => format!(
                 "btrfs {} (metadata {}) x{}",
                 data.name(),
                 metadata.name(),
                 self.members
-            )),
+            ),
             RaidLayer::Md(md) => {
                 let mut s = format!("md raid{} x{}", md.level.number(), self.members);
                 if self.spares > 0 {
@@ -442,27 +617,10 @@ impl Stack {
                         s.push_str(&format!("/{}", format_bytes(bc)));
                     }
                 }
-                parts.push(s);
+                s
             }
-            RaidLayer::Zfs(z) => parts.push(z.describe()),
+            RaidLayer::Zfs(z) => z.describe(),
         }
-        if self.lvm {
-            parts.push("lvm".into());
-        }
-        if let Some(c) = &self.cache {
-            parts.push(c.describe());
-        }
-        if !matches!(self.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
-            parts.push(self.fs.name().to_string());
-        }
-        let mut s = parts.join(" > ");
-        if !self.mkfs_options.is_empty() {
-            s.push_str(&format!(" [mkfs {}]", self.mkfs_options.join(" ")));
-        }
-        if !self.mount_options.is_empty() {
-            s.push_str(&format!(" ({})", self.mount_options.join(",")));
-        }
-        s
     }
 }
 
@@ -503,27 +661,33 @@ mod tests {
         );
     }
 
+    fn md(level: MdLevel) -> RaidLayer {
+        RaidLayer::Md(MdOptions {
+            level,
+            chunk: None,
+            bitmap: None,
+            bitmap_chunk: None,
+            assume_clean: false,
+            consistency_policy: None,
+            sync_speed_min: None,
+            sync_speed_max: None,
+        })
+    }
+
     #[test]
     fn describes_itself() {
-        let s = Stack {
-            raid: RaidLayer::Md(MdOptions {
-                level: MdLevel::Raid6,
-                chunk: Some(512 << 10),
-                bitmap: Some("internal".into()),
-                bitmap_chunk: Some(64 << 20),
-                assume_clean: false,
-                consistency_policy: None,
-                sync_speed_min: None,
-                sync_speed_max: None,
-            }),
-            members: 5,
-            spares: 1,
-            lvm: true,
-            fs: FsKind::Xfs,
+        let RaidLayer::Md(mut o) = md(MdLevel::Raid6) else {
+            unreachable!()
+        };
+        o.chunk = Some(512 << 10);
+        o.bitmap = Some("internal".into());
+        o.bitmap_chunk = Some(64 << 20);
+        let fs = FsLayer {
+            kind: FsKind::Xfs,
             mkfs_options: vec![],
             mount_options: vec!["noatime".into()],
-            cache: None,
         };
+        let s = Stack::new(RaidLayer::Md(o), 5, 1, true, None, fs);
         assert_eq!(
             s.describe(),
             "md raid6 x5 +1 spare, chunk 512KiB, bitmap internal/64MiB > lvm > xfs (noatime)"
@@ -532,37 +696,75 @@ mod tests {
         assert!(s.survives_one_failure());
     }
 
+    /// Issue 28: the stack is its layers in build order, and it is stored in the shape every
+    /// older record has (fields and their order as they were), whatever the layers.
+    #[test]
+    fn layers_are_in_build_order_and_stored_in_the_old_shape() {
+        let c = cache::CacheOptions {
+            kind: cache::CacheKind::Bcache,
+            mode: cache::CacheMode::Writeback,
+            disks: 1,
+            size: None,
+        };
+        let s = Stack::new(
+            md(MdLevel::Raid5),
+            3,
+            0,
+            true,
+            Some(c.clone()),
+            FsLayer::plain(FsKind::Ext4),
+        );
+        assert_eq!(
+            s.layers(),
+            [
+                Layer::Raid(md(MdLevel::Raid5)),
+                Layer::Lvm,
+                Layer::Cache(c),
+                Layer::Fs(FsLayer::plain(FsKind::Ext4)),
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"raid":{"type":"md","level":"5","chunk":null,"bitmap":null,"bitmap_chunk":null,"assume_clean":false},"members":3,"spares":0,"lvm":true,"fs":"ext4","mkfs_options":[],"mount_options":[],"cache":{"kind":"bcache","mode":"writeback","disks":1}}"#
+        );
+        let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        // One layer replaced in place, one added where the build order puts it.
+        let mut t = Stack::new(
+            RaidLayer::None,
+            1,
+            0,
+            false,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
+        t.set(Layer::Lvm);
+        t.set(Layer::Raid(md(MdLevel::Raid1)));
+        assert_eq!(t.describe(), "md raid1 x1 > lvm > xfs");
+        t.without_lvm();
+        assert_eq!(t.describe(), "md raid1 x1 > xfs");
+    }
+
     /// Issue 28: the cache layer sits between LVM and the fs in the description, and its disk
     /// comes on top of the members; a stack without one serializes as before.
     #[test]
     fn a_cache_is_described_and_counted() {
-        let mut s = Stack {
-            raid: RaidLayer::Md(MdOptions {
-                level: MdLevel::Raid5,
-                chunk: None,
-                bitmap: None,
-                bitmap_chunk: None,
-                assume_clean: false,
-                consistency_policy: None,
-                sync_speed_min: None,
-                sync_speed_max: None,
-            }),
-            members: 3,
-            spares: 0,
-            lvm: true,
-            fs: FsKind::Xfs,
-            mkfs_options: vec![],
-            mount_options: vec![],
-            cache: None,
-        };
+        let mut s = Stack::new(
+            md(MdLevel::Raid5),
+            3,
+            0,
+            true,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
         let plain = serde_json::to_string(&s).unwrap();
         assert!(!plain.contains("cache"), "{plain}");
-        s.cache = Some(cache::CacheOptions {
+        s.set(Layer::Cache(cache::CacheOptions {
             kind: cache::CacheKind::Lvmcache,
             mode: cache::CacheMode::Writethrough,
             disks: 1,
             size: Some(256 << 20),
-        });
+        }));
         assert_eq!(
             s.describe(),
             "md raid5 x3 > lvm > lvmcache writethrough 256MiB (1 disk) > xfs"

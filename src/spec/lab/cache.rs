@@ -97,10 +97,10 @@ impl Section for Cache {
         stack: &Stack,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        if stack.cache.is_none() {
+        if stack.cache().is_none() {
             return Ok(());
         }
-        let why = match &stack.raid {
+        let why = match &stack.raid() {
             RaidLayer::Md(_) | RaidLayer::None => return Ok(()),
             RaidLayer::Btrfs { .. } => {
                 "btrfs is the RAID and the filesystem at once, so nothing sits between them; \
@@ -121,7 +121,7 @@ impl Section for Cache {
         member_size: Option<u64>,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        let (Some(c), Some(disk)) = (&stack.cache, member_size) else {
+        let (Some(c), Some(disk)) = (&stack.cache(), member_size) else {
             return Ok(());
         };
         let room = match c.kind {
