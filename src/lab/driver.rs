@@ -455,7 +455,7 @@ impl StackRun<'_, '_> {
         lr.expected_usable_bytes = msize.map(|s| stack.expected_usable(s));
         let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
         let dm = if faults::needs_dm(self.spec, l, stack) {
-            self.opts.availability.lvm.clone()
+            self.opts.availability.layer("lvm")
         } else {
             Ok(())
         };
