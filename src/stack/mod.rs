@@ -1,6 +1,8 @@
-//! A validated storage stack, bottom to top: RAID layer (btrfs profiles, an md array or a ZFS
-//! pool), optional LVM linear volume, optional SSD cache ([`cache`]), filesystem with its mkfs and mount options; and the
-//! faults planned for it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
+//! A validated storage stack: its layers as an ordered list, bottom to top — the RAID layer
+//! (btrfs profiles [`btrfs`], an md array [`md`], a ZFS pool [`zfs`], or one plain disk),
+//! optional LVM linear volume, optional SSD cache ([`cache`]), the filesystem with its mkfs and
+//! mount options — stored in the shape older records have ([`shape`]); the faults planned for
+//! it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
 //!
 //! Plain data, below every stage that touches it: the lab spec parser (`spec`) builds these
 //! types and they are valid by construction; `layout` builds them on disks and trusts them;
@@ -8,246 +10,19 @@
 //! disks it needs, whether it survives losing one, and how much space the RAID level leaves
 //! usable.
 
+pub mod btrfs;
 pub mod cache;
 pub mod fault;
+pub mod md;
 pub mod rebuild;
 pub mod shape;
 pub mod zfs;
 
+pub use btrfs::BtrfsProfile;
+pub use md::{MdLevel, MdOptions};
 pub use rebuild::Rebuild;
 
 use serde::{Deserialize, Serialize};
-
-/// A btrfs block-group profile (for data or metadata).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BtrfsProfile {
-    /// One copy, no striping.
-    Single,
-    /// Two copies on one device.
-    Dup,
-    /// Striped, no redundancy.
-    Raid0,
-    /// Two copies on two devices.
-    Raid1,
-    /// Three copies.
-    Raid1c3,
-    /// Four copies.
-    Raid1c4,
-    /// Striped mirrors.
-    Raid10,
-    /// Striped with one parity.
-    Raid5,
-    /// Striped with two parities.
-    Raid6,
-}
-
-impl BtrfsProfile {
-    /// Every profile, for error messages.
-    pub const ALL: [BtrfsProfile; 9] = [
-        BtrfsProfile::Single,
-        BtrfsProfile::Dup,
-        BtrfsProfile::Raid0,
-        BtrfsProfile::Raid1,
-        BtrfsProfile::Raid1c3,
-        BtrfsProfile::Raid1c4,
-        BtrfsProfile::Raid10,
-        BtrfsProfile::Raid5,
-        BtrfsProfile::Raid6,
-    ];
-
-    /// Parses `raid5`, `RAID1C3`, `single`...
-    pub fn parse(s: &str) -> Option<BtrfsProfile> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
-    }
-
-    /// The name mkfs.btrfs takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            BtrfsProfile::Single => "single",
-            BtrfsProfile::Dup => "dup",
-            BtrfsProfile::Raid0 => "raid0",
-            BtrfsProfile::Raid1 => "raid1",
-            BtrfsProfile::Raid1c3 => "raid1c3",
-            BtrfsProfile::Raid1c4 => "raid1c4",
-            BtrfsProfile::Raid10 => "raid10",
-            BtrfsProfile::Raid5 => "raid5",
-            BtrfsProfile::Raid6 => "raid6",
-        }
-    }
-
-    /// Fewest devices mkfs.btrfs (v6) and the kernel accept for the profile.
-    pub fn min_devices(self) -> usize {
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 1,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 2,
-            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 3,
-            BtrfsProfile::Raid1c4 => 4,
-        }
-    }
-
-    /// How many devices can vanish without losing data.
-    pub fn tolerated_failures(self) -> usize {
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 0,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 1,
-            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 2,
-            BtrfsProfile::Raid1c4 => 3,
-        }
-    }
-
-    /// Usable bytes out of `n` devices of `size` bytes, before filesystem overhead.
-    pub fn usable(self, n: usize, size: u64) -> u64 {
-        let n = n as u64;
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Raid0 => n * size,
-            BtrfsProfile::Dup => n * size / 2,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 => n * size / 2,
-            BtrfsProfile::Raid1c3 => n * size / 3,
-            BtrfsProfile::Raid1c4 => n * size / 4,
-            BtrfsProfile::Raid5 => n.saturating_sub(1) * size,
-            BtrfsProfile::Raid6 => n.saturating_sub(2) * size,
-        }
-    }
-
-    /// The metadata profile used when a spec names only the data profile: as redundant as the
-    /// data (raid1c3 under raid6, which survives two failures), dup on one device.
-    pub fn default_metadata(data: BtrfsProfile, devices: usize) -> BtrfsProfile {
-        if devices < 2 {
-            return BtrfsProfile::Dup;
-        }
-        match data {
-            BtrfsProfile::Raid6 | BtrfsProfile::Raid1c3 if devices >= 3 => BtrfsProfile::Raid1c3,
-            BtrfsProfile::Raid1c4 if devices >= 4 => BtrfsProfile::Raid1c4,
-            _ => BtrfsProfile::Raid1,
-        }
-    }
-}
-
-/// An md RAID level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MdLevel {
-    /// Striping.
-    #[serde(rename = "0")]
-    Raid0,
-    /// Mirroring.
-    #[serde(rename = "1")]
-    Raid1,
-    /// Dedicated parity disk.
-    #[serde(rename = "4")]
-    Raid4,
-    /// Distributed parity.
-    #[serde(rename = "5")]
-    Raid5,
-    /// Double distributed parity.
-    #[serde(rename = "6")]
-    Raid6,
-    /// Striped mirrors (md's near-2 layout).
-    #[serde(rename = "10")]
-    Raid10,
-}
-
-impl MdLevel {
-    /// Every level, for error messages.
-    pub const ALL: [MdLevel; 6] = [
-        MdLevel::Raid0,
-        MdLevel::Raid1,
-        MdLevel::Raid4,
-        MdLevel::Raid5,
-        MdLevel::Raid6,
-        MdLevel::Raid10,
-    ];
-
-    /// Parses `6`, `raid6`, `RAID6`.
-    pub fn parse(s: &str) -> Option<MdLevel> {
-        let t = s.trim().to_ascii_lowercase();
-        let t = t.strip_prefix("raid").unwrap_or(&t);
-        Self::ALL.into_iter().find(|l| l.number().to_string() == t)
-    }
-
-    /// The number mdadm's `--level` takes.
-    pub fn number(self) -> u32 {
-        match self {
-            MdLevel::Raid0 => 0,
-            MdLevel::Raid1 => 1,
-            MdLevel::Raid4 => 4,
-            MdLevel::Raid5 => 5,
-            MdLevel::Raid6 => 6,
-            MdLevel::Raid10 => 10,
-        }
-    }
-
-    /// Fewest raid devices mdadm creates the level with (without `--force`).
-    pub fn min_devices(self) -> usize {
-        match self {
-            MdLevel::Raid0 | MdLevel::Raid1 | MdLevel::Raid10 => 2,
-            MdLevel::Raid4 | MdLevel::Raid5 => 3,
-            MdLevel::Raid6 => 4,
-        }
-    }
-
-    /// Whether the array survives losing one member (everything but raid0).
-    pub fn redundant(self) -> bool {
-        self != MdLevel::Raid0
-    }
-
-    /// Whether the level stripes in chunks (so `--chunk` means something).
-    pub fn has_chunk(self) -> bool {
-        self != MdLevel::Raid1
-    }
-
-    /// Usable bytes of `n` raid devices of `size` bytes, before md and filesystem overhead.
-    pub fn usable(self, n: usize, size: u64) -> u64 {
-        let n = n as u64;
-        match self {
-            MdLevel::Raid0 => n * size,
-            MdLevel::Raid1 => size,
-            MdLevel::Raid4 | MdLevel::Raid5 => n.saturating_sub(1) * size,
-            MdLevel::Raid6 => n.saturating_sub(2) * size,
-            MdLevel::Raid10 => n * size / 2,
-        }
-    }
-}
-
-/// Options of an md array.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MdOptions {
-    /// RAID level.
-    pub level: MdLevel,
-    /// Chunk size in bytes (`None`: mdadm's default, 512KiB).
-    pub chunk: Option<u64>,
-    /// Write-intent bitmap: `internal`, `none`, or mdadm's default when `None`.
-    pub bitmap: Option<String>,
-    /// Bitmap chunk in bytes (`None`: mdadm's default).
-    pub bitmap_chunk: Option<u64>,
-    /// Skip the initial resync (`--assume-clean`); fine on zeroed disks, not on used ones.
-    pub assume_clean: bool,
-    /// How md keeps parity consistent over an unclean stop (`--consistency-policy`):
-    /// `resync` (mdadm's default: the whole array, or what the bitmap marks, after a crash)
-    /// or `ppl` (a partial parity log on each member closes the RAID5 write hole); `None`:
-    /// mdadm's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consistency_policy: Option<String>,
-    /// The array's own recovery and resync speed floor, bytes per second (`sync_speed_min`;
-    /// `None`: the system's `speed_limit_min`, 1000 KiB/s by default). md slows a rebuild
-    /// towards it while other IO runs, so it sets how long a rebuild under load takes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_speed_min: Option<u64>,
-    /// The array's recovery and resync speed ceiling, bytes per second (`sync_speed_max`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_speed_max: Option<u64>,
-}
-
-impl MdOptions {
-    /// Whether the array has a write journal on a disk of its own (`consistency_policy =
-    /// "journal"`): md writes every stripe update to it before the members, closing the write
-    /// hole, and replays it after an unclean stop.
-    pub fn journal(&self) -> bool {
-        self.consistency_policy.as_deref() == Some("journal")
-    }
-}
 
 /// The RAID layer at the bottom of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
