@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::layout::{DiskSource, Runner, Session};
-use iolab::stack::{BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
+use iolab::stack::{BtrfsProfile, FsKind, FsLayer, MdLevel, MdOptions, RaidLayer, Stack};
 use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
@@ -816,16 +816,7 @@ fn md(level: MdLevel) -> MdOptions {
 }
 
 fn stack(raid: RaidLayer, members: usize, spares: usize, lvm: bool, fs: FsKind) -> Stack {
-    Stack {
-        raid,
-        members,
-        spares,
-        lvm,
-        fs,
-        mkfs_options: vec![],
-        mount_options: vec![],
-        cache: None,
-    }
+    Stack::new(raid, members, spares, lvm, None, FsLayer::plain(fs))
 }
 
 /// Builds, degrades, rebuilds and tears down with a recording runner on fake real devices;
@@ -960,9 +951,18 @@ fn lvm_command_lines_on_md_and_on_a_single_disk() {
     want.extend(wipes("/dev/sdb /dev/sdc"));
     assert_eq!(log, want);
 
-    let mut s = stack(RaidLayer::None, 1, 0, true, FsKind::Btrfs);
-    s.mount_options = vec!["noatime".into(), "compress=zstd".into()];
-    s.mkfs_options = vec!["--nodesize".into(), "32k".into()];
+    let s = Stack::new(
+        RaidLayer::None,
+        1,
+        0,
+        true,
+        None,
+        FsLayer {
+            kind: FsKind::Btrfs,
+            mkfs_options: vec!["--nodesize".into(), "32k".into()],
+            mount_options: vec!["noatime".into(), "compress=zstd".into()],
+        },
+    );
     let log = record(&s, false);
     assert_eq!(
         log,

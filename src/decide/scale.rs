@@ -99,6 +99,12 @@ pub fn plan_layout(l: &LayoutFacts) -> Option<(LayoutSpec, u32)> {
         Layer::Disk => ("btrfs-single".into(), 1),
         _ => return None,
     };
+    // An SSD cache in front: the planner knows it is there and models the RAID under it.
+    let cache = l.stack.iter().find_map(|x| match x {
+        Layer::Cache { kind, .. } => Some(format!("+{kind}")),
+        _ => None,
+    });
+    let text = text + cache.as_deref().unwrap_or("");
     let disks = u32::try_from(disks).ok().filter(|d| *d > 0)?;
     let spec = LayoutSpec::parse(&text).ok()?;
     spec.on_disks(disks).ok()?;
@@ -205,6 +211,12 @@ pub fn row(
     notes: &mut Vec<String>,
 ) -> Row {
     let model = plan_layout(l);
+    if let Some((m, _)) = model.as_ref().filter(|(m, _)| m.cache.is_some()) {
+        notes.push(format!(
+            "{}: modelled as the RAID under its SSD cache ({}): capacity, P(loss) and any predicted speed are the RAID's; what the cache does is only in the measured figures",
+            l.name, m.name
+        ));
+    }
     let member = member_bytes(l, model.as_ref());
     let disk = a.disk_bytes.or(member);
     let (speed_rule, rebuild_basis, rebuild_measured) = rebuild_speed(l, a);

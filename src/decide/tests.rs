@@ -497,3 +497,39 @@ fn the_seed_case_of_the_docs_45_x_2tb() {
             .any(|n| n.contains("something other than the disks"))
     );
 }
+
+/// Issue 28: a layout with an SSD cache is modelled as the RAID under it, and says so; the
+/// cache leaves the RAID's capacity and P(loss) as they are.
+#[test]
+fn a_cached_layout_is_modelled_as_its_raid_and_says_so() {
+    let mut lab = pod();
+    let mut cached = lab.layouts[0].clone();
+    cached.name = "md-raid6-43+2s-bcache".into();
+    cached.stack.insert(
+        1,
+        Layer::Cache {
+            kind: "bcache".into(),
+            mode: "writeback".into(),
+            size_bytes: None,
+            disks: 1,
+        },
+    );
+    lab.layouts.push(cached);
+    let d = decide(&lab, &needs(None, None), None).unwrap();
+    let plain = row(&d, "md-raid6-43+2s");
+    let c = row(&d, "md-raid6-43+2s-bcache");
+    assert_eq!(c.model.as_deref(), Some("raid6+2spares+bcache on 45 disks"));
+    assert_eq!(c.usable_planner, plain.usable_planner);
+    assert_eq!(
+        c.loss_5y.as_ref().map(|f| f.value),
+        plain.loss_5y.as_ref().map(|f| f.value)
+    );
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n
+                .starts_with("md-raid6-43+2s-bcache: modelled as the RAID under its SSD cache")),
+        "{:#?}",
+        d.notes
+    );
+}

@@ -455,7 +455,7 @@ impl StackRun<'_, '_> {
         lr.expected_usable_bytes = msize.map(|s| stack.expected_usable(s));
         let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
         let dm = if faults::needs_dm(self.spec, l, stack) {
-            self.opts.availability.lvm.clone()
+            self.opts.availability.layer("lvm")
         } else {
             Ok(())
         };
@@ -478,7 +478,7 @@ impl StackRun<'_, '_> {
         });
         // A ZFS read figure from the ARC is not a disk figure: capped while this layout runs,
         // put back after (the ARC is shared with the host's other pools).
-        let arc = if matches!(stack.raid, RaidLayer::Zfs(_)) && result.is_ok() {
+        let arc = if matches!(stack.raid(), RaidLayer::Zfs(_)) && result.is_ok() {
             self.session.cap_arc().ok()
         } else {
             None

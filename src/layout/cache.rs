@@ -20,26 +20,97 @@ use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
+use super::layer::{self, GuestTool, StorageLayer, VM_HINT};
 use super::{fault, lvm};
+use crate::stack::Stack;
 use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
 
 /// The cache volume's name in the lab VG (lvmcache).
 pub const CACHE_LV: &str = "cache";
 
-/// Kernel modules a guest loads for each kind (dependencies come from `modules.dep`).
-pub fn modules(kind: CacheKind) -> &'static [&'static str] {
-    match kind {
-        CacheKind::Lvmcache => &["dm_cache", "dm_cache_smq"],
-        CacheKind::Bcache => &["bcache"],
+/// lvmcache: dm-cache through LVM.
+pub struct Lvmcache;
+
+/// bcache.
+pub struct Bcache;
+
+/// Whether the kernel has `kind`'s module (loaded, or loadable) and its tools are here.
+fn detect(kind: CacheKind, loaded: &str, module: &str, tools: &[GuestTool]) -> Result<(), String> {
+    if !Path::new(loaded).exists() && !layer::kernel_module(module) {
+        return Err(format!(
+            "the kernel has no {} module ({}); {VM_HINT}",
+            kind.name(),
+            module.trim_start_matches('/')
+        ));
+    }
+    for t in tools {
+        layer::tools(&[t.name], t.package)?;
+    }
+    Ok(())
+}
+
+impl StorageLayer for Lvmcache {
+    fn name(&self) -> &'static str {
+        CacheKind::Lvmcache.name()
+    }
+
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack.cache().is_some_and(|c| c.kind == CacheKind::Lvmcache)
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        detect(
+            CacheKind::Lvmcache,
+            "/sys/module/dm_cache",
+            "/dm-cache.ko",
+            self.vm_tools(),
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_cache", "dm_cache_smq"]
+    }
+
+    /// lvm runs `cache_check` when it activates a cached LV (LVM's own tools come with the
+    /// LVM layer).
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "cache_check",
+            package: "thin-provisioning-tools",
+            required: false,
+        }]
     }
 }
 
-/// `(program, Debian package)` each kind needs besides what LVM and md need: lvm runs
-/// `cache_check` when it activates a cached LV; bcache is formatted by `make-bcache`.
-pub fn tools(kind: CacheKind) -> &'static [(&'static str, &'static str)] {
-    match kind {
-        CacheKind::Lvmcache => &[("cache_check", "thin-provisioning-tools")],
-        CacheKind::Bcache => &[("make-bcache", "bcache-tools")],
+impl StorageLayer for Bcache {
+    fn name(&self) -> &'static str {
+        CacheKind::Bcache.name()
+    }
+
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack.cache().is_some_and(|c| c.kind == CacheKind::Bcache)
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        detect(
+            CacheKind::Bcache,
+            "/sys/fs/bcache",
+            "/bcache.ko",
+            self.vm_tools(),
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["bcache"]
+    }
+
+    /// bcache is formatted by `make-bcache`.
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "make-bcache",
+            package: "bcache-tools",
+            required: false,
+        }]
     }
 }
 

@@ -4,7 +4,67 @@
 use std::path::{Path, PathBuf};
 
 use super::LayoutError;
+use super::layer::{self, GuestTool, StorageLayer};
 use crate::stack::FsKind;
+use crate::stack::Stack;
+
+/// XFS on top of the stack.
+pub struct Xfs;
+
+impl StorageLayer for Xfs {
+    fn name(&self) -> &'static str {
+        "xfs"
+    }
+
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack.fs() == FsKind::Xfs
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        layer::filesystem("xfs", &["mkfs.xfs"], "xfsprogs")
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["xfs"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "mkfs.xfs",
+            package: "xfsprogs",
+            required: true,
+        }]
+    }
+}
+
+/// ext4 on top of the stack.
+pub struct Ext4;
+
+impl StorageLayer for Ext4 {
+    fn name(&self) -> &'static str {
+        "ext4"
+    }
+
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack.fs() == FsKind::Ext4
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        layer::filesystem("ext4", &["mkfs.ext4"], "e2fsprogs")
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["ext4"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "mkfs.ext4",
+            package: "e2fsprogs",
+            required: true,
+        }]
+    }
+}
 
 /// The mkfs command for `fs` on `dev`, forcing over old signatures (members are wiped or fresh).
 ///

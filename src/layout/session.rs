@@ -296,7 +296,7 @@ impl Session {
     /// ZFS's view of `b`'s pool now (`zpool status -p -P -v`); `None` without a pool, in a
     /// dry run, or when zpool does not answer.
     pub fn zpool_status(&self, b: &Built) -> Option<super::zfs::PoolStatus> {
-        if self.runner.is_dry_run() || !matches!(b.stack.raid, crate::stack::RaidLayer::Zfs(_)) {
+        if self.runner.is_dry_run() || !matches!(b.stack.raid(), crate::stack::RaidLayer::Zfs(_)) {
             return None;
         }
         let pool = super::zfs::pool_name(&self.lab_id, b.index);
@@ -462,7 +462,7 @@ impl Session {
 
     /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
     pub fn zpool_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid, RaidLayer::Zfs(_)).then(|| zfs::pool_name(&self.lab_id, b.index))
+        matches!(b.stack.raid(), RaidLayer::Zfs(_)).then(|| zfs::pool_name(&self.lab_id, b.index))
     }
 
     /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).

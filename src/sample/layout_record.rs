@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::integrity::IntegrityReport;
 pub use super::integrity::VERIFIED_TEXT;
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::{Layer as StackLayer, RaidLayer, Stack};
 
 /// The layout of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -222,10 +222,35 @@ pub enum Layer {
 }
 
 impl Layer {
-    /// The layers of a lab stack, from the disks up.
+    /// The layers of a lab stack, from the disks up: one record per stack layer, in the
+    /// stack's order (a filesystem that is the RAID layer's own, btrfs's or ZFS's, is recorded
+    /// with it: ZFS has none of its own, btrfs its mkfs and mount options).
     pub fn of_stack(s: &Stack) -> Vec<Layer> {
+        s.layers()
+            .iter()
+            .filter_map(|l| match l {
+                StackLayer::Raid(r) => Some(Self::of_raid(s, r)),
+                StackLayer::Lvm => Some(Layer::Lvm),
+                StackLayer::Cache(c) => Some(Layer::Cache {
+                    kind: c.kind.name().to_string(),
+                    mode: c.mode.name().to_string(),
+                    size_bytes: c.size,
+                    disks: c.disks as u64,
+                }),
+                StackLayer::Fs(_) if matches!(s.raid(), RaidLayer::Zfs(_)) => None,
+                StackLayer::Fs(f) => Some(Layer::Fs {
+                    fs: f.kind.name().to_string(),
+                    mkfs_options: f.mkfs_options.clone(),
+                    mount_options: f.mount_options.clone(),
+                }),
+            })
+            .collect()
+    }
+
+    /// The record of a stack's RAID layer.
+    fn of_raid(s: &Stack, raid: &RaidLayer) -> Layer {
         let members = s.members as u64;
-        let mut v = vec![match &s.raid {
+        match raid {
             RaidLayer::None => Layer::Disk,
             RaidLayer::Btrfs { data, metadata } => Layer::Btrfs {
                 data: data.name().to_string(),
@@ -247,27 +272,7 @@ impl Layer {
                 width: z.width as u64,
                 describe: z.describe(),
             },
-        }];
-        if s.lvm {
-            v.push(Layer::Lvm);
         }
-        if let Some(c) = &s.cache {
-            v.push(Layer::Cache {
-                kind: c.kind.name().to_string(),
-                mode: c.mode.name().to_string(),
-                size_bytes: c.size,
-                disks: c.disks as u64,
-            });
-        }
-        if matches!(s.raid, RaidLayer::Zfs(_)) {
-            return v;
-        }
-        v.push(Layer::Fs {
-            fs: s.fs.name().to_string(),
-            mkfs_options: s.mkfs_options.clone(),
-            mount_options: s.mount_options.clone(),
-        });
-        v
     }
 }
 
@@ -424,8 +429,9 @@ mod tests {
             matches!(&l[0], Layer::Md { consistency_policy: Some(p), .. } if p == "ppl"),
             "{l:?}"
         );
-        if let RaidLayer::Md(md) = &mut s.raid {
+        if let RaidLayer::Md(mut md) = s.raid().clone() {
             md.consistency_policy = None;
+            s.set(crate::stack::Layer::Raid(RaidLayer::Md(md)));
         }
         let plain = serde_json::to_string(&Layer::of_stack(&s)[0]).unwrap();
         assert!(!plain.contains("consistency"), "{plain}");

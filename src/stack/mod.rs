@@ -1,6 +1,8 @@
-//! A validated storage stack, bottom to top: RAID layer (btrfs profiles, an md array or a ZFS
-//! pool), optional LVM linear volume, optional SSD cache ([`cache`]), filesystem with its mkfs and mount options; and the
-//! faults planned for it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
+//! A validated storage stack: its layers as an ordered list, bottom to top — the RAID layer
+//! (btrfs profiles [`btrfs`], an md array [`md`], a ZFS pool [`zfs`], or one plain disk),
+//! optional LVM linear volume, optional SSD cache ([`cache`]), the filesystem with its mkfs and
+//! mount options — stored in the shape older records have ([`shape`]); the faults planned for
+//! it ([`fault`]) and what a rebuild of it did ([`rebuild`]).
 //!
 //! Plain data, below every stage that touches it: the lab spec parser (`spec`) builds these
 //! types and they are valid by construction; `layout` builds them on disks and trusts them;
@@ -8,245 +10,19 @@
 //! disks it needs, whether it survives losing one, and how much space the RAID level leaves
 //! usable.
 
+pub mod btrfs;
 pub mod cache;
 pub mod fault;
+pub mod md;
 pub mod rebuild;
+pub mod shape;
 pub mod zfs;
 
+pub use btrfs::BtrfsProfile;
+pub use md::{MdLevel, MdOptions};
 pub use rebuild::Rebuild;
 
 use serde::{Deserialize, Serialize};
-
-/// A btrfs block-group profile (for data or metadata).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BtrfsProfile {
-    /// One copy, no striping.
-    Single,
-    /// Two copies on one device.
-    Dup,
-    /// Striped, no redundancy.
-    Raid0,
-    /// Two copies on two devices.
-    Raid1,
-    /// Three copies.
-    Raid1c3,
-    /// Four copies.
-    Raid1c4,
-    /// Striped mirrors.
-    Raid10,
-    /// Striped with one parity.
-    Raid5,
-    /// Striped with two parities.
-    Raid6,
-}
-
-impl BtrfsProfile {
-    /// Every profile, for error messages.
-    pub const ALL: [BtrfsProfile; 9] = [
-        BtrfsProfile::Single,
-        BtrfsProfile::Dup,
-        BtrfsProfile::Raid0,
-        BtrfsProfile::Raid1,
-        BtrfsProfile::Raid1c3,
-        BtrfsProfile::Raid1c4,
-        BtrfsProfile::Raid10,
-        BtrfsProfile::Raid5,
-        BtrfsProfile::Raid6,
-    ];
-
-    /// Parses `raid5`, `RAID1C3`, `single`...
-    pub fn parse(s: &str) -> Option<BtrfsProfile> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
-    }
-
-    /// The name mkfs.btrfs takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            BtrfsProfile::Single => "single",
-            BtrfsProfile::Dup => "dup",
-            BtrfsProfile::Raid0 => "raid0",
-            BtrfsProfile::Raid1 => "raid1",
-            BtrfsProfile::Raid1c3 => "raid1c3",
-            BtrfsProfile::Raid1c4 => "raid1c4",
-            BtrfsProfile::Raid10 => "raid10",
-            BtrfsProfile::Raid5 => "raid5",
-            BtrfsProfile::Raid6 => "raid6",
-        }
-    }
-
-    /// Fewest devices mkfs.btrfs (v6) and the kernel accept for the profile.
-    pub fn min_devices(self) -> usize {
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 1,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 2,
-            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 3,
-            BtrfsProfile::Raid1c4 => 4,
-        }
-    }
-
-    /// How many devices can vanish without losing data.
-    pub fn tolerated_failures(self) -> usize {
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Dup | BtrfsProfile::Raid0 => 0,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 | BtrfsProfile::Raid5 => 1,
-            BtrfsProfile::Raid1c3 | BtrfsProfile::Raid6 => 2,
-            BtrfsProfile::Raid1c4 => 3,
-        }
-    }
-
-    /// Usable bytes out of `n` devices of `size` bytes, before filesystem overhead.
-    pub fn usable(self, n: usize, size: u64) -> u64 {
-        let n = n as u64;
-        match self {
-            BtrfsProfile::Single | BtrfsProfile::Raid0 => n * size,
-            BtrfsProfile::Dup => n * size / 2,
-            BtrfsProfile::Raid1 | BtrfsProfile::Raid10 => n * size / 2,
-            BtrfsProfile::Raid1c3 => n * size / 3,
-            BtrfsProfile::Raid1c4 => n * size / 4,
-            BtrfsProfile::Raid5 => n.saturating_sub(1) * size,
-            BtrfsProfile::Raid6 => n.saturating_sub(2) * size,
-        }
-    }
-
-    /// The metadata profile used when a spec names only the data profile: as redundant as the
-    /// data (raid1c3 under raid6, which survives two failures), dup on one device.
-    pub fn default_metadata(data: BtrfsProfile, devices: usize) -> BtrfsProfile {
-        if devices < 2 {
-            return BtrfsProfile::Dup;
-        }
-        match data {
-            BtrfsProfile::Raid6 | BtrfsProfile::Raid1c3 if devices >= 3 => BtrfsProfile::Raid1c3,
-            BtrfsProfile::Raid1c4 if devices >= 4 => BtrfsProfile::Raid1c4,
-            _ => BtrfsProfile::Raid1,
-        }
-    }
-}
-
-/// An md RAID level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MdLevel {
-    /// Striping.
-    #[serde(rename = "0")]
-    Raid0,
-    /// Mirroring.
-    #[serde(rename = "1")]
-    Raid1,
-    /// Dedicated parity disk.
-    #[serde(rename = "4")]
-    Raid4,
-    /// Distributed parity.
-    #[serde(rename = "5")]
-    Raid5,
-    /// Double distributed parity.
-    #[serde(rename = "6")]
-    Raid6,
-    /// Striped mirrors (md's near-2 layout).
-    #[serde(rename = "10")]
-    Raid10,
-}
-
-impl MdLevel {
-    /// Every level, for error messages.
-    pub const ALL: [MdLevel; 6] = [
-        MdLevel::Raid0,
-        MdLevel::Raid1,
-        MdLevel::Raid4,
-        MdLevel::Raid5,
-        MdLevel::Raid6,
-        MdLevel::Raid10,
-    ];
-
-    /// Parses `6`, `raid6`, `RAID6`.
-    pub fn parse(s: &str) -> Option<MdLevel> {
-        let t = s.trim().to_ascii_lowercase();
-        let t = t.strip_prefix("raid").unwrap_or(&t);
-        Self::ALL.into_iter().find(|l| l.number().to_string() == t)
-    }
-
-    /// The number mdadm's `--level` takes.
-    pub fn number(self) -> u32 {
-        match self {
-            MdLevel::Raid0 => 0,
-            MdLevel::Raid1 => 1,
-            MdLevel::Raid4 => 4,
-            MdLevel::Raid5 => 5,
-            MdLevel::Raid6 => 6,
-            MdLevel::Raid10 => 10,
-        }
-    }
-
-    /// Fewest raid devices mdadm creates the level with (without `--force`).
-    pub fn min_devices(self) -> usize {
-        match self {
-            MdLevel::Raid0 | MdLevel::Raid1 | MdLevel::Raid10 => 2,
-            MdLevel::Raid4 | MdLevel::Raid5 => 3,
-            MdLevel::Raid6 => 4,
-        }
-    }
-
-    /// Whether the array survives losing one member (everything but raid0).
-    pub fn redundant(self) -> bool {
-        self != MdLevel::Raid0
-    }
-
-    /// Whether the level stripes in chunks (so `--chunk` means something).
-    pub fn has_chunk(self) -> bool {
-        self != MdLevel::Raid1
-    }
-
-    /// Usable bytes of `n` raid devices of `size` bytes, before md and filesystem overhead.
-    pub fn usable(self, n: usize, size: u64) -> u64 {
-        let n = n as u64;
-        match self {
-            MdLevel::Raid0 => n * size,
-            MdLevel::Raid1 => size,
-            MdLevel::Raid4 | MdLevel::Raid5 => n.saturating_sub(1) * size,
-            MdLevel::Raid6 => n.saturating_sub(2) * size,
-            MdLevel::Raid10 => n * size / 2,
-        }
-    }
-}
-
-/// Options of an md array.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MdOptions {
-    /// RAID level.
-    pub level: MdLevel,
-    /// Chunk size in bytes (`None`: mdadm's default, 512KiB).
-    pub chunk: Option<u64>,
-    /// Write-intent bitmap: `internal`, `none`, or mdadm's default when `None`.
-    pub bitmap: Option<String>,
-    /// Bitmap chunk in bytes (`None`: mdadm's default).
-    pub bitmap_chunk: Option<u64>,
-    /// Skip the initial resync (`--assume-clean`); fine on zeroed disks, not on used ones.
-    pub assume_clean: bool,
-    /// How md keeps parity consistent over an unclean stop (`--consistency-policy`):
-    /// `resync` (mdadm's default: the whole array, or what the bitmap marks, after a crash)
-    /// or `ppl` (a partial parity log on each member closes the RAID5 write hole); `None`:
-    /// mdadm's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consistency_policy: Option<String>,
-    /// The array's own recovery and resync speed floor, bytes per second (`sync_speed_min`;
-    /// `None`: the system's `speed_limit_min`, 1000 KiB/s by default). md slows a rebuild
-    /// towards it while other IO runs, so it sets how long a rebuild under load takes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_speed_min: Option<u64>,
-    /// The array's recovery and resync speed ceiling, bytes per second (`sync_speed_max`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_speed_max: Option<u64>,
-}
-
-impl MdOptions {
-    /// Whether the array has a write journal on a disk of its own (`consistency_policy =
-    /// "journal"`): md writes every stripe update to it before the members, closing the write
-    /// hole, and replays it after an unclean stop.
-    pub fn journal(&self) -> bool {
-        self.consistency_policy.as_deref() == Some("journal")
-    }
-}
 
 /// The RAID layer at the bottom of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,6 +41,13 @@ pub enum RaidLayer {
     Md(MdOptions),
     /// A ZFS pool (ZFS is the RAID layer and the filesystem).
     Zfs(zfs::ZfsOptions),
+}
+
+impl RaidLayer {
+    /// Whether the layer is its own filesystem (btrfs, ZFS): nothing is made over it.
+    pub fn is_filesystem(&self) -> bool {
+        matches!(self, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_))
+    }
 }
 
 /// A filesystem type.
@@ -324,33 +107,175 @@ impl FsKind {
     }
 }
 
-/// A complete stack to build on `members + spares` disks.
+/// One layer of a stack. A stack is an ordered list of them over its disks, bottom first:
+/// the RAID layer (md, btrfs, ZFS, or one plain disk), then what the spec puts over it (LVM,
+/// an SSD cache), the filesystem last. The layout stage builds them in this order and the
+/// record, planner and reports read them in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stack {
-    /// The RAID layer.
-    pub raid: RaidLayer,
-    /// Disks holding data (md raid devices, btrfs devices, 1 for a plain disk).
-    pub members: usize,
-    /// md hot spares on top of the members.
-    pub spares: usize,
-    /// A linear LVM volume over the RAID layer.
-    pub lvm: bool,
+#[serde(tag = "layer", rename_all = "lowercase")]
+pub enum Layer {
+    /// What pools the disks: btrfs profiles, an md array, a ZFS pool, or one plain disk.
+    Raid(RaidLayer),
+    /// A linear LVM volume over the layer below.
+    Lvm,
+    /// An SSD cache between the layer below and the filesystem, on disks of its own.
+    Cache(cache::CacheOptions),
+    /// The filesystem (for btrfs and ZFS, the RAID layer's own).
+    Fs(FsLayer),
+}
+
+/// The filesystem on top of a stack, with the options it is made and mounted with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsLayer {
     /// The filesystem.
-    pub fs: FsKind,
+    pub kind: FsKind,
     /// Extra mkfs arguments, as given.
     pub mkfs_options: Vec<String>,
     /// Mount options (`noatime`), joined with commas on the command line.
     pub mount_options: Vec<String>,
-    /// An SSD cache between the RAID (or LVM) and the filesystem, on disks of its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<cache::CacheOptions>,
 }
 
+impl FsLayer {
+    /// A filesystem made and mounted with the defaults.
+    pub fn plain(kind: FsKind) -> FsLayer {
+        FsLayer {
+            kind,
+            mkfs_options: Vec::new(),
+            mount_options: Vec::new(),
+        }
+    }
+}
+
+/// A complete stack to build on `members + spares` disks (plus md's journal disk and the cache
+/// disks): its layers, bottom first. Stored and exchanged in the shape older records have
+/// (`raid`, `lvm`, `cache`, `fs` and the fs options side by side: [`shape`]), so every stored
+/// lab reads and writes byte for byte as before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "shape::StackShape", into = "shape::StackShape")]
+pub struct Stack {
+    /// Disks holding data (md raid devices, btrfs devices, 1 for a plain disk).
+    pub members: usize,
+    /// md hot spares on top of the members.
+    pub spares: usize,
+    /// The layers, bottom (over the disks) first, the filesystem last.
+    pub layers: Vec<Layer>,
+}
+
+/// The RAID layer a stack without one has.
+static NO_RAID: RaidLayer = RaidLayer::None;
+
 impl Stack {
-    /// The SSD cache layer, when the stack has one (read through this: the stack's fields are
-    /// becoming one ordered layer list, issue 28).
+    /// A stack in the order every layout is built in: `raid` over `members + spares` disks,
+    /// LVM when `lvm`, the cache when given, the filesystem on top.
+    pub fn new(
+        raid: RaidLayer,
+        members: usize,
+        spares: usize,
+        lvm: bool,
+        cache: Option<cache::CacheOptions>,
+        fs: FsLayer,
+    ) -> Stack {
+        let mut layers = vec![Layer::Raid(raid)];
+        if lvm {
+            layers.push(Layer::Lvm);
+        }
+        if let Some(c) = cache {
+            layers.push(Layer::Cache(c));
+        }
+        layers.push(Layer::Fs(fs));
+        Stack {
+            members,
+            spares,
+            layers,
+        }
+    }
+
+    /// The layers, bottom first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The RAID layer at the bottom ([`RaidLayer::None`] for one plain disk).
+    pub fn raid(&self) -> &RaidLayer {
+        self.layers
+            .iter()
+            .find_map(|l| match l {
+                Layer::Raid(r) => Some(r),
+                _ => None,
+            })
+            .unwrap_or(&NO_RAID)
+    }
+
+    /// Whether an LVM volume sits over the RAID layer.
+    pub fn lvm(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l, Layer::Lvm))
+    }
+
+    /// The SSD cache layer, when the stack has one.
     pub fn cache(&self) -> Option<&cache::CacheOptions> {
-        self.cache.as_ref()
+        self.layers.iter().find_map(|l| match l {
+            Layer::Cache(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The filesystem layer (a plain xfs one if a hand-made stack lacks it).
+    pub fn fs_layer(&self) -> &FsLayer {
+        static XFS: FsLayer = FsLayer {
+            kind: FsKind::Xfs,
+            mkfs_options: Vec::new(),
+            mount_options: Vec::new(),
+        };
+        self.layers
+            .iter()
+            .rev()
+            .find_map(|l| match l {
+                Layer::Fs(f) => Some(f),
+                _ => None,
+            })
+            .unwrap_or(&XFS)
+    }
+
+    /// The filesystem.
+    pub fn fs(&self) -> FsKind {
+        self.fs_layer().kind
+    }
+
+    /// Extra mkfs arguments, as given.
+    pub fn mkfs_options(&self) -> &[String] {
+        &self.fs_layer().mkfs_options
+    }
+
+    /// Mount options, joined with commas on the command line.
+    pub fn mount_options(&self) -> &[String] {
+        &self.fs_layer().mount_options
+    }
+
+    /// The layer of the same kind as `layer` replaced by it (or added in its place in the
+    /// build order when the stack has none): how tests and the planner vary one layer.
+    pub fn set(&mut self, layer: Layer) {
+        let rank = |l: &Layer| match l {
+            Layer::Raid(_) => 0,
+            Layer::Lvm => 1,
+            Layer::Cache(_) => 2,
+            Layer::Fs(_) => 3,
+        };
+        let r = rank(&layer);
+        if let Some(i) = self.layers.iter().position(|l| rank(l) == r) {
+            self.layers[i] = layer;
+        } else {
+            let at = self
+                .layers
+                .iter()
+                .position(|l| rank(l) > r)
+                .unwrap_or(self.layers.len());
+            self.layers.insert(at, layer);
+        }
+    }
+
+    /// The stack without its LVM layer.
+    pub fn without_lvm(&mut self) {
+        self.layers.retain(|l| !matches!(l, Layer::Lvm));
     }
 
     /// Disks the stack uses: members plus spares, plus md's write journal disk, plus the
@@ -361,13 +286,13 @@ impl Stack {
 
     /// Disks holding the SSD cache, taken last (after the journal disk).
     pub fn cache_disks(&self) -> usize {
-        self.cache.as_ref().map_or(0, |c| c.disks)
+        self.cache().map_or(0, |c| c.disks)
     }
 
     /// Disks holding md's write journal (`consistency_policy = "journal"`): 0 or 1, taken
     /// after the spares.
     pub fn journal_disks(&self) -> usize {
-        usize::from(matches!(&self.raid, RaidLayer::Md(o) if o.journal()))
+        usize::from(matches!(self.raid(), RaidLayer::Md(o) if o.journal()))
     }
 
     /// Whether one member can fail without losing the filesystem.
@@ -379,7 +304,7 @@ impl Stack {
     /// data and metadata profiles, md raid6 two, md raid1 all but one, other md levels one
     /// (raid10 is only sure to survive one), raid0 and a plain disk none.
     pub fn tolerated_failures(&self) -> usize {
-        match &self.raid {
+        match self.raid() {
             RaidLayer::None => 0,
             RaidLayer::Btrfs { data, metadata } => data
                 .tolerated_failures()
@@ -398,7 +323,7 @@ impl Stack {
     /// Usable bytes the RAID level leaves from members of `member_size` bytes, before
     /// filesystem overhead (btrfs data profile; md level; one disk otherwise).
     pub fn expected_usable(&self, member_size: u64) -> u64 {
-        match &self.raid {
+        match self.raid() {
             RaidLayer::None => member_size,
             RaidLayer::Btrfs { data, .. } => data.usable(self.members, member_size),
             RaidLayer::Md(md) => md.level.usable(self.members, member_size),
@@ -406,18 +331,43 @@ impl Stack {
         }
     }
 
-    /// One line saying what the stack is: `md raid6 x5 +1 spare, chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
+    /// One line saying what the stack is, its layers bottom first: `md raid6 x5 +1 spare,
+    /// chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
     pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Raid(r) => Some(self.describe_raid(r)),
+                Layer::Lvm => Some("lvm".into()),
+                Layer::Cache(c) => Some(c.describe()),
+                // btrfs and ZFS are their own filesystem: named once, by the RAID layer.
+                Layer::Fs(_) if self.raid().is_filesystem() => None,
+                Layer::Fs(f) => Some(f.kind.name().to_string()),
+            })
+            .collect();
+        let mut s = parts.join(" > ");
+        let f = self.fs_layer();
+        if !f.mkfs_options.is_empty() {
+            s.push_str(&format!(" [mkfs {}]", f.mkfs_options.join(" ")));
+        }
+        if !f.mount_options.is_empty() {
+            s.push_str(&format!(" ({})", f.mount_options.join(",")));
+        }
+        s
+    }
+
+    /// The RAID layer's part of [`Stack::describe`].
+    fn describe_raid(&self, raid: &RaidLayer) -> String {
         use crate::units::format_bytes;
-        let mut parts = Vec::new();
-        match &self.raid {
-            RaidLayer::None => parts.push("single disk".to_string()),
-            RaidLayer::Btrfs { data, metadata } => parts.push(format!(
+        match raid {
+            RaidLayer::None => "single disk".to_string(),
+            RaidLayer::Btrfs { data, metadata } => format!(
                 "btrfs {} (metadata {}) x{}",
                 data.name(),
                 metadata.name(),
                 self.members
-            )),
+            ),
             RaidLayer::Md(md) => {
                 let mut s = format!("md raid{} x{}", md.level.number(), self.members);
                 if self.spares > 0 {
@@ -442,27 +392,10 @@ impl Stack {
                         s.push_str(&format!("/{}", format_bytes(bc)));
                     }
                 }
-                parts.push(s);
+                s
             }
-            RaidLayer::Zfs(z) => parts.push(z.describe()),
+            RaidLayer::Zfs(z) => z.describe(),
         }
-        if self.lvm {
-            parts.push("lvm".into());
-        }
-        if let Some(c) = &self.cache {
-            parts.push(c.describe());
-        }
-        if !matches!(self.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
-            parts.push(self.fs.name().to_string());
-        }
-        let mut s = parts.join(" > ");
-        if !self.mkfs_options.is_empty() {
-            s.push_str(&format!(" [mkfs {}]", self.mkfs_options.join(" ")));
-        }
-        if !self.mount_options.is_empty() {
-            s.push_str(&format!(" ({})", self.mount_options.join(",")));
-        }
-        s
     }
 }
 
@@ -503,27 +436,33 @@ mod tests {
         );
     }
 
+    fn md(level: MdLevel) -> RaidLayer {
+        RaidLayer::Md(MdOptions {
+            level,
+            chunk: None,
+            bitmap: None,
+            bitmap_chunk: None,
+            assume_clean: false,
+            consistency_policy: None,
+            sync_speed_min: None,
+            sync_speed_max: None,
+        })
+    }
+
     #[test]
     fn describes_itself() {
-        let s = Stack {
-            raid: RaidLayer::Md(MdOptions {
-                level: MdLevel::Raid6,
-                chunk: Some(512 << 10),
-                bitmap: Some("internal".into()),
-                bitmap_chunk: Some(64 << 20),
-                assume_clean: false,
-                consistency_policy: None,
-                sync_speed_min: None,
-                sync_speed_max: None,
-            }),
-            members: 5,
-            spares: 1,
-            lvm: true,
-            fs: FsKind::Xfs,
+        let RaidLayer::Md(mut o) = md(MdLevel::Raid6) else {
+            unreachable!()
+        };
+        o.chunk = Some(512 << 10);
+        o.bitmap = Some("internal".into());
+        o.bitmap_chunk = Some(64 << 20);
+        let fs = FsLayer {
+            kind: FsKind::Xfs,
             mkfs_options: vec![],
             mount_options: vec!["noatime".into()],
-            cache: None,
         };
+        let s = Stack::new(RaidLayer::Md(o), 5, 1, true, None, fs);
         assert_eq!(
             s.describe(),
             "md raid6 x5 +1 spare, chunk 512KiB, bitmap internal/64MiB > lvm > xfs (noatime)"
@@ -532,38 +471,77 @@ mod tests {
         assert!(s.survives_one_failure());
     }
 
+    /// Issue 28: the stack is its layers in build order, and it is stored in the shape every
+    /// older record has (fields and their order as they were), whatever the layers.
+    #[test]
+    fn layers_are_in_build_order_and_stored_in_the_old_shape() {
+        let c = cache::CacheOptions {
+            kind: cache::CacheKind::Bcache,
+            mode: cache::CacheMode::Writeback,
+            disks: 1,
+            size: None,
+            fail: false,
+        };
+        let s = Stack::new(
+            md(MdLevel::Raid5),
+            3,
+            0,
+            true,
+            Some(c.clone()),
+            FsLayer::plain(FsKind::Ext4),
+        );
+        assert_eq!(
+            s.layers(),
+            [
+                Layer::Raid(md(MdLevel::Raid5)),
+                Layer::Lvm,
+                Layer::Cache(c),
+                Layer::Fs(FsLayer::plain(FsKind::Ext4)),
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"raid":{"type":"md","level":"5","chunk":null,"bitmap":null,"bitmap_chunk":null,"assume_clean":false},"members":3,"spares":0,"lvm":true,"fs":"ext4","mkfs_options":[],"mount_options":[],"cache":{"kind":"bcache","mode":"writeback","disks":1}}"#
+        );
+        let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        // One layer replaced in place, one added where the build order puts it.
+        let mut t = Stack::new(
+            RaidLayer::None,
+            1,
+            0,
+            false,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
+        t.set(Layer::Lvm);
+        t.set(Layer::Raid(md(MdLevel::Raid1)));
+        assert_eq!(t.describe(), "md raid1 x1 > lvm > xfs");
+        t.without_lvm();
+        assert_eq!(t.describe(), "md raid1 x1 > xfs");
+    }
+
     /// Issue 28: the cache layer sits between LVM and the fs in the description, and its disk
     /// comes on top of the members; a stack without one serializes as before.
     #[test]
     fn a_cache_is_described_and_counted() {
-        let mut s = Stack {
-            raid: RaidLayer::Md(MdOptions {
-                level: MdLevel::Raid5,
-                chunk: None,
-                bitmap: None,
-                bitmap_chunk: None,
-                assume_clean: false,
-                consistency_policy: None,
-                sync_speed_min: None,
-                sync_speed_max: None,
-            }),
-            members: 3,
-            spares: 0,
-            lvm: true,
-            fs: FsKind::Xfs,
-            mkfs_options: vec![],
-            mount_options: vec![],
-            cache: None,
-        };
+        let mut s = Stack::new(
+            md(MdLevel::Raid5),
+            3,
+            0,
+            true,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
         let plain = serde_json::to_string(&s).unwrap();
         assert!(!plain.contains("cache"), "{plain}");
-        s.cache = Some(cache::CacheOptions {
+        s.set(Layer::Cache(cache::CacheOptions {
             kind: cache::CacheKind::Lvmcache,
             mode: cache::CacheMode::Writethrough,
             disks: 1,
             size: Some(256 << 20),
             fail: false,
-        });
+        }));
         assert_eq!(
             s.describe(),
             "md raid5 x3 > lvm > lvmcache writethrough 256MiB (1 disk) > xfs"

@@ -16,9 +16,9 @@ use super::cpio::Cpio;
 use super::kernel::Kernel;
 use super::prereq::HostTools;
 
-/// Modules the guest loads (with their dependencies): virtio disks and 9p, md levels,
-/// device-mapper targets, filesystems, and the crc32c implementations that filesystems ask for
-/// by name (there is no modprobe-on-demand to find them).
+/// Modules every guest loads (with their dependencies) besides the storage layers' own: virtio
+/// disks and 9p, the crc32c implementations that filesystems ask for by name (there is no
+/// modprobe-on-demand to find them), and the device-mapper targets faults use.
 pub const MODULES: &[&str] = &[
     "virtio_pci",
     "virtio_blk",
@@ -26,22 +26,26 @@ pub const MODULES: &[&str] = &[
     "9p",
     "crc32c_generic",
     "crc32c_intel",
-    "md_mod",
-    "raid0",
-    "raid1",
-    "raid10",
-    "raid456",
+    // Faults and emulated latency (device-mapper targets over the lab's disks).
     "dm_mod",
     "dm_delay",
     "dm_flakey",
-    // The SSD cache layer (issue 28): lvmcache's dm-cache with its policy, and bcache.
-    "dm_cache",
-    "dm_cache_smq",
-    "bcache",
-    "ext4",
-    "xfs",
-    "btrfs",
 ];
+
+/// Every module the guest loads: [`MODULES`], then each registered storage layer's own
+/// ([`crate::layout::registry::LAYERS`]), each once.
+pub fn modules() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = MODULES.to_vec();
+    for m in crate::layout::registry::LAYERS
+        .iter()
+        .flat_map(|l| l.vm_modules())
+    {
+        if !out.contains(m) {
+            out.push(m);
+        }
+    }
+    out
+}
 
 /// lvm.conf for a guest without udev: LVM makes its own device nodes and does not wait for
 /// udev to confirm them.
@@ -360,7 +364,7 @@ pub fn contents_with(
     }
     let read = |f: &str| std::fs::read_to_string(k.modules.join(f)).unwrap_or_default();
     let dep = read("modules.dep");
-    let order = module_order(&dep, &read("modules.builtin"), MODULES)?;
+    let order = module_order(&dep, &read("modules.builtin"), &modules())?;
     let mdir = format!("lib/modules/{}", k.version);
     for m in &order {
         c.copy(&format!("{mdir}/{m}"), &k.modules.join(m), 0o644);

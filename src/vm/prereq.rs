@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use super::VmError;
+use crate::layout::layer::GuestTool;
+use crate::layout::registry::LAYERS;
 use crate::system::which;
 
 /// A program the host needs, and the package that has it.
@@ -17,7 +19,9 @@ pub struct Tool {
     pub guest: bool,
 }
 
-/// Every program `--vm` uses, host side and guest side.
+/// The programs `--vm` uses besides the storage layers' own: the host's (qemu, xz, ldd), and
+/// those every guest needs (device-mapper for faults, wiping, mounting). Each layer's guest
+/// programs come from its registration ([`crate::layout::registry::LAYERS`]).
 pub const TOOLS: &[Tool] = &[
     Tool {
         name: "qemu-system-x86_64",
@@ -35,38 +39,8 @@ pub const TOOLS: &[Tool] = &[
         guest: false,
     },
     Tool {
-        name: "mdadm",
-        package: "mdadm",
-        guest: true,
-    },
-    Tool {
-        name: "lvm",
-        package: "lvm2",
-        guest: true,
-    },
-    Tool {
         name: "dmsetup",
         package: "dmsetup",
-        guest: true,
-    },
-    Tool {
-        name: "mkfs.xfs",
-        package: "xfsprogs",
-        guest: true,
-    },
-    Tool {
-        name: "mkfs.ext4",
-        package: "e2fsprogs",
-        guest: true,
-    },
-    Tool {
-        name: "mkfs.btrfs",
-        package: "btrfs-progs",
-        guest: true,
-    },
-    Tool {
-        name: "btrfs",
-        package: "btrfs-progs",
         guest: true,
     },
     Tool {
@@ -96,26 +70,10 @@ pub const TOOLS: &[Tool] = &[
     },
 ];
 
-/// Guest programs only cache layouts need (issue 28): copied into the guest when the host has
-/// them, so a lab without a cache does not need them installed; a cache layout in a guest
-/// without them fails at its build with `cannot run make-bcache` (CI installs both).
-pub const OPTIONAL: &[Tool] = &[
-    Tool {
-        name: "make-bcache",
-        package: "bcache-tools",
-        guest: true,
-    },
-    Tool {
-        name: "cache_check",
-        package: "thin-provisioning-tools",
-        guest: true,
-    },
-];
-
 /// The statically linked busybox (the guest's shell and coreutils).
 pub const BUSYBOX: &str = "/bin/busybox";
 
-/// What the host has: the path of every tool, in [`TOOLS`] order.
+/// What the host has: the path of every tool, [`TOOLS`] first, then the layers' own.
 #[derive(Debug, Clone)]
 pub struct HostTools {
     /// `(tool, path)` pairs.
@@ -137,18 +95,27 @@ impl HostTools {
 /// Checks every program; the first missing one is the error.
 pub fn check() -> Result<HostTools, VmError> {
     let mut found = Vec::new();
-    for t in TOOLS {
+    let layers = LAYERS.iter().flat_map(|l| l.vm_tools());
+    let (required, optional): (Vec<&GuestTool>, Vec<&GuestTool>) = layers.partition(|t| t.required);
+    let guest = |t: &GuestTool| Tool {
+        name: t.name,
+        package: t.package,
+        guest: true,
+    };
+    for t in TOOLS.iter().copied().chain(required.into_iter().map(guest)) {
         let p = which(t.name).ok_or_else(|| {
             VmError::Missing(format!(
                 "--vm needs {} on the host: apt-get install {}",
                 t.name, t.package
             ))
         })?;
-        found.push((*t, p));
+        found.push((t, p));
     }
-    for t in OPTIONAL {
+    // A layer's optional programs: copied when the host has them; a layout that needs one in
+    // a guest without it fails at its build (`cannot run make-bcache`), and CI installs them.
+    for t in optional.into_iter().map(guest) {
         if let Some(p) = which(t.name) {
-            found.push((*t, p));
+            found.push((t, p));
         }
     }
     let busybox = static_busybox().ok_or_else(|| {

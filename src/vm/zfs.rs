@@ -38,7 +38,7 @@ pub fn cache_root() -> PathBuf {
 pub fn spec_needs_zfs(spec: &LabSpec) -> bool {
     spec.layouts
         .iter()
-        .any(|l| matches!(&l.kind, LayoutKind::Stack(s) if matches!(s.raid, RaidLayer::Zfs(_))))
+        .any(|l| matches!(&l.kind, LayoutKind::Stack(s) if matches!(s.raid(), RaidLayer::Zfs(_))))
 }
 
 /// The cached modules for `kernel` under `root` (the newest zfs version when several are

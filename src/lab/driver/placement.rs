@@ -96,7 +96,7 @@ impl DataMap {
         let md = built.md.as_ref().ok_or_else(|| {
             format!(
                 "the place of file data on a {} member is not mapped (md layouts only)",
-                match built.stack.raid {
+                match built.stack.raid() {
                     crate::layout::RaidLayer::Zfs(_) => "zfs",
                     crate::layout::RaidLayer::Btrfs { .. } => "btrfs",
                     _ => "non-md",

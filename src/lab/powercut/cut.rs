@@ -301,7 +301,7 @@ pub(super) fn recover(
         format!("power cut {}/{total}: the power is back; assembling", p.cut),
     );
     let log_from = dmesg(session).len();
-    let is_md = matches!(stack.raid, RaidLayer::Md(_));
+    let is_md = matches!(stack.raid(), RaidLayer::Md(_));
     let held = if is_md && pc.then == AfterCut::FailMember {
         hold_resync()
     } else {

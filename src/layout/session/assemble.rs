@@ -72,7 +72,7 @@ impl Session {
             LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
         })?;
         let mut md = None;
-        match &d.stack.raid {
+        match &d.stack.raid() {
             RaidLayer::None | RaidLayer::Btrfs { .. } => {}
             RaidLayer::Md(_) => {
                 let dev = mdadm::free_device();
@@ -107,7 +107,7 @@ impl Session {
             }
         }
         let mut vg = None;
-        if d.stack.lvm {
+        if d.stack.lvm() {
             let name = d.vg.ok_or_else(|| {
                 LayoutError::Unexpected(format!("{}: the volume group is unknown", d.name))
             })?;
@@ -164,29 +164,29 @@ impl Session {
     fn remount(&mut self, d: &OnDisk, base: &Path) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(d.index, d.name);
         self.make_mount_point(&mnt)?;
-        if matches!(d.stack.raid, RaidLayer::Zfs(_)) {
+        if matches!(d.stack.raid(), RaidLayer::Zfs(_)) {
             // Imported under this session's name; the pool owns its dataset's mount (`zpool
             // destroy` unmounts it at teardown).
             zfs::mount_at(&self.runner, &zfs::pool_name(&self.lab_id, d.index), &mnt)?;
             return Ok(mnt);
         }
-        if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
+        if matches!(d.stack.raid(), RaidLayer::Btrfs { .. }) {
             self.push(Owned::Btrfs {
                 devices: d.members.to_vec(),
             })?;
         }
         self.push(Owned::Mount { path: mnt.clone() })?;
-        let others: Vec<PathBuf> = if matches!(d.stack.raid, RaidLayer::Btrfs { .. }) {
+        let others: Vec<PathBuf> = if matches!(d.stack.raid(), RaidLayer::Btrfs { .. }) {
             d.members[1..].to_vec()
         } else {
             Vec::new()
         };
         self.runner.run(&fs::mount_argv(
-            d.stack.fs,
+            d.stack.fs(),
             base,
             &others,
             &mnt,
-            &d.stack.mount_options,
+            d.stack.mount_options(),
             false,
         ))?;
         Ok(mnt)
@@ -197,7 +197,7 @@ impl Session {
     /// The name an md layout's array was created with (what [`OnDisk::md_name`] wants after
     /// a power cut); `None` for other layouts.
     pub fn md_name_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid, RaidLayer::Md(_))
+        matches!(b.stack.raid(), RaidLayer::Md(_))
             .then(|| format!("iolab-{}-{}", self.lab_id, b.index))
     }
 }

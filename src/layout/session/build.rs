@@ -11,7 +11,7 @@ use super::super::fault;
 use super::super::state::Owned;
 use super::super::{btrfs, fs, lvm, mdadm, signature};
 use super::{Built, DiskSource, Session, Wrapped, check_stop};
-use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::{FsKind, FsLayer, Layer, RaidLayer, Stack};
 
 /// The disks one layout is built on.
 struct Disks {
@@ -58,26 +58,33 @@ impl Session {
         let (devs, cache_disks) = devs.split_at(devs.len() - stack.cache_disks());
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
-        check_stop()?;
-        let mut vol = self.raid_layer(index, name, stack, devs, &members, &spares)?;
-        check_stop()?;
-        if stack.lvm {
-            self.lvm_layer(index, &mut vol)?;
-        }
-        check_stop()?;
-        if let Some(c) = stack.cache() {
-            vol.base = self.cache_layer(
-                index,
-                c,
-                &vol.base,
-                vol.vg.as_deref(),
-                cache_disks,
-                member_size,
-            )?;
-        }
-        check_stop()?;
-        if !vol.mkfs_done {
-            self.make_fs(stack, &vol.base)?;
+        // Each layer in the stack's order, bottom first, on what the one below left.
+        let mut vol = Volume {
+            base: members[0].clone(),
+            md: None,
+            vg: None,
+            mkfs_done: false,
+        };
+        for layer in stack.layers() {
+            check_stop()?;
+            match layer {
+                Layer::Raid(raid) => {
+                    self.raid_layer(index, name, stack, raid, devs, &members, &spares, &mut vol)?;
+                }
+                Layer::Lvm => self.lvm_layer(index, &mut vol)?,
+                Layer::Cache(c) => {
+                    vol.base = self.cache_layer(
+                        index,
+                        c,
+                        &vol.base,
+                        vol.vg.as_deref(),
+                        cache_disks,
+                        member_size,
+                    )?;
+                }
+                Layer::Fs(f) if !vol.mkfs_done => self.make_fs(f, &vol.base)?,
+                Layer::Fs(_) => {}
+            }
         }
         check_stop()?;
         let mnt = self.mount_layout(index, name, stack, &members, &vol.base)?;
@@ -196,7 +203,7 @@ impl Session {
                     signature::wipe(&self.runner, d)?;
                     // `--assume-clean` is only true of members that read as zeros: a device
                     // that held the previous layout is zeroed first.
-                    if matches!(&stack.raid, RaidLayer::Md(o) if o.assume_clean) {
+                    if matches!(&stack.raid(), RaidLayer::Md(o) if o.assume_clean) {
                         check_stop()?;
                         self.runner.run(&mdadm::zeroout_argv(d))?;
                     }
@@ -218,23 +225,19 @@ impl Session {
         index: usize,
         name: &str,
         stack: &Stack,
+        raid: &RaidLayer,
         devs: &[PathBuf],
         members: &[PathBuf],
         spares: &[PathBuf],
-    ) -> Result<Volume, LayoutError> {
-        let mut vol = Volume {
-            base: members[0].clone(),
-            md: None,
-            vg: None,
-            mkfs_done: false,
-        };
-        match &stack.raid {
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        match raid {
             RaidLayer::None => {}
             RaidLayer::Btrfs { data, metadata } => {
                 self.push(Owned::Btrfs {
                     devices: members.to_vec(),
                 })?;
-                let argv = btrfs::mkfs_argv(*data, *metadata, &stack.mkfs_options, members);
+                let argv = btrfs::mkfs_argv(*data, *metadata, stack.mkfs_options(), members);
                 self.runner.run_interruptible(&argv, None::<&[&str]>)?;
                 vol.mkfs_done = true;
             }
@@ -269,7 +272,7 @@ impl Session {
                 vol.md = Some(dev);
             }
         }
-        Ok(vol)
+        Ok(())
     }
 
     /// A volume group on the RAID layer's device; its one logical volume becomes the base.
@@ -285,13 +288,13 @@ impl Session {
     }
 
     /// mkfs on the base device (a single-device btrfs is recorded so teardown forgets it).
-    fn make_fs(&mut self, stack: &Stack, base: &Path) -> Result<(), LayoutError> {
-        if stack.fs == FsKind::Btrfs {
+    fn make_fs(&mut self, f: &FsLayer, base: &Path) -> Result<(), LayoutError> {
+        if f.kind == FsKind::Btrfs {
             self.push(Owned::Btrfs {
                 devices: vec![base.to_path_buf()],
             })?;
         }
-        let argv = fs::mkfs_argv(stack.fs, &stack.mkfs_options, base);
+        let argv = fs::mkfs_argv(f.kind, &f.mkfs_options, base);
         self.runner.run_interruptible(&argv, None::<&[&str]>)?;
         Ok(())
     }
@@ -307,23 +310,23 @@ impl Session {
         base: &Path,
     ) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(index, name);
-        if matches!(stack.raid, RaidLayer::Zfs(_)) {
+        if matches!(stack.raid(), RaidLayer::Zfs(_)) {
             // The pool's dataset is already mounted there (zfs_pool made and recorded it).
             return Ok(mnt);
         }
         self.make_mount_point(&mnt)?;
         self.push(Owned::Mount { path: mnt.clone() })?;
-        let others: Vec<PathBuf> = if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
+        let others: Vec<PathBuf> = if matches!(stack.raid(), RaidLayer::Btrfs { .. }) {
             members[1..].to_vec()
         } else {
             Vec::new()
         };
         self.runner.run(&fs::mount_argv(
-            stack.fs,
+            stack.fs(),
             base,
             &others,
             &mnt,
-            &stack.mount_options,
+            stack.mount_options(),
             false,
         ))?;
         Ok(mnt)
@@ -333,7 +336,7 @@ impl Session {
     fn usable_bytes(&self, stack: &Stack, mnt: &Path) -> Result<u64, LayoutError> {
         Ok(if self.runner.is_dry_run() {
             0
-        } else if stack.fs == FsKind::Btrfs {
+        } else if stack.fs() == FsKind::Btrfs {
             btrfs::usable_bytes(&self.runner, mnt)?
         } else {
             fs::statvfs_bytes(mnt)?.0

@@ -327,11 +327,11 @@ impl Session {
             Some(dev) => {
                 b.fs_device = dev.clone();
                 let mount = fs::mount_argv(
-                    b.stack.fs,
+                    b.stack.fs(),
                     &dev,
                     &[],
                     &b.mount_point,
-                    &b.stack.mount_options,
+                    b.stack.mount_options(),
                     false,
                 );
                 // The guest has no fsck: the filesystem's own log brings it back or nothing.

@@ -80,7 +80,7 @@ impl Session {
         let t = Instant::now();
         let victims: Vec<PathBuf> = idxs.iter().map(|&i| b.members[i].clone()).collect();
         let mnt = b.mount_point.to_string_lossy().into_owned();
-        match &b.stack.raid {
+        match &b.stack.raid() {
             RaidLayer::Btrfs { .. } => {
                 // A file closed a moment ago (an io_uring ring being torn down) can keep the
                 // mount busy for a few milliseconds: retry before giving up.
@@ -131,7 +131,7 @@ impl Session {
                     &remaining[0],
                     &remaining[1..],
                     &b.mount_point,
-                    &b.stack.mount_options,
+                    b.stack.mount_options(),
                     true,
                 ))?;
                 b.fs_device = remaining[0].clone();
@@ -234,7 +234,7 @@ impl Session {
         }
         let mut failed = b.failed.clone();
         failed.sort_unstable();
-        match &b.stack.raid {
+        match &b.stack.raid() {
             RaidLayer::Btrfs { data, metadata } => {
                 let (data, metadata) = (*data, *metadata);
                 self.rebuild_btrfs(b, disks, &failed, data, metadata)
@@ -493,10 +493,10 @@ impl Session {
         if let Some(md) = &b.md {
             out.push(scrub::md_check(&self.runner, md, written_under)?);
         }
-        if b.stack.fs == FsKind::Btrfs {
+        if b.stack.fs() == FsKind::Btrfs {
             out.push(scrub::btrfs_scrub(&self.runner, &b.mount_point)?);
         }
-        if matches!(b.stack.raid, RaidLayer::Zfs(_)) {
+        if matches!(b.stack.raid(), RaidLayer::Zfs(_)) {
             let pool = zfs::pool_name(&self.lab_id, b.index);
             out.push(zfs_outcome(&zfs::scrub(&self.runner, &pool)?));
         }

@@ -31,7 +31,7 @@ const SHORT_HEADERS: [&str; 7] = [
 /// `btrfs raid1 x2`, `disk > ext4`, `md raid5 x3 > lvm > lvmcache wt > xfs` (a cache's mode:
 /// `wt` writethrough, `wb` writeback).
 pub fn short_stack(s: &Stack) -> String {
-    let mut parts = vec![match &s.raid {
+    let mut parts = vec![match &s.raid() {
         RaidLayer::None => "disk".to_string(),
         RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), s.members),
         RaidLayer::Md(md) => {
@@ -49,15 +49,15 @@ pub fn short_stack(s: &Stack) -> String {
             m
         }
     }];
-    if s.lvm {
+    if s.lvm() {
         parts.push("lvm".into());
     }
-    if let Some(c) = &s.cache {
+    if let Some(c) = &s.cache() {
         let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
         parts.push(format!("{} {mode}", c.kind.name()));
     }
-    if !matches!(s.raid, RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
-        parts.push(s.fs.name().to_string());
+    if !matches!(s.raid(), RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
+        parts.push(s.fs().name().to_string());
     }
     parts.join(" > ")
 }

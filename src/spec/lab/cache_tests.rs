@@ -34,15 +34,15 @@ fn lvmcache_over_md_raid5_implies_lvm_and_takes_the_last_disk() {
 mdadm = { level = 5 }
 cache = { kind = "lvmcache", size = "256MiB" }"#,
     );
-    assert!(st.lvm, "lvmcache implies lvm");
+    assert!(st.lvm(), "lvmcache implies lvm");
     assert_eq!(
         (st.members, st.disks()),
         (3, 4),
         "members leave the cache disk"
     );
     assert_eq!(
-        st.cache,
-        Some(CacheOptions {
+        st.cache(),
+        Some(&CacheOptions {
             kind: CacheKind::Lvmcache,
             mode: CacheMode::Writethrough,
             disks: 1,
@@ -63,7 +63,7 @@ fn bcache_writeback_without_lvm() {
 mdadm = { level = 5, members = 3 }
 cache = { kind = "bcache", mode = "writeback", disks = 1 }"#,
     );
-    assert!(!st.lvm);
+    assert!(!st.lvm());
     assert_eq!(
         st.describe(),
         "md raid5 x3 > bcache writeback (1 disk) > ext4"

@@ -253,7 +253,7 @@ fn under(text: &str) -> Option<Under> {
 /// found through the filesystem's extent map and md's layout, so it needs md and a data set.
 fn under_data(cx: &Cx, n: usize, stack: &Stack, draft: &Draft) -> Result<(), SpecError> {
     let err = |msg: &str| cx.err("faults", &format!("faults[{n}].offset"), msg.to_string());
-    if !matches!(stack.raid, RaidLayer::Md(_)) {
+    if !matches!(stack.raid(), RaidLayer::Md(_)) {
         return Err(err(
             "\"data\" is placed through md's layout; on btrfs or zfs the file data's place on a member is not mapped: give bytes (\"16MiB\")",
         ));
@@ -290,7 +290,7 @@ fn progress(
                 .into(),
         ));
     }
-    if !matches!(stack.raid, RaidLayer::Md(_)) {
+    if !matches!(stack.raid(), RaidLayer::Md(_)) {
         return Err(err(
             "only md's recovery can be stopped at a chosen point (sync_max); a zfs resilver is held at its start: drop progress".into(),
         ));
@@ -309,7 +309,7 @@ fn placement(
 ) -> Result<(), SpecError> {
     let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
     let at_s = at.name();
-    if matches!(stack.raid, RaidLayer::None) {
+    if matches!(stack.raid(), RaidLayer::None) {
         return Err(err(
             "member",
             "faults need a RAID layer to watch what it does; add mdadm, btrfs or zfs".into(),
@@ -322,13 +322,13 @@ fn placement(
         ));
     }
     if at == FaultStep::Rebuild {
-        if matches!(stack.raid, RaidLayer::Btrfs { .. }) {
+        if matches!(stack.raid(), RaidLayer::Btrfs { .. }) {
             return Err(err(
                 "at",
                 "btrfs replace cannot be held to strike a fault inside it; use at = \"before_degrade\" or \"after_rebuild\" on a btrfs layout, or an mdadm or zfs layout".into(),
             ));
         }
-        if stack.spares > 0 && matches!(stack.raid, RaidLayer::Md(_)) {
+        if stack.spares > 0 && matches!(stack.raid(), RaidLayer::Md(_)) {
             return Err(err(
                 "at",
                 "with spares md rebuilds onto a spare the moment a member fails, before the rebuild step; drop spares for a fault during the rebuild".into(),

@@ -49,14 +49,14 @@ impl Section for Fs {
             return Ok(());
         };
         let top = usable(stack, sz);
-        if top < stack.fs.min_size() {
+        if top < stack.fs().min_size() {
             return Err(cx.err(
                 "fs",
                 "fs",
                 format!(
                     "{} needs at least {}, the stack gives {}; use bigger disks",
-                    stack.fs.name(),
-                    units::format_bytes(stack.fs.min_size()),
+                    stack.fs().name(),
+                    units::format_bytes(stack.fs().min_size()),
                     units::format_bytes(top)
                 ),
             ));

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::{FsLayer, RaidLayer, Stack};
 
 /// Every part a layout may have, in the order their rules run (a dir layout names the first
 /// one it sets). A new layer is one file and one line here, plus its fields in `RawLayout`.
@@ -171,16 +171,12 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         ),
         None => (RaidLayer::None, 1, 0, "fs".to_string()),
     };
-    let stack = Stack {
-        raid,
-        members,
-        spares,
-        lvm: draft.lvm,
-        fs,
+    let fs = FsLayer {
+        kind: fs,
         mkfs_options: std::mem::take(&mut draft.mkfs_options),
         mount_options: std::mem::take(&mut draft.mount_options),
-        cache: draft.cache.take(),
     };
+    let stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs);
     Ok((stack, members_key))
 }
 

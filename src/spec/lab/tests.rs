@@ -55,30 +55,32 @@ baseline = "old-server"
         panic!()
     };
     assert_eq!(
-        b.raid,
+        *b.raid(),
         RaidLayer::Btrfs {
             data: BtrfsProfile::Raid5,
             metadata: BtrfsProfile::Raid1
         }
     );
     assert_eq!(b.members, 4);
-    assert_eq!(b.mount_options, vec!["noatime", "nodiratime"]);
+    assert_eq!(b.mount_options(), vec!["noatime", "nodiratime"]);
     assert!(s.layouts[0].degrade && s.layouts[0].rebuild);
     assert_eq!(s.layouts[0].fill, Some(64 << 20));
     let LayoutKind::Stack(m) = &s.layouts[1].kind else {
         panic!()
     };
-    let RaidLayer::Md(o) = &m.raid else { panic!() };
+    let RaidLayer::Md(o) = &m.raid() else {
+        panic!()
+    };
     assert_eq!(o.level, MdLevel::Raid6);
     assert_eq!(o.chunk, Some(512 << 10));
     assert_eq!(o.bitmap_chunk, Some(64 << 20));
-    assert_eq!((m.members, m.spares, m.lvm), (5, 1, true));
-    assert_eq!(m.mkfs_options, vec!["-m", "crc=1"]);
+    assert_eq!((m.members, m.spares, m.lvm()), (5, 1, true));
+    assert_eq!(m.mkfs_options(), vec!["-m", "crc=1"]);
     let LayoutKind::Stack(e) = &s.layouts[2].kind else {
         panic!()
     };
     assert_eq!(
-        (e.raid.clone(), e.members, e.fs),
+        (e.raid().clone(), e.members, e.fs()),
         (RaidLayer::None, 1, FsKind::Ext4)
     );
     assert_eq!(s.layouts[3].kind, LayoutKind::Directory("/tmp".into()));
@@ -628,7 +630,7 @@ fn md_speed_limits_and_during_rebuild_read_and_refuse_in_one_line() {
     let LayoutKind::Stack(st) = &l.kind else {
         panic!("a stack")
     };
-    let RaidLayer::Md(md) = &st.raid else {
+    let RaidLayer::Md(md) = &st.raid() else {
         panic!("md")
     };
     assert_eq!(md.sync_speed_min, Some(20 << 20));

@@ -19,7 +19,7 @@ fn stack(layout: &str) -> (Stack, ZfsOptions) {
     let LayoutKind::Stack(st) = s.layouts[0].kind.clone() else {
         panic!("not a stack")
     };
-    let RaidLayer::Zfs(z) = st.raid.clone() else {
+    let RaidLayer::Zfs(z) = st.raid().clone() else {
         panic!("not zfs")
     };
     (st, z)
@@ -36,7 +36,7 @@ fn a_full_pool() {
 degrade = true
 rebuild = true"#,
     );
-    assert_eq!(st.fs, FsKind::Zfs);
+    assert_eq!(st.fs(), FsKind::Zfs);
     assert_eq!((st.members, st.spares, st.disks()), (8, 4, 12));
     assert_eq!(z.vdev, VdevKind::Raidz(2));
     assert_eq!(z.pool, vec![("ashift".to_string(), "12".to_string())]);

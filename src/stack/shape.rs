@@ -1,0 +1,66 @@
+//! The stored shape of a [`Stack`]: the RAID layer, LVM, the cache and the filesystem with its
+//! options side by side, as every stack was written before it became an ordered layer list
+//! (issue 28). Stacks read and write through it, so stored records and JSON stay byte for byte
+//! what they were.
+
+use serde::{Deserialize, Serialize};
+
+use super::{FsKind, FsLayer, Layer, RaidLayer, Stack, cache::CacheOptions};
+
+/// A stack as it is stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StackShape {
+    /// The RAID layer.
+    pub raid: RaidLayer,
+    /// Disks holding data.
+    pub members: usize,
+    /// md hot spares.
+    pub spares: usize,
+    /// A linear LVM volume over the RAID layer.
+    pub lvm: bool,
+    /// The filesystem.
+    pub fs: FsKind,
+    /// Extra mkfs arguments.
+    pub mkfs_options: Vec<String>,
+    /// Mount options.
+    pub mount_options: Vec<String>,
+    /// The SSD cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheOptions>,
+}
+
+impl From<StackShape> for Stack {
+    fn from(s: StackShape) -> Stack {
+        Stack::new(
+            s.raid,
+            s.members,
+            s.spares,
+            s.lvm,
+            s.cache,
+            FsLayer {
+                kind: s.fs,
+                mkfs_options: s.mkfs_options,
+                mount_options: s.mount_options,
+            },
+        )
+    }
+}
+
+impl From<Stack> for StackShape {
+    fn from(s: Stack) -> StackShape {
+        let fs = s.fs_layer().clone();
+        StackShape {
+            raid: s.raid().clone(),
+            members: s.members,
+            spares: s.spares,
+            lvm: s.lvm(),
+            fs: fs.kind,
+            mkfs_options: fs.mkfs_options,
+            mount_options: fs.mount_options,
+            cache: s.layers.into_iter().find_map(|l| match l {
+                Layer::Cache(c) => Some(c),
+                _ => None,
+            }),
+        }
+    }
+}
