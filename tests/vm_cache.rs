@@ -52,9 +52,14 @@ fill = "16MiB"
     let c = &l["degraded"]["cache_failure"];
     assert_eq!(c["kind"], "lvmcache", "{l:#}");
     assert_eq!(c["usable"], true, "{c:#}");
+    // Then, when the filesystem met the errors before the cache came off, a remount.
+    let actions = c["actions"].as_array().expect("actions");
     assert_eq!(
-        c["actions"],
-        serde_json::json!(["lvconvert --uncache: ok", "vgreduce --removemissing: ok"]),
+        actions[..2],
+        [
+            serde_json::json!("lvconvert --uncache: ok"),
+            serde_json::json!("vgreduce --removemissing: ok")
+        ],
         "{c:#}"
     );
     eprintln!("lvmcache writethrough, cache device failed: {c:#}");

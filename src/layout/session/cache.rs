@@ -222,9 +222,38 @@ impl Session {
                 .map(|n| Path::new("/dev/mapper").join(n))
                 .collect();
             self.edit_vg_pvs(&vg, |all| all.retain(|p| !gone.contains(p)))?;
+            self.remount_if_shut_down(b, f);
         }
         f.state_after = status(self);
         Ok(())
+    }
+
+    /// A filesystem that met the cache's IO errors before the cache came off (XFS shuts
+    /// itself down on one, measured in the VM) is mounted again over the LV, now the array's
+    /// alone: its log brings it back, and writethrough left nothing only in the cache.
+    fn remount_if_shut_down(&mut self, b: &Built, f: &mut CacheFailure) {
+        if self.runner.is_dry_run() || probe_writable(&b.mount_point) {
+            return;
+        }
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        let _ = self.runner.run(&["umount", &mnt]);
+        let mount = fs::mount_argv(
+            b.stack.fs,
+            &b.fs_device,
+            &[],
+            &b.mount_point,
+            &b.stack.mount_options,
+            false,
+        );
+        match self.runner.run(&mount) {
+            Ok(_) => f
+                .actions
+                .push("the filesystem had met the IO errors: mounted again".into()),
+            Err(e) => f.actions.push(format!(
+                "the filesystem had met the IO errors and would not mount again ({})",
+                first_line(&e)
+            )),
+        }
     }
 
     /// bcache: reads what the cache holds (`dirty_data`, `state`), fails the device, gives
