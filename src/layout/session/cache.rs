@@ -238,11 +238,11 @@ impl Session {
         let mnt = b.mount_point.to_string_lossy().into_owned();
         let _ = self.runner.run(&["umount", &mnt]);
         let mount = fs::mount_argv(
-            b.stack.fs,
+            b.stack.fs(),
             &b.fs_device,
             &[],
             &b.mount_point,
-            &b.stack.mount_options,
+            b.stack.mount_options(),
             false,
         );
         match self.runner.run(&mount) {
