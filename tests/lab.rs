@@ -741,6 +741,67 @@ fn dry_run_prints_the_lvmcache_and_bcache_commands() {
     assert!(w.state_files().is_empty());
 }
 
+/// Issue 28: with `cache.fail = true` a dry run shows the cache disk put under a dm `linear`
+/// device at build (the PV or the bcache cache is that device), and the degrade step swapping
+/// an `error` table in under it before the member fails: lvmcache then drops the cache from
+/// the LV and the missing PV from the VG.
+#[test]
+fn dry_run_fails_the_cache_device_before_the_member() {
+    let w = World::new("labtest");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "cachefail.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 4, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md5-lvmcache\"\nfs = \"xfs\"\ndegrade = true\n\
+             mdadm = {{ level = 5, members = 3 }}\n\
+             cache = {{ kind = \"lvmcache\", size = \"256MiB\", fail = true }}\n\
+             [[layout]]\nname = \"md5-bcache\"\nfs = \"ext4\"\ndegrade = true\n\
+             mdadm = {{ level = 5, members = 3 }}\n\
+             cache = {{ kind = \"bcache\", mode = \"writeback\", fail = true }}\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
+    let order = |wants: &[&str]| {
+        let mut at = 0;
+        for want in wants {
+            let i = stdout[at..]
+                .find(want)
+                .unwrap_or_else(|| panic!("missing '{want}' after byte {at} in:\n{stdout}"));
+            at += i + want.len();
+        }
+    };
+    order(&[
+        "-0-cache --table '0 2095104 linear /dev/loop103 2048'",
+        "pvcreate --yes --force --force /dev/mapper/iolab-",
+        "lvconvert --yes --type cache --cachevol cache --cachemode writethrough iolab_",
+        "-0-cache --table '0 2095104 error'",
+        "lvconvert --yes --uncache --force iolab_",
+        "lvm vgreduce --yes --removemissing --force iolab_",
+        "--fail /dev/loop102",
+        "lvremove --yes --force iolab_",
+        "-0-cache\n",
+    ]);
+    order(&[
+        "-1-cache --table '0 2097152 linear /dev/loop107 0'",
+        " -C /dev/mapper/iolab-",
+        "cat /sys/block/bcache0/bcache/dirty_data",
+        "-1-cache --table '0 2097152 error'",
+        "/unregister",
+        "--fail /dev/loop106",
+    ]);
+    assert!(
+        stdout.contains("note: md5-lvmcache: lvmcache writethrough cache device failed"),
+        "{stdout}"
+    );
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}
+
 fn md(level: MdLevel) -> MdOptions {
     MdOptions {
         level,

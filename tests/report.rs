@@ -861,6 +861,7 @@ fn a_lab_concludes_ratios_baseline_and_layout_records() {
         data_verified: true,
         perf_ratio: None,
         workload_error: None,
+        cache_failure: None,
     });
     r1.build_seconds = Some(2.5);
     let mut report = LabReport {

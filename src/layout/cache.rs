@@ -8,16 +8,22 @@
 //!   `/sys/fs/bcache/register` (no udev needed), `cache_mode` set in sysfs, the filesystem made
 //!   on `/dev/bcacheN`. A `size` smaller than the cache disk puts a dm linear device of that
 //!   size over it first. Teardown stops the bcache device and unregisters the cache set.
+//!
+//! With `fail = true` the cache disks sit under dm `linear` devices from the build on, and the
+//! degrade step swaps an `error` table in under them ([`error_table`]) before it fails the
+//! array member; what the cache did is read back and kept as a [`CacheFailure`].
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
 use super::layer::{self, GuestTool, StorageLayer, VM_HINT};
 use super::{fault, lvm};
 use crate::stack::Stack;
-use crate::stack::cache::{CacheKind, CacheMode};
+use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
 
 /// The cache volume's name in the lab VG (lvmcache).
 pub const CACHE_LV: &str = "cache";
@@ -159,6 +165,145 @@ pub fn lvmcache_argvs(
         &format!("{vg}/{}", lvm::LV_NAME),
     ]));
     out
+}
+
+/// The dm name of cache disk `k` of layout `index` in lab `lab`, when it is put under dm
+/// (bcache's `size`, or `fail`).
+pub fn dm_name(lab: &str, index: usize, k: usize) -> String {
+    if k == 0 {
+        format!("iolab-{lab}-{index}-cache")
+    } else {
+        format!("iolab-{lab}-{index}-cache{k}")
+    }
+}
+
+/// Whether the cache disks go under dm `linear` devices at build: bcache with a `size` (the
+/// device is that size), and every cache that the lab fails (the degrade step swaps the table).
+pub fn dm_wrapped(c: &CacheOptions) -> bool {
+    c.fail || (c.kind == CacheKind::Bcache && c.size.is_some())
+}
+
+/// Where lvmcache's dm device starts on its cache disk, in sectors (1MiB): a PV label at the
+/// start of both the dm device and the disk under it would be the same PV twice to LVM
+/// (`Cannot use device ... with duplicates`, measured in the VM); past the disk's first
+/// sectors LVM finds no label on the disk itself.
+pub const LVM_DM_OFFSET: u64 = 2048;
+
+/// Sectors of the dm device over a cache disk of `disk_bytes` bytes: bcache's `size` when
+/// given, else the whole disk (lvmcache: past [`LVM_DM_OFFSET`]).
+pub fn dm_sectors(c: &CacheOptions, disk_bytes: u64) -> u64 {
+    match (c.kind, c.size) {
+        (CacheKind::Bcache, Some(s)) => s / 512,
+        (CacheKind::Bcache, None) => disk_bytes / 512,
+        (CacheKind::Lvmcache, _) => (disk_bytes / 512).saturating_sub(LVM_DM_OFFSET),
+    }
+}
+
+/// The `linear` table of the dm device over cache disk `dev` of `disk_bytes` bytes.
+pub fn dm_table(c: &CacheOptions, dev: &Path, disk_bytes: u64) -> String {
+    let at = match c.kind {
+        CacheKind::Lvmcache => LVM_DM_OFFSET,
+        CacheKind::Bcache => 0,
+    };
+    format!(
+        "0 {} linear {} {at}",
+        dm_sectors(c, disk_bytes),
+        dev.display()
+    )
+}
+
+/// The table that fails every IO to a cache device of `sectors` sectors: the dead SSD.
+pub fn error_table(sectors: u64) -> String {
+    format!("0 {sectors} error")
+}
+
+/// What failing the cache device did (issue 28): what the cache held at that moment, what the
+/// kernel did on its own, what the lab did to get the filesystem back, and whether it came
+/// back. The data set's verdict that follows says whether anything was lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheFailure {
+    /// lvmcache or bcache.
+    pub kind: CacheKind,
+    /// writethrough or writeback.
+    pub mode: CacheMode,
+    /// The dm devices whose table became `error`.
+    pub devices: Vec<String>,
+    /// bcache: `dirty_data` at the moment of the failure, bytes (what writeback had not yet
+    /// written to the array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_bytes: Option<u64>,
+    /// The cache's state just before: bcache's `state` (`clean`, `dirty`), dm-cache's status.
+    pub state_before: String,
+    /// What the kernel did on its own after the failure, in words.
+    pub kernel: String,
+    /// What the lab did, one line each (`lvconvert --uncache --force: ok`).
+    pub actions: Vec<String>,
+    /// The state after the lab's actions (bcache's `state`, `no cache`...).
+    pub state_after: String,
+    /// Whether the filesystem was mounted and usable afterwards.
+    pub usable: bool,
+}
+
+impl CacheFailure {
+    /// One line for the reports: `bcache writeback cache device failed (2.1MiB dirty): ...`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} {} cache device failed",
+            self.kind.name(),
+            self.mode.name()
+        );
+        if let Some(d) = self.dirty_bytes {
+            s.push_str(&format!(" ({} dirty)", crate::units::format_bytes(d)));
+        }
+        s.push_str(&format!(
+            ": {}; then {}; {}",
+            self.kernel,
+            if self.actions.is_empty() {
+                "nothing to do".to_string()
+            } else {
+                self.actions.join(", ")
+            },
+            if self.usable {
+                "filesystem usable"
+            } else {
+                "filesystem NOT usable"
+            }
+        ));
+        s
+    }
+}
+
+/// Parses bcache's human-readable sizes (`dirty_data`: `0.0k`, `1.5M`, `12k`, `3G`) to bytes.
+pub fn parse_bcache_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], c.to_ascii_lowercase()),
+        _ => (s, ' '),
+    };
+    let mult: f64 = match unit {
+        ' ' => 1.0,
+        'k' => 1024.0,
+        'm' => 1024.0 * 1024.0,
+        'g' => 1024.0 * 1024.0 * 1024.0,
+        't' => 1024.0f64.powi(4),
+        _ => return None,
+    };
+    let n: f64 = num.trim().parse().ok()?;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Some((n * mult).round() as u64)
+}
+
+/// lvm's command lines that take a failed cache volume off the lab LV of `vg` and drop its
+/// missing PVs, in the order tried: `--uncache --force` (removes the cache LV), else
+/// `--splitcache --force` (keeps it aside), then `vgreduce --removemissing --force` (through
+/// `lvm`, which the guest has under no other name for it).
+pub fn lvmcache_drop_argvs(vg: &str) -> [Vec<String>; 3] {
+    let lv = format!("{vg}/{}", lvm::LV_NAME);
+    [
+        strings(&["lvconvert", "--yes", "--uncache", "--force", &lv]),
+        strings(&["lvconvert", "--yes", "--splitcache", "--force", &lv]),
+        strings(&["lvm", "vgreduce", "--yes", "--removemissing", "--force", vg]),
+    ]
 }
 
 /// The bucket size for a bcache cache of `bytes` (0: unknown): make-bcache's 512KiB default,
@@ -358,6 +503,53 @@ mod tests {
         assert_eq!(bucket_bytes(64 << 30), 512 << 10);
         assert_eq!(bucket_bytes(0), 512 << 10);
         assert!((256u64 << 20) / bucket_bytes(256 << 20) >= 2048);
+    }
+
+    #[test]
+    fn cache_failure_helpers() {
+        assert_eq!(parse_bcache_size("0.0k"), Some(0));
+        assert_eq!(parse_bcache_size("1.5M"), Some(1_572_864));
+        assert_eq!(parse_bcache_size("512"), Some(512));
+        assert_eq!(parse_bcache_size("x"), None);
+        assert_eq!(error_table(2048), "0 2048 error");
+        assert_eq!(dm_name("ab", 0, 0), "iolab-ab-0-cache");
+        assert_eq!(dm_name("ab", 0, 2), "iolab-ab-0-cache2");
+        let mut c = CacheOptions {
+            kind: CacheKind::Lvmcache,
+            mode: CacheMode::Writethrough,
+            disks: 1,
+            size: Some(64 << 20),
+            fail: false,
+        };
+        assert!(!dm_wrapped(&c), "lvmcache sizes its LV, not a dm device");
+        assert_eq!(dm_sectors(&c, 256 << 20), (255 << 20) / 512);
+        assert_eq!(
+            dm_table(&c, Path::new("/dev/vde"), 256 << 20),
+            "0 522240 linear /dev/vde 2048"
+        );
+        c.fail = true;
+        assert!(dm_wrapped(&c));
+        c.kind = CacheKind::Bcache;
+        assert_eq!(dm_sectors(&c, 256 << 20), (64 << 20) / 512);
+        assert_eq!(
+            dm_table(&c, Path::new("/dev/vde"), 256 << 20),
+            "0 131072 linear /dev/vde 0"
+        );
+        let f = CacheFailure {
+            kind: CacheKind::Bcache,
+            mode: CacheMode::Writeback,
+            devices: vec!["iolab-ab-0-cache".into()],
+            dirty_bytes: Some(2 << 20),
+            state_before: "dirty".into(),
+            kernel: "cache set unregistered".into(),
+            actions: vec![],
+            state_after: "no cache".into(),
+            usable: true,
+        };
+        assert_eq!(
+            f.describe(),
+            "bcache writeback cache device failed (2MiB dirty): cache set unregistered; then nothing to do; filesystem usable"
+        );
     }
 
     #[test]

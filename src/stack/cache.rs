@@ -87,6 +87,11 @@ pub struct CacheOptions {
     /// size over the cache disk); `None`: all of the cache disks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// `fail = true`: the lab's degrade step fails the cache device (a dm `error` table swapped
+    /// in under it) before the array member, and observes what the cache does. Left out of
+    /// the stored record when false, so records without it read and write unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fail: bool,
 }
 
 impl CacheOptions {
@@ -96,7 +101,7 @@ impl CacheOptions {
         self.size.map_or(all, |s| s.min(all))
     }
 
-    /// `lvmcache writethrough 256MiB (1 disk)`.
+    /// `lvmcache writethrough 256MiB (1 disk)`; `(1 disk, failed)` when the lab fails it.
     pub fn describe(&self) -> String {
         let mut s = format!("{} {}", self.kind.name(), self.mode.name());
         if let Some(b) = self.size {
@@ -104,9 +109,10 @@ impl CacheOptions {
             s.push_str(&crate::units::format_bytes(b));
         }
         s.push_str(&format!(
-            " ({} disk{})",
+            " ({} disk{}{})",
             self.disks,
-            if self.disks == 1 { "" } else { "s" }
+            if self.disks == 1 { "" } else { "s" },
+            if self.fail { ", failed" } else { "" }
         ));
         s
     }
@@ -126,9 +132,17 @@ mod tests {
             mode: CacheMode::Writeback,
             disks: 1,
             size: None,
+            fail: false,
         };
         assert_eq!(c.describe(), "bcache writeback (1 disk)");
         assert_eq!(c.bytes(1 << 30), 1 << 30);
         assert!(c.mode.may_lose_data());
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("fail"), "{json}");
+        let failing = CacheOptions { fail: true, ..c };
+        assert_eq!(failing.describe(), "bcache writeback (1 disk, failed)");
+        let back: CacheOptions =
+            serde_json::from_str(&serde_json::to_string(&failing).unwrap()).unwrap();
+        assert_eq!(back, failing);
     }
 }

@@ -480,6 +480,7 @@ mod tests {
             mode: cache::CacheMode::Writeback,
             disks: 1,
             size: None,
+            fail: false,
         };
         let s = Stack::new(
             md(MdLevel::Raid5),
@@ -539,6 +540,7 @@ mod tests {
             mode: cache::CacheMode::Writethrough,
             disks: 1,
             size: Some(256 << 20),
+            fail: false,
         }));
         assert_eq!(
             s.describe(),

@@ -293,6 +293,9 @@ impl StackRun<'_, '_> {
             .session
             .degrade(built)
             .map_err(|e| Self::failed(lr, "degrade", &e))?;
+        if let Some(c) = &d.cache_failure {
+            self.step(&l.name, c.describe());
+        }
         let verified = match data {
             Some(set) => {
                 self.write_degraded(l, set, lr, Step::Degraded);
@@ -307,6 +310,7 @@ impl StackRun<'_, '_> {
             data_verified: verified,
             perf_ratio: None,
             workload_error: None,
+            cache_failure: d.cache_failure,
         };
         if !self.opts.dry_run {
             self.step(&l.name, "workloads (degraded)".into());

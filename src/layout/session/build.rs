@@ -73,8 +73,14 @@ impl Session {
                 }
                 Layer::Lvm => self.lvm_layer(index, &mut vol)?,
                 Layer::Cache(c) => {
-                    vol.base =
-                        self.cache_layer(index, c, &vol.base, vol.vg.as_deref(), cache_disks)?;
+                    vol.base = self.cache_layer(
+                        index,
+                        c,
+                        &vol.base,
+                        vol.vg.as_deref(),
+                        cache_disks,
+                        member_size,
+                    )?;
                 }
                 Layer::Fs(f) if !vol.mkfs_done => self.make_fs(f, &vol.base)?,
                 Layer::Fs(_) => {}

@@ -1,17 +1,26 @@
-//! The session's step for the cache layer (issue 28): what [`super::super::cache`] builds,
-//! each object recorded in the state file before it exists.
+//! The session's steps for the cache layer (issue 28): what [`super::super::cache`] builds,
+//! each object recorded in the state file before it exists, and failing the cache device in
+//! the degrade step (`cache.fail`): the dm `error` table swapped in under it, what the kernel
+//! did read back, and the filesystem brought back over the array alone where it can be.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::super::LayoutError;
+use super::super::cache::{self, CacheFailure};
 use super::super::state::Owned;
-use super::super::{cache, fault, lvm};
-use super::Session;
+use super::super::{fault, fs, lvm};
+use super::{Built, Session};
 use crate::stack::cache::{CacheKind, CacheOptions};
 
+/// How long the lab gives bcache to give up a failed cache set on its own before it
+/// unregisters the set itself (what an administrator would do with a dead SSD).
+const BCACHE_NOTICE: Duration = Duration::from_secs(20);
+
 impl Session {
-    /// The cache layer over `base` (the array, its LV, or the one disk) on `disks`: returns the
-    /// device the filesystem goes on. lvmcache converts the lab LV of `vg` in place.
+    /// The cache layer over `base` (the array, its LV, or the one disk) on `disks` (of
+    /// `disk_bytes` each, for a dry run): returns the device the filesystem goes on. lvmcache
+    /// converts the lab LV of `vg` in place.
     pub(super) fn cache_layer(
         &mut self,
         index: usize,
@@ -19,31 +28,27 @@ impl Session {
         base: &Path,
         vg: Option<&str>,
         disks: &[PathBuf],
+        disk_bytes: u64,
     ) -> Result<PathBuf, LayoutError> {
+        let disks = self.wrap_cache_disks(index, c, disks, disk_bytes)?;
         match c.kind {
             CacheKind::Lvmcache => {
                 let vg = vg.ok_or_else(|| {
                     LayoutError::Unexpected("lvmcache needs the LVM layer under it".into())
                 })?;
-                self.extend_vg(vg, disks)?;
+                self.extend_vg(vg, &disks)?;
                 let extra = lvm::no_udev_args(&self.runner);
-                for mut argv in cache::lvmcache_argvs(vg, disks, c.size, c.mode) {
+                for mut argv in cache::lvmcache_argvs(vg, &disks, c.size, c.mode) {
                     argv.splice(1..1, extra.iter().cloned());
                     self.runner.run(&argv)?;
                 }
                 Ok(base.to_path_buf())
             }
             CacheKind::Bcache => {
-                let mut cache = disks
+                let cache = disks
                     .first()
                     .cloned()
                     .ok_or_else(|| LayoutError::Unexpected("bcache needs a cache disk".into()))?;
-                if let Some(size) = c.size {
-                    let name = format!("iolab-{}-{index}-cache", self.lab_id);
-                    self.push(Owned::Dm { name: name.clone() })?;
-                    let table = format!("0 {} linear {} 0", size / 512, cache.display());
-                    cache = fault::create(&self.runner, &name, &table)?;
-                }
                 let cset = cache::new_uuid(&self.runner);
                 self.push(Owned::Bcache {
                     backing: base.to_path_buf(),
@@ -55,9 +60,49 @@ impl Session {
         }
     }
 
+    /// Puts the cache disks under dm `linear` devices where [`cache::dm_wrapped`] says so
+    /// (bcache's `size`, a cache the lab fails), each recorded before it is made; returns
+    /// the devices the cache goes on.
+    fn wrap_cache_disks(
+        &mut self,
+        index: usize,
+        c: &CacheOptions,
+        disks: &[PathBuf],
+        disk_bytes: u64,
+    ) -> Result<Vec<PathBuf>, LayoutError> {
+        if !cache::dm_wrapped(c) {
+            return Ok(disks.to_vec());
+        }
+        let mut out = Vec::new();
+        for (k, d) in disks.iter().enumerate() {
+            let name = cache::dm_name(&self.lab_id, index, k);
+            self.push(Owned::Dm { name: name.clone() })?;
+            let table = cache::dm_table(c, d, self.bytes_of(d, disk_bytes));
+            out.push(fault::create(&self.runner, &name, &table)?);
+        }
+        Ok(out)
+    }
+
+    /// The size of `dev` in bytes; `fallback` on a dry run or when it cannot be read.
+    fn bytes_of(&self, dev: &Path, fallback: u64) -> u64 {
+        if self.runner.is_dry_run() {
+            return fallback;
+        }
+        crate::system::BlockDevice::from_path(dev).map_or(fallback, |b| b.size_bytes)
+    }
+
     /// Adds `pvs` to the recorded VG `vg` before they become its PVs, so teardown and
     /// `--cleanup` remove their labels too.
     fn extend_vg(&mut self, vg: &str, pvs: &[PathBuf]) -> Result<(), LayoutError> {
+        self.edit_vg_pvs(vg, |all| all.extend(pvs.iter().cloned()))
+    }
+
+    /// Changes the PVs recorded for VG `vg`.
+    fn edit_vg_pvs(
+        &mut self,
+        vg: &str,
+        edit: impl FnOnce(&mut Vec<PathBuf>),
+    ) -> Result<(), LayoutError> {
         let found = self
             .objects
             .iter()
@@ -66,7 +111,7 @@ impl Session {
             .ok_or_else(|| LayoutError::Unexpected(format!("volume group {vg} is not recorded")))?;
         if let Owned::Vg { name, pvs: old } = &self.objects[i] {
             let mut all = old.clone();
-            all.extend(pvs.iter().cloned());
+            edit(&mut all);
             let o = Owned::Vg {
                 name: name.clone(),
                 pvs: all,
@@ -75,4 +120,420 @@ impl Session {
         }
         Ok(())
     }
+
+    /// Fails the cache device of `b` when its spec says `fail = true` (the degrade step's first
+    /// act): swaps an `error` table in under every cache disk, watches what the cache does,
+    /// and gets the filesystem going over the array alone where it can. `None` without it.
+    pub(super) fn fail_cache(
+        &mut self,
+        b: &mut Built,
+    ) -> Result<Option<CacheFailure>, LayoutError> {
+        let Some(c) = b.stack.cache().filter(|c| c.fail).cloned() else {
+            return Ok(None);
+        };
+        let devices: Vec<String> = (0..b.cache_disks.len())
+            .map(|k| cache::dm_name(&self.lab_id, b.index, k))
+            .collect();
+        let mut f = CacheFailure {
+            kind: c.kind,
+            mode: c.mode,
+            devices: devices.clone(),
+            dirty_bytes: None,
+            state_before: String::new(),
+            kernel: String::new(),
+            actions: Vec::new(),
+            state_after: String::new(),
+            usable: false,
+        };
+        let tables: Vec<(String, String)> = devices
+            .iter()
+            .zip(&b.cache_disks)
+            .map(|(name, d)| {
+                let sectors = cache::dm_sectors(&c, self.bytes_of(d, b.member_size));
+                (name.clone(), cache::error_table(sectors))
+            })
+            .collect();
+        let fail_all = |s: &Session| -> Result<(), LayoutError> {
+            for (name, table) in &tables {
+                fault::reload(&s.runner, name, table)?;
+            }
+            Ok(())
+        };
+        match c.kind {
+            CacheKind::Lvmcache => self.fail_lvmcache(b, &mut f, fail_all)?,
+            CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
+        }
+        f.usable = self.runner.is_dry_run()
+            || (is_mounted(&b.mount_point) && probe_writable(&b.mount_point));
+        Ok(Some(f))
+    }
+
+    /// lvmcache: the cache volume (data and metadata) goes; the lab takes it off the LV
+    /// (`lvconvert --uncache --force`, else `--splitcache --force`) and drops the missing PVs,
+    /// so the LV is the array's alone.
+    fn fail_lvmcache(
+        &mut self,
+        b: &Built,
+        f: &mut CacheFailure,
+        fail_all: impl Fn(&Session) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let vg =
+            b.vg.clone()
+                .ok_or_else(|| LayoutError::Unexpected(format!("{} has no VG", b.name)))?;
+        let dm = format!("{}-{}", vg.replace('-', "--"), lvm::LV_NAME);
+        let status = |s: &Session| {
+            s.runner.run(&["dmsetup", "status", &dm]).map_or_else(
+                |e| format!("unreadable: {e}"),
+                |o| o.stdout.trim().to_string(),
+            )
+        };
+        f.state_before = status(self);
+        fail_all(self)?;
+        let _ = self.runner.run(&["sync"]);
+        f.kernel = format!("dm-cache status {}", status(self));
+        let extra = lvm::no_udev_args(&self.runner);
+        let [uncache, split, reduce] = cache::lvmcache_drop_argvs(&vg);
+        let mut dropped = false;
+        for argv in [uncache, split] {
+            let line = format!("{} {}", argv[0], argv[2]);
+            match self.runner.run(&with_extra(argv, &extra, 1)) {
+                Ok(_) => {
+                    f.actions.push(format!("{line}: ok"));
+                    dropped = true;
+                    break;
+                }
+                Err(e) => f
+                    .actions
+                    .push(format!("{line}: failed ({})", first_line(&e))),
+            }
+        }
+        if dropped {
+            let line = format!("{} {}", reduce[1], reduce[3]);
+            match self.runner.run(&with_extra(reduce, &extra, 2)) {
+                Ok(_) => f.actions.push(format!("{line}: ok")),
+                Err(e) => f
+                    .actions
+                    .push(format!("{line}: failed ({})", first_line(&e))),
+            }
+            // The cache PVs are gone from the VG: teardown no longer asks for their labels.
+            let gone: Vec<PathBuf> = f
+                .devices
+                .iter()
+                .map(|n| Path::new("/dev/mapper").join(n))
+                .collect();
+            self.edit_vg_pvs(&vg, |all| all.retain(|p| !gone.contains(p)))?;
+            self.remount_if_shut_down(b, f);
+        }
+        f.state_after = status(self);
+        Ok(())
+    }
+
+    /// A filesystem that met the cache's IO errors before the cache came off (XFS shuts
+    /// itself down on one, measured in the VM) is mounted again over the LV, now the array's
+    /// alone: its log brings it back, and writethrough left nothing only in the cache.
+    fn remount_if_shut_down(&mut self, b: &Built, f: &mut CacheFailure) {
+        if self.runner.is_dry_run() || probe_writable(&b.mount_point) {
+            return;
+        }
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        let _ = self.runner.run(&["umount", &mnt]);
+        let mount = fs::mount_argv(
+            b.stack.fs(),
+            &b.fs_device,
+            &[],
+            &b.mount_point,
+            b.stack.mount_options(),
+            false,
+        );
+        match self.runner.run(&mount) {
+            Ok(_) => f
+                .actions
+                .push("the filesystem had met the IO errors: mounted again".into()),
+            Err(e) => f.actions.push(format!(
+                "the filesystem had met the IO errors and would not mount again ({})",
+                first_line(&e)
+            )),
+        }
+    }
+
+    /// bcache: reads what the cache holds (`dirty_data`, `state`), fails the device, gives
+    /// bcache [`BCACHE_NOTICE`] to give the cache set up on its own (reading through it meanwhile
+    /// so it meets the errors), unregisters it otherwise; a bcache device the kernel stopped
+    /// (dirty data) is brought back over the array alone (`running`) and mounted again.
+    fn fail_bcache(
+        &mut self,
+        b: &mut Built,
+        f: &mut CacheFailure,
+        fail_all: impl Fn(&Session) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let Some((backing, cset)) = self.objects[b.mark..].iter().find_map(|o| match o {
+            Owned::Bcache { backing, cset, .. } => Some((backing.clone(), cset.clone())),
+            _ => None,
+        }) else {
+            return Err(LayoutError::Unexpected(format!(
+                "{}: no bcache recorded",
+                b.name
+            )));
+        };
+        let dry = self.runner.is_dry_run();
+        let name = cache::bcache_of(&self.runner, &backing).unwrap_or_default();
+        let sys = cache::sysfs(&name);
+        let read = |s: &Session, p: &Path| s.runner.read_file(p).map(|t| t.trim().to_string());
+        f.dirty_bytes = read(self, &sys.join("dirty_data"))
+            .ok()
+            .and_then(|t| cache::parse_bcache_size(&t));
+        f.state_before = read(self, &sys.join("state")).unwrap_or_default();
+        fail_all(self)?;
+        let set = Path::new("/sys/fs/bcache").join(&cset);
+        let dev = Path::new("/dev").join(&name);
+        let t = Instant::now();
+        let _ = self.runner.run(&["sync"]);
+        while !dry && set.exists() && t.elapsed() < BCACHE_NOTICE {
+            // Reads of cached blocks go to the dead device: bcache counts the errors.
+            read_through(&dev);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        if dry || set.exists() {
+            f.kernel = if dry {
+                "not observed (dry run)".into()
+            } else {
+                format!(
+                    "cache set still registered after {}s",
+                    BCACHE_NOTICE.as_secs()
+                )
+            };
+            let _ = self.runner.write_file(&set.join("unregister"), "1");
+            f.actions.push("unregistered the cache set".into());
+            wait(Duration::from_secs(15), || dry || !set.exists());
+        } else {
+            f.kernel = format!(
+                "cache set unregistered after {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        // With dirty data the kernel stops the bcache device (stop_when_cache_set_failed
+        // "auto": IO to it fails from then on); clean, it detaches and goes on over the backing
+        // device alone.
+        if dry {
+            return Ok(());
+        }
+        let stopped = wait(Duration::from_secs(10), || {
+            !sys.exists() || std::fs::read_to_string(sys.join("state")).is_err() || !reads_ok(&dev)
+        });
+        f.state_after = read(self, &sys.join("state"))
+            .unwrap_or_else(|e| format!("unreadable ({})", first_line(&e)));
+        if !stopped {
+            f.kernel
+                .push_str(&format!("; {name} kept running over the array"));
+            return Ok(());
+        }
+        f.kernel
+            .push_str(&format!("; {name} stopped: its IO fails"));
+        self.restart_bcache(b, f, &backing, &name)
+    }
+
+    /// Brings a bcache device the kernel stopped back over `backing` alone: unmounts the dead
+    /// filesystem, waits for the device to let go of the array, registers the array again and
+    /// forces it `running` without its cache (a backing device whose cache held dirty data
+    /// does not start by itself), and mounts it. Where that fails, an empty read-only tmpfs
+    /// stands in at the mount point, so the steps after write nothing into the bare directory
+    /// and the data set reads back as lost.
+    fn restart_bcache(
+        &mut self,
+        b: &mut Built,
+        f: &mut CacheFailure,
+        backing: &Path,
+        old: &str,
+    ) -> Result<(), LayoutError> {
+        let mnt = b.mount_point.to_string_lossy().into_owned();
+        if self.runner.run(&["umount", &mnt]).is_err() {
+            let _ = self.runner.run(&["umount", "-l", &mnt]);
+            f.actions.push("unmounted (lazily)".into());
+        } else {
+            f.actions.push("unmounted".into());
+        }
+        match self.bcache_without_cache(f, backing, old) {
+            Some(dev) => {
+                b.fs_device = dev.clone();
+                let mount = fs::mount_argv(
+                    b.stack.fs(),
+                    &dev,
+                    &[],
+                    &b.mount_point,
+                    b.stack.mount_options(),
+                    false,
+                );
+                // The guest has no fsck: the filesystem's own log brings it back or nothing.
+                match self.runner.run(&mount) {
+                    Ok(_) => {
+                        f.actions.push("mounted again".into());
+                        return Ok(());
+                    }
+                    Err(e) => f.actions.push(format!(
+                        "the filesystem would not mount ({})",
+                        first_line(&e)
+                    )),
+                }
+            }
+            None => f.actions.push("the filesystem is gone".into()),
+        }
+        let stand_in = [
+            "mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            "ro,size=64k",
+            "iolab-lost",
+            &mnt,
+        ];
+        match self.runner.run(&stand_in) {
+            Ok(_) => f.actions.push("an empty read-only tmpfs stands in".into()),
+            Err(e) => f
+                .actions
+                .push(format!("no stand-in mount ({})", first_line(&e))),
+        }
+        Ok(())
+    }
+
+    /// Registers `backing` again once the stopped bcache device `old` let go of it and runs
+    /// it without its cache; the new `/dev/bcacheN`, or `None` (what failed is in `f`).
+    fn bcache_without_cache(
+        &mut self,
+        f: &mut CacheFailure,
+        backing: &Path,
+        old: &str,
+    ) -> Option<PathBuf> {
+        if !wait(Duration::from_secs(15), || {
+            !Path::new("/sys/block").join(old).exists()
+        }) {
+            f.actions.push(format!("{old} still holds the array"));
+            return None;
+        }
+        f.actions.push(format!("{old} went away"));
+        // The stopped device lets go of the array a moment after its node goes: the kernel
+        // refuses the registration (EINVAL, measured) until then.
+        let mut refused = None;
+        for _ in 0..20 {
+            match self
+                .runner
+                .write_file(Path::new(cache::REGISTER), &backing.to_string_lossy())
+            {
+                Ok(()) => {
+                    refused = None;
+                    break;
+                }
+                Err(e) => refused = Some(e),
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        if let Some(e) = refused {
+            f.actions
+                .push(format!("registering the array failed ({})", first_line(&e)));
+            return None;
+        }
+        // Registered but not running, the backing device's `bcache` directory sits under it.
+        let k = fault::kernel_name(backing).unwrap_or_default();
+        let run = Path::new("/sys/class/block")
+            .join(&k)
+            .join("bcache/running");
+        if let Err(e) = self.runner.write_file(&run, "1") {
+            f.actions.push(format!(
+                "running it without its cache failed ({})",
+                first_line(&e)
+            ));
+            return None;
+        }
+        let mut name = None;
+        wait(Duration::from_secs(10), || {
+            name = cache::bcache_of(&self.runner, backing);
+            name.is_some()
+        });
+        let Some(name) = name else {
+            f.actions
+                .push("registering the array again made no bcache device".into());
+            return None;
+        };
+        f.actions.push(format!("{name} running without its cache"));
+        f.state_after = self
+            .runner
+            .read_file(&cache::sysfs(&name).join("state"))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default();
+        let dev = Path::new("/dev").join(&name);
+        wait(Duration::from_secs(5), || dev.exists());
+        Some(dev)
+    }
+}
+
+/// `argv` with lvm's no-udev arguments at `at` (after the command's name).
+fn with_extra(mut argv: Vec<String>, extra: &[String], at: usize) -> Vec<String> {
+    argv.splice(at..at, extra.iter().cloned());
+    argv
+}
+
+/// The first line of an error, for a one-line action.
+fn first_line(e: &LayoutError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// Waits up to `limit` for `ok`, checking every 100 ms; whether it came.
+fn wait(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while !ok() {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
+}
+
+/// Reads the first 16MiB of `dev` past the page cache, ignoring errors.
+fn read_through(dev: &Path) {
+    use std::io::Read;
+    let _ = crate::system::drop_caches();
+    if let Ok(f) = std::fs::File::open(dev) {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut r = f.take(16 << 20);
+        while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
+/// Whether the first 4KiB of `dev` read, past the page cache.
+fn reads_ok(dev: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+    else {
+        return false;
+    };
+    let mut buf = vec![0u8; 8192];
+    let at = buf.as_ptr().align_offset(4096).min(4096);
+    f.read(&mut buf[at..at + 4096]).is_ok()
+}
+
+/// Whether something is mounted at `mnt` (`/proc/self/mounts`).
+fn is_mounted(mnt: &Path) -> bool {
+    let want = mnt.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mounts").is_ok_and(|t| {
+        t.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(want.as_ref()))
+    })
+}
+
+/// Whether a small file can be written, flushed and removed under `mnt`.
+fn probe_writable(mnt: &Path) -> bool {
+    use std::io::Write;
+    let p = mnt.join(".iolab-cache-probe");
+    let ok = std::fs::File::create(&p)
+        .and_then(|mut f| {
+            f.write_all(b"iolab")?;
+            f.sync_all()
+        })
+        .is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
 }

@@ -25,15 +25,22 @@ pub struct DegradeInfo {
     pub failed_members: Vec<PathBuf>,
     /// Time to fail it and be mounted again, seconds.
     pub seconds: f64,
+    /// `cache.fail`: what failing the cache device first did (issue 28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_failure: Option<super::super::cache::CacheFailure>,
 }
 
 impl Session {
     /// Fails one member (the last) and leaves the layout mounted and degraded: btrfs is
     /// unmounted, the member's loop device detached (a real device wiped), and mounted again
-    /// with `-o degraded`; md gets `--fail`/`--remove`.
+    /// with `-o degraded`; md gets `--fail`/`--remove`. With `cache.fail` the cache device
+    /// fails first.
     pub fn degrade(&mut self, b: &mut Built) -> Result<DegradeInfo, LayoutError> {
+        let cache_failure = self.fail_cache(b)?;
         let last = b.members.len().saturating_sub(1);
-        self.fail_members(b, &[last])
+        let mut d = self.fail_members(b, &[last])?;
+        d.cache_failure = cache_failure;
+        Ok(d)
     }
 
     /// Fails the members at `which` (indexes into `members`) on top of any already failed, the
@@ -153,6 +160,7 @@ impl Session {
             failed_member: victims[0].clone(),
             failed_members: victims,
             seconds: t.elapsed().as_secs_f64(),
+            cache_failure: None,
         })
     }
 

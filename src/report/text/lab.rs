@@ -216,6 +216,9 @@ fn notes(r: &LabReport) -> String {
         if let Some(e) = l.degraded.as_ref().and_then(|d| d.workload_error.as_ref()) {
             out.push_str(&format!("note: {} while degraded: {e}\n", l.name));
         }
+        if let Some(c) = l.degraded.as_ref().and_then(|d| d.cache_failure.as_ref()) {
+            out.push_str(&format!("note: {}: {}\n", l.name, c.describe()));
+        }
         if let Some(rl) = &l.rebuild_load {
             out.push_str(&format!("note: {}\n", rebuild_load_text(&l.name, rl)));
         }
@@ -638,6 +641,7 @@ mod tests {
             data_verified: true,
             perf_ratio: Some(0.4567),
             workload_error: None,
+            cache_failure: None,
         });
         a.rebuild = Some(Rebuild {
             new_member: "/dev/loop9".into(),

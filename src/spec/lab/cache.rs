@@ -1,5 +1,5 @@
 //! `cache = { kind = "lvmcache" | "bcache", disks = 1, mode = "writethrough" | "writeback",
-//! size = "..." }`: an SSD cache between the RAID (or its LVM volume) and the filesystem, on
+//! size = "...", fail = false }`: an SSD cache between the RAID (or its LVM volume) and the filesystem, on
 //! disks of its own taken after the members, spares and md's journal disk (issue 28).
 
 use super::raw::{RawCache, RawLayout};
@@ -81,11 +81,20 @@ impl Section for Cache {
             }
             draft.lvm = true;
         }
+        let fail = c.fail.unwrap_or(false);
+        if fail && !raw.degrade.unwrap_or(false) {
+            return Err(cx.err(
+                "fail",
+                "cache.fail",
+                "the cache device fails in the degrade step; set degrade = true (or drop fail)",
+            ));
+        }
         draft.cache = Some(CacheOptions {
             kind,
             mode,
             disks,
             size,
+            fail,
         });
         Ok(())
     }
@@ -121,11 +130,15 @@ impl Section for Cache {
         member_size: Option<u64>,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        let (Some(c), Some(disk)) = (&stack.cache(), member_size) else {
+        let (Some(c), Some(disk)) = (stack.cache(), member_size) else {
             return Ok(());
         };
         let room = match c.kind {
-            CacheKind::Lvmcache => disk.saturating_sub(PV_OVERHEAD) * c.disks as u64,
+            CacheKind::Lvmcache => {
+                // A cache the lab fails sits on a dm device 1MiB into each disk.
+                let dm = if c.fail { 1 << 20 } else { 0 };
+                disk.saturating_sub(PV_OVERHEAD + dm) * c.disks as u64
+            }
             CacheKind::Bcache => disk,
         };
         let (at, field, what) = match c.size {

@@ -47,6 +47,7 @@ cache = { kind = "lvmcache", size = "256MiB" }"#,
             mode: CacheMode::Writethrough,
             disks: 1,
             size: Some(256 << 20),
+            fail: false,
         })
     );
     assert_eq!(
@@ -125,6 +126,12 @@ cache = { kind = "bcache" }"#,
         ),
         (
             r#"fs = "xfs"
+mdadm = { level = 5, members = 3 }
+cache = { kind = "bcache", fail = true }"#,
+            "layout[c].cache.fail: the cache device fails in the degrade step; set degrade = true",
+        ),
+        (
+            r#"fs = "xfs"
 cache = { kind = "bcache", speed = 1 }"#,
             "unknown field `speed`",
         ),
@@ -147,4 +154,29 @@ fn a_dir_layout_refuses_a_cache() {
     let e = err(r#"dir = "/tmp"
 cache = { kind = "bcache" }"#);
     assert!(e.contains("layout[c].cache: a dir layout"), "{e}");
+}
+
+/// Issue 28: `fail = true` with `degrade = true` is kept in the stack (and described), and left
+/// out of the serialized stack when false.
+#[test]
+fn a_failing_cache_needs_degrade_and_is_kept() {
+    let st = stack(
+        r#"fs = "ext4"
+mdadm = { level = 5, members = 3 }
+degrade = true
+cache = { kind = "bcache", mode = "writeback", fail = true }"#,
+    );
+    assert!(st.cache().is_some_and(|c| c.fail));
+    assert_eq!(
+        st.describe(),
+        "md raid5 x3 > bcache writeback (1 disk, failed) > ext4"
+    );
+    let plain = stack(
+        r#"fs = "ext4"
+mdadm = { level = 5, members = 3 }
+degrade = true
+cache = { kind = "bcache", fail = false }"#,
+    );
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("fail"), "{json}");
 }

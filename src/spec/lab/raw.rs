@@ -144,6 +144,7 @@ pub(super) struct RawCache {
     pub(super) disks: Option<i64>,
     pub(super) mode: Option<String>,
     pub(super) size: Option<SizeValue>,
+    pub(super) fail: Option<bool>,
 }
 
 /// One fault as written.

@@ -22,6 +22,7 @@ fn report() -> LabReport {
         data_verified: true,
         perf_ratio: None,
         workload_error: None,
+        cache_failure: None,
     });
     ok.rebuild = Some(Rebuild {
         new_member: "/dev/loop9".into(),
