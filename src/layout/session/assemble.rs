@@ -72,7 +72,7 @@ impl Session {
             LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
         })?;
         let mut md = None;
-        match &d.stack.raid() {
+        match d.stack.raid() {
             RaidLayer::None | RaidLayer::Btrfs { .. } => {}
             RaidLayer::Md(_) => {
                 let dev = mdadm::free_device();

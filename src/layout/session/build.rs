@@ -203,7 +203,7 @@ impl Session {
                     signature::wipe(&self.runner, d)?;
                     // `--assume-clean` is only true of members that read as zeros: a device
                     // that held the previous layout is zeroed first.
-                    if matches!(&stack.raid(), RaidLayer::Md(o) if o.assume_clean) {
+                    if matches!(stack.raid(), RaidLayer::Md(o) if o.assume_clean) {
                         check_stop()?;
                         self.runner.run(&mdadm::zeroout_argv(d))?;
                     }

@@ -80,7 +80,7 @@ impl Session {
         let t = Instant::now();
         let victims: Vec<PathBuf> = idxs.iter().map(|&i| b.members[i].clone()).collect();
         let mnt = b.mount_point.to_string_lossy().into_owned();
-        match &b.stack.raid() {
+        match b.stack.raid() {
             RaidLayer::Btrfs { .. } => {
                 // A file closed a moment ago (an io_uring ring being torn down) can keep the
                 // mount busy for a few milliseconds: retry before giving up.
@@ -234,7 +234,7 @@ impl Session {
         }
         let mut failed = b.failed.clone();
         failed.sort_unstable();
-        match &b.stack.raid() {
+        match b.stack.raid() {
             RaidLayer::Btrfs { data, metadata } => {
                 let (data, metadata) = (*data, *metadata);
                 self.rebuild_btrfs(b, disks, &failed, data, metadata)

@@ -5,7 +5,7 @@
 
 use crate::lab::integrity::Verdict;
 use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::{Layer as StackLayer, RaidLayer, Stack};
 use crate::units::{format_bytes, format_duration};
 
 /// How much the table says.
@@ -31,7 +31,26 @@ const SHORT_HEADERS: [&str; 7] = [
 /// `btrfs raid1 x2`, `disk > ext4`, `md raid5 x3 > lvm > lvmcache wt > xfs` (a cache's mode:
 /// `wt` writethrough, `wb` writeback).
 pub fn short_stack(s: &Stack) -> String {
-    let mut parts = vec![match &s.raid() {
+    let parts: Vec<String> = s
+        .layers()
+        .iter()
+        .filter_map(|l| match l {
+            StackLayer::Raid(r) => Some(short_raid(s, r)),
+            StackLayer::Lvm => Some("lvm".into()),
+            StackLayer::Cache(c) => {
+                let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
+                Some(format!("{} {mode}", c.kind.name()))
+            }
+            StackLayer::Fs(_) if s.raid().is_filesystem() => None,
+            StackLayer::Fs(f) => Some(f.kind.name().to_string()),
+        })
+        .collect();
+    parts.join(" > ")
+}
+
+/// The RAID layer's part of [`short_stack`].
+fn short_raid(s: &Stack, raid: &RaidLayer) -> String {
+    match raid {
         RaidLayer::None => "disk".to_string(),
         RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), s.members),
         RaidLayer::Md(md) => {
@@ -41,25 +60,11 @@ pub fn short_stack(s: &Stack) -> String {
             }
             m
         }
-        RaidLayer::Zfs(z) => {
-            let mut m = format!("zfs {}", z.vdev.zpool_word(z.width));
-            if z.vdevs > 1 {
-                m = format!("zfs {}x {}", z.vdevs, z.vdev.zpool_word(z.width));
-            }
-            m
+        RaidLayer::Zfs(z) if z.vdevs > 1 => {
+            format!("zfs {}x {}", z.vdevs, z.vdev.zpool_word(z.width))
         }
-    }];
-    if s.lvm() {
-        parts.push("lvm".into());
+        RaidLayer::Zfs(z) => format!("zfs {}", z.vdev.zpool_word(z.width)),
     }
-    if let Some(c) = &s.cache() {
-        let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
-        parts.push(format!("{} {mode}", c.kind.name()));
-    }
-    if !matches!(s.raid(), RaidLayer::Btrfs { .. } | RaidLayer::Zfs(_)) {
-        parts.push(s.fs().name().to_string());
-    }
-    parts.join(" > ")
 }
 
 fn secs(s: f64) -> String {

@@ -109,7 +109,7 @@ impl Section for Cache {
         if stack.cache().is_none() {
             return Ok(());
         }
-        let why = match &stack.raid() {
+        let why = match stack.raid() {
             RaidLayer::Md(_) | RaidLayer::None => return Ok(()),
             RaidLayer::Btrfs { .. } => {
                 "btrfs is the RAID and the filesystem at once, so nothing sits between them; \

@@ -34,7 +34,7 @@ fn a_power_cut_plan_reads_with_its_defaults() {
     let LayoutKind::Stack(st) = &s.layouts[0].kind else {
         panic!("a stack")
     };
-    let RaidLayer::Md(md) = &st.raid() else {
+    let RaidLayer::Md(md) = st.raid() else {
         panic!("md")
     };
     assert_eq!(md.consistency_policy.as_deref(), Some("ppl"));
@@ -166,7 +166,7 @@ fn the_power_cut_example_reads_with_every_consistency_policy() {
         .layouts
         .iter()
         .filter_map(|l| match &l.kind {
-            LayoutKind::Stack(st) => match &st.raid() {
+            LayoutKind::Stack(st) => match st.raid() {
                 RaidLayer::Md(o) => Some(o.consistency_policy.clone()),
                 _ => None,
             },

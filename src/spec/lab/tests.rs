@@ -68,9 +68,7 @@ baseline = "old-server"
     let LayoutKind::Stack(m) = &s.layouts[1].kind else {
         panic!()
     };
-    let RaidLayer::Md(o) = &m.raid() else {
-        panic!()
-    };
+    let RaidLayer::Md(o) = m.raid() else { panic!() };
     assert_eq!(o.level, MdLevel::Raid6);
     assert_eq!(o.chunk, Some(512 << 10));
     assert_eq!(o.bitmap_chunk, Some(64 << 20));
@@ -630,7 +628,7 @@ fn md_speed_limits_and_during_rebuild_read_and_refuse_in_one_line() {
     let LayoutKind::Stack(st) = &l.kind else {
         panic!("a stack")
     };
-    let RaidLayer::Md(md) = &st.raid() else {
+    let RaidLayer::Md(md) = st.raid() else {
         panic!("md")
     };
     assert_eq!(md.sync_speed_min, Some(20 << 20));
