@@ -704,15 +704,7 @@ fn dry_run_prints_the_lvmcache_and_bcache_commands() {
         stdout.contains("md raid5 x3 > lvm > lvmcache wt > xfs"),
         "{stdout}"
     );
-    let order = |wants: &[&str]| {
-        let mut at = 0;
-        for want in wants {
-            let i = stdout[at..]
-                .find(want)
-                .unwrap_or_else(|| panic!("missing '{want}' after byte {at} in:\n{stdout}"));
-            at += i + want.len();
-        }
-    };
+    let order = |wants: &[&str]| assert_in_order(stdout, wants);
     // The 4th loop disk of the first layout (loop103) is the cache; the data LV stays on md.
     order(&[
         "--raid-devices=3 /dev/loop100 /dev/loop101 /dev/loop102\n",
@@ -766,15 +758,7 @@ fn dry_run_fails_the_cache_device_before_the_member() {
     let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
     let stdout = out.stdout.as_str();
     assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
-    let order = |wants: &[&str]| {
-        let mut at = 0;
-        for want in wants {
-            let i = stdout[at..]
-                .find(want)
-                .unwrap_or_else(|| panic!("missing '{want}' after byte {at} in:\n{stdout}"));
-            at += i + want.len();
-        }
-    };
+    let order = |wants: &[&str]| assert_in_order(stdout, wants);
     order(&[
         "-0-cache --table '0 2095104 linear /dev/loop103 2048'",
         "pvcreate --yes --force --force /dev/mapper/iolab-",
@@ -803,15 +787,17 @@ fn dry_run_fails_the_cache_device_before_the_member() {
 }
 
 fn md(level: MdLevel) -> MdOptions {
-    MdOptions {
-        level,
-        chunk: None,
-        bitmap: None,
-        bitmap_chunk: None,
-        assume_clean: false,
-        consistency_policy: None,
-        sync_speed_min: None,
-        sync_speed_max: None,
+    MdOptions::new(level)
+}
+
+/// Asserts that every string of `wants` is in `text`, each after the one before it.
+fn assert_in_order(text: &str, wants: &[&str]) {
+    let mut at = 0;
+    for want in wants {
+        let i = text[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("missing '{want}' after byte {at} in:\n{text}"));
+        at += i + want.len();
     }
 }
 

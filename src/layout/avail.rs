@@ -7,9 +7,6 @@ use super::layer;
 use super::registry::LAYERS;
 use crate::stack::Stack;
 
-pub use super::layer::{VM_HINT, kernel_has_fs};
-pub use super::zfs::NO_ZFS;
-
 /// Why each building block is or is not usable here (`Err` holds the reason).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Availability {
@@ -83,21 +80,14 @@ impl Availability {
 
 #[cfg(test)]
 mod tests {
+    use super::super::layer::{VM_HINT, kernel_has_fs};
+    use super::super::zfs::NO_ZFS;
     use super::*;
     use crate::stack::{FsKind, FsLayer, Layer, MdLevel, MdOptions, RaidLayer};
 
     fn md_stack() -> Stack {
         Stack::new(
-            RaidLayer::Md(MdOptions {
-                level: MdLevel::Raid5,
-                chunk: None,
-                bitmap: None,
-                bitmap_chunk: None,
-                assume_clean: false,
-                consistency_policy: None,
-                sync_speed_min: None,
-                sync_speed_max: None,
-            }),
+            RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
             3,
             0,
             true,

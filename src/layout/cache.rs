@@ -367,8 +367,8 @@ pub fn new_uuid(runner: &Runner) -> String {
     crate::system::read_trim("/proc/sys/kernel/random/uuid").unwrap_or_else(|| FIXED.into())
 }
 
-/// Waits up to `limit` for `ok`, checking every 50 ms.
-fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+/// Waits up to `limit` for `ok`, checking every 50 ms; whether it came.
+pub(super) fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
     let t = Instant::now();
     while !ok() {
         if t.elapsed() > limit {

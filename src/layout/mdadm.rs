@@ -379,16 +379,7 @@ unused devices: <none>\n";
     }
 
     fn opts(level: MdLevel) -> MdOptions {
-        MdOptions {
-            level,
-            chunk: None,
-            bitmap: None,
-            bitmap_chunk: None,
-            assume_clean: false,
-            consistency_policy: None,
-            sync_speed_min: None,
-            sync_speed_max: None,
-        }
+        MdOptions::new(level)
     }
 
     #[test]

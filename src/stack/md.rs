@@ -118,6 +118,21 @@ pub struct MdOptions {
 }
 
 impl MdOptions {
+    /// An array of `level` with mdadm's defaults for everything else (chunk, bitmap,
+    /// consistency policy, resync speeds), made clean by a resync.
+    pub fn new(level: MdLevel) -> MdOptions {
+        MdOptions {
+            level,
+            chunk: None,
+            bitmap: None,
+            bitmap_chunk: None,
+            assume_clean: false,
+            consistency_policy: None,
+            sync_speed_min: None,
+            sync_speed_max: None,
+        }
+    }
+
     /// Whether the array has a write journal on a disk of its own (`consistency_policy =
     /// "journal"`): md writes every stripe update to it before the members, closing the write
     /// hole, and replays it after an unclean stop.

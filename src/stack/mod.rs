@@ -437,16 +437,7 @@ mod tests {
     }
 
     fn md(level: MdLevel) -> RaidLayer {
-        RaidLayer::Md(MdOptions {
-            level,
-            chunk: None,
-            bitmap: None,
-            bitmap_chunk: None,
-            assume_clean: false,
-            consistency_policy: None,
-            sync_speed_min: None,
-            sync_speed_max: None,
-        })
+        RaidLayer::Md(MdOptions::new(level))
     }
 
     #[test]

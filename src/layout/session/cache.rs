@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::super::LayoutError;
 use super::super::cache::{self, CacheFailure};
-use super::super::state::Owned;
+use super::super::state::{Owned, is_mount_point};
 use super::super::{fault, fs, lvm};
 use super::{Built, Session};
 use crate::stack::cache::{CacheKind, CacheOptions};
@@ -164,7 +164,7 @@ impl Session {
             CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
         }
         f.usable = self.runner.is_dry_run()
-            || (is_mounted(&b.mount_point) && probe_writable(&b.mount_point));
+            || (is_mount_point(&b.mount_point) && probe_writable(&b.mount_point));
         Ok(Some(f))
     }
 
@@ -304,7 +304,7 @@ impl Session {
             };
             let _ = self.runner.write_file(&set.join("unregister"), "1");
             f.actions.push("unregistered the cache set".into());
-            wait(Duration::from_secs(15), || dry || !set.exists());
+            cache::wait_until(Duration::from_secs(15), || dry || !set.exists());
         } else {
             f.kernel = format!(
                 "cache set unregistered after {:.1}s",
@@ -317,7 +317,7 @@ impl Session {
         if dry {
             return Ok(());
         }
-        let stopped = wait(Duration::from_secs(10), || {
+        let stopped = cache::wait_until(Duration::from_secs(10), || {
             !sys.exists() || std::fs::read_to_string(sys.join("state")).is_err() || !reads_ok(&dev)
         });
         f.state_after = read(self, &sys.join("state"))
@@ -403,7 +403,7 @@ impl Session {
         backing: &Path,
         old: &str,
     ) -> Option<PathBuf> {
-        if !wait(Duration::from_secs(15), || {
+        if !cache::wait_until(Duration::from_secs(15), || {
             !Path::new("/sys/block").join(old).exists()
         }) {
             f.actions.push(format!("{old} still holds the array"));
@@ -444,7 +444,7 @@ impl Session {
             return None;
         }
         let mut name = None;
-        wait(Duration::from_secs(10), || {
+        cache::wait_until(Duration::from_secs(10), || {
             name = cache::bcache_of(&self.runner, backing);
             name.is_some()
         });
@@ -460,7 +460,7 @@ impl Session {
             .map(|t| t.trim().to_string())
             .unwrap_or_default();
         let dev = Path::new("/dev").join(&name);
-        wait(Duration::from_secs(5), || dev.exists());
+        cache::wait_until(Duration::from_secs(5), || dev.exists());
         Some(dev)
     }
 }
@@ -474,18 +474,6 @@ fn with_extra(mut argv: Vec<String>, extra: &[String], at: usize) -> Vec<String>
 /// The first line of an error, for a one-line action.
 fn first_line(e: &LayoutError) -> String {
     e.to_string().lines().next().unwrap_or_default().to_string()
-}
-
-/// Waits up to `limit` for `ok`, checking every 100 ms; whether it came.
-fn wait(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while !ok() {
-        if t.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    true
 }
 
 /// Reads the first 16MiB of `dev` past the page cache, ignoring errors.
@@ -513,15 +501,6 @@ fn reads_ok(dev: &Path) -> bool {
     let mut buf = vec![0u8; 8192];
     let at = buf.as_ptr().align_offset(4096).min(4096);
     f.read(&mut buf[at..at + 4096]).is_ok()
-}
-
-/// Whether something is mounted at `mnt` (`/proc/self/mounts`).
-fn is_mounted(mnt: &Path) -> bool {
-    let want = mnt.to_string_lossy();
-    std::fs::read_to_string("/proc/self/mounts").is_ok_and(|t| {
-        t.lines()
-            .any(|l| l.split_whitespace().nth(1) == Some(want.as_ref()))
-    })
 }
 
 /// Whether a small file can be written, flushed and removed under `mnt`.
