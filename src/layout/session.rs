@@ -9,14 +9,21 @@ use super::LayoutError;
 use super::cmd::Runner;
 use super::fault::{self, DmWrap, Fault, FaultKind};
 use super::state::{Owned, StateFile};
-use super::{loopdev, signature, zfs};
+use super::{loopdev, signature};
 use crate::stack::{RaidLayer, Stack};
 
 mod assemble;
+mod btrfs;
 mod build;
 mod cache;
 mod failure;
+mod fs;
+mod layers;
+mod lvm;
+mod md;
+mod steps;
 mod strike;
+mod zfs;
 
 pub use assemble::{Assembled, OnDisk};
 pub use failure::DegradeInfo;
@@ -441,51 +448,33 @@ impl Session {
         Ok(())
     }
 
-    /// A ZFS pool on `devs` and its dataset mounted on the layout's mount point, each
-    /// recorded before it is made (`zpool destroy` unmounts the dataset at teardown).
-    fn zfs_pool(
-        &mut self,
-        index: usize,
-        name: &str,
-        z: &zfs::ZfsOptions,
-        devs: &[PathBuf],
-    ) -> Result<(), LayoutError> {
-        let mnt = self.mount_point(index, name);
-        self.make_mount_point(&mnt)?;
-        let pool = zfs::pool_name(&self.lab_id, index);
-        self.push(Owned::Zpool {
-            name: pool.clone(),
-            members: devs.to_vec(),
-        })?;
-        zfs::build(&self.runner, &pool, z, devs, &mnt)
-    }
-
     /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
     pub fn zpool_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid(), RaidLayer::Zfs(_)).then(|| zfs::pool_name(&self.lab_id, b.index))
+        matches!(b.stack.raid(), RaidLayer::Zfs(_))
+            .then(|| super::zfs::pool_name(&self.lab_id, b.index))
     }
 
     /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
     pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
-        zfs::set_arc_max(&self.runner, bytes)
+        super::zfs::set_arc_max(&self.runner, bytes)
     }
 
     /// Caps the ARC for a zfs layout's measurements; returns the previous cap for
     /// [`Session::restore_arc`].
     pub fn cap_arc(&self) -> Result<String, LayoutError> {
-        zfs::cap_arc(&self.runner)
+        super::zfs::cap_arc(&self.runner)
     }
 
     /// Puts back the ARC cap [`Session::cap_arc`] returned.
     pub fn restore_arc(&self, prev: &str) -> Result<(), LayoutError> {
-        zfs::set_arc_max_text(&self.runner, prev)
+        super::zfs::set_arc_max_text(&self.runner, prev)
     }
 
     /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
     /// where it was); nothing for other layouts.
     pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
         match self.zpool_of(b) {
-            Some(pool) => zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
+            Some(pool) => super::zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
             None => Ok(()),
         }
     }

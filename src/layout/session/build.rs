@@ -9,9 +9,11 @@ use std::time::Instant;
 use super::super::LayoutError;
 use super::super::fault;
 use super::super::state::Owned;
-use super::super::{btrfs, fs, lvm, mdadm, signature};
+use super::super::{btrfs, fs, mdadm, signature};
+use super::layers;
+use super::steps::{LayoutDisks, Volume};
 use super::{Built, DiskSource, Session, Wrapped, check_stop};
-use crate::stack::{FsKind, FsLayer, Layer, RaidLayer, Stack};
+use crate::stack::{FsKind, RaidLayer, Stack};
 
 /// The disks one layout is built on.
 struct Disks {
@@ -21,18 +23,6 @@ struct Disks {
     backing: Vec<Option<PathBuf>>,
     /// Size of the smallest device, bytes.
     member_size: u64,
-}
-
-/// What the RAID and LVM layers leave for the filesystem.
-struct Volume {
-    /// The device mkfs runs on (and mount mounts).
-    base: PathBuf,
-    /// The md array, when there is one.
-    md: Option<PathBuf>,
-    /// The LVM volume group, when there is one.
-    vg: Option<String>,
-    /// btrfs RAID makes its filesystem with the RAID layer; nothing is left for mkfs.
-    mkfs_done: bool,
 }
 
 impl Session {
@@ -65,26 +55,19 @@ impl Session {
             vg: None,
             mkfs_done: false,
         };
+        let on = LayoutDisks {
+            index,
+            name,
+            stack,
+            devs,
+            members: &members,
+            spares: &spares,
+            cache_disks,
+            member_size,
+        };
         for layer in stack.layers() {
             check_stop()?;
-            match layer {
-                Layer::Raid(raid) => {
-                    self.raid_layer(index, name, stack, raid, devs, &members, &spares, &mut vol)?;
-                }
-                Layer::Lvm => self.lvm_layer(index, &mut vol)?,
-                Layer::Cache(c) => {
-                    vol.base = self.cache_layer(
-                        index,
-                        c,
-                        &vol.base,
-                        vol.vg.as_deref(),
-                        cache_disks,
-                        member_size,
-                    )?;
-                }
-                Layer::Fs(f) if !vol.mkfs_done => self.make_fs(f, &vol.base)?,
-                Layer::Fs(_) => {}
-            }
+            layers::steps(layer).build(self, &on, &mut vol)?;
         }
         check_stop()?;
         let mnt = self.mount_layout(index, name, stack, &members, &vol.base)?;
@@ -215,88 +198,6 @@ impl Session {
                 })
             }
         }
-    }
-
-    /// The RAID layer: btrfs made across the members (its filesystem included), or an md array
-    /// over every device with the spares, waited on until idle; no RAID leaves the one member.
-    #[allow(clippy::too_many_arguments)]
-    fn raid_layer(
-        &mut self,
-        index: usize,
-        name: &str,
-        stack: &Stack,
-        raid: &RaidLayer,
-        devs: &[PathBuf],
-        members: &[PathBuf],
-        spares: &[PathBuf],
-        vol: &mut Volume,
-    ) -> Result<(), LayoutError> {
-        match raid {
-            RaidLayer::None => {}
-            RaidLayer::Btrfs { data, metadata } => {
-                self.push(Owned::Btrfs {
-                    devices: members.to_vec(),
-                })?;
-                let argv = btrfs::mkfs_argv(*data, *metadata, stack.mkfs_options(), members);
-                self.runner.run_interruptible(&argv, None::<&[&str]>)?;
-                vol.mkfs_done = true;
-            }
-            RaidLayer::Zfs(z) => {
-                self.zfs_pool(index, name, z, devs)?;
-                vol.mkfs_done = true;
-            }
-            RaidLayer::Md(o) => {
-                let dev = mdadm::free_device();
-                let md_name = format!("iolab-{}-{index}", self.lab_id);
-                self.push(Owned::Md {
-                    dev: dev.clone(),
-                    name: md_name.clone(),
-                    members: devs.to_vec(),
-                })?;
-                self.runner
-                    .run(&mdadm::create_argv(&dev, &md_name, o, members, spares))?;
-                // The array's own recovery speed limits (KiB/s), before its first resync.
-                for (file, v) in [
-                    ("sync_speed_min", o.sync_speed_min),
-                    ("sync_speed_max", o.sync_speed_max),
-                ] {
-                    if let Some(b) = v {
-                        self.runner.write_file(
-                            &super::super::scrub::md_sysfs(&dev, file),
-                            &(b / 1024).to_string(),
-                        )?;
-                    }
-                }
-                mdadm::wait_idle(&self.runner, &dev)?;
-                vol.base = dev.clone();
-                vol.md = Some(dev);
-            }
-        }
-        Ok(())
-    }
-
-    /// A volume group on the RAID layer's device; its one logical volume becomes the base.
-    fn lvm_layer(&mut self, index: usize, vol: &mut Volume) -> Result<(), LayoutError> {
-        let name = format!("iolab_{}_{index}", self.lab_id);
-        self.push(Owned::Vg {
-            name: name.clone(),
-            pvs: vec![vol.base.clone()],
-        })?;
-        vol.base = lvm::create(&self.runner, &name, &vol.base)?;
-        vol.vg = Some(name);
-        Ok(())
-    }
-
-    /// mkfs on the base device (a single-device btrfs is recorded so teardown forgets it).
-    fn make_fs(&mut self, f: &FsLayer, base: &Path) -> Result<(), LayoutError> {
-        if f.kind == FsKind::Btrfs {
-            self.push(Owned::Btrfs {
-                devices: vec![base.to_path_buf()],
-            })?;
-        }
-        let argv = fs::mkfs_argv(f.kind, &f.mkfs_options, base);
-        self.runner.run_interruptible(&argv, None::<&[&str]>)?;
-        Ok(())
     }
 
     /// Makes a private (0700) mount point under the mount base and mounts the layout there;

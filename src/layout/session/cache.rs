@@ -10,6 +10,7 @@ use super::super::LayoutError;
 use super::super::cache::{self, CacheFailure};
 use super::super::state::{Owned, is_mount_point};
 use super::super::{fault, fs, lvm};
+use super::steps::{LayerSteps, LayoutDisks, Volume};
 use super::{Built, Session};
 use crate::stack::cache::{CacheKind, CacheOptions};
 
@@ -17,11 +18,38 @@ use crate::stack::cache::{CacheKind, CacheOptions};
 /// unregisters the set itself (what an administrator would do with a dead SSD).
 const BCACHE_NOTICE: Duration = Duration::from_secs(20);
 
+/// An SSD cache with these options (its failure, `cache.fail`, is the degrade's first step:
+/// [`Session::fail_cache`]).
+pub(super) struct CacheSteps<'a>(pub &'a CacheOptions);
+
+impl LayerSteps for CacheSteps<'_> {
+    fn name(&self) -> &'static str {
+        self.0.kind.name()
+    }
+
+    fn build(
+        &self,
+        s: &mut Session,
+        on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        vol.base = s.cache_layer(
+            on.index,
+            self.0,
+            &vol.base,
+            vol.vg.as_deref(),
+            on.cache_disks,
+            on.member_size,
+        )?;
+        Ok(())
+    }
+}
+
 impl Session {
     /// The cache layer over `base` (the array, its LV, or the one disk) on `disks` (of
     /// `disk_bytes` each, for a dry run): returns the device the filesystem goes on. lvmcache
     /// converts the lab LV of `vg` in place.
-    pub(super) fn cache_layer(
+    fn cache_layer(
         &mut self,
         index: usize,
         c: &CacheOptions,

@@ -1,0 +1,51 @@
+//! The filesystem's steps: mkfs on what the layers below left (unless the pooling layer made
+//! the filesystem itself: btrfs RAID, ZFS), and `btrfs scrub` as btrfs's check.
+
+use super::super::scrub::{self, ScrubOutcome};
+use super::super::state::Owned;
+use super::super::{LayoutError, fs};
+use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::{Built, Session};
+use crate::stack::{FsKind, FsLayer};
+
+/// A filesystem with its mkfs and mount options.
+pub(super) struct FsSteps<'a>(pub &'a FsLayer);
+
+impl LayerSteps for FsSteps<'_> {
+    fn name(&self) -> &'static str {
+        self.0.kind.name()
+    }
+
+    /// mkfs on the base device (a single-device btrfs is recorded so teardown forgets it).
+    fn build(
+        &self,
+        s: &mut Session,
+        _on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        if vol.mkfs_done {
+            return Ok(());
+        }
+        let f = self.0;
+        if f.kind == FsKind::Btrfs {
+            s.push(Owned::Btrfs {
+                devices: vec![vol.base.clone()],
+            })?;
+        }
+        let argv = fs::mkfs_argv(f.kind, &f.mkfs_options, &vol.base);
+        s.runner.run_interruptible(&argv, None::<&[&str]>)?;
+        Ok(())
+    }
+
+    fn check(
+        &self,
+        s: &mut Session,
+        b: &Built,
+        _written_under: bool,
+    ) -> Result<Option<ScrubOutcome>, LayoutError> {
+        if self.0.kind != FsKind::Btrfs {
+            return Ok(None);
+        }
+        scrub::btrfs_scrub(&s.runner, &b.mount_point).map(Some)
+    }
+}

@@ -1,0 +1,176 @@
+//! md's steps: an array over the members and spares (its recovery speed limits set before
+//! the first resync), a member failed with `--fail --remove`, replaced with `--add` and waited
+//! on, and md's own `check` action.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::super::LayoutError;
+use super::super::mdadm;
+use super::super::scrub::{self, ScrubOutcome};
+use super::super::state::Owned;
+use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::{Built, DiskSource, Session, check_stop};
+use crate::stack::{MdOptions, Rebuild};
+
+/// An md array with these options.
+pub(super) struct MdSteps<'a>(pub &'a MdOptions);
+
+impl LayerSteps for MdSteps<'_> {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+
+    fn build(
+        &self,
+        s: &mut Session,
+        on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        let o = self.0;
+        let dev = mdadm::free_device();
+        let md_name = format!("iolab-{}-{}", s.lab_id, on.index);
+        s.push(Owned::Md {
+            dev: dev.clone(),
+            name: md_name.clone(),
+            members: on.devs.to_vec(),
+        })?;
+        s.runner.run(&mdadm::create_argv(
+            &dev, &md_name, o, on.members, on.spares,
+        ))?;
+        // The array's own recovery speed limits (KiB/s), before its first resync.
+        for (file, v) in [
+            ("sync_speed_min", o.sync_speed_min),
+            ("sync_speed_max", o.sync_speed_max),
+        ] {
+            if let Some(b) = v {
+                s.runner
+                    .write_file(&scrub::md_sysfs(&dev, file), &(b / 1024).to_string())?;
+            }
+        }
+        mdadm::wait_idle(&s.runner, &dev)?;
+        vol.base = dev.clone();
+        vol.md = Some(dev);
+        Ok(())
+    }
+
+    fn fail(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+        idxs: &[usize],
+        victims: &[PathBuf],
+    ) -> Result<(), LayoutError> {
+        let md = array(b)?;
+        for victim in victims {
+            md_fail(s, &md, victim)?;
+        }
+        b.mark_failed(idxs);
+        Ok(())
+    }
+
+    /// `mdadm --add` a fresh disk for each failed member and wait for recovery.
+    fn rebuild(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+        disks: &DiskSource,
+        failed: &[usize],
+    ) -> Result<Rebuild, LayoutError> {
+        let md = array(b)?;
+        // With a hot spare md started recovering at the failure: count from then.
+        // The write journal's disk sits with the spares but is none.
+        let t = if b.spares.len() <= b.stack.journal_disks() {
+            Instant::now()
+        } else {
+            b.degraded_at.unwrap_or_else(Instant::now)
+        };
+        let mut new_members: Vec<PathBuf> = Vec::new();
+        // Faults armed for this rebuild: md's recovery is held at the first one's point
+        // before it starts (md refuses a lower `sync_max` once it runs).
+        let holds = s.md_hold_first(&md)?;
+        let added = add_all(s, b, disks, failed, &md, &mut new_members);
+        if let Err(e) = added {
+            if !holds.is_empty() {
+                let _ = s
+                    .runner
+                    .write_file(&scrub::md_sysfs(&md, "sync_max"), "max");
+            }
+            return Err(e);
+        }
+        if !holds.is_empty() {
+            s.md_strike(b, &md, holds);
+        }
+        mdadm::wait_idle(&s.runner, &md)?;
+        let seconds = t.elapsed().as_secs_f64();
+        let bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
+        Ok(Rebuild {
+            new_member: new_members[0].clone(),
+            new_members,
+            seconds,
+            bytes,
+            data_verified: false,
+            converted: Vec::new(),
+            balance_seconds: None,
+            retried: Vec::new(),
+        })
+    }
+
+    fn check(
+        &self,
+        s: &mut Session,
+        b: &Built,
+        written_under: bool,
+    ) -> Result<Option<ScrubOutcome>, LayoutError> {
+        let md = array(b)?;
+        scrub::md_check(&s.runner, &md, written_under).map(Some)
+    }
+}
+
+/// The built layout's md array.
+fn array(b: &Built) -> Result<PathBuf, LayoutError> {
+    b.md.clone()
+        .ok_or_else(|| LayoutError::Unexpected(format!("{} has no md array", b.name)))
+}
+
+/// `mdadm --fail --remove` one member; md may still hold it for a moment: the remove is retried.
+fn md_fail(s: &mut Session, md: &Path, victim: &Path) -> Result<(), LayoutError> {
+    if let Err(e) = s.runner.run(&mdadm::fail_remove_argv(md, victim)) {
+        let remove = [
+            "mdadm".to_string(),
+            md.to_string_lossy().into_owned(),
+            "--remove".into(),
+            victim.to_string_lossy().into_owned(),
+        ];
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(200));
+            if s.runner.run(&remove).is_ok() {
+                return Ok(());
+            }
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// `mdadm --add`s a fresh disk for each failed member, in place of it.
+fn add_all(
+    s: &mut Session,
+    b: &mut Built,
+    disks: &DiskSource,
+    failed: &[usize],
+    md: &Path,
+    new_members: &mut Vec<PathBuf>,
+) -> Result<(), LayoutError> {
+    for &idx in failed {
+        let (new, new_backing) = s.replacement(b, idx, disks, new_members)?;
+        check_stop()?;
+        if new == b.members[idx] {
+            let _ = s.runner.run(&mdadm::zero_argv(&new));
+        }
+        s.runner.run(&mdadm::add_argv(md, &new))?;
+        b.put_in_place(idx, new.clone(), new_backing);
+        new_members.push(new);
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! What each storage layer does in a session, asked of the layer itself (issue 28): build it on
+//! what the layer below left, lose members, get them back, check it. A layer answers in its own
+//! file under `session/` (`md.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is
+//! registered once in [`super::layers::steps`]; the session's build, degrade, rebuild and
+//! scrub walk the stack's layers and name none of them.
+
+use std::path::PathBuf;
+
+use super::super::LayoutError;
+use super::super::scrub::ScrubOutcome;
+use super::{Built, DiskSource, Session};
+use crate::stack::{Rebuild, Stack};
+
+/// What the layers built so far leave for the next one.
+#[derive(Debug)]
+pub(super) struct Volume {
+    /// The device the next layer is made on (mkfs runs on it, mount mounts it).
+    pub base: PathBuf,
+    /// The md array, when there is one.
+    pub md: Option<PathBuf>,
+    /// The LVM volume group, when there is one.
+    pub vg: Option<String>,
+    /// The pooling layer made its own filesystem (btrfs RAID, ZFS): nothing is left for mkfs.
+    pub mkfs_done: bool,
+}
+
+/// The disks of the layout being built, as the build step of every layer sees them.
+#[derive(Debug)]
+pub(super) struct LayoutDisks<'a> {
+    /// The layout's number in the lab.
+    pub index: usize,
+    /// The layout's name.
+    pub name: &'a str,
+    /// The whole stack (a layer may read its neighbours' options, e.g. mkfs options).
+    pub stack: &'a Stack,
+    /// The RAID layer's devices: members, then spares (and md's journal disk).
+    pub devs: &'a [PathBuf],
+    /// The members.
+    pub members: &'a [PathBuf],
+    /// The spares.
+    pub spares: &'a [PathBuf],
+    /// The cache layer's disks (after the members and spares).
+    pub cache_disks: &'a [PathBuf],
+    /// Size of the smallest disk, bytes.
+    pub member_size: u64,
+}
+
+/// One layer's steps. Only a layer that pools the members (md, btrfs, ZFS) fails and rebuilds
+/// them; the others keep the defaults (refused: the session only asks the pooling layer).
+pub(super) trait LayerSteps {
+    /// The name errors use.
+    fn name(&self) -> &'static str;
+
+    /// Makes the layer on `vol` (what the layers below left) and updates it for the next one;
+    /// every object is recorded in the session's state before it is made.
+    fn build(
+        &self,
+        s: &mut Session,
+        on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError>;
+
+    /// Fails the members at `idxs` (`victims` are their devices) and leaves the layout
+    /// usable, degraded; marks them failed ([`Built::mark_failed`]) once they are gone.
+    fn fail(
+        &self,
+        _s: &mut Session,
+        b: &mut Built,
+        _idxs: &[usize],
+        _victims: &[PathBuf],
+    ) -> Result<(), LayoutError> {
+        Err(LayoutError::Unexpected(format!(
+            "{}: the {} layer has no members to fail",
+            b.name,
+            self.name()
+        )))
+    }
+
+    /// Replaces the failed members at `failed` with fresh disks and waits for the layer to be
+    /// whole again.
+    fn rebuild(
+        &self,
+        _s: &mut Session,
+        b: &mut Built,
+        _disks: &DiskSource,
+        _failed: &[usize],
+    ) -> Result<Rebuild, LayoutError> {
+        Err(LayoutError::Unexpected(format!(
+            "{}: the {} layer has no members to rebuild",
+            b.name,
+            self.name()
+        )))
+    }
+
+    /// The layer's own consistency check (md `check`, `btrfs scrub`, `zpool scrub`), `None`
+    /// when it has none. `written_under`: the lab wrote garbage onto a member on purpose.
+    fn check(
+        &self,
+        _s: &mut Session,
+        _b: &Built,
+        _written_under: bool,
+    ) -> Result<Option<ScrubOutcome>, LayoutError> {
+        Ok(None)
+    }
+}

@@ -1,0 +1,187 @@
+//! ZFS's steps: a pool on the members and its dataset mounted on the layout's mount point; a
+//! member failed with `zpool offline` (or its device pulled); replaced one after the other
+//! (`zpool replace`, `zpool wait -t resilver`; a dRAID onto its distributed spares while it
+//! has them); `zpool scrub` as its check.
+
+use std::path::{Path, PathBuf};
+
+use super::super::LayoutError;
+use super::super::scrub::ScrubOutcome;
+use super::super::state::Owned;
+use super::super::zfs;
+use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::{Built, DiskSource, Session, check_stop};
+use crate::stack::Rebuild;
+use crate::stack::zfs::ZfsOptions;
+
+/// A ZFS pool with these options.
+pub(super) struct ZfsSteps<'a>(pub &'a ZfsOptions);
+
+impl LayerSteps for ZfsSteps<'_> {
+    fn name(&self) -> &'static str {
+        "zfs"
+    }
+
+    /// The pool and its dataset mounted on the layout's mount point, each recorded before it
+    /// is made (`zpool destroy` unmounts the dataset at teardown).
+    fn build(
+        &self,
+        s: &mut Session,
+        on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        let mnt = s.mount_point(on.index, on.name);
+        s.make_mount_point(&mnt)?;
+        let pool = zfs::pool_name(&s.lab_id, on.index);
+        s.push(Owned::Zpool {
+            name: pool.clone(),
+            members: on.devs.to_vec(),
+        })?;
+        zfs::build(&s.runner, &pool, self.0, on.devs, &mnt)?;
+        vol.mkfs_done = true;
+        Ok(())
+    }
+
+    fn fail(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+        idxs: &[usize],
+        victims: &[PathBuf],
+    ) -> Result<(), LayoutError> {
+        let pool = zfs::pool_name(&s.lab_id, b.index);
+        for victim in victims {
+            zfs::degrade(&s.runner, &pool, victim, false)?;
+        }
+        b.mark_failed(idxs);
+        Ok(())
+    }
+
+    fn rebuild(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+        disks: &DiskSource,
+        failed: &[usize],
+    ) -> Result<Rebuild, LayoutError> {
+        let mut new_members = Vec::new();
+        let (seconds, bytes) = self.resilver(s, b, failed, disks, &mut new_members)?;
+        Ok(Rebuild {
+            new_member: new_members.first().cloned().unwrap_or_default(),
+            new_members,
+            seconds,
+            bytes,
+            data_verified: false,
+            converted: Vec::new(),
+            balance_seconds: None,
+            retried: Vec::new(),
+        })
+    }
+
+    fn check(
+        &self,
+        s: &mut Session,
+        b: &Built,
+        _written_under: bool,
+    ) -> Result<Option<ScrubOutcome>, LayoutError> {
+        let pool = zfs::pool_name(&s.lab_id, b.index);
+        Ok(Some(outcome(&zfs::scrub(&s.runner, &pool)?)))
+    }
+}
+
+impl ZfsSteps<'_> {
+    /// Replaces the failed members one after the other; returns seconds and bytes resilvered.
+    fn resilver(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+        failed: &[usize],
+        disks: &DiskSource,
+        new_members: &mut Vec<PathBuf>,
+    ) -> Result<(f64, u64), LayoutError> {
+        let (vdev, width) = (self.0.vdev, self.0.width);
+        let pool = zfs::pool_name(&s.lab_id, b.index);
+        let (mut secs, mut bytes) = (0.0, 0);
+        for (k, &idx) in failed.iter().enumerate() {
+            let old = b.members[idx].clone();
+            let (new, new_backing, sequential) = match vdev {
+                zfs::VdevKind::Draid { parity, spares, .. } if (k as u32) < spares => {
+                    let vd = idx / width.max(1);
+                    (
+                        PathBuf::from(zfs::draid_spare_name(parity, vd, k)),
+                        None,
+                        true,
+                    )
+                }
+                _ => {
+                    let (d, f) = s.replacement(b, idx, disks, new_members)?;
+                    (d, f, false)
+                }
+            };
+            check_stop()?;
+            if new == old {
+                let _ = s.runner.run(&zfs::labelclear_argv(&new));
+            }
+            if !sequential {
+                member_added(s, &pool, &new)?;
+            }
+            let faults = std::mem::take(&mut s.rebuild_faults);
+            let r = if faults.is_empty() {
+                zfs::resilver(&s.runner, &pool, &old, &new.to_string_lossy(), sequential)?
+            } else {
+                s.zfs_resilver_struck(b, &pool, &old, &new.to_string_lossy(), sequential, &faults)?
+            };
+            secs += r.seconds;
+            bytes += r.bytes;
+            b.put_in_place(idx, new.clone(), new_backing);
+            new_members.push(new);
+        }
+        Ok((secs, bytes))
+    }
+}
+
+/// Records `dev` as a device of `pool` before it joins it, so teardown clears its label.
+fn member_added(s: &mut Session, pool: &str, dev: &Path) -> Result<(), LayoutError> {
+    let at = s
+        .objects
+        .iter()
+        .position(|o| matches!(o, Owned::Zpool { name, .. } if name == pool));
+    if let Some(i) = at {
+        if let Owned::Zpool { name, members } = &s.objects[i] {
+            if !members.iter().any(|m| m == dev) {
+                let mut members = members.clone();
+                members.push(dev.to_path_buf());
+                let o = Owned::Zpool {
+                    name: name.clone(),
+                    members,
+                };
+                s.set(i, o)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `zpool scrub` in the shape of the other layers' checks: unrepaired errors (the scan
+/// line's, or 1 when `errors:` lists damaged files), checksum errors found and repaired.
+fn outcome(s: &zfs::Scrub) -> ScrubOutcome {
+    let errors = s.errors.max(s.permanent);
+    let counters = [
+        ("cksum_errors", s.cksum),
+        ("read_errors", s.read),
+        ("write_errors", s.write),
+        ("repaired_bytes", s.repaired),
+        ("errors", s.errors),
+        ("permanent_errors", s.permanent),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    ScrubOutcome {
+        tool: "zpool scrub".into(),
+        errors,
+        corrected: if errors == 0 { s.cksum } else { 0 },
+        counters,
+        note: None,
+    }
+}
