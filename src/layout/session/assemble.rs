@@ -10,7 +10,9 @@ use std::time::Instant;
 use super::super::LayoutError;
 use super::super::stack::{RaidLayer, Stack};
 use super::super::state::Owned;
-use super::super::{fs, lvm, mdadm, zfs};
+use super::super::{fs, zfs};
+use super::layers;
+use super::steps::Volume;
 use super::{Built, Session};
 
 /// What a layout left on its disks, as recorded when it was built.
@@ -67,60 +69,19 @@ impl Session {
         log_mark: usize,
     ) -> Result<Assembled, LayoutError> {
         let t0 = Instant::now();
-        let all: Vec<PathBuf> = d.members.iter().chain(d.spares).cloned().collect();
-        let mut base = d.members.first().cloned().ok_or_else(|| {
-            LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
-        })?;
-        let mut md = None;
-        match d.stack.raid() {
-            RaidLayer::None | RaidLayer::Btrfs { .. } => {}
-            RaidLayer::Md(_) => {
-                let dev = mdadm::free_device();
-                let name = d.md_name.ok_or_else(|| {
-                    LayoutError::Unexpected(format!("{}: the md array's name is unknown", d.name))
-                })?;
-                self.push(Owned::Md {
-                    dev: dev.clone(),
-                    name: name.to_string(),
-                    members: all.clone(),
-                })?;
-                let mut argv: Vec<String> = vec![
-                    "mdadm".into(),
-                    "--assemble".into(),
-                    dev.display().to_string(),
-                ];
-                argv.extend(all.iter().map(|p| p.display().to_string()));
-                self.runner.run(&argv)?;
-                base = dev.clone();
-                md = Some(dev);
-            }
-            RaidLayer::Zfs(_) => {
-                let pool = d.pool.ok_or_else(|| {
-                    LayoutError::Unexpected(format!("{}: the ZFS pool's name is unknown", d.name))
-                })?;
-                let ours = zfs::pool_name(&self.lab_id, d.index);
-                self.push(Owned::Zpool {
-                    name: ours.clone(),
-                    members: all.clone(),
-                })?;
-                self.runner.run(&zfs::import_argv(pool, &ours))?;
-            }
+        let mut vol = Volume {
+            base: d.members.first().cloned().ok_or_else(|| {
+                LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
+            })?,
+            md: None,
+            vg: None,
+            mkfs_done: true,
+        };
+        // Each layer in the stack's order, bottom first, from what it left on the one below.
+        for layer in d.stack.layers() {
+            layers::steps(layer).assemble(self, d, &mut vol)?;
         }
-        let mut vg = None;
-        if d.stack.lvm() {
-            let name = d.vg.ok_or_else(|| {
-                LayoutError::Unexpected(format!("{}: the volume group is unknown", d.name))
-            })?;
-            self.push(Owned::Vg {
-                name: name.to_string(),
-                pvs: vec![base.clone()],
-            })?;
-            let mut argv: Vec<String> = vec!["vgchange".into(), "-ay".into(), name.into()];
-            argv.splice(1..1, lvm::no_udev_args(&self.runner));
-            self.runner.run(&argv)?;
-            base = lvm::lv_path(name);
-            vg = Some(name.to_string());
-        }
+        let Volume { base, md, vg, .. } = vol;
         let assemble_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let mnt = self.remount(d, &base)?;

@@ -10,7 +10,7 @@ use super::super::LayoutError;
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, signature};
 use super::steps::{LayerSteps, LayoutDisks, Volume};
-use super::{Built, DiskSource, Session, check_stop};
+use super::{Built, DiskSource, OnDisk, Session, check_stop};
 use crate::stack::{BtrfsProfile, FsKind, Rebuild};
 
 /// A btrfs RAID with these profiles.
@@ -44,6 +44,16 @@ impl LayerSteps for BtrfsSteps {
         );
         s.runner.run_interruptible(&argv, None::<&[&str]>)?;
         vol.mkfs_done = true;
+        Ok(())
+    }
+
+    /// Nothing to assemble: the kernel finds the filesystem from its devices at the mount.
+    fn assemble(
+        &self,
+        _s: &mut Session,
+        _d: &OnDisk<'_>,
+        _vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use super::super::scrub::{self, ScrubOutcome};
 use super::super::state::Owned;
 use super::super::{LayoutError, fs};
 use super::steps::{LayerSteps, LayoutDisks, Volume};
-use super::{Built, Session};
+use super::{Built, OnDisk, Session};
 use crate::stack::{FsKind, FsLayer};
 
 /// A filesystem with its mkfs and mount options.
@@ -34,6 +34,17 @@ impl LayerSteps for FsSteps<'_> {
         }
         let argv = fs::mkfs_argv(f.kind, &f.mkfs_options, &vol.base);
         s.runner.run_interruptible(&argv, None::<&[&str]>)?;
+        Ok(())
+    }
+
+    /// Nothing here: the filesystem is mounted (its journal or log replayed) after every
+    /// layer is back.
+    fn assemble(
+        &self,
+        _s: &mut Session,
+        _d: &OnDisk<'_>,
+        _vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
         Ok(())
     }
 

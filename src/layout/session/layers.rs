@@ -38,4 +38,13 @@ impl LayerSteps for NoPool {
     ) -> Result<(), super::super::LayoutError> {
         Ok(())
     }
+
+    fn assemble(
+        &self,
+        _s: &mut super::Session,
+        _d: &super::OnDisk<'_>,
+        _vol: &mut super::steps::Volume,
+    ) -> Result<(), super::super::LayoutError> {
+        Ok(())
+    }
 }

@@ -4,8 +4,8 @@
 use super::super::LayoutError;
 use super::super::lvm;
 use super::super::state::Owned;
-use super::Session;
 use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::{OnDisk, Session};
 
 /// LVM over the RAID layer (or the one disk).
 pub(super) struct LvmSteps;
@@ -28,6 +28,28 @@ impl LayerSteps for LvmSteps {
         })?;
         vol.base = lvm::create(&s.runner, &name, &vol.base)?;
         vol.vg = Some(name);
+        Ok(())
+    }
+
+    /// The volume group activated again (`vgchange -ay`).
+    fn assemble(
+        &self,
+        s: &mut Session,
+        d: &OnDisk<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        let name = d.vg.ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: the volume group is unknown", d.name))
+        })?;
+        s.push(Owned::Vg {
+            name: name.to_string(),
+            pvs: vec![vol.base.clone()],
+        })?;
+        let mut argv: Vec<String> = vec!["vgchange".into(), "-ay".into(), name.into()];
+        argv.splice(1..1, lvm::no_udev_args(&s.runner));
+        s.runner.run(&argv)?;
+        vol.base = lvm::lv_path(name);
+        vol.vg = Some(name.to_string());
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use super::super::mdadm;
 use super::super::scrub::{self, ScrubOutcome};
 use super::super::state::Owned;
 use super::steps::{LayerSteps, LayoutDisks, Volume};
-use super::{Built, DiskSource, Session, check_stop};
+use super::{Built, DiskSource, OnDisk, Session, check_stop};
 use crate::stack::{MdOptions, Rebuild};
 
 /// An md array with these options.
@@ -49,6 +49,34 @@ impl LayerSteps for MdSteps<'_> {
             }
         }
         mdadm::wait_idle(&s.runner, &dev)?;
+        vol.base = dev.clone();
+        vol.md = Some(dev);
+        Ok(())
+    }
+
+    fn assemble(
+        &self,
+        s: &mut Session,
+        d: &OnDisk<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        let dev = mdadm::free_device();
+        let name = d.md_name.ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: the md array's name is unknown", d.name))
+        })?;
+        let all: Vec<PathBuf> = d.members.iter().chain(d.spares).cloned().collect();
+        s.push(Owned::Md {
+            dev: dev.clone(),
+            name: name.to_string(),
+            members: all.clone(),
+        })?;
+        let mut argv: Vec<String> = vec![
+            "mdadm".into(),
+            "--assemble".into(),
+            dev.display().to_string(),
+        ];
+        argv.extend(all.iter().map(|p| p.display().to_string()));
+        s.runner.run(&argv)?;
         vol.base = dev.clone();
         vol.md = Some(dev);
         Ok(())

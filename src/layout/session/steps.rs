@@ -1,5 +1,6 @@
 //! What each storage layer does in a session, asked of the layer itself (issue 28): build it on
-//! what the layer below left, lose members, get them back, check it. A layer answers in its own
+//! what the layer below left, assemble it again after a power cut, lose members, get them
+//! back, check it. A layer answers in its own
 //! file under `session/` (`md.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is
 //! registered once in [`super::layers::steps`]; the session's build, degrade, rebuild and
 //! scrub walk the stack's layers and name none of them.
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 
 use super::super::LayoutError;
 use super::super::scrub::ScrubOutcome;
-use super::{Built, DiskSource, Session};
+use super::{Built, DiskSource, OnDisk, Session};
 use crate::stack::{Rebuild, Stack};
 
 /// What the layers built so far leave for the next one.
@@ -57,6 +58,16 @@ pub(super) trait LayerSteps {
         &self,
         s: &mut Session,
         on: &LayoutDisks<'_>,
+        vol: &mut Volume,
+    ) -> Result<(), LayoutError>;
+
+    /// Brings the layer back from what it left on its disks after a power cut (md
+    /// `--assemble`, a pool imported, a volume group activated) and updates `vol` for the next
+    /// one; nothing made anew. Every layer says, so a new one cannot be skipped silently.
+    fn assemble(
+        &self,
+        s: &mut Session,
+        d: &OnDisk<'_>,
         vol: &mut Volume,
     ) -> Result<(), LayoutError>;
 

@@ -10,7 +10,7 @@ use super::super::scrub::ScrubOutcome;
 use super::super::state::Owned;
 use super::super::zfs;
 use super::steps::{LayerSteps, LayoutDisks, Volume};
-use super::{Built, DiskSource, Session, check_stop};
+use super::{Built, DiskSource, OnDisk, Session, check_stop};
 use crate::stack::Rebuild;
 use crate::stack::zfs::ZfsOptions;
 
@@ -39,6 +39,25 @@ impl LayerSteps for ZfsSteps<'_> {
         })?;
         zfs::build(&s.runner, &pool, self.0, on.devs, &mnt)?;
         vol.mkfs_done = true;
+        Ok(())
+    }
+
+    /// The pool imported under this session's name (its dataset is mounted with the rest).
+    fn assemble(
+        &self,
+        s: &mut Session,
+        d: &OnDisk<'_>,
+        _vol: &mut Volume,
+    ) -> Result<(), LayoutError> {
+        let pool = d.pool.ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: the ZFS pool's name is unknown", d.name))
+        })?;
+        let ours = zfs::pool_name(&s.lab_id, d.index);
+        s.push(Owned::Zpool {
+            name: ours.clone(),
+            members: d.members.iter().chain(d.spares).cloned().collect(),
+        })?;
+        s.runner.run(&zfs::import_argv(pool, &ours))?;
         Ok(())
     }
 

@@ -102,12 +102,21 @@ impl Section for Cache {
     fn check(
         &self,
         cx: &Cx,
-        _raw: &RawLayout,
+        raw: &RawLayout,
         stack: &Stack,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
         if stack.cache().is_none() {
             return Ok(());
+        }
+        if raw.powercut.is_some() {
+            // After a cut the lab assembles each layer again from its disks; a cache is not
+            // among the layers it can assemble yet.
+            return Err(cx.err(
+                "powercut",
+                "powercut",
+                "a layout with a cache layer cannot be power-cut yet; drop powercut or the cache table",
+            ));
         }
         let why = match stack.raid() {
             RaidLayer::Md(_) | RaidLayer::None => return Ok(()),

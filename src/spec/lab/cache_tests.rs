@@ -132,6 +132,13 @@ cache = { kind = "bcache", fail = true }"#,
         ),
         (
             r#"fs = "xfs"
+mdadm = { level = 5, members = 3 }
+cache = { kind = "lvmcache" }
+powercut = { cuts = 1 }"#,
+            "layout[c].powercut: a layout with a cache layer cannot be power-cut yet; drop powercut or the cache table",
+        ),
+        (
+            r#"fs = "xfs"
 cache = { kind = "bcache", speed = 1 }"#,
             "unknown field `speed`",
         ),
