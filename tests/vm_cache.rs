@@ -14,6 +14,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
+use iolab::sample::layout_record::{LayoutRecord, Phase};
+
 use common::vm::{RAND_READ_4K, SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
 use common::*;
 
@@ -155,6 +157,7 @@ fn run_lab(
     assert_eq!(l["status"], "ok", "{l:#}");
     assert_eq!(l["stack"], stack, "{l:#}");
     assert!(l["degraded"]["cache_failure"].is_object(), "{l:#}");
+    assert_stored(lab, name, &l["degraded"]["cache_failure"]);
     let cmds = l["commands"]
         .as_array()
         .map(|a| {
@@ -164,6 +167,33 @@ fn run_lab(
         })
         .unwrap_or_default();
     (l, cmds)
+}
+
+/// The host's store keeps the cache failure in the degraded run's layout record, as the lab's
+/// JSON has it (what `iolab report --lab` reads); the healthy run's record has none.
+fn assert_stored(lab: &VmLab, name: &str, want: &serde_json::Value) {
+    let store = iolab::store::Store::open(&lab.db).expect("the host store");
+    let records: Vec<LayoutRecord> = store
+        .list(&iolab::store::RunFilter::default())
+        .expect("stored runs")
+        .iter()
+        .filter_map(|s| store.load_run(&s.id).expect("a stored run").layout)
+        .filter(|r| r.name.as_deref() == Some(name))
+        .collect();
+    let phase = |p: Phase| records.iter().filter(move |r| r.phase == Some(p));
+    let degraded = phase(Phase::Degraded)
+        .next()
+        .unwrap_or_else(|| panic!("no degraded run of {name} stored: {records:#?}"));
+    assert_eq!(
+        serde_json::to_value(&degraded.cache_failure).unwrap(),
+        *want,
+        "{degraded:#?}"
+    );
+    assert!(phase(Phase::Healthy).count() > 0, "{records:#?}");
+    assert!(
+        phase(Phase::Healthy).all(|r| r.cache_failure.is_none()),
+        "{records:#?}"
+    );
 }
 
 /// A loop device over a sparse file in /dev/shm, detached and deleted on drop.

@@ -142,7 +142,7 @@ pub struct DegradedReport {
     /// `cache.fail`: the cache device failed before the member, and what came of it (issue
     /// 28). Left out when there was none, so older records read and write unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_failure: Option<crate::layout::cache::CacheFailure>,
+    pub cache_failure: Option<crate::stack::cache::CacheFailure>,
 }
 
 /// The workloads run while the failed member's replacement rebuilds (`during_rebuild = true`):

@@ -37,8 +37,9 @@ pub fn mounted_record(spec: &LabSpec, m: &MountedLayout) -> LayoutRecord {
 }
 
 /// Adds to a run's record what the lab learned about its layout afterwards: build time,
-/// expected capacity, rebuild, integrity, and the degraded ratio (degraded runs) or the
-/// baseline mark (`baseline`: the healthy run of the spec's baseline layout).
+/// expected capacity, rebuild, integrity, and the degraded ratio and what failing the cache
+/// device did (degraded runs) or the baseline mark (`baseline`: the healthy run of the spec's
+/// baseline layout).
 pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool) {
     rec.build_seconds = l.build_seconds;
     rec.capacity.expected_usable_bytes = l.expected_usable_bytes;
@@ -55,6 +56,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
     match rec.phase {
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);
+            rec.cache_failure = l.degraded.as_ref().and_then(|d| d.cache_failure.clone());
         }
         Some(Phase::Rebuilding) => {
             rec.degraded_ratio = l.rebuild_load.as_ref().and_then(|d| d.perf_ratio);
@@ -190,4 +192,52 @@ pub fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
         }
     }
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::report::DegradedReport;
+    use crate::stack::cache::{CacheFailure, CacheKind, CacheMode};
+
+    /// Issue 28: what failing the cache device did goes into the degraded run's stored
+    /// record, where `iolab report` reads it; the healthy and rebuilding runs' records stay
+    /// without it.
+    #[test]
+    fn the_degraded_record_keeps_the_cache_failure() {
+        let f = CacheFailure {
+            kind: CacheKind::Lvmcache,
+            mode: CacheMode::Writethrough,
+            devices: vec!["iolab-ab12cd-0-cache".into()],
+            dirty_bytes: None,
+            state_before: "clean".into(),
+            kernel: "cache LV failed".into(),
+            actions: vec!["lvconvert --uncache --force: ok".into()],
+            state_after: "no cache".into(),
+            usable: true,
+        };
+        let mut lr = LayoutReport::new("md5-lvmcache", "md raid5 x3".into(), None);
+        lr.degraded = Some(DegradedReport {
+            failed_member: "/dev/loop2".into(),
+            degrade_seconds: 0.1,
+            workload_seconds: Some(1.0),
+            data_verified: true,
+            perf_ratio: Some(0.8),
+            workload_error: None,
+            cache_failure: Some(f.clone()),
+        });
+        let completed = |phase| {
+            let mut rec = LayoutRecord {
+                phase: Some(phase),
+                ..LayoutRecord::default()
+            };
+            complete_record(&mut rec, &lr, false);
+            rec
+        };
+        let d = completed(Phase::Degraded);
+        assert_eq!(d.cache_failure, Some(f));
+        assert_eq!(d.degraded_ratio, Some(0.8));
+        assert!(completed(Phase::Healthy).cache_failure.is_none());
+        assert!(completed(Phase::Rebuilding).cache_failure.is_none());
+    }
 }

@@ -11,12 +11,11 @@
 //!
 //! With `fail = true` the cache disks sit under dm `linear` devices from the build on, and the
 //! degrade step swaps an `error` table in under them ([`error_table`]) before it fails the
-//! array member; what the cache did is read back and kept as a [`CacheFailure`].
+//! array member; what the cache did is read back and kept as a
+//! [`CacheFailure`](crate::stack::cache::CacheFailure).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
@@ -215,62 +214,6 @@ pub fn dm_table(c: &CacheOptions, dev: &Path, disk_bytes: u64) -> String {
 /// The table that fails every IO to a cache device of `sectors` sectors: the dead SSD.
 pub fn error_table(sectors: u64) -> String {
     format!("0 {sectors} error")
-}
-
-/// What failing the cache device did (issue 28): what the cache held at that moment, what the
-/// kernel did on its own, what the lab did to get the filesystem back, and whether it came
-/// back. The data set's verdict that follows says whether anything was lost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CacheFailure {
-    /// lvmcache or bcache.
-    pub kind: CacheKind,
-    /// writethrough or writeback.
-    pub mode: CacheMode,
-    /// The dm devices whose table became `error`.
-    pub devices: Vec<String>,
-    /// bcache: `dirty_data` at the moment of the failure, bytes (what writeback had not yet
-    /// written to the array).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dirty_bytes: Option<u64>,
-    /// The cache's state just before: bcache's `state` (`clean`, `dirty`), dm-cache's status.
-    pub state_before: String,
-    /// What the kernel did on its own after the failure, in words.
-    pub kernel: String,
-    /// What the lab did, one line each (`lvconvert --uncache --force: ok`).
-    pub actions: Vec<String>,
-    /// The state after the lab's actions (bcache's `state`, `no cache`...).
-    pub state_after: String,
-    /// Whether the filesystem was mounted and usable afterwards.
-    pub usable: bool,
-}
-
-impl CacheFailure {
-    /// One line for the reports: `bcache writeback cache device failed (2.1MiB dirty): ...`.
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{} {} cache device failed",
-            self.kind.name(),
-            self.mode.name()
-        );
-        if let Some(d) = self.dirty_bytes {
-            s.push_str(&format!(" ({} dirty)", crate::units::format_bytes(d)));
-        }
-        s.push_str(&format!(
-            ": {}; then {}; {}",
-            self.kernel,
-            if self.actions.is_empty() {
-                "nothing to do".to_string()
-            } else {
-                self.actions.join(", ")
-            },
-            if self.usable {
-                "filesystem usable"
-            } else {
-                "filesystem NOT usable"
-            }
-        ));
-        s
-    }
 }
 
 /// Parses bcache's human-readable sizes (`dirty_data`: `0.0k`, `1.5M`, `12k`, `3G`) to bytes.
@@ -534,21 +477,6 @@ mod tests {
         assert_eq!(
             dm_table(&c, Path::new("/dev/vde"), 256 << 20),
             "0 131072 linear /dev/vde 0"
-        );
-        let f = CacheFailure {
-            kind: CacheKind::Bcache,
-            mode: CacheMode::Writeback,
-            devices: vec!["iolab-ab-0-cache".into()],
-            dirty_bytes: Some(2 << 20),
-            state_before: "dirty".into(),
-            kernel: "cache set unregistered".into(),
-            actions: vec![],
-            state_after: "no cache".into(),
-            usable: true,
-        };
-        assert_eq!(
-            f.describe(),
-            "bcache writeback cache device failed (2MiB dirty): cache set unregistered; then nothing to do; filesystem usable"
         );
     }
 

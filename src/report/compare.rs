@@ -167,8 +167,8 @@ fn legend(c: &Comparison) -> Vec<String> {
     l
 }
 
-/// Each layout's verdicts (integrity, power cuts), one line per run that has any: a
-/// comparison of speeds must not hide that one of the layouts lost data.
+/// Each layout's verdicts (integrity, power cuts, a cache device the lab failed), one line per
+/// run that has any: a comparison of speeds must not hide that one of the layouts lost data.
 fn verdict_lines(c: &Comparison) -> Vec<String> {
     c.runs
         .iter()
@@ -179,6 +179,9 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
             }
             if let Some(p) = &r.power {
                 parts.push(format!("power cuts {p}"));
+            }
+            if let Some(c) = &r.cache_failure {
+                parts.push(c.clone());
             }
             (!parts.is_empty()).then(|| format!("verdict: {}: {}", r.header, parts.join("; ")))
         })

@@ -56,6 +56,12 @@ pub struct LayoutRecord {
     /// What reading the lab's data set back and scrubbing found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<IntegrityRecord>,
+    /// The degraded run of a layout whose cache device the lab failed first (`cache.fail`,
+    /// issue 28): what the cache did. The integrity verdict says whether data was lost
+    /// (writeback may lose what it held; writethrough must not). Left out when there was none,
+    /// so older records read and write unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_failure: Option<crate::stack::cache::CacheFailure>,
     /// What power cuts did to the layout (`powercut` in the VM lab): the POWER verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<super::power::PowerReport>,
@@ -435,6 +441,46 @@ mod tests {
         }
         let plain = serde_json::to_string(&Layer::of_stack(&s)[0]).unwrap();
         assert!(!plain.contains("consistency"), "{plain}");
+    }
+
+    /// Issue 28: a degraded run's record keeps what failing the cache device did, in the lab
+    /// report's shape, and reads it back; a record without one has no such key (older records
+    /// write back unchanged).
+    #[test]
+    fn a_cache_failure_is_kept_and_absent_when_there_was_none() {
+        use crate::stack::cache::{CacheFailure, CacheKind, CacheMode};
+        let f = CacheFailure {
+            kind: CacheKind::Bcache,
+            mode: CacheMode::Writeback,
+            devices: vec!["iolab-ab12cd-1-cache".into()],
+            dirty_bytes: Some(3 << 20),
+            state_before: "dirty".into(),
+            kernel: "bcache0 detached".into(),
+            actions: vec!["unregister: ok".into()],
+            state_after: "no cache".into(),
+            usable: true,
+        };
+        let r = LayoutRecord {
+            name: Some("md5-bcache".into()),
+            degraded_of: Some("md5-bcache".into()),
+            phase: Some(Phase::Degraded),
+            cache_failure: Some(f.clone()),
+            ..LayoutRecord::default()
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["cache_failure"], serde_json::to_value(&f).unwrap());
+        assert_eq!(v["cache_failure"]["kind"], "bcache");
+        assert_eq!(v["cache_failure"]["dirty_bytes"], 3 << 20);
+        let back: LayoutRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        assert!(back.other.is_empty(), "{:?}", back.other);
+        let plain = LayoutRecord {
+            cache_failure: None,
+            ..r
+        };
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("cache_failure"), "{json}");
+        assert_eq!(serde_json::from_str::<LayoutRecord>(&json).unwrap(), plain);
     }
 
     /// Issue 28: a cache sits between LVM and the fs in the record, and reads back.

@@ -118,6 +118,64 @@ impl CacheOptions {
     }
 }
 
+/// What failing the cache device did (issue 28): what the cache held at that moment, what the
+/// kernel did on its own, what the lab did to get the filesystem back, and whether it came
+/// back. The data set's verdict that follows says whether anything was lost. Plain data here
+/// because `layout::cache` observes it and the lab's report and the stored layout record
+/// (`sample::layout_record`) keep it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheFailure {
+    /// lvmcache or bcache.
+    pub kind: CacheKind,
+    /// writethrough or writeback.
+    pub mode: CacheMode,
+    /// The dm devices whose table became `error`.
+    pub devices: Vec<String>,
+    /// bcache: `dirty_data` at the moment of the failure, bytes (what writeback had not yet
+    /// written to the array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_bytes: Option<u64>,
+    /// The cache's state just before: bcache's `state` (`clean`, `dirty`), dm-cache's status.
+    pub state_before: String,
+    /// What the kernel did on its own after the failure, in words.
+    pub kernel: String,
+    /// What the lab did, one line each (`lvconvert --uncache --force: ok`).
+    pub actions: Vec<String>,
+    /// The state after the lab's actions (bcache's `state`, `no cache`...).
+    pub state_after: String,
+    /// Whether the filesystem was mounted and usable afterwards.
+    pub usable: bool,
+}
+
+impl CacheFailure {
+    /// One line for the reports: `bcache writeback cache device failed (2.1MiB dirty): ...`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} {} cache device failed",
+            self.kind.name(),
+            self.mode.name()
+        );
+        if let Some(d) = self.dirty_bytes {
+            s.push_str(&format!(" ({} dirty)", crate::units::format_bytes(d)));
+        }
+        s.push_str(&format!(
+            ": {}; then {}; {}",
+            self.kernel,
+            if self.actions.is_empty() {
+                "nothing to do".to_string()
+            } else {
+                self.actions.join(", ")
+            },
+            if self.usable {
+                "filesystem usable"
+            } else {
+                "filesystem NOT usable"
+            }
+        ));
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +202,24 @@ mod tests {
         let back: CacheOptions =
             serde_json::from_str(&serde_json::to_string(&failing).unwrap()).unwrap();
         assert_eq!(back, failing);
+    }
+
+    #[test]
+    fn a_failure_describes_itself() {
+        let f = CacheFailure {
+            kind: CacheKind::Bcache,
+            mode: CacheMode::Writeback,
+            devices: vec!["iolab-ab-0-cache".into()],
+            dirty_bytes: Some(2 << 20),
+            state_before: "dirty".into(),
+            kernel: "cache set unregistered".into(),
+            actions: vec![],
+            state_after: "no cache".into(),
+            usable: true,
+        };
+        assert_eq!(
+            f.describe(),
+            "bcache writeback cache device failed (2MiB dirty): cache set unregistered; then nothing to do; filesystem usable"
+        );
     }
 }

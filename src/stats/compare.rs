@@ -50,6 +50,10 @@ pub struct ComparedRun {
     /// its power.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<String>,
+    /// A degraded run whose cache device the lab failed first (issue 28): what the cache did,
+    /// in the lab's words (`bcache writeback cache device failed (2MiB dirty): ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_failure: Option<String>,
 }
 
 /// One cell: a run's figure for one workload metric.
@@ -438,6 +442,11 @@ fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> V
                 .as_ref()
                 .and_then(|l| l.power.as_ref())
                 .map(crate::sample::power::PowerReport::text),
+            cache_failure: r
+                .layout
+                .as_ref()
+                .and_then(|l| l.cache_failure.as_ref())
+                .map(crate::stack::cache::CacheFailure::describe),
         })
         .collect()
 }

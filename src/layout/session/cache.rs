@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::super::LayoutError;
-use super::super::cache::{self, CacheFailure};
+use super::super::cache;
 use super::super::state::{Owned, is_mount_point};
 use super::super::{fault, fs, lvm};
 use super::steps::{LayerSteps, LayoutDisks, Volume};
 use super::{Built, OnDisk, Session};
-use crate::stack::cache::{CacheKind, CacheOptions};
+use crate::stack::cache::{CacheFailure, CacheKind, CacheOptions};
 
 /// How long the lab gives bcache to give up a failed cache set on its own before it
 /// unregisters the set itself (what an administrator would do with a dead SSD).

@@ -27,7 +27,7 @@ pub struct DegradeInfo {
     pub seconds: f64,
     /// `cache.fail`: what failing the cache device first did (issue 28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_failure: Option<super::super::cache::CacheFailure>,
+    pub cache_failure: Option<crate::stack::cache::CacheFailure>,
 }
 
 impl Session {

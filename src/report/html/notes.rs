@@ -5,10 +5,12 @@
 
 use crate::report::compare::{format_estimate, format_ratio, row_label};
 use crate::sample::RunRecord;
+use crate::sample::layout_record::VERIFIED_TEXT;
 use crate::stats::HIGH_CV;
 use crate::units::format_bytes;
 
 use super::model::{Note, Report, Severity};
+use super::setup::LayoutFacts;
 
 /// Words that make a free-text note a warning.
 const WARN_WORDS: [&str; 14] = [
@@ -92,11 +94,7 @@ fn failure_notes(n: &mut Notes, r: &Report, runs: &[RunRecord]) {
     }
     if let Some(lab) = &r.lab {
         for l in &lab.layouts {
-            if let Some(v) = l
-                .integrity
-                .as_deref()
-                .filter(|v| *v != crate::sample::layout_record::VERIFIED_TEXT)
-            {
+            if let Some(v) = l.integrity.as_deref().filter(|v| *v != VERIFIED_TEXT) {
                 n.push(
                     Severity::Warning,
                     format!(
@@ -149,8 +147,8 @@ fn noise_notes(n: &mut Notes, r: &Report) {
     }
 }
 
-/// Degraded runs without their healthy run, degraded runs far slower than healthy, and slow
-/// member disks.
+/// Degraded runs without their healthy run, degraded runs far slower than healthy, cache
+/// devices the lab failed, and slow member disks.
 fn lab_notes(n: &mut Notes, r: &Report) {
     let header = |i: usize| r.comparison.runs[i].header.as_str();
     if let Some(lab) = &r.lab {
@@ -189,6 +187,9 @@ fn lab_notes(n: &mut Notes, r: &Report) {
     }
     for (i, s) in r.runs.iter().enumerate() {
         if let Some(l) = &s.layout {
+            if let Some((severity, text)) = cache_failure_note(header(i), l) {
+                n.push(severity, text);
+            }
             if !l.slow_members.is_empty() {
                 n.push(
                     Severity::Warning,
@@ -202,6 +203,36 @@ fn lab_notes(n: &mut Notes, r: &Report) {
             }
         }
     }
+}
+
+/// A degraded run whose cache device the lab failed first (`cache.fail`, issue 28): what the
+/// cache did, as the lab printed it, and what the data set's verdict means for its mode (a
+/// writeback cache may lose what it had not written back yet; a writethrough one must lose
+/// nothing). A warning when data was lost or the filesystem did not come back.
+fn cache_failure_note(header: &str, l: &LayoutFacts) -> Option<(Severity, String)> {
+    let c = l.cache_failure.as_ref()?;
+    let mut text = format!("{header}: {}", c.describe());
+    let verdict = l.integrity.as_deref();
+    let verified = verdict == Some(VERIFIED_TEXT);
+    match verdict {
+        None => {}
+        Some(_) if verified => text.push_str("; data set verified"),
+        // `DATA LOSS (n files, m scrub errors)`: the verdict's own words.
+        Some(v) if v.starts_with("DATA LOSS") => text.push_str(&if c.mode.may_lose_data() {
+            format!(
+                "; data lost, as a writeback cache may lose the writes it had not written back to the array: {v}"
+            )
+        } else {
+            format!("; data lost, although a writethrough cache must lose nothing: {v}")
+        }),
+        Some(v) => text.push_str(&format!("; data set: {v}")),
+    }
+    let severity = if c.usable && (verified || verdict.is_none()) {
+        Severity::Info
+    } else {
+        Severity::Warning
+    };
+    Some((severity, text))
 }
 
 /// Notes from one run's record: its own notes, trials that failed or lost IOs, verification
@@ -298,6 +329,8 @@ fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::layout_record::{IntegrityRecord, LayoutRecord};
+    use crate::stack::cache::{CacheFailure, CacheKind, CacheMode};
 
     #[test]
     fn notes_about_cache_slowness_and_failure_are_warnings() {
@@ -307,5 +340,125 @@ mod tests {
         );
         assert_eq!(classify("sdb is SLOW: 59 MB/s"), Severity::Warning);
         assert_eq!(classify("dropped caches before each trial"), Severity::Info);
+    }
+
+    fn lab_run(label: &str, layout: LayoutRecord) -> RunRecord {
+        RunRecord {
+            id: format!("id-{label}"),
+            status: crate::sample::RunStatus::Complete,
+            started_unix_ms: 1_700_000_000_000,
+            ended_unix_ms: Some(1_700_000_001_000),
+            command_line: vec!["iolab".into(), "lab".into()],
+            label: Some(label.into()),
+            note: None,
+            lab_id: Some("ab12cd".into()),
+            layout: Some(layout),
+            suite_name: "lab".into(),
+            system: crate::system::SystemInfo::default(),
+            target: crate::target::TargetInfo::directory("/mnt".into()),
+            workloads: Vec::new(),
+            notes: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn failure(kind: CacheKind, mode: CacheMode, dirty: Option<u64>) -> CacheFailure {
+        CacheFailure {
+            kind,
+            mode,
+            devices: vec!["iolab-ab12cd-0-cache".into()],
+            dirty_bytes: dirty,
+            state_before: "dirty".into(),
+            kernel: "cache set <unregistered>".into(),
+            actions: vec![],
+            state_after: "no cache".into(),
+            usable: true,
+        }
+    }
+
+    /// Issue 28: the layout record of a degraded run keeps what failing its cache device did;
+    /// the report says so in the lab's words, HTML-escaped, with what the verdict means for
+    /// the cache's mode; a lab without a failed cache has no such note.
+    #[test]
+    fn a_failed_cache_device_is_a_note_with_its_data_verdict() {
+        let healthy = |name: &str| LayoutRecord {
+            name: Some(name.into()),
+            integrity: Some(IntegrityRecord {
+                verdict: VERIFIED_TEXT.into(),
+                detail: None,
+            }),
+            ..LayoutRecord::default()
+        };
+        let degraded = |name: &str, verdict: &str, c: Option<CacheFailure>| LayoutRecord {
+            degraded_of: Some(name.into()),
+            integrity: Some(IntegrityRecord {
+                verdict: verdict.into(),
+                detail: None,
+            }),
+            cache_failure: c,
+            ..healthy(name)
+        };
+        let wb = failure(CacheKind::Bcache, CacheMode::Writeback, Some(2 << 20));
+        let wt = failure(CacheKind::Lvmcache, CacheMode::Writethrough, None);
+        let runs = [
+            lab_run("bc", healthy("bc")),
+            lab_run(
+                "bc-degraded",
+                degraded("bc", "DATA LOSS (3 files, 0 scrub errors)", Some(wb)),
+            ),
+            lab_run("lc", healthy("lc")),
+            lab_run("lc-degraded", degraded("lc", VERIFIED_TEXT, Some(wt))),
+        ];
+        let r = super::super::build(&runs, &super::super::ReportOptions::default());
+        let note = |start: &str| {
+            r.notes
+                .iter()
+                .find(|n| n.text.starts_with(start))
+                .unwrap_or_else(|| panic!("no note '{start}' in {:#?}", r.notes))
+        };
+        let lost = note(
+            "bc-degraded: bcache writeback cache device failed (2MiB dirty): cache set <unregistered>; then nothing to do; filesystem usable; data lost, as a writeback cache may lose",
+        );
+        assert_eq!(lost.severity, Severity::Warning);
+        assert!(
+            lost.text.ends_with(": DATA LOSS (3 files, 0 scrub errors)"),
+            "{}",
+            lost.text
+        );
+        let kept = note("lc-degraded: lvmcache writethrough cache device failed: ");
+        assert_eq!(kept.severity, Severity::Info);
+        assert!(kept.text.ends_with("; data set verified"), "{}", kept.text);
+        assert_eq!(
+            r.notes
+                .iter()
+                .filter(|n| n.text.contains("cache device failed"))
+                .count(),
+            2,
+            "healthy runs have no cache note: {:#?}",
+            r.notes
+        );
+        let html = super::super::render(&r);
+        assert!(
+            html.contains("cache set &lt;unregistered&gt;; then nothing to do; filesystem usable; data lost, as a writeback cache"),
+            "the note is escaped"
+        );
+        assert!(!html.contains("<unregistered>"));
+        let text = crate::report::compare::render_text(&r.comparison);
+        assert!(
+            text.contains("verdict: bc-degraded: integrity DATA LOSS (3 files, 0 scrub errors); bcache writeback cache device failed (2MiB dirty)"),
+            "{text}"
+        );
+
+        let plain = [
+            lab_run("bc", healthy("bc")),
+            lab_run("bc-degraded", degraded("bc", VERIFIED_TEXT, None)),
+        ];
+        let r = super::super::build(&plain, &super::super::ReportOptions::default());
+        assert!(
+            !r.notes.iter().any(|n| n.text.contains("cache")),
+            "{:#?}",
+            r.notes
+        );
+        assert!(!super::super::render(&r).contains("cache device failed"));
     }
 }

@@ -72,6 +72,8 @@ pub struct LayoutFacts {
     pub slow_members: Vec<String>,
     /// The lab's integrity verdict: `verified`, `DATA LOSS (...)`, `FAILED: <step>`.
     pub integrity: Option<String>,
+    /// The degraded run's cache device failed first (`cache.fail`, issue 28): what it did.
+    pub cache_failure: Option<crate::stack::cache::CacheFailure>,
 }
 
 impl LayoutFacts {
@@ -116,6 +118,7 @@ impl LayoutFacts {
             rebuild_seconds: r.rebuild.as_ref().map(|b| b.seconds),
             slow_members: r.slow_members.clone(),
             integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
+            cache_failure: r.cache_failure.clone(),
         };
         f.description = r
             .description
