@@ -1,6 +1,6 @@
 //! Building one layout, bottom up: take its disks (fresh loop disks, or real devices checked
-//! and wiped), the RAID layer (btrfs across the members, or an md array), LVM, the filesystem,
-//! then a private mount point. Every object is recorded in the state file before it exists, so
+//! and wiped), then each layer's own build step in the stack's order (`layers.rs`), then a
+//! private mount point. Every object is recorded in the state file before it exists, so
 //! a failure anywhere tears down exactly what was made.
 
 use std::path::{Path, PathBuf};

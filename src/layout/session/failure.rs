@@ -1,7 +1,7 @@
-//! Losing members and getting them back: failing one or more members of a built layout
-//! (btrfs: detached and mounted `-o degraded`; md: `--fail --remove`), replacing them one after
-//! the other (`btrfs replace` then converting what was written while degraded back to the
-//! layout's profiles; `mdadm --add` and waiting for recovery), and the layout's own scrub.
+//! Losing members and getting them back: the checks every layout gets (no member failed twice,
+//! never more at once than the layout survives), the replacement disk, and the layer that pools
+//! the members asked to fail, rebuild and check itself (`md.rs`, `btrfs.rs`, `zfs.rs`); the
+//! scrub asks every layer in the stack for its own check, bottom first.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
