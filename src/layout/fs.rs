@@ -8,61 +8,62 @@ use super::layer::{self, GuestTool, StorageLayer};
 use crate::stack::FsKind;
 use crate::stack::Stack;
 
-/// XFS on top of the stack.
-pub struct Xfs;
-
-impl StorageLayer for Xfs {
-    fn name(&self) -> &'static str {
-        "xfs"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.fs() == FsKind::Xfs
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        layer::filesystem("xfs", &["mkfs.xfs"], "xfsprogs")
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["xfs"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "mkfs.xfs",
-            package: "xfsprogs",
-            required: true,
-        }]
-    }
+/// A filesystem made on top of the stack by its own mkfs (xfs, ext4): one layer type, a value
+/// per filesystem (its kind names it and its mkfs; the module and the package are its own).
+pub struct Filesystem {
+    /// The stack's filesystem this is.
+    kind: FsKind,
+    /// The Debian package that has its mkfs.
+    package: &'static str,
+    /// Its kernel module in a VM guest.
+    modules: &'static [&'static str],
+    /// Its mkfs as a guest tool (every VM lab may make it).
+    tools: &'static [GuestTool],
 }
 
-/// ext4 on top of the stack.
-pub struct Ext4;
+/// XFS on top of the stack.
+pub static XFS: Filesystem = Filesystem {
+    kind: FsKind::Xfs,
+    package: "xfsprogs",
+    modules: &["xfs"],
+    tools: &[GuestTool {
+        name: "mkfs.xfs",
+        package: "xfsprogs",
+        required: true,
+    }],
+};
 
-impl StorageLayer for Ext4 {
+/// ext4 on top of the stack.
+pub static EXT4: Filesystem = Filesystem {
+    kind: FsKind::Ext4,
+    package: "e2fsprogs",
+    modules: &["ext4"],
+    tools: &[GuestTool {
+        name: "mkfs.ext4",
+        package: "e2fsprogs",
+        required: true,
+    }],
+};
+
+impl StorageLayer for Filesystem {
     fn name(&self) -> &'static str {
-        "ext4"
+        self.kind.name()
     }
 
     fn in_stack(&self, stack: &Stack) -> bool {
-        stack.fs() == FsKind::Ext4
+        stack.fs() == self.kind
     }
 
     fn detect(&self) -> Result<(), String> {
-        layer::filesystem("ext4", &["mkfs.ext4"], "e2fsprogs")
+        layer::filesystem(self.kind.name(), &[self.kind.mkfs()], self.package)
     }
 
     fn vm_modules(&self) -> &'static [&'static str] {
-        &["ext4"]
+        self.modules
     }
 
     fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "mkfs.ext4",
-            package: "e2fsprogs",
-            required: true,
-        }]
+        self.tools
     }
 }
 

@@ -15,8 +15,8 @@ pub static LAYERS: &[&dyn StorageLayer] = &[
     &cache::Lvmcache,
     &cache::Bcache,
     &btrfs::Btrfs,
-    &fs::Xfs,
-    &fs::Ext4,
+    &fs::XFS,
+    &fs::EXT4,
 ];
 
 #[cfg(test)]
