@@ -48,3 +48,81 @@ impl LayerSteps for NoPool {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::registry::LAYERS;
+    use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
+    use crate::stack::zfs::{VdevKind, ZfsOptions};
+    use crate::stack::{BtrfsProfile, FsKind, FsLayer, MdLevel, MdOptions, Stack};
+
+    /// The two faces of a layer agree: for every kind of stack, the layers whose steps the
+    /// session takes are the layers the registry finds in it (what it checks is available, and
+    /// what a VM guest gets modules and tools for), by name.
+    #[test]
+    fn each_stack_takes_the_steps_of_the_layers_the_registry_finds_in_it() {
+        let cache = CacheOptions {
+            kind: CacheKind::Bcache,
+            mode: CacheMode::Writeback,
+            disks: 1,
+            size: None,
+            fail: false,
+        };
+        let stacks = [
+            Stack::new(
+                RaidLayer::Md(MdOptions::new(MdLevel::Raid6)),
+                5,
+                1,
+                true,
+                Some(cache),
+                FsLayer::plain(FsKind::Xfs),
+            ),
+            Stack::new(
+                RaidLayer::Btrfs {
+                    data: BtrfsProfile::Raid1,
+                    metadata: BtrfsProfile::Raid1,
+                },
+                2,
+                0,
+                false,
+                None,
+                FsLayer::plain(FsKind::Btrfs),
+            ),
+            Stack::new(
+                RaidLayer::Zfs(ZfsOptions::simple(VdevKind::Raidz(2), 6)),
+                6,
+                0,
+                false,
+                None,
+                FsLayer::plain(FsKind::Zfs),
+            ),
+            Stack::new(
+                RaidLayer::None,
+                1,
+                0,
+                false,
+                None,
+                FsLayer::plain(FsKind::Ext4),
+            ),
+        ];
+        for st in &stacks {
+            let mut taken: Vec<&str> = st
+                .layers()
+                .iter()
+                .map(|l| steps(l).name())
+                .filter(|n| *n != "plain disk")
+                .collect();
+            taken.sort_unstable();
+            taken.dedup();
+            let mut registered: Vec<&str> = LAYERS
+                .iter()
+                .filter(|l| l.in_stack(st))
+                .map(|l| l.name())
+                .collect();
+            registered.sort_unstable();
+            assert_eq!(taken, registered, "{}", st.describe());
+            assert!(!taken.is_empty());
+        }
+    }
+}
