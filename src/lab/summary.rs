@@ -65,6 +65,32 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
     }
 }
 
+/// A cache failure the filesystem did not survive (writeback bcache: ext4 refuses to mount)
+/// leaves no degraded run to keep it: the layout's healthy run keeps it then, so the store
+/// (and `iolab report`) never loses what failing the cache did.
+fn keep_cache_failures(records: &mut [(String, LayoutRecord)], layouts: &[LayoutReport]) {
+    for lr in layouts {
+        let Some(c) = lr.degraded.as_ref().and_then(|d| d.cache_failure.as_ref()) else {
+            continue;
+        };
+        let of_layout = |rec: &LayoutRecord, phase| {
+            rec.name.as_deref() == Some(lr.name.as_str()) && rec.phase == Some(phase)
+        };
+        if records
+            .iter()
+            .any(|(_, rec)| of_layout(rec, Phase::Degraded))
+        {
+            continue;
+        }
+        if let Some((_, rec)) = records
+            .iter_mut()
+            .find(|(_, rec)| of_layout(rec, Phase::Healthy))
+        {
+            rec.cache_failure = Some(c.clone());
+        }
+    }
+}
+
 /// What [`conclude`] found.
 #[derive(Debug)]
 pub struct Conclusion {
@@ -117,6 +143,7 @@ pub fn conclude(
         complete_record(&mut layout, lr, is_base);
         records.push((r.run_id.clone(), layout));
     }
+    keep_cache_failures(&mut records, &report.layouts);
     let healthy: Vec<RunRecord> = runs
         .iter()
         .filter(|(r, rec)| {
@@ -235,9 +262,28 @@ mod tests {
             rec
         };
         let d = completed(Phase::Degraded);
-        assert_eq!(d.cache_failure, Some(f));
+        assert_eq!(d.cache_failure, Some(f.clone()));
         assert_eq!(d.degraded_ratio, Some(0.8));
         assert!(completed(Phase::Healthy).cache_failure.is_none());
         assert!(completed(Phase::Rebuilding).cache_failure.is_none());
+
+        // No degraded run (the filesystem did not come back): the healthy run keeps it;
+        // with a degraded run, only that one has it.
+        let rec = |phase| LayoutRecord {
+            name: Some("md5-lvmcache".into()),
+            phase: Some(phase),
+            ..LayoutRecord::default()
+        };
+        let mut only_healthy = vec![("h".to_string(), rec(Phase::Healthy))];
+        keep_cache_failures(&mut only_healthy, std::slice::from_ref(&lr));
+        assert_eq!(only_healthy[0].1.cache_failure, Some(f.clone()));
+        let mut both = vec![
+            ("h".to_string(), rec(Phase::Healthy)),
+            ("d".to_string(), d.clone()),
+        ];
+        both[1].1.name = Some("md5-lvmcache".into());
+        keep_cache_failures(&mut both, std::slice::from_ref(&lr));
+        assert!(both[0].1.cache_failure.is_none());
+        assert_eq!(both[1].1.cache_failure, Some(f));
     }
 }
