@@ -171,7 +171,7 @@ powercut = { cuts = 2, window = "2s", seed = 3, disk_cache = "volatile" }
 [[layout]]
 name = "lying"
 fs = "ext4"
-powercut = { cuts = 2, window = "2s", seed = 3, disk_cache = "ignores-flush" }
+powercut = { cuts = 3, window = "2s", seed = 3, disk_cache = "ignores-flush" }
 
 [[layout]]
 name = "md5-ppl"
@@ -218,8 +218,11 @@ fn a_volatile_disk_cache_keeps_what_was_flushed_a_lying_one_is_caught_and_btrfs_
         assert_eq!(vda["dropped_flushed"], 0, "{c:#}");
         assert_cut_lost_nothing(&c, "a cache that honours flushes loses nothing durable: ");
     }
+    // The lying disk always drops one of its last faked flushes, but whether the writer's
+    // acknowledged records were behind that flush depends on the cut's moment: one run here
+    // showed nothing lost in two cuts (the next run caught it), so it gets three.
     let lying = cuts("lying");
-    assert_eq!(lying.len(), 2);
+    assert_eq!(lying.len(), 3);
     for c in &lying {
         assert_eq!(c["disk_cache"], "ignores-flush", "{c:#}");
     }
