@@ -37,3 +37,20 @@ pub struct Rebuild {
     #[serde(default)]
     pub retried: Vec<String>,
 }
+
+impl Rebuild {
+    /// A rebuild onto `new_members` that took `seconds` and wrote `bytes`, with nothing
+    /// converted or retried, and not yet verified (md and ZFS; btrfs adds what it converted).
+    pub fn onto(new_members: Vec<PathBuf>, seconds: f64, bytes: u64) -> Rebuild {
+        Rebuild {
+            new_member: new_members.first().cloned().unwrap_or_default(),
+            new_members,
+            seconds,
+            bytes,
+            data_verified: false,
+            converted: Vec::new(),
+            balance_seconds: None,
+            retried: Vec::new(),
+        }
+    }
+}

@@ -158,14 +158,10 @@ impl LayerSteps for BtrfsSteps {
             self.convert_degraded_writes(s, b)?
         };
         Ok(Rebuild {
-            new_member: new_members[0].clone(),
-            new_members,
-            seconds: total_secs,
-            bytes: total_bytes,
-            data_verified: false,
             converted,
             balance_seconds,
             retried,
+            ..Rebuild::onto(new_members, total_secs, total_bytes)
         })
     }
 }

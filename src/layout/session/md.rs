@@ -132,16 +132,7 @@ impl LayerSteps for MdSteps<'_> {
         mdadm::wait_idle(&s.runner, &md)?;
         let seconds = t.elapsed().as_secs_f64();
         let bytes = mdadm::component_bytes(&md).unwrap_or(0) * new_members.len() as u64;
-        Ok(Rebuild {
-            new_member: new_members[0].clone(),
-            new_members,
-            seconds,
-            bytes,
-            data_verified: false,
-            converted: Vec::new(),
-            balance_seconds: None,
-            retried: Vec::new(),
-        })
+        Ok(Rebuild::onto(new_members, seconds, bytes))
     }
 
     fn check(

@@ -85,16 +85,7 @@ impl LayerSteps for ZfsSteps<'_> {
     ) -> Result<Rebuild, LayoutError> {
         let mut new_members = Vec::new();
         let (seconds, bytes) = self.resilver(s, b, failed, disks, &mut new_members)?;
-        Ok(Rebuild {
-            new_member: new_members.first().cloned().unwrap_or_default(),
-            new_members,
-            seconds,
-            bytes,
-            data_verified: false,
-            converted: Vec::new(),
-            balance_seconds: None,
-            retried: Vec::new(),
-        })
+        Ok(Rebuild::onto(new_members, seconds, bytes))
     }
 
     fn check(
