@@ -159,6 +159,6 @@ impl Session {
     /// a power cut); `None` for other layouts.
     pub fn md_name_of(&self, b: &Built) -> Option<String> {
         matches!(b.stack.raid(), RaidLayer::Md(_))
-            .then(|| format!("iolab-{}-{}", self.lab_id, b.index))
+            .then(|| super::md::array_name(&self.lab_id, b.index))
     }
 }

@@ -29,7 +29,7 @@ impl LayerSteps for MdSteps<'_> {
     ) -> Result<(), LayoutError> {
         let o = self.0;
         let dev = mdadm::free_device();
-        let md_name = format!("iolab-{}-{}", s.lab_id, on.index);
+        let md_name = array_name(&s.lab_id, on.index);
         s.push(Owned::Md {
             dev: dev.clone(),
             name: md_name.clone(),
@@ -144,6 +144,11 @@ impl LayerSteps for MdSteps<'_> {
         let md = array(b)?;
         scrub::md_check(&s.runner, &md, written_under).map(Some)
     }
+}
+
+/// The name an array is created with (`--name`) and found by after a power cut.
+pub(super) fn array_name(lab_id: &str, index: usize) -> String {
+    format!("iolab-{lab_id}-{index}")
 }
 
 /// The built layout's md array.
