@@ -259,8 +259,12 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
     let (out, v) = w.lab_json(&path, &[]);
     // btrfs raid5 sometimes loses a file written while degraded (seen about one lab in twelve
     // under load on 6.18: EIO reading it back degraded, uncorrectable checksum errors after the
-    // replace). That is the layout's defect, which the lab must report and exit 1 for; raid6
-    // must never lose anything.
+    // replace). raid6 does too, more rarely: under load a file written while healthy reads back
+    // as zeros from both parities once one member is gone (kernel: `csum failed ... mirror 2`
+    // and `mirror 3`, the csum of a zeroed block; seen in CI and in 2 labs of 30 here under
+    // load, never on a quiet machine) — btrfs RAID56 is still marked unsafe by its manual. Either
+    // is the layout's defect, which the lab must report as data loss, exit 1 for, and the
+    // decision must not recommend; what iolab must never do is call a loss verified.
     let verdict = |name: &str| {
         v["layouts"].as_array().and_then(|ls| {
             ls.iter()
@@ -268,19 +272,37 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
                 .map(|l| l["integrity"]["verdict"]["kind"].clone())
         })
     };
-    let raid5_lost = verdict("btrfs-raid5") == Some(serde_json::json!("data_loss"));
+    let lost = |name: &str| verdict(name) == Some(serde_json::json!("data_loss"));
+    let (raid5_lost, raid6_lost) = (lost("btrfs-raid5"), lost("btrfs-raid6"));
     let summary = World::layouts_summary(&v);
-    assert_eq!(out.code, i32::from(raid5_lost), "{}\n{summary}", out.stderr);
     assert_eq!(
-        verdict("btrfs-raid6"),
-        Some(serde_json::json!("verified")),
-        "{summary}"
+        out.code,
+        i32::from(raid5_lost || raid6_lost),
+        "{}\n{summary}",
+        out.stderr
     );
+    for name in ["btrfs-raid5", "btrfs-raid6"] {
+        assert!(
+            lost(name) || verdict(name) == Some(serde_json::json!("verified")),
+            "{name} must be verified or data loss: {summary}"
+        );
+    }
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
-    w.assert_clean(&lab_id);
+    let lost: Vec<&str> = ["btrfs-raid5", "btrfs-raid6"]
+        .into_iter()
+        .filter(|n| lost(n))
+        .collect();
+    eprintln!("lost data: {lost:?}");
+    w.assert_clean_but_evidence(&lab_id, &lost);
     let d = &v["decision"];
-    assert_eq!(d["recommended"], "btrfs-raid6", "{d:#}");
     let (r5, r6) = (row(d, "btrfs-raid5"), row(d, "btrfs-raid6"));
+    if raid6_lost {
+        // Nothing qualifies: raid5 misses on risk, raid6 on what it lost.
+        assert_eq!(d["recommended"], serde_json::Value::Null, "{d:#}");
+        assert_eq!(r6["misses"][0]["need"], "integrity", "{r6:#}");
+    } else {
+        assert_eq!(d["recommended"], "btrfs-raid6", "{d:#}");
+    }
     for r in [r5, r6] {
         let u = r["usable"]["value"].as_f64().unwrap();
         assert!(u > 10e12 && u < 16.2e12, "usable {u}: {r:#}");

@@ -144,6 +144,13 @@ impl World {
 
     /// Asserts the lab left nothing: no loop device on our files, no mount, no disk dir, no state.
     pub(crate) fn assert_clean(&self, lab_id: &str) {
+        self.assert_clean_but_evidence(lab_id, &[]);
+    }
+
+    /// As `assert_clean`, but the layouts in `lost` lost data: their data set's checksum
+    /// manifest (`manifest-<lab id>-<layout>.xxh3`) must be kept in the state dir as the
+    /// evidence, and nothing else.
+    pub(crate) fn assert_clean_but_evidence(&self, lab_id: &str, lost: &[&str]) {
         assert!(
             self.our_loops().is_empty(),
             "loop devices left: {:?}",
@@ -166,10 +173,20 @@ impl World {
             .filter(|p| p.to_string_lossy().contains(&tag))
             .collect();
         assert!(tmp_left.is_empty(), "mount points left: {tmp_left:?}");
-        assert!(
-            self.state_files().is_empty(),
-            "state left: {:?}",
-            self.state_files()
+        let mut left = self.state_files();
+        left.sort();
+        let mut evidence: Vec<PathBuf> = lost
+            .iter()
+            .map(|l| {
+                self.state
+                    .path()
+                    .join(format!("manifest-{lab_id}-{l}.xxh3"))
+            })
+            .collect();
+        evidence.sort();
+        assert_eq!(
+            left, evidence,
+            "state left (only the lost layouts' manifests may stay)"
         );
     }
 }
