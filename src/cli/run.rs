@@ -104,7 +104,7 @@ pub struct RunArgs {
     /// IO engine: io_uring (default), psync, null.
     #[arg(long, value_enum, help_heading = "Workload")]
     pub engine: Option<EngineArg>,
-    /// How io_uring waits for completions: auto (spin when at most 16 IOs are in flight in
+    /// How io_uring waits for completions: auto (spin when at most 32 IOs are in flight in
     /// all, sleep otherwise), spin (poll up to 200 us, then sleep), block (always sleep).
     #[arg(long, value_parser = ["auto", "spin", "block"], help_heading = "Workload")]
     pub wait: Option<String>,

@@ -132,10 +132,12 @@ pub enum WaitMode {
 
 impl WaitMode {
     /// Above this many IOs in flight (threads x queue depth), `auto` blocks: completions then
-    /// arrive in batches and the CPU is better left to the kernel (measured in
-    /// `bench/vs-fio.sh`: spinning gains ~1.5-3x at QD 1-8, breaks even at 16, and at 32
-    /// loses ~5% to sleeping waits that ask for several completions).
-    pub const SPIN_MAX_IN_FLIGHT: u32 = 16;
+    /// arrive in batches and the CPU is better left to the kernel. Measured on a RAM-backed
+    /// loop device against fio, alternately (docs/accuracy.md): spinning gains ~1.5-3x at
+    /// QD 1-8; at 32 in flight (1 x 32, 2 x 16) it beat sleeping in every pair, 1.03-1.30x
+    /// fio where sleeping was 0.79-1.26x (the CPU per IO 1.2-1.35x fio's); at 64 and 128 they
+    /// tie or sleeping wins.
+    pub const SPIN_MAX_IN_FLIGHT: u32 = 32;
 
     /// Parses `auto`, `spin`, `block`.
     pub fn parse(s: &str) -> Option<WaitMode> {
