@@ -2,7 +2,7 @@
 //! statement, run a query and get its rows as plain values, run a batch, a transaction.
 //!
 //! The store's SQL is written once, in SQLite's spelling with numbered `?N` parameters; for
-//! PostgreSQL [`Db::sql`] turns the parameters into `$N` and swaps the one function the two
+//! PostgreSQL [`to_postgres`] turns the parameters into `$N` and swaps the one function the two
 //! dialects name differently (`instr` -> `strpos`). Values cross as [`Val`] (64-bit integers,
 //! doubles, text, bytes), so every column type is one of BIGINT, DOUBLE PRECISION, TEXT and
 //! BYTEA on PostgreSQL and the same row decoding serves both.

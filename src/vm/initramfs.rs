@@ -51,7 +51,7 @@ pub fn modules() -> Vec<&'static str> {
 /// udev to confirm them.
 pub const LVM_CONF: &str = "devices {\n  obtain_device_list_from_udev = 0\n  external_device_info_source = \"none\"\n}\nactivation {\n  udev_sync = 0\n  udev_rules = 0\n  monitoring = 0\n}\nglobal {\n  use_lvmetad = 0\n}\n";
 
-/// Names under which `lvm` is called (it looks at argv[0]).
+/// Names under which `lvm` is called (it looks at `argv[0]`).
 const LVM_NAMES: &[&str] = &[
     "pvcreate",
     "pvremove",
