@@ -476,13 +476,29 @@ fn wait_for_stragglers(lab_id: &str, limit: Duration) {
     }
 }
 
-/// Removes the data set manifests (`manifest-<lab id>-<layout>.xxh3`) a lab wrote beside its
-/// state file: a killed lab never got to decide whether to keep them.
+/// Where a lab keeps a layout's data set manifest (its checksums) beside its state file: one
+/// name for the lab that writes it and the cleanup that removes what a killed lab left.
+pub fn manifest_path(dir: &Path, lab_id: &str, layout: &str) -> PathBuf {
+    dir.join(format!(
+        "{}{layout}{MANIFEST_SUFFIX}",
+        manifest_prefix(lab_id)
+    ))
+}
+
+/// What every manifest of a lab's starts with (see [`manifest_path`]).
+fn manifest_prefix(lab_id: &str) -> String {
+    format!("manifest-{lab_id}-")
+}
+
+const MANIFEST_SUFFIX: &str = ".xxh3";
+
+/// Removes the data set manifests ([`manifest_path`]) a lab wrote beside its state file: a
+/// killed lab never got to decide whether to keep them.
 fn remove_manifests(dir: &Path, lab_id: &str) {
-    let prefix = format!("manifest-{lab_id}-");
+    let prefix = manifest_prefix(lab_id);
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&prefix) && name.ends_with(".xxh3") {
+        if name.starts_with(&prefix) && name.ends_with(MANIFEST_SUFFIX) {
             let _ = std::fs::remove_file(e.path());
         }
     }

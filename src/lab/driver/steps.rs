@@ -11,6 +11,7 @@ use super::super::report::{DegradedReport, LayoutReport, RebuildLoadReport, Seco
 use super::super::spec::LayoutSpec;
 use super::{DataWritten, MountedLayout, Phase, StackRun, error_text, interrupted_or};
 use crate::layout::fault::{FaultKind, FaultStep};
+use crate::layout::state;
 use crate::layout::{Built, DiskSource, LayoutError};
 use crate::stack::Rebuild;
 
@@ -47,10 +48,7 @@ impl StackRun<'_, '_> {
         };
         lr.fill_bytes = Some(set.bytes);
         let mut integ = IntegrityReport::new(set.files.len() as u64, set.bytes);
-        let manifest = self
-            .opts
-            .state_dir
-            .join(format!("manifest-{}-{}.xxh3", self.lab_id, l.name));
+        let manifest = state::manifest_path(&self.opts.state_dir, self.lab_id, &l.name);
         if set.write_manifest(&manifest).is_ok() {
             integ.manifest = Some(manifest.display().to_string());
         }
