@@ -22,11 +22,10 @@ fn check_cases(tag: &str, cases: &[(&str, u64, &[&str], bool)]) {
             a.extend_from_slice(&["--destroy", target.path()]);
         }
         let (figures, notes) = cg.run(&target, &a);
+        let said = format!("throttled by a {} limit", cg.note_words());
         assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("throttled by a cgroup blkio limit")),
-            "{args:?}: no throttle note in {notes:?}"
+            notes.iter().any(|n| n.contains(&said)),
+            "{args:?}: no note '{said}' in {notes:?}"
         );
         for (i, (ops, bytes)) in figures.iter().enumerate() {
             let ratio = if *iops { ops } else { bytes } / *limit as f64;
