@@ -454,12 +454,20 @@ fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
         crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
             .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
     );
-    // Killed `iolab capture`s: their tracing instances (instances/iolab-PID).
-    removed.extend(crate::capture::tracefs::sweep());
+    // Killed `iolab capture`s: their tracing instances (instances/iolab-PID), then the tracefs
+    // mount iolab made for them.
+    let swept = crate::capture::tracefs::sweep();
+    removed.extend(swept.instances);
     for p in &removed {
         println!("removed {}", p.display());
     }
-    if removed.is_empty() {
+    if let Some(m) = &swept.unmounted {
+        println!(
+            "unmounted {} (tracefs, mounted by a killed capture)",
+            m.display()
+        );
+    }
+    if removed.is_empty() && swept.unmounted.is_none() {
         let stored = match killed.len() {
             0 => String::new(),
             1 => " or in the target of the store's killed run".to_string(),
