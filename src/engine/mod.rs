@@ -209,6 +209,17 @@ pub struct WaitCounts {
     pub spin_won: u32,
 }
 
+impl WaitCounts {
+    /// Adds another worker's waits (a trial's workers together).
+    pub fn add(&mut self, o: WaitCounts) {
+        self.spun += o.spun;
+        self.spun_then_slept += o.spun_then_slept;
+        self.slept += o.slept;
+        self.compared += o.compared;
+        self.spin_won += o.spin_won;
+    }
+}
+
 /// Settings shared by every engine.
 #[derive(Debug)]
 pub struct EngineConfig {

@@ -257,15 +257,8 @@ fn merge(
         acct.errors += o.acct.errors;
         acct.syncs += o.acct.syncs;
         acct.after_window += o.acct.after_window;
-        waits.spun += o.waits.spun;
-        waits.spun_then_slept += o.waits.spun_then_slept;
-        waits.slept += o.waits.slept;
-        waits.compared += o.waits.compared;
-        waits.spin_won += o.waits.spin_won;
-        match &mut sched {
-            Some(s) => s.add(o.sched),
-            None => sched = Some(o.sched),
-        }
+        waits.add(o.waits);
+        sched = Some(sched.map_or(o.sched, |s| s.plus(o.sched)));
         if let Some(ol) = &o.open_loop {
             open_loop
                 .get_or_insert_with(OpenLoopSample::default)
@@ -325,13 +318,7 @@ fn merge(
     if let Some(ol) = open_loop.as_mut() {
         notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
     }
-    if let Some(n) = spin_note(waits) {
-        notes.push(n);
-    }
-    let ios: u64 = ops.iter().map(|o| o.count).sum();
-    if let Some(n) = sched.and_then(|s| cpu_wait_note(s, w, ios, elapsed_ns)) {
-        notes.push(n);
-    }
+    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
         notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
@@ -441,6 +428,22 @@ fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
          200 us{learned}): CPU time includes the spin; --wait block sleeps instead",
         100.0 * w.spun as f64 / all as f64
     ))
+}
+
+/// What a reader must know of how the workers waited: spinning (CPU time includes it), and
+/// being kept from their CPUs (the tail includes it).
+fn wait_notes(
+    waits: crate::engine::WaitCounts,
+    sched: Option<crate::system::sched::ThreadSched>,
+    w: &IoWorkload,
+    ops: &[OpSample],
+    elapsed_ns: u64,
+) -> Vec<String> {
+    let ios: u64 = ops.iter().map(|o| o.count).sum();
+    spin_note(waits)
+        .into_iter()
+        .chain(sched.and_then(|s| cpu_wait_note(s, w, ios, elapsed_ns)))
+        .collect()
 }
 
 /// How the note on workers that waited for a CPU begins.

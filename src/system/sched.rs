@@ -45,12 +45,14 @@ impl ThreadSched {
         }
     }
 
-    /// Adds another thread's counters (a trial's workers together); the wait is known only
-    /// when it is known for both.
-    pub fn add(&mut self, o: ThreadSched) {
-        self.cpu_ns += o.cpu_ns;
-        self.wait_ns = self.wait_ns.zip(o.wait_ns).map(|(a, b)| a + b);
-        self.preempted += o.preempted;
+    /// Two threads' counters together (a trial's workers); the wait is known only when it
+    /// is known for both.
+    pub fn plus(self, o: ThreadSched) -> ThreadSched {
+        ThreadSched {
+            cpu_ns: self.cpu_ns + o.cpu_ns,
+            wait_ns: self.wait_ns.zip(o.wait_ns).map(|(a, b)| a + b),
+            preempted: self.preempted + o.preempted,
+        }
     }
 }
 
@@ -100,8 +102,7 @@ mod tests {
                 preempted: 4
             }
         );
-        let mut sum = d;
-        sum.add(ThreadSched {
+        let sum = d.plus(ThreadSched {
             cpu_ns: 1,
             wait_ns: None,
             preempted: 2,
