@@ -104,8 +104,9 @@ pub struct RunArgs {
     /// IO engine: io_uring (default), psync, null.
     #[arg(long, value_enum, help_heading = "Workload")]
     pub engine: Option<EngineArg>,
-    /// How io_uring waits for completions: auto (spin when at most 32 IOs are in flight in
-    /// all, sleep otherwise), spin (poll up to 200 us, then sleep), block (always sleep).
+    /// How io_uring waits for completions: auto (spinning or sleeping, whichever completes IOs
+    /// faster here, timed while running), spin (poll up to 200 us, then sleep), block (always
+    /// sleep).
     #[arg(long, value_parser = ["auto", "spin", "block"], help_heading = "Workload")]
     pub wait: Option<String>,
     /// Open loop: issue IOs at this rate whatever the device does, and measure latency from

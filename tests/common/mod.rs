@@ -15,6 +15,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub(crate) mod capture;
 pub(crate) mod decision;
 pub(crate) mod hosts;
 pub(crate) mod pg;
