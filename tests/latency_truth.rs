@@ -11,8 +11,8 @@
 
 mod common;
 
-use common::capture::{start_capture, stop_capture, tracefs};
-use common::{Iolab, LoopDev, disk_tmpdir, require_kernel, require_root};
+use common::capture::{start_capture, stop_capture};
+use common::{Iolab, LoopDev, disk_tmpdir, require_root, require_tracefs};
 use iolab::trace::Op;
 
 /// The `q` quantile of sorted nanoseconds (nearest rank).

@@ -11,19 +11,10 @@ use iolab::trace::{Trace, read_trace};
 
 use super::{Iolab, Out};
 
-/// Where tracefs is, when it has instances (the capture's own check).
-pub(crate) fn tracefs() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
-}
-
-/// The tracing instance of capture process `pid`.
+/// The tracing instance of capture process `pid` (in tracefs where it is, or where the
+/// capture mounts it).
 pub(crate) fn instance(pid: u32) -> PathBuf {
-    tracefs()
-        .expect("tracefs")
-        .join(format!("instances/iolab-{pid}"))
+    super::tracefs().join(format!("instances/iolab-{pid}"))
 }
 
 /// Starts `iolab capture ARGS --json` and returns once its events are on (the instance's issue
