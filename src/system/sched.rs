@@ -4,9 +4,9 @@
 //! A worker that is runnable but not running (another process has its CPU) holds its
 //! completed IOs until it runs again, and those IOs' latency includes the wait: the tail then
 //! says more about the machine than about the device. Two sources tell: the run-queue delay
-//! (`/proc/thread-self/schedstat`, kept only when the kernel accounts it: schedstats or
-//! delay accounting on, which many kernels leave off) and, always, the times the thread was
-//! preempted (`getrusage(RUSAGE_THREAD)`'s involuntary context switches).
+//! (`/proc/thread-self/schedstat`, where the kernel is built with `CONFIG_SCHED_INFO`) and,
+//! always, the times the thread was preempted (`getrusage(RUSAGE_THREAD)`'s involuntary
+//! context switches).
 
 /// The scheduler's counters of one thread, since it started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,13 +56,15 @@ impl ThreadSched {
     }
 }
 
-/// `schedstat`'s run-queue wait (its second number), when the kernel keeps the account: a
-/// kernel that does not leaves the run time (the first) at 0.
+/// `schedstat`'s run-queue wait (its second number), when the kernel keeps the account: one
+/// built without it prints `0 0 0`. (A thread's run time, the first number, is booked when a
+/// slice ends, so a thread still in its first slice reads 0 there and a wait already.)
 fn run_queue_wait(s: &str) -> Option<u64> {
     let mut it = s.split_whitespace().map(str::parse::<u64>);
     let run = it.next()?.ok()?;
     let wait = it.next()?.ok()?;
-    (run > 0).then_some(wait)
+    let slices = it.next()?.ok()?;
+    (run, wait, slices).ne(&(0, 0, 0)).then_some(wait)
 }
 
 #[cfg(test)]
@@ -74,8 +76,13 @@ mod tests {
         assert_eq!(run_queue_wait("1000 200 3\n"), Some(200));
         assert_eq!(
             run_queue_wait("0 6121 1\n"),
+            Some(6121),
+            "a thread in its first slice has waited already"
+        );
+        assert_eq!(
+            run_queue_wait("0 0 0\n"),
             None,
-            "no accounting: the run time stays 0"
+            "no accounting in this kernel"
         );
         assert_eq!(run_queue_wait("12 x 3"), None);
         assert_eq!(run_queue_wait(""), None);
