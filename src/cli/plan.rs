@@ -426,14 +426,13 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
             None => number("--fill", a.fill.trim())?,
         },
     };
-    let fs = match crate::stack::FsKind::parse(&a.fs) {
-        Some(f @ (crate::stack::FsKind::Xfs | crate::stack::FsKind::Ext4)) => f,
-        _ => {
-            return Err(usage(format!(
-                "--fs: '{}' is not a filesystem made on an md array (write xfs or ext4)",
-                a.fs
-            )));
-        }
+    let Some(fs @ (crate::stack::FsKind::Xfs | crate::stack::FsKind::Ext4)) =
+        crate::stack::FsKind::parse(&a.fs)
+    else {
+        return Err(usage(format!(
+            "--fs: '{}' is not a filesystem made on an md array (write xfs or ext4)",
+            a.fs
+        )));
     };
     Ok((
         PlanInput {

@@ -154,7 +154,7 @@ pub fn ext4_size(dev: u64) -> u64 {
     let inodes = blocks * bs / ratio;
     let first = u64::from(bs == 1024);
     let (bpg, gdpb, addr) = (8 * bs, bs / 64, bs / 4);
-    let resize = blocks <= u64::from(u32::MAX);
+    let resize = u32::try_from(blocks).is_ok();
     loop {
         let groups = (blocks - first).div_ceil(bpg).max(1);
         let ipg = inodes.div_ceil(groups).min(bs * 8);
