@@ -4,8 +4,8 @@
 
 mod common;
 mod lab_world;
-use common::throttle::{Throttled, blkio_v1};
-use common::{LoopDev, require_kernel};
+use common::throttle::Throttled;
+use common::{LoopDev, require_throttle};
 use lab_world::World;
 
 macro_rules! need_root_and_btrfs {
@@ -36,22 +36,6 @@ fn spec(w: &World, workloads: &str) -> String {
     )
 }
 
-/// The blkio cgroup holding `dev`'s read limit (the one [`Throttled`] made for it).
-fn cgroup_limiting(dev: &LoopDev) -> std::path::PathBuf {
-    use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(&dev.dev).unwrap().rdev();
-    let line = format!("{}:{} ", libc::major(rdev), libc::minor(rdev));
-    std::fs::read_dir("/sys/fs/cgroup/blkio")
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|d| {
-            std::fs::read_to_string(d.join("blkio.throttle.read_iops_device"))
-                .is_ok_and(|t| t.lines().any(|l| l.starts_with(&line)))
-        })
-        .expect("the throttle's cgroup")
-}
-
 /// A search's trials in a stored run: (longest trial, first start to last end), s.
 fn search_span(w: &World, run_id: &str) -> (f64, f64) {
     let j = w.iolab().args(["export", run_id]).run().success().json();
@@ -75,7 +59,7 @@ fn search_span(w: &World, run_id: &str) -> (f64, f64) {
 #[test]
 fn a_lab_slo_gives_each_layout_its_capacity_healthy_degraded_and_during_the_rebuild() {
     need_root_and_btrfs!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     lab_world::require_lab!("mkfs.xfs" => "xfsprogs");
     // Declared before the world: dropped after it, so the lab's cleanup runs while the
     // store is still mounted.
@@ -83,22 +67,13 @@ fn a_lab_slo_gives_each_layout_its_capacity_healthy_degraded_and_during_the_rebu
     let mnt = store.mkfs_and_mount("xfs");
     let cg = Throttled::new("lab-slo", &store);
     cg.limit("read_iops", TRUTH as u64);
-    let procs = cgroup_limiting(&store).join("cgroup.procs");
     let mut w = World::new("lab-slo");
     w.disk_dir = mnt.join("iolab-lab-slo-disks");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lab.toml");
     std::fs::write(&path, spec(&w, WORKLOADS)).unwrap();
-    let out = w
-        .iolab()
-        .wrap(
-            "sh",
-            [
-                "-c",
-                &format!("echo $$ > {} && exec \"$@\"", procs.display()),
-                "x",
-            ],
-        )
+    let out = cg
+        .wrap(w.iolab())
         .args([
             "lab",
             path.to_str().unwrap(),

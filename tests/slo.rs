@@ -230,7 +230,7 @@ fn the_slo_search_finds_the_throttle_and_says_when_nothing_meets() {
 #[test]
 fn the_slo_search_without_a_run_time_answers_the_throttle_inside_its_budget() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     let dev = LoopDev::new("slo-untimed", 512 << 20);
     let cg = Throttled::new("slo-untimed", &dev);
     cg.limit("read_iops", 3000);
