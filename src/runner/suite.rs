@@ -648,7 +648,8 @@ pub fn estimate(suite: &Suite, opts: &SuiteOptions) -> Duration {
             // A search runs its own number of trials, within its budget.
             WorkloadKind::Io(io) if io.slo.is_some() => {
                 let slo = io.slo.as_ref().expect("matched");
-                let all = super::io::expected_duration(io) * super::slo::planned_trials(slo);
+                let one = super::slo::trial_window(io, slo) + io.ramp;
+                let all = one * super::slo::planned_trials(slo);
                 slo.budget.map_or(all, |b| all.min(b))
             }
             WorkloadKind::Io(io) => super::io::expected_duration(io) * opts.repeat.max(1),
