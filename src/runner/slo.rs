@@ -14,7 +14,7 @@
 //! Every trial is timed: the workload's `time`, or [`TRIAL`] (shorter when a budget is short;
 //! a byte count does not bound a search trial, since one pass over a large working set at a
 //! low rate takes many minutes). Open-loop trials at low rates are lengthened so the asked
-//! percentile is resolved, up to [`MAX_TRIAL`] and a share of the budget.
+//! percentile is resolved, up to `MAX_TRIAL` and a share of the budget.
 //!
 //! Every trial is stored like any other (its open-loop record names its rate); the answer is
 //! [`crate::stats::slo::capacity`] of them, so any report rebuilds it from the store. A
@@ -55,7 +55,7 @@ pub fn planned_trials(slo: &Slo) -> u32 {
 
 /// The measured window of a search trial: the workload's `time`, or [`TRIAL`] cut so that the
 /// planned trials (and one more), each with its overhead, fit the budget (not below
-/// [`MIN_TRIAL`]).
+/// `MIN_TRIAL`).
 pub fn trial_window(io: &IoWorkload, slo: &Slo) -> Duration {
     io.runtime.unwrap_or_else(|| {
         slo.budget.map_or(TRIAL, |b| {
