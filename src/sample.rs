@@ -461,7 +461,7 @@ impl TrialSample {
     /// An open loop's reads and writes have their latency from the schedule instead
     /// (`read.sched_p99_us`, `read.sched_p99_9_us`: what a client waiting for each IO saw),
     /// their service time (`read.svc_p99_us`) and the share of the asked rate they achieved
-    /// (`read.sustained`): [`headline`] judges them by those.
+    /// (`read.sustained`): [`headline()`] judges them by those.
     pub fn metrics(&self) -> Vec<Metric> {
         let sched = self
             .open_loop

@@ -1,6 +1,6 @@
 //! An open loop is judged by its latency from the schedule and by whether it sustained the
 //! asked rate (achieved / asked), reads and writes apart — not by the IOPS its schedule fixes.
-//! On a loop device throttled by cgroup v1 blkio below the asked read rate, a replay and a
+//! On a loop device throttled by a cgroup (v1 blkio or v2 io.max) below the asked read rate, a replay and a
 //! `--rate` run must read as not sustained in every output (`iolab compare` text, Markdown,
 //! JSON and CSV, the HTML report, `run --json`), and the same runs unthrottled as sustained.
 
@@ -8,8 +8,8 @@ mod common;
 
 use std::path::Path;
 
-use common::throttle::{Throttled, blkio_v1};
-use common::{Iolab, LoopDev, disk_tmpdir, require_kernel, require_root, test_db};
+use common::throttle::Throttled;
+use common::{Iolab, LoopDev, disk_tmpdir, require_root, require_throttle, test_db};
 use iolab::trace::{Op, TraceHeader, TraceIo, TraceWriter};
 
 /// A 3 s trace at 2000 IOPS, Poisson: 70% 4k reads, 30% 4k writes at random offsets below
@@ -213,7 +213,7 @@ fn run(cg: Option<&Throttled>, dev: &LoopDev, label: &str, args: &[&str]) -> ser
 #[test]
 fn a_rate_the_device_cannot_keep_is_reported_not_sustained() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     let dir = disk_tmpdir("iolab-sustained");
     let t = dir.path().join("db.trace");
     trace(&t);

@@ -79,7 +79,7 @@ pub fn render_summary(r: &LabReport, c: &Comparison, suite: &crate::spec::Suite)
     ));
     if !open.is_empty() {
         out.push_str(&format!(
-            "open loop ({}): judged by latency from the schedule (due time to completion; lower is better, a ratio above 1 is slower), not by the IOPS its schedule asked; sustained = achieved/asked IOPS, marked below {}\n",
+            "open loop ({}): judged by latency from the schedule (due time to completion; lower is\nbetter, a ratio above 1 is slower), not by the IOPS its schedule asked; sustained =\nachieved/asked IOPS, marked below {}\n",
             open.join(", "),
             headline::SUSTAINED_MIN
         ));
