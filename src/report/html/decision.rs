@@ -125,6 +125,9 @@ pub fn section(o: &mut String, d: &Decision) {
         esc(&heading(d)),
         esc(&d.sentence)
     );
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(o, "<p class=\"turns\">{}</p>", esc(t));
+    }
     let slo = d.shows_capacity_at_slo();
     let _ = write!(
         o,

@@ -215,6 +215,9 @@ pub fn render_table(d: &Decision) -> String {
     }
     let _ = writeln!(out, "{LEGEND}");
     let _ = writeln!(out, "\n{}", d.sentence);
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(out, "{t}");
+    }
     for n in &d.notes {
         let _ = writeln!(out, "note: {n}");
     }
@@ -255,6 +258,9 @@ pub fn render_markdown(d: &Decision) -> String {
         let _ = writeln!(out, "| {} |", c.join(" | "));
     }
     let _ = writeln!(out, "\n{LEGEND}\n\n{}", md_escape(&d.sentence));
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(out, "\n{}", md_escape(t));
+    }
     if !d.notes.is_empty() {
         out.push('\n');
         for n in &d.notes {
