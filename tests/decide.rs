@@ -336,6 +336,7 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
         let at = f["flips_at"].as_f64().unwrap();
         assert!((1.5e-15..2.5e-15).contains(&at), "{f:#}");
         let line = d["turns_on"].as_str().expect("turns_on");
+        eprintln!("raid5 loss 5y {l5:.3}: {line}");
         assert!(
             line.contains("btrfs-raid5 qualifies at URE below"),
             "{line}"

@@ -1,7 +1,8 @@
 //! Where the next IO goes and how long it is: sequential through a region (wrapping at its
-//! end; with holes, fio's `rw=write:112k`, see `spec::holes`), or random over the region's blocks — uniform, or skewed by a [`Distribution`] (zipf,
-//! pareto, normal, zoned hot spots) — with sizes from a block-size mix ([`BsSplit`]), aligned
-//! to the smallest size and deterministic for a seed.
+//! end; with holes, fio's `rw=write:112k`, see `spec::holes`), or random over the region's
+//! blocks — uniform, or skewed by a [`Distribution`] (zipf, pareto, normal, zoned hot spots) —
+//! with sizes from a block-size mix ([`BsSplit`]), aligned to the smallest size and
+//! deterministic for a seed.
 
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};

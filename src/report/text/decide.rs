@@ -273,7 +273,7 @@ pub fn render_markdown(d: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::tests::{needs, pod};
+    use crate::decide::tests::{needs, pod, seed_spec};
 
     #[test]
     fn a_power_column_shows_the_verdict_and_the_rejection_names_it() {
@@ -335,5 +335,22 @@ mod tests {
         println!("{md}");
         assert!(md.contains("| **md-raid6-43+2s** |"), "{md}");
         assert!(md.contains("| ~~md-raid5-44+1s~~ |"), "{md}");
+    }
+
+    /// The line saying which verdict turns on the risk inputs follows the sentence, in the
+    /// terminal and in Markdown; without a flip there is none.
+    #[test]
+    fn the_sensitivity_line_follows_the_sentence() {
+        let d = crate::decide::decide(&pod(), &seed_spec(), None).unwrap();
+        let line = d.turns_on.as_deref().unwrap();
+        assert!(line.starts_with("Turns on the risk inputs"), "{line}");
+        let t = render_table(&d);
+        assert!(t.contains(&format!("{}\n{line}\n", d.sentence)), "{t}");
+        assert!(render_markdown(&d).contains(&format!("\n\n{line}\n")));
+        let d =
+            crate::decide::decide(&pod(), &needs(Some(200_000_000_000_000), None), None).unwrap();
+        assert_eq!(d.turns_on, None);
+        assert!(!render_table(&d).contains("Turns on"));
+        assert!(!render_markdown(&d).contains("Turns on"));
     }
 }
