@@ -148,6 +148,13 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
                 path: target.path().to_path_buf(),
             });
         }
+        if io.direct && direct_ok && io.skip.unsigned_abs() % u64::from(target.direct_align) != 0 {
+            return Err(TargetError::MisalignedSkip {
+                skip: io.skip,
+                align: target.direct_align,
+                path: target.path().to_path_buf(),
+            });
+        }
         let laid_out = if target.info.kind == TargetKind::File {
             std::fs::metadata(target.path()).map_or(0, |m| m.len())
         } else {

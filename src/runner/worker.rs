@@ -305,7 +305,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 p.seed,
                 &w.distribution,
                 w.bssplit.as_deref(),
-            ),
+            )
+            .with_skip(w.skip),
             comps: Vec::with_capacity(depth as usize + 1),
             out,
             bs: w.block_size as u32,
