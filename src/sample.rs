@@ -393,8 +393,9 @@ pub struct IoAccounting {
     pub after_window: u64,
 }
 
-/// Everything one trial of one workload measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Everything one trial of one workload measured. `Default` is an empty trial: what a fixture
+/// fills in only the fields it is about.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TrialSample {
     /// Name of the workload this trial ran.
     pub workload: String,

@@ -189,7 +189,7 @@ pub(super) fn schedule_metrics(t: &TrialSample, o: &OpSample) -> Vec<Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::{AskedByOp, IoAccounting, LatencyHistogram, OpenLoopSample};
+    use crate::sample::{AskedByOp, LatencyHistogram, OpenLoopSample};
     use crate::spec::{IoWorkload, OpenLoop, Rate, Replay};
 
     fn op(name: &str, count: u64, lat_us: u64) -> OpSample {
@@ -215,16 +215,10 @@ mod tests {
         TrialSample {
             workload: "w".into(),
             trial: 1,
-            started_unix_ms: 0,
             elapsed_ns: 1_000_000_000,
             ops,
-            series: Vec::new(),
-            accounting: IoAccounting::default(),
-            cpu_user_ns: 0,
-            cpu_sys_ns: 0,
-            notes: Vec::new(),
-            verify: None,
             open_loop: ol,
+            ..TrialSample::default()
         }
     }
 

@@ -266,8 +266,7 @@ fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
 mod tests {
     use super::*;
     use crate::sample::{
-        AskedByOp, IoAccounting, OpSample, OpenLoopSample, RunRecord, RunStatus, TrialSample,
-        WorkloadRecord,
+        AskedByOp, OpSample, OpenLoopSample, RunRecord, RunStatus, TrialSample, WorkloadRecord,
     };
     use crate::spec::{Arrivals, IoWorkload, OpenLoop, Pattern, Rate, Workload, WorkloadKind};
 
@@ -311,18 +310,11 @@ mod tests {
             kind: WorkloadKind::Io(IoWorkload::default()),
         };
         let trial = |n: u32, ops: Vec<OpSample>, ol: Option<OpenLoopSample>| TrialSample {
-            workload: String::new(),
             trial: n,
-            started_unix_ms: 0,
             elapsed_ns: 1_000_000_000,
             ops,
-            series: Vec::new(),
-            accounting: IoAccounting::default(),
-            cpu_user_ns: 0,
-            cpu_sys_ns: 0,
-            notes: Vec::new(),
-            verify: None,
             open_loop: ol,
+            ..TrialSample::default()
         };
         let ol = OpenLoopSample {
             asked_iops: 5000.0,
