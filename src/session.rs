@@ -61,7 +61,9 @@ struct StoreSink<'a> {
     progress: &'a Progress,
     store: Option<&'a mut Store>,
     run_id: String,
-    notes: Vec<String>,
+    /// The run's notes so far, each with the number of trials that wrote it (0: the suite
+    /// said it, not a trial).
+    notes: Vec<(String, u32)>,
     suite_len: usize,
     live_notes: bool,
 }
@@ -79,9 +81,11 @@ impl Sink for StoreSink<'_> {
 
     fn trial_done(&mut self, index: usize, w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
         let search = matches!(&w.kind, crate::spec::WorkloadKind::Io(io) if io.slo.is_some());
+        // A note about the engine working as designed stays with its trial (the JSON has it;
+        // `--verbose` prints it merged); the run's notes are what every screen shows.
         for n in &t.notes {
-            if !(search && crate::runner::io::is_search_point_note(n)) {
-                self.note(n);
+            if !(n.kind.as_designed() || (search && crate::runner::io::is_search_point_note(n))) {
+                self.add(&n.text, 1);
             }
         }
         if let Some(s) = self.store.as_deref_mut() {
@@ -92,13 +96,36 @@ impl Sink for StoreSink<'_> {
     }
 
     fn note(&mut self, msg: &str) {
-        if !self.notes.iter().any(|n| n == msg) {
-            // A table ends with the notes; in JSON mode they go to stderr as they happen.
-            if self.live_notes {
-                self.progress.println(&format!("iolab: note: {msg}"));
-            }
-            self.notes.push(msg.to_string());
+        self.add(msg, 0);
+    }
+}
+
+impl StoreSink<'_> {
+    /// Keeps `msg` once, counting the `trials` that wrote it.
+    fn add(&mut self, msg: &str, trials: u32) {
+        if let Some((_, count)) = self.notes.iter_mut().find(|(n, _)| n == msg) {
+            *count += trials;
+            return;
         }
+        // A table ends with the notes; in JSON mode they go to stderr as they happen.
+        if self.live_notes {
+            self.progress.println(&format!("iolab: note: {msg}"));
+        }
+        self.notes.push((msg.to_string(), trials));
+    }
+
+    /// The run's notes, each once: one that several trials wrote says how many.
+    fn merged_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+            .into_iter()
+            .map(|(n, count)| {
+                if count > 1 {
+                    format!("{n} (in {count} trials)")
+                } else {
+                    n
+                }
+            })
+            .collect()
     }
 }
 
@@ -186,7 +213,7 @@ pub fn run_session(
             sink.note(&n);
         }
     }
-    record.notes = std::mem::take(&mut sink.notes);
+    record.notes = sink.merged_notes();
     record.workloads = outcome.records;
     record.ended_unix_ms = Some(now_unix_ms());
     record.status = if outcome.interrupted {

@@ -160,6 +160,10 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let copies = decided_runs(&a, &spec, &runs);
+    let as_designed = crate::sample::note::as_designed_lines(
+        runs.iter()
+            .flat_map(|(_, r)| r.workloads.iter().flat_map(|w| &w.trials)),
+    );
     let lab::summary::Conclusion {
         comparison,
         records,
@@ -176,6 +180,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         comparison.as_ref(),
         decision.as_ref().and_then(|d| d.as_ref().ok()),
         saved.is_ok(),
+        &as_designed,
     )?;
     saved?;
     decision.transpose()?;
@@ -266,7 +271,9 @@ pub(super) fn decide_needs(
     }
 }
 
-/// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
+/// Prints the lab's report in the chosen format; `saved`: its runs are in the store;
+/// `as_designed`: the runs' notes about the engine working as designed, merged (printed with
+/// `--verbose`, always in the JSON).
 fn print_report(
     a: &LabArgs,
     spec: &lab::LabSpec,
@@ -274,6 +281,7 @@ fn print_report(
     comparison: Option<&crate::report::compare::Comparison>,
     decision: Option<&crate::decide::Decision>,
     saved: bool,
+    as_designed: &[String],
 ) -> anyhow::Result<()> {
     match a.format {
         Format::Text | Format::Csv | Format::Html => {
@@ -297,6 +305,11 @@ fn print_report(
             if let Some(d) = decision {
                 println!();
                 print!("{}", crate::report::text::decide::render_table(d));
+            }
+            if a.verbose {
+                for n in as_designed {
+                    println!("note: {n}");
+                }
             }
             if saved && !report.runs.is_empty() {
                 println!(
@@ -328,6 +341,10 @@ fn print_report(
             let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+                obj.insert(
+                    "as_designed_notes".into(),
+                    serde_json::to_value(as_designed)?,
+                );
                 if let Some(d) = decision {
                     obj.insert("decision".into(), serde_json::to_value(d)?);
                 }

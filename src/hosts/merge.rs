@@ -6,7 +6,7 @@
 
 use super::outcome::{Outcome, TrialOnHosts};
 use super::seconds::SecondFigures;
-use crate::sample::{LatencySummary, OpSample, TrialSample};
+use crate::sample::{LatencySummary, Note, NoteKind, OpSample, TrialSample};
 
 /// One host's finished trial, placed on the controller's clock.
 #[derive(Debug, Clone, Copy)]
@@ -446,6 +446,8 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
     let mut acct = crate::sample::IoAccounting::default();
     let (mut cu, mut cs) = (0, 0);
     let mut notes = Vec::new();
+    // The hosts' spin notes as one over all their waits.
+    let (mut found, mut waits) = (0, 0);
     let mut open_loop: Option<crate::sample::OpenLoopSample> = None;
     for h in st.hosts.iter().flatten() {
         if let Some(o) = &h.sample.open_loop {
@@ -472,10 +474,16 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
         cu += h.sample.cpu_user_ns;
         cs += h.sample.cpu_sys_ns;
         for n in &h.sample.notes {
-            if !notes.contains(n) {
+            if let NoteKind::Spun { found: f, waits: w } = n.kind {
+                found += f;
+                waits += w;
+            } else if !notes.contains(n) {
                 notes.push(n.clone());
             }
         }
+    }
+    if waits > 0 {
+        notes.push(Note::spun(found, waits));
     }
     // Percentiles from the merged streamed seconds, where a second's merge holds exactly the
     // aggregate's hosts: a host that failed mid-trial streamed seconds it is not counted in.
@@ -489,10 +497,10 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
         }
     }
     if agg.hosts_ok < agg.hosts_total {
-        notes.push(format!(
+        notes.push(Note::caveat(format!(
             "aggregate of {} of {} hosts",
             agg.hosts_ok, agg.hosts_total
-        ));
+        )));
     }
     TrialSample {
         workload: name.to_string(),

@@ -15,7 +15,9 @@ use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::progress::Counters;
-use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint, TrialSample};
+use crate::sample::{
+    IoAccounting, Note, NoteKind, OpSample, OpenLoopSample, SeriesPoint, TrialSample,
+};
 use crate::spec::{EngineKind, IoWorkload};
 
 use super::interval::{IntervalListener, Pool, SecondPercentiles};
@@ -230,7 +232,7 @@ fn merge(
     let mut open_loop: Option<OpenLoopSample> = None;
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
     let mut first_error = None;
     let mut engine = None;
     let mut verify = VerifySummary::default();
@@ -296,36 +298,40 @@ fn merge(
         }
     }
     if w.direct && !direct {
-        notes.push(format!(
+        notes.push(Note::caveat(format!(
             "O_DIRECT is not supported on {}: ran buffered (page cache in the figures)",
             file.path.display()
-        ));
+        )));
     }
     if let Some(ran) = engine
         && ran != w.engine
     {
-        notes.push(format!(
+        notes.push(Note::caveat(format!(
             "{} engine was not available: ran with {}",
             w.engine.name(),
             ran.name()
-        ));
+        )));
     }
     if w.engine != EngineKind::Null
         && let Some(n) = crate::system::throttle::throttle_note(&file.path)
     {
-        notes.push(n);
+        notes.push(Note::caveat(n));
     }
     if let Some(ol) = open_loop.as_mut() {
-        notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
+        notes.extend(
+            open_loop_trial_notes(ol, &ops, end, elapsed_ns, w)
+                .into_iter()
+                .map(Note::caveat),
+        );
     }
     if let Some(n) = spin_note(waits) {
         notes.push(n);
     }
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
-        notes.push(format!(
+        notes.push(Note::caveat(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
             w.queue_depth
-        ));
+        )));
     }
     let ((u0, s0), (u1, s1)) = ru;
     Ok(TrialSample {
@@ -348,16 +354,14 @@ fn merge(
 pub const NOTE_NOT_SUSTAINED: &str = "rate not sustained";
 /// How the note on IOs issued late begins.
 pub const NOTE_LATE: &str = "late IOs";
-/// How the note on spinning waits begins.
-pub const NOTE_SPUN: &str = "io_uring waited";
 
 /// Whether a trial note says how one point of an SLO search went (a rate not sustained, IOs
-/// late, the waits): the search's curve says it for every point, so the run does not repeat
-/// it per trial.
-pub fn is_search_point_note(n: &str) -> bool {
-    [NOTE_NOT_SUSTAINED, NOTE_LATE, NOTE_SPUN]
-        .iter()
-        .any(|p| n.starts_with(p))
+/// late): the search's curve says it for every point, so the run does not repeat it per trial.
+pub fn is_search_point_note(n: &Note) -> bool {
+    n.kind == NoteKind::Caveat
+        && [NOTE_NOT_SUSTAINED, NOTE_LATE]
+            .iter()
+            .any(|p| n.text.starts_with(p))
 }
 
 /// An open-loop trial's notes: a replay's fidelity (its length is the workers' end, `end`),
@@ -411,17 +415,9 @@ fn open_loop_notes(ol: &OpenLoopSample, done: u64, elapsed_ns: u64, w: &IoWorklo
 }
 
 /// A note when the workers spun for completions: the CPU time then includes the spinning.
-fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
+fn spin_note(w: crate::engine::WaitCounts) -> Option<Note> {
     let spun = w.spun + w.spun_then_slept;
-    if spun == 0 {
-        return None;
-    }
-    let all = spun + w.slept;
-    Some(format!(
-        "{NOTE_SPUN} for completions by spinning ({:.0}% of {all} waits found one within \
-         200 us): CPU time includes the spin; --wait block sleeps instead",
-        100.0 * w.spun as f64 / all as f64
-    ))
+    (spun > 0).then(|| Note::spun(w.spun, spun + w.slept))
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.
