@@ -61,9 +61,8 @@ struct StoreSink<'a> {
     progress: &'a Progress,
     store: Option<&'a mut Store>,
     run_id: String,
-    /// The run's notes so far, each with the number of trials that wrote it (0: the suite
-    /// said it, not a trial).
-    notes: Vec<(String, u32)>,
+    /// The run's notes so far, each once with the number of trials that wrote it.
+    notes: crate::sample::note::Merged,
     suite_len: usize,
     live_notes: bool,
 }
@@ -85,7 +84,7 @@ impl Sink for StoreSink<'_> {
         // `--verbose` prints it merged); the run's notes are what every screen shows.
         for n in &t.notes {
             if !(n.kind.as_designed() || (search && crate::runner::io::is_search_point_note(n))) {
-                self.add(&n.text, 1);
+                self.add(n, 1);
             }
         }
         if let Some(s) = self.store.as_deref_mut() {
@@ -96,36 +95,18 @@ impl Sink for StoreSink<'_> {
     }
 
     fn note(&mut self, msg: &str) {
-        self.add(msg, 0);
+        self.add(&crate::sample::Note::caveat(msg), 0);
     }
 }
 
 impl StoreSink<'_> {
-    /// Keeps `msg` once, counting the `trials` that wrote it.
-    fn add(&mut self, msg: &str, trials: u32) {
-        if let Some((_, count)) = self.notes.iter_mut().find(|(n, _)| n == msg) {
-            *count += trials;
-            return;
+    /// Keeps `note` once, counting the `trials` that wrote it (0: the suite said it).
+    fn add(&mut self, note: &crate::sample::Note, trials: u32) {
+        // A table ends with the notes; in JSON mode they go to stderr as they happen, the
+        // first of each line only.
+        if self.notes.add(note, trials) && self.live_notes {
+            self.progress.println(&format!("iolab: note: {note}"));
         }
-        // A table ends with the notes; in JSON mode they go to stderr as they happen.
-        if self.live_notes {
-            self.progress.println(&format!("iolab: note: {msg}"));
-        }
-        self.notes.push((msg.to_string(), trials));
-    }
-
-    /// The run's notes, each once: one that several trials wrote says how many.
-    fn merged_notes(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notes)
-            .into_iter()
-            .map(|(n, count)| {
-                if count > 1 {
-                    format!("{n} (in {count} trials)")
-                } else {
-                    n
-                }
-            })
-            .collect()
     }
 }
 
@@ -203,7 +184,7 @@ pub fn run_session(
         progress,
         store,
         run_id: record.id.clone(),
-        notes: Vec::new(),
+        notes: crate::sample::note::Merged::default(),
         suite_len: suite.workloads.len(),
         live_notes,
     };
@@ -213,7 +194,7 @@ pub fn run_session(
             sink.note(&n);
         }
     }
-    record.notes = sink.merged_notes();
+    record.notes = std::mem::take(&mut sink.notes).lines();
     record.workloads = outcome.records;
     record.ended_unix_ms = Some(now_unix_ms());
     record.status = if outcome.interrupted {

@@ -5,11 +5,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Iolab, LoopDev, Out, disk_tmpdir, require_kernel, require_root};
+use common::{Iolab, LoopDev, Out, disk_tmpdir, require_root, require_tracefs};
 use iolab::sample::LatencyHistogram;
 use iolab::trace::{Op, TraceHeader, TraceIo, TraceWriter, read_trace};
 
@@ -191,24 +191,13 @@ fn a_replay_keeps_the_recorded_schedule_and_reports_its_fidelity() {
     );
 }
 
-fn tracefs() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
-}
-
 /// An as-fast-as-possible replay issues exactly the recorded IOs — count, offsets, sizes —
 /// checked by capturing the replay itself and comparing the two traces; and it takes far less
 /// than the recording. Issue 29.
 #[test]
 fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        tracefs().is_some(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-replay");
     let ld = LoopDev::new("replay-afap", 128 << 20);
     let trace = dir.path().join("t.trace");
@@ -219,7 +208,7 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
         .command();
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = c.spawn().unwrap();
-    let inst = tracefs().unwrap().join(format!(
+    let inst = common::tracefs().join(format!(
         "instances/iolab-{}/events/block/block_rq_complete/enable",
         child.id()
     ));
