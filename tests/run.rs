@@ -700,7 +700,15 @@ fn low_depth_waits_spin_and_say_so_deep_ones_and_block_sleep() {
     let qd1 = notes(&["--qd", "1"]);
     assert!(spun(&qd1), "{qd1:?}");
     assert!(!spun(&notes(&["--qd", "1", "--wait", "block"])));
-    assert!(!spun(&notes(&["--qd", "64"])), "64 in flight: auto sleeps");
+    // 64 in flight: auto's prior is to sleep; it spins only in its timed comparisons (and
+    // where spinning won them), so a spin note there says how many it made.
+    let qd64 = notes(&["--qd", "64"]);
+    assert!(
+        qd64.iter()
+            .filter(|n| n["kind"] == "spun")
+            .all(|n| n["compared"].as_u64().unwrap_or(0) > 0),
+        "{qd64:?}"
+    );
     assert!(spun(&notes(&["--qd", "64", "--wait", "spin"])));
     assert!(!spun(&notes(&["--qd", "1", "--engine", "psync"])));
     let (code, _, se) = Iolab::new()
@@ -796,6 +804,101 @@ fn the_spin_note_is_one_line_with_its_count_in_verbose_and_json_and_off_the_defa
         "the run's own notes are what every screen shows: {}",
         j["run"]["notes"]
     );
+}
+
+/// Busy loops pinned to one CPU, killed (by their own pid) when dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Hogs {
+    fn on_cpu(cpu: &str, n: usize) -> Hogs {
+        Hogs(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("taskset")
+                        .args(["-c", cpu, "sh", "-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("taskset starts a busy loop")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Issue 40: workers kept from their CPUs is a warning about the figures, so the default screen
+/// says it, once for all the trials that wrote it: iolab and two busy loops on one CPU make every
+/// trial wait, and the table ends with one line counting them and the worst share, not one line
+/// per trial; the JSON keeps each trial's typed note with its share.
+#[test]
+fn cpu_waits_of_every_trial_are_one_line_on_the_default_screen() {
+    require_tool!("taskset", apt = "util-linux");
+    let d = tmpdir();
+    let dir = d.path().to_str().unwrap();
+    // The first CPU this test may use (a container's cpuset need not hold CPU 0).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let cpu = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(|l| l.trim().split([',', '-']).next())
+        .unwrap()
+        .to_string();
+    let _hogs = Hogs::on_cpu(&cpu, 2);
+    let args = [
+        "run",
+        dir,
+        "--pattern",
+        "randread",
+        "--qd",
+        "1",
+        "--size",
+        "8MiB",
+        "--time",
+        "300ms",
+        "--repeat",
+        "3",
+        "--no-save",
+    ];
+    let out = Iolab::new()
+        .wrap("taskset", ["-c", cpu.as_str()])
+        .args(args)
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let wait = "workers waited for a CPU";
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains(wait)).collect();
+    assert_eq!(lines.len(), 1, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with(&format!("note: {wait} in 3 trials ("))
+            && lines[0].contains("at worst"),
+        "{}",
+        lines[0]
+    );
+    let j = Iolab::new()
+        .wrap("taskset", ["-c", cpu.as_str()])
+        .args(args)
+        .arg("--json")
+        .run()
+        .success()
+        .json();
+    let shares: Vec<u64> = j["run"]["workloads"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["notes"].as_array().unwrap())
+        .filter(|n| n["kind"] == "cpu_wait")
+        .map(|n| n["share_ppm"].as_u64().unwrap())
+        .collect();
+    assert_eq!(shares.len(), 3, "{j:#}");
+    assert!(shares.iter().all(|&s| s >= 10_000), "{shares:?}");
+    let notes = j["run"]["notes"].to_string();
+    assert_eq!(notes.matches(wait).count(), 1, "{notes}");
 }
 
 /// A caveat every trial writes is said once with its count: O_DIRECT on a ramfs.

@@ -233,7 +233,8 @@ fn merge(
     let mut open_loop: Option<OpenLoopSample> = None;
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
-    let mut notes: Vec<Note> = Vec::new();
+    // The caveats, as words; the notes with figures are added after.
+    let mut notes: Vec<String> = Vec::new();
     let mut first_error = None;
     let mut engine = None;
     let mut verify = VerifySummary::default();
@@ -298,39 +299,36 @@ fn merge(
         }
     }
     if w.direct && !direct {
-        notes.push(Note::caveat(format!(
+        notes.push(format!(
             "O_DIRECT is not supported on {}: ran buffered (page cache in the figures)",
             file.path.display()
-        )));
+        ));
     }
     if let Some(ran) = engine
         && ran != w.engine
     {
-        notes.push(Note::caveat(format!(
+        notes.push(format!(
             "{} engine was not available: ran with {}",
             w.engine.name(),
             ran.name()
-        )));
+        ));
     }
     if w.engine != EngineKind::Null
         && let Some(n) = crate::system::throttle::throttle_note(&file.path)
     {
-        notes.push(Note::caveat(n));
+        notes.push(n);
     }
     if let Some(ol) = open_loop.as_mut() {
-        notes.extend(
-            open_loop_trial_notes(ol, &ops, end, elapsed_ns, w)
-                .into_iter()
-                .map(Note::caveat),
-        );
+        notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
     }
-    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
-        notes.push(Note::caveat(format!(
+        notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
             w.queue_depth
-        )));
+        ));
     }
+    let mut notes: Vec<Note> = notes.into_iter().map(Note::caveat).collect();
+    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     let ((u0, s0), (u1, s1)) = ru;
     Ok(TrialSample {
         workload: name.to_string(),
