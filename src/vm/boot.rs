@@ -97,7 +97,7 @@ pub(super) fn boot(
     if let Some((try_cfg, accel)) = attempt {
         let t = Instant::now();
         let mut vm = start(&try_cfg, accel)?;
-        match super::run::wait_ready(&mut vm, console, KVM_TRY_TIMEOUT) {
+        match wait_ready(&mut vm, console, KVM_TRY_TIMEOUT) {
             Ok(seconds) => {
                 return Ok(Booted {
                     vm,
@@ -128,7 +128,7 @@ pub(super) fn boot(
         }
     }
     let mut vm = start(cfg, Accel::Tcg)?;
-    let seconds = super::run::wait_ready(&mut vm, console, super::qemu::KERNEL_TIMEOUT)?;
+    let seconds = wait_ready(&mut vm, console, super::qemu::KERNEL_TIMEOUT)?;
     Ok(Booted {
         vm,
         accel: Accel::Tcg,
@@ -152,5 +152,63 @@ fn try_failure(vm: &Vm) -> String {
             KVM_TRY_TIMEOUT.as_secs()
         ),
         None => format!("the guest stopped after: {}", vm.last_words()),
+    }
+}
+
+/// Waits for the guest to be ready (kernel up within `kernel_timeout`: [`super::qemu::KERNEL_TIMEOUT`]
+/// for a boot that works, [`KVM_TRY_TIMEOUT`] for a KVM try; modules and share
+/// within [`super::qemu::READY_TIMEOUT`]); returns the seconds it took.
+pub(super) fn wait_ready(
+    vm: &mut Vm,
+    console: &mut dyn FnMut(&str, bool),
+    kernel_timeout: Duration,
+) -> Result<f64, VmError> {
+    let mut kernel_up = false;
+    loop {
+        if crate::signals::stop_requested() {
+            vm.kill();
+            return Err(VmError::Interrupted);
+        }
+        let limit = if kernel_up {
+            super::qemu::READY_TIMEOUT
+        } else {
+            kernel_timeout
+        };
+        if vm.started.elapsed() > limit {
+            vm.kill();
+            let what = if kernel_up {
+                "did not load its modules and mount the share"
+            } else {
+                "printed nothing from /init"
+            };
+            return Err(VmError::Boot(format!(
+                "the VM {what} within {} s and was killed: {}",
+                limit.as_secs(),
+                vm.last_words()
+            )));
+        }
+        let e = vm.stderr();
+        if e.contains("KVM internal error") || e.contains("failed to set MSR") {
+            vm.kill();
+            return Err(VmError::Boot(vm.last_words()));
+        }
+        match vm.next_line(Duration::from_millis(200)) {
+            Ok(Some(l)) => {
+                console(&l, false);
+                if l.contains(super::qemu::MARK_KERNEL) {
+                    kernel_up = true;
+                }
+                if l.contains(super::qemu::MARK_READY) {
+                    return Ok(vm.started.elapsed().as_secs_f64());
+                }
+            }
+            Ok(None) => {}
+            Err(status) => {
+                return Err(VmError::Boot(format!(
+                    "the VM stopped before it was ready ({status}): {}",
+                    vm.last_words()
+                )));
+            }
+        }
     }
 }

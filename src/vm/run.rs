@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::guest::{self, RESULTS_DB, SPARE_DISKS};
-use super::qemu::{self, Accel, MARK_DONE, MARK_KERNEL, MARK_READY, Vm, VmConfig};
+use super::qemu::{self, Accel, MARK_DONE, Vm, VmConfig};
 use super::{VmError, initramfs, kernel, prereq, writelog};
 use crate::lab::{Disks, LabSpec};
 use crate::layout::Runner;
@@ -430,64 +430,6 @@ fn check_space(dir: &Path, need: u64) -> Result<(), VmError> {
     Ok(())
 }
 
-/// Waits for the guest to be ready (kernel up within `kernel_timeout`: [`qemu::KERNEL_TIMEOUT`]
-/// for a boot that works, [`super::boot::KVM_TRY_TIMEOUT`] for a KVM try; modules and share
-/// within [`qemu::READY_TIMEOUT`]); returns the seconds it took.
-pub(super) fn wait_ready(
-    vm: &mut Vm,
-    console: &mut dyn FnMut(&str, bool),
-    kernel_timeout: Duration,
-) -> Result<f64, VmError> {
-    let mut kernel_up = false;
-    loop {
-        if crate::signals::stop_requested() {
-            vm.kill();
-            return Err(VmError::Interrupted);
-        }
-        let limit = if kernel_up {
-            qemu::READY_TIMEOUT
-        } else {
-            kernel_timeout
-        };
-        if vm.started.elapsed() > limit {
-            vm.kill();
-            let what = if kernel_up {
-                "did not load its modules and mount the share"
-            } else {
-                "printed nothing from /init"
-            };
-            return Err(VmError::Boot(format!(
-                "the VM {what} within {} s and was killed: {}",
-                limit.as_secs(),
-                vm.last_words()
-            )));
-        }
-        let e = vm.stderr();
-        if e.contains("KVM internal error") || e.contains("failed to set MSR") {
-            vm.kill();
-            return Err(VmError::Boot(vm.last_words()));
-        }
-        match vm.next_line(Duration::from_millis(200)) {
-            Ok(Some(l)) => {
-                console(&l, false);
-                if l.contains(MARK_KERNEL) {
-                    kernel_up = true;
-                }
-                if l.contains(MARK_READY) {
-                    return Ok(vm.started.elapsed().as_secs_f64());
-                }
-            }
-            Ok(None) => {}
-            Err(status) => {
-                return Err(VmError::Boot(format!(
-                    "the VM stopped before it was ready ({status}): {}",
-                    vm.last_words()
-                )));
-            }
-        }
-    }
-}
-
 /// What the host needs to cut the power and boot again on the same disks.
 struct Power<'a> {
     cfg: &'a VmConfig,
@@ -533,7 +475,7 @@ impl Power<'_> {
                 start: process_start(vm.pid()),
                 what: "qemu".into(),
             })?;
-            let secs = wait_ready(&mut vm, console, qemu::KERNEL_TIMEOUT)?;
+            let secs = super::boot::wait_ready(&mut vm, console, qemu::KERNEL_TIMEOUT)?;
             out.boot_seconds.push((out.accel, secs));
         }
         Ok(())
