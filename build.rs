@@ -18,5 +18,20 @@ fn main() {
     let dir = git(&["rev-parse", "--absolute-git-dir"]).unwrap_or_else(|| ".git".into());
     let common = git(&["rev-parse", "--git-common-dir"]).unwrap_or_else(|| dir.clone());
     println!("cargo:rerun-if-changed={dir}/HEAD");
-    println!("cargo:rerun-if-changed={common}/refs/heads");
+    // Only this checkout's branch (and the packed refs it may move into): watching all of
+    // `refs/heads` rebuilt the crate in every worktree whenever any branch got a commit.
+    // A branch that is only packed gets a loose ref on its next commit: then the directory
+    // it will appear in is watched instead.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]).map(|r| format!("{common}/{r}"));
+    let branch = match branch {
+        Some(p) if !std::path::Path::new(&p).exists() => Some(format!("{common}/refs/heads")),
+        b => b,
+    };
+    let watch = branch.into_iter().chain([format!("{common}/packed-refs")]);
+    for path in watch {
+        // A path that does not exist would rerun this script on every cargo command.
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
 }

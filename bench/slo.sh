@@ -8,6 +8,9 @@
 #       and fio's lat (measured from submission) do not; printed side by side.
 #   (3) the search: --slo 'p99<=20ms' on the device throttled to 2000 IOPS: the capacity and
 #       its interval (bar: within 5% below 2000) and the search's wall time (bar: < 2 min).
+#   (4) the search as a user starts it (issue 40): no --time, --slo 'p99<=50ms' --budget 2m on
+#       the device throttled to 3000 IOPS, at QD 1 and QD 32: the capacity against 3000 (bar:
+#       within 5%) and the wall time (bar: the budget + one trial).
 # Usage: bench/slo.sh [PAIRS]   (default 3; medians printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,4 +84,19 @@ c=json.load(sys.stdin)['summary'][0]['slo']
 lo,hi=c['interval'] or (0,0)
 print(f\"  {c['verdict']}: capacity {c['capacity']:.0f} IOPS ({c['capacity']/2000:.3f} of 2000), 95% {lo:.0f}-{hi:.0f}\", end='')"
   echo "   wall $(python3 -c "print(f'{$(date +%s.%N)-$t0:.0f} s')")"
+done
+
+echo "(4) the search without --time: p99<=50ms --budget 2m on the device throttled to 3000 IOPS"
+limit 3000
+for qd in 1 32; do
+  for _ in $(seq "$PAIRS"); do
+    t0=$(date +%s.%N)
+    inside "$IOLAB" run "$LOOP" --pattern randread --bs 4k --qd "$qd" --slo 'p99<=50ms' --budget 2m --json --no-save 2>/dev/null |
+      python3 -c "import json,sys
+j=json.load(sys.stdin)
+c=j['summary'][0]['slo']
+n=len(j['run']['workloads'][0]['trials'])
+print(f\"  QD {$qd}: {c['verdict']}: capacity {c['capacity'] or 0:.0f} IOPS ({(c['capacity'] or 0)/3000:.3f} of 3000), peak {c['peak']:.0f}, {n} trials\", end='')"
+    echo "   wall $(python3 -c "print(f'{$(date +%s.%N)-$t0:.0f} s')")"
+  done
 done

@@ -10,12 +10,14 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub mod headline;
 pub mod integrity;
 pub mod labels;
 pub mod layout_record;
 pub mod note;
 pub mod power;
 pub mod verify;
+pub use headline::headline;
 pub use layout_record::LayoutRecord;
 pub use note::{Note, NoteKind};
 pub use verify::{MAX_REPORTED_MISMATCHES, Mismatch, MismatchKind, VerifySummary};
@@ -227,6 +229,25 @@ pub struct OpenLoopSample {
     /// A trace replay's own fidelity (`iolab run --replay`), when this was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<ReplaySample>>,
+    /// The rate the schedule asked of reads and of writes apart over the measured window,
+    /// what each op's achieved rate is held against (`sustained`). Absent in records made
+    /// before iolab kept it, and in an as-fast-as-possible replay (no schedule). Boxed, like
+    /// `replay`, to keep a trial small where it crosses threads and the `--hosts` protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by_op: Option<Box<AskedByOp>>,
+}
+
+/// The rate an open loop's schedule asked of each kind of data IO over the measured window:
+/// the IOs of that kind due inside it over its length. A replay knows each IO's kind from its
+/// trace; a rate draws it as each IO goes out, so IOs never issued (shed, or still waiting at
+/// the end) are shared out as the issued ones were. A replay's window is the recording's
+/// length (at its speed), cut at the deadline when `--time` is shorter.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct AskedByOp {
+    /// Reads per second asked.
+    pub read_iops: f64,
+    /// Writes per second asked.
+    pub write_iops: f64,
 }
 
 /// What a trace replay says of its own fidelity: what it replayed and how, and how its length
@@ -276,6 +297,17 @@ impl OpenLoopSample {
         if self.replay.is_none() {
             self.replay.clone_from(&o.replay);
         }
+        if let Some(b) = &o.asked_by_op {
+            let a = self.asked_by_op.get_or_insert_with(Box::default);
+            a.read_iops += b.read_iops;
+            a.write_iops += b.write_iops;
+        }
+    }
+
+    /// Whether latencies count from a schedule: every open loop but an as-fast-as-possible
+    /// replay, which issues each IO when its recorded depth allows and has no due times.
+    pub fn from_schedule(&self) -> bool {
+        !self.replay.as_ref().is_some_and(|r| r.as_fast_as_possible)
     }
 
     /// Whether the device kept up: nothing shed, and at most 1% of the window's IOs (or a
@@ -429,12 +461,21 @@ impl TrialSample {
     /// The flat list of named figures statistics and comparisons work on.
     ///
     /// Names are `<op>.<figure>`: `read.iops`, `read.mbps`, `write.lat_p99_us`, `create.ops`...
+    /// An open loop's reads and writes have their latency from the schedule instead
+    /// (`read.sched_p99_us`, `read.sched_p99_9_us`: what a client waiting for each IO saw),
+    /// their service time (`read.svc_p99_us`) and the share of the asked rate they achieved
+    /// (`read.sustained`): [`headline()`] judges them by those.
     pub fn metrics(&self) -> Vec<Metric> {
+        let sched = self
+            .open_loop
+            .as_ref()
+            .is_some_and(OpenLoopSample::from_schedule);
         let mut out = Vec::new();
         for o in &self.ops {
+            let data = matches!(o.op.as_str(), "read" | "write");
             // Block IO is judged in IOPS and MB/s; everything else (syncs, small-file phases,
             // cached reads) in operations per second, plus MB/s where it moved data.
-            if matches!(o.op.as_str(), "read" | "write") {
+            if data {
                 out.push(Metric::new(
                     format!("{}.iops", o.op),
                     o.ops_per_sec(),
@@ -459,7 +500,9 @@ impl TrialSample {
                     ));
                 }
             }
-            if !o.latency.is_empty() {
+            if sched && data {
+                out.extend(headline::schedule_metrics(self, o));
+            } else if !o.latency.is_empty() {
                 let s = o.latency.summary();
                 out.push(Metric::new(
                     format!("{}.lat_p50_us", o.op),
@@ -494,6 +537,8 @@ pub enum Unit {
     OpsPerSec,
     /// Microseconds (latency: lower is better).
     Micros,
+    /// A share of something asked (an open loop's achieved / asked rate: 1 is all of it).
+    Fraction,
 }
 
 impl Unit {
@@ -508,6 +553,7 @@ impl Unit {
             Unit::MBps => "MB/s",
             Unit::OpsPerSec => "ops/s",
             Unit::Micros => "us",
+            Unit::Fraction => "achieved/asked",
         }
     }
 }
@@ -584,36 +630,6 @@ pub struct WorkloadRecord {
     pub trials: Vec<TrialSample>,
 }
 
-/// The figure a workload is judged by: MB/s for sequential and large blocks, IOPS for random,
-/// ops/s for small files. Returns (metric name, value).
-pub fn headline(w: &crate::spec::Workload, t: &TrialSample) -> Option<(String, f64)> {
-    match &w.kind {
-        crate::spec::WorkloadKind::Io(io) => {
-            let want = if io.headline_is_bandwidth() {
-                "mbps"
-            } else {
-                "iops"
-            };
-            // The op carrying most of the traffic (reads in a 70/30 mix).
-            let op = t
-                .ops
-                .iter()
-                .filter(|o| o.op != "sync")
-                .max_by_key(|o| o.count)?;
-            let v = if want == "mbps" {
-                op.mb_per_sec()
-            } else {
-                op.ops_per_sec()
-            };
-            Some((format!("{}.{want}", op.op), v))
-        }
-        _ => t
-            .ops
-            .first()
-            .map(|o| (format!("{}.ops", o.op), o.ops_per_sec())),
-    }
-}
-
 impl WorkloadRecord {
     /// The headline figure of every trial, in trial order: what stability, degraded ratios and
     /// comparisons are judged by.
@@ -621,6 +637,16 @@ impl WorkloadRecord {
         self.trials
             .iter()
             .filter_map(|t| headline(&self.workload, t))
+            .map(|m| m.1)
+            .collect()
+    }
+
+    /// The throughput figure of every trial (MB/s, IOPS or ops/s, whatever the headline is):
+    /// what a speed need (`iolab decide`'s `min`) and per-host stragglers are judged by.
+    pub fn throughput_values(&self) -> Vec<f64> {
+        self.trials
+            .iter()
+            .filter_map(|t| headline::throughput(&self.workload, t))
             .map(|m| m.1)
             .collect()
     }

@@ -75,6 +75,18 @@ pub enum TargetError {
         /// The target.
         path: PathBuf,
     },
+    /// Holes (`skip`) that would put O_DIRECT IOs off the alignment.
+    #[error(
+        "skip {skip} is not a multiple of {align} bytes, the O_DIRECT alignment of {path}; use a multiple of {align} or --buffered"
+    )]
+    MisalignedSkip {
+        /// The bytes skipped after each IO.
+        skip: i64,
+        /// Required alignment.
+        align: u32,
+        /// The target.
+        path: PathBuf,
+    },
     /// The working set does not fit.
     #[error("working set {want} bytes is larger than {path} ({have} bytes); lower --size")]
     TooSmall {

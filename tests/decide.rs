@@ -321,6 +321,28 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
         l5 > 0.05 && l6 < 0.05 && l5 > 10.0 * l6,
         "raid5 {l5}, raid6 {l6}"
     );
+    // Issue 40: the rejection turns on the URE. Three disks at 1.57% see a first failure at
+    // 0.0475 a year; the rebuild then reads 16 TB = 1.28e14 bits: at 1e-15 one unreadable
+    // sector in eight, 2.8% in five years, under the 5% need. The need is met below
+    // p = 0.216, URE = -ln(1 - 0.216) / 1.28e14 = 1.9e-15: the decision says so.
+    if !raid5_lost {
+        let flips = d["flips"].as_array().expect("flips");
+        let f = flips
+            .iter()
+            .find(|f| f["layout"] == "btrfs-raid5")
+            .unwrap_or_else(|| panic!("no flip for raid5: {d:#}"));
+        assert_eq!(f["input"], "ure", "{f:#}");
+        assert_eq!(f["then"], "qualifies", "{f:#}");
+        let at = f["flips_at"].as_f64().unwrap();
+        assert!((1.5e-15..2.5e-15).contains(&at), "{f:#}");
+        let line = d["turns_on"].as_str().expect("turns_on");
+        eprintln!("raid5 loss 5y {l5:.3}: {line}");
+        assert!(
+            line.contains("btrfs-raid5 qualifies at URE below"),
+            "{line}"
+        );
+        assert!(flips.iter().all(|f| f["layout"] != "btrfs-raid6"), "{d:#}");
+    }
 }
 
 /// Issue 31: a `[decide]` table the lab cannot answer is refused before anything is built,

@@ -407,8 +407,19 @@ fn fio_example_job_files_convert_or_are_refused_by_name() {
         converted.len()
     );
     assert_eq!(converted.len() + refused, files.len());
-    // 8 before issue 27 accepted the options that change only fio's reports and clocks.
-    assert!(converted.len() >= 10, "{converted:?}");
+    // 8 before issue 27 accepted the options that change only fio's reports and clocks; 14
+    // before issue 40 read an open last zone, bsrange and holes.
+    assert!(converted.len() >= 17, "{converted:?}");
+    for name in [
+        "rand-zones.fio",
+        "tiobench-example.fio",
+        "backwards-read.fio",
+    ] {
+        assert!(
+            converted.iter().any(|f| f.ends_with(name)),
+            "{name}: {converted:?}"
+        );
+    }
 }
 
 /// Issue 27: fio's examples refused only for reporting or timekeeping options (`gtod_reduce`
@@ -495,6 +506,44 @@ fn fio_rate_caps_run_as_an_open_loop() {
         err.contains("mixed.fio:4: option 'rate' value '1m' is not supported by iolab (fio caps reads and writes each"),
         "{err}"
     );
+}
+
+/// Holes (fio `rw=write:112k`) land where fio puts them: on a 1 MiB file of 0xAB, 16 KiB of
+/// zeros every 128 KiB from 0 (fio 3.33's log: 0, 128k ... 896k, then again), and nothing
+/// written in between.
+#[test]
+fn holes_from_a_fio_job_write_where_fio_writes() {
+    let dir = disk_tmpdir("iolab-fio-");
+    let job = write(
+        dir.path(),
+        "holes.fio",
+        "[holes]\nrw=write:112k\nbs=16k\nsize=1m\nioengine=psync\n",
+    );
+    let (code, spec, err) = run(&["spec", "--from-fio", job.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(spec.lines().any(|l| l == "skip = \"112KiB\""), "{spec}");
+    let spec = write(
+        dir.path(),
+        "holes.toml",
+        &format!("{spec}data = \"zero\"\n"),
+    );
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![0xABu8; 1 << 20]).unwrap();
+    let (code, out, err) = run(&[
+        "run",
+        data.to_str().unwrap(),
+        "--spec",
+        spec.to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let bytes = std::fs::read(&data).unwrap();
+    for (i, b) in bytes.iter().enumerate() {
+        let written = i % (128 << 10) < 16 << 10;
+        assert_eq!(*b == 0, written, "byte {i}: {b:#x}");
+    }
 }
 
 /// The example files that convert run under `iolab run --fio-job`, small.

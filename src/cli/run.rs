@@ -139,6 +139,15 @@ pub struct RunArgs {
     /// Pause after each completion before the next IO (fio thinktime), e.g. 200us.
     #[arg(long, value_name = "TIME", help_heading = "Workload")]
     pub thinktime: Option<String>,
+    /// Bytes skipped after each sequential IO (fio rw=write:112k): 112k; negative steps back
+    /// (-8k with --bs 4k reads backwards).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        allow_hyphen_values = true,
+        help_heading = "Workload"
+    )]
+    pub skip: Option<String>,
     /// Passes over the working set per trial (fio loops); with --replay, replays of the trace.
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub loops: Option<u32>,
@@ -358,6 +367,7 @@ impl RunArgs {
             bssplit: self.bssplit.clone(),
             random_distribution: self.random_distribution.clone(),
             thinktime: self.thinktime.clone().map(TimeValue::Text),
+            skip: self.skip.clone().map(SizeValue::Text),
             loops: self.loops,
             replay: self.replay.as_ref().map(|p| p.display().to_string()),
             speed: self.speed,

@@ -119,8 +119,11 @@ fn unit_of(metric: &str) -> SpeedUnit {
     }
 }
 
+/// A workload's speed over its trials: its throughput, the unit a speed need is written in
+/// (an open loop's headline is its latency from the schedule, `sample::headline`; a decision
+/// still holds its throughput against the needs).
 fn headline(w: &WorkloadRecord) -> Option<Summary> {
-    Summary::of(&w.headline_values())
+    Summary::of(&w.throughput_values())
 }
 
 /// The workload of run `r` named `name`.
@@ -138,7 +141,7 @@ fn workload_facts(
     let metric = h
         .trials
         .iter()
-        .find_map(|t| crate::sample::headline(&h.workload, t))
+        .find_map(|t| crate::sample::headline::throughput(&h.workload, t))
         .map_or_else(String::new, |m| m.0);
     let unit = if metric.is_empty() {
         crate::spec::decide::headline_unit(&h.workload)

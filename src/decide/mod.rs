@@ -22,6 +22,7 @@ pub mod choose;
 pub mod facts;
 pub mod measure;
 pub mod scale;
+pub mod sensitivity;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -250,6 +251,11 @@ pub struct Decision {
     pub relax: Vec<Relax>,
     /// What the reader must know to read the figures right.
     pub notes: Vec<String>,
+    /// The verdicts (a layout's, or the recommendation) that change within the plausible
+    /// range of the risk inputs: URE desktop 1e-14, enterprise 1e-15, 0; AFR x0.5, x1.5.
+    pub flips: Vec<sensitivity::Flip>,
+    /// Those flips in one line, printed beside the verdict (`None`: no verdict changes).
+    pub turns_on: Option<String>,
 }
 
 /// Which optional columns a rendering of the decision shows: one answer for the terminal,
@@ -336,11 +342,13 @@ pub fn decide(
     let workload = choose::check_needs(lab, spec)?;
     let assumptions = scale::assumptions(spec, disk);
     let mut notes = Vec::new();
-    let mut rows: Vec<Row> = lab
-        .layouts
-        .iter()
-        .map(|l| scale::row(l, workload.as_deref(), &assumptions, &mut notes))
-        .collect();
+    let build = |a: &Assumptions, notes: &mut Vec<String>| -> Vec<Row> {
+        lab.layouts
+            .iter()
+            .map(|l| scale::row(l, workload.as_deref(), a, notes))
+            .collect()
+    };
+    let mut rows = build(&assumptions, &mut notes);
     for r in &mut rows {
         r.misses = choose::misses(r, lab, spec);
     }
@@ -353,6 +361,14 @@ pub fn decide(
         Vec::new()
     };
     let sentence = choose::sentence(&rows, &pick, prefer, &relax, &spec.needs);
+    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let flips = sensitivity::flips(
+        &assumptions,
+        &sensitivity::Outcome::of(&rows, pick.best.clone()),
+        &names,
+        &|a| sensitivity::outcome(build(a, &mut Vec::new()), lab, spec),
+    );
+    let turns_on = sensitivity::line(&flips, &assumptions);
     scale::notes(&rows, &assumptions, &mut notes);
     Ok(Decision {
         lab_id: lab.lab_id.clone(),
@@ -373,6 +389,8 @@ pub fn decide(
         sentence,
         relax,
         notes,
+        flips,
+        turns_on,
     })
 }
 

@@ -518,6 +518,13 @@ fn slo_figure(c: &SloCapacity, l: &LayoutFacts) -> Option<Figure> {
                 c.targets
             ),
         ),
+        SloVerdict::AtLeast => (
+            c.capacity?,
+            format!(
+                "{} met at every rate tried, the peak not reached: at least this",
+                c.targets
+            ),
+        ),
         SloVerdict::NoneMet => (0.0, format!("no rate tried met {}", c.targets)),
         SloVerdict::NoTrials => return None,
     };

@@ -549,3 +549,122 @@ fn a_cached_layout_is_modelled_as_its_raid_and_says_so() {
         d.notes
     );
 }
+
+/// The seed case's spec: 2 TB disks of 150 MB/s, at least 70 TB, at most 0.5% in 5 years.
+pub(crate) fn seed_spec() -> DecideSpec {
+    DecideSpec {
+        disk_bytes: Some(2_000_000_000_000),
+        disk: crate::spec::decide::DiskSpeeds {
+            write_mbps: Some(150.0),
+            ..Default::default()
+        },
+        needs: Needs {
+            min_usable: Some(70_000_000_000_000),
+            max_loss_5y: Some(0.005),
+            ..Needs::default()
+        },
+        ..DecideSpec::default()
+    }
+}
+
+/// Issue 40: RAID5 44 + 1 on 2 TB disks is rejected at the desktop URE (97% in 5 years) and
+/// still at enterprise 1e-15 (its rebuild reads 43 x 2 TB = 6.88e14 bits: 1 - e^-0.688 = 50%
+/// per failure, ~80% in 5 years), but without unreadable sectors only a second failure in
+/// the 5.56 h window loses data: 44 x 43 x lambda^2 x 5.556 h = 3.4e-8 per hour, 0.15% in 5
+/// years, under the 0.5% need. By hand the need is met once 44 lambda x p(URE) stays under
+/// the 7e-4 a year left over: p = 1.0e-3, URE = 1.0e-3 / 6.88e14 = 1.5e-18 per bit.
+#[test]
+fn a_rejection_that_turns_on_the_ure_says_where() {
+    let d = decide(&pod(), &seed_spec(), None).unwrap();
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+    assert_eq!(d.flips.len(), 1, "{:#?}", d.flips);
+    let f = &d.flips[0];
+    assert_eq!(f.layout.as_deref(), Some("md-raid5-44+1s"));
+    assert_eq!(f.input, sensitivity::Input::Ure);
+    assert_eq!(f.at, 0.0);
+    assert_eq!(f.then, "qualifies");
+    assert!((1.2e-18..1.8e-18).contains(&f.flips_at), "{}", f.flips_at);
+    // Either side of the value named, the decision says what the flip says.
+    let at = |ure: f64| {
+        let mut s = seed_spec();
+        s.risk.ure = Some(ure);
+        decide(&pod(), &s, None).unwrap()
+    };
+    assert!(!row(&at(f.flips_at * 1.01), "md-raid5-44+1s").qualifies());
+    assert!(row(&at(f.flips_at * 0.99), "md-raid5-44+1s").qualifies());
+    let line = d.turns_on.as_deref().unwrap();
+    eprintln!("{line}");
+    assert_eq!(
+        line,
+        format!(
+            "Turns on the risk inputs (stated URE 1.0e-14/bit, AFR 1.57%): md-raid5-44+1s qualifies at URE below {:.1e}/bit.",
+            f.flips_at
+        )
+    );
+    // The renderings print it beside the sentence: tests of report::text::decide and
+    // report::html::decision.
+    let json = serde_json::to_value(&d).unwrap();
+    assert_eq!(json["turns_on"], line);
+    assert_eq!(json["flips"][0]["input"], "ure");
+}
+
+/// Preferring usable space, RAID5 wins wherever it qualifies: the recommendation itself turns
+/// on the URE, at the same value.
+#[test]
+fn a_recommendation_that_turns_on_the_ure_is_named() {
+    let mut spec = seed_spec();
+    spec.prefer = Some(Prefer::Usable);
+    let d = decide(&pod(), &spec, None).unwrap();
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+    eprintln!("{}", d.turns_on.as_deref().unwrap_or_default());
+    let best = d.flips.iter().find(|f| f.layout.is_none()).unwrap();
+    assert_eq!(best.then, "md-raid5-44+1s");
+    let row5 = d.flips.iter().find(|f| f.layout.is_some()).unwrap();
+    assert!((best.flips_at / row5.flips_at - 1.0).abs() < 1e-6);
+    assert!(
+        d.turns_on
+            .as_deref()
+            .unwrap()
+            .contains("; md-raid5-44+1s is recommended at URE below 1."),
+        "{:?}",
+        d.turns_on
+    );
+}
+
+/// A RAID6 that meets its need by a small margin is rejected at one and a half times the AFR:
+/// its loss goes with lambda^2, so x1.5 is x2.25 (0.143% -> 0.32%); a need of 0.2% is crossed
+/// at sqrt(0.2 / 0.143) = x1.18 of 1.57%: 1.86%.
+#[test]
+fn a_qualifying_layout_rejected_at_a_higher_afr_says_where() {
+    let mut spec = seed_spec();
+    spec.needs.max_loss_5y = Some(0.002);
+    let d = decide(&pod(), &spec, None).unwrap();
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+    let f = d
+        .flips
+        .iter()
+        .find(|f| f.input == sensitivity::Input::Afr)
+        .unwrap();
+    assert_eq!(f.layout.as_deref(), Some("md-raid6-43+2s"));
+    eprintln!("{}", d.turns_on.as_deref().unwrap_or_default());
+    assert!((0.0183..0.0189).contains(&f.flips_at), "{}", f.flips_at);
+    assert!(f.then.starts_with("loss 5y 0.3"), "{}", f.then);
+    assert!(
+        d.turns_on
+            .as_deref()
+            .unwrap()
+            .contains("md-raid6-43+2s is rejected at AFR above 1.8"),
+        "{:?}",
+        d.turns_on
+    );
+}
+
+/// No verdict changes anywhere in the range: no flip, no line, in any rendering.
+#[test]
+fn no_line_when_no_verdict_turns_on_the_risk_inputs() {
+    // Only a usable need: RAID10 misses it whatever the risk; RAID6 stays the safest.
+    let d = decide(&pod(), &needs(Some(200_000_000_000_000), None), None).unwrap();
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+    assert!(d.flips.is_empty(), "{:#?}", d.flips);
+    assert_eq!(d.turns_on, None);
+}

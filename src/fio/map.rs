@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::FioError;
+use super::geometry::{self, RangeSizes};
 use super::jobfile::{JobFile, JobOption, parse_fio_size, parse_fio_time_ns};
 use super::rate::{FioRate, Mix};
 use crate::spec::{RawWorkload, SizeValue, Suite, TimeValue, Workload};
@@ -45,6 +46,10 @@ pub const MAPPED: &[&str] = &[
     "rate",
     "rate_iops",
     "rate_process",
+    "bsrange",
+    "blocksize_range",
+    "filesize",
+    "create_on_open",
 ];
 
 /// Options accepted because they change nothing iolab measures or does differently.
@@ -195,6 +200,16 @@ struct JobMapper {
     stonewall: bool,
     verify: bool,
     rate: FioRate,
+    /// `bs` in bytes (fio's default 4k), for the holes' arithmetic.
+    bs: Option<u64>,
+    /// `rw=write:112k`: bytes skipped after each IO.
+    skip: i64,
+    /// `bsrange`, with its option for a refusal.
+    bsrange: Option<(RangeSizes, JobOption)>,
+    /// `filesize`: the file's size.
+    filesize: Option<u64>,
+    /// `create_on_open=1`, for its refusal.
+    create_on_open: Option<JobOption>,
     targets: Vec<String>,
     unsupported: Vec<String>,
     notes: Vec<String>,
@@ -252,9 +267,30 @@ impl JobMapper {
                 if v.contains([',', ':']) {
                     self.refuse_value(o, "one block size for reads and writes");
                 } else if let Some(b) = self.size(o) {
+                    self.bs = Some(b);
                     self.raw.bs = Some(bytes_value(b));
                 }
             }
+            "bsrange" | "blocksize_range" => {
+                if v.contains(',') {
+                    return self.refuse_value(o, "one range for reads and writes");
+                }
+                match geometry::bsrange_sizes(&v) {
+                    Ok(r) => self.bsrange = Some((r, o.clone())),
+                    Err(e) => self.refuse_value(o, &e),
+                }
+            }
+            "filesize" => {
+                if v.contains(['-', ':']) {
+                    self.refuse_value(
+                        o,
+                        "fio picks each file's size at random in a range; give one size",
+                    );
+                } else {
+                    self.filesize = self.size(o);
+                }
+            }
+            "create_on_open" => self.create_on_open = truthy(o).then(|| o.clone()),
             "iodepth" => self.raw.qd = self.number(o).map(|n| n.min(u64::from(u32::MAX)) as u32),
             "numjobs" => {
                 if let Some(n) = self.number(o) {
@@ -336,7 +372,11 @@ impl JobMapper {
     }
 
     fn pattern(&mut self, o: &JobOption, v: &str) {
-        let p = match v.trim() {
+        let (name, suffix) = match v.split_once(':') {
+            Some((n, s)) => (n.trim(), Some(s)),
+            None => (v.trim(), None),
+        };
+        let p = match name {
             "read" => "read",
             "write" => "write",
             "randread" => "randread",
@@ -347,6 +387,32 @@ impl JobMapper {
                 return self.refuse_value(o, "use read, write, randread, randwrite, rw or randrw");
             }
         };
+        self.skip = 0;
+        if let Some(suffix) = suffix {
+            match p {
+                "read" | "write" => match geometry::hole(suffix) {
+                    Some(skip) => self.skip = skip,
+                    None => {
+                        return self.refuse_value(
+                            o,
+                            "give the bytes to skip after each IO, e.g. write:112k",
+                        );
+                    }
+                },
+                "rw" => {
+                    return self.refuse_value(
+                        o,
+                        "fio's holes keep one position per direction; iolab's rw is one stream",
+                    );
+                }
+                _ => {
+                    return self.refuse_value(
+                        o,
+                        "iolab draws a new random offset for every IO (fio's :N keeps N in a row)",
+                    );
+                }
+            }
+        }
         self.raw.pattern = Some(p.to_string());
     }
 
@@ -380,9 +446,28 @@ impl JobMapper {
         if !self.direct_set {
             r.direct = Some(false);
         }
+        if let Some((sizes, o)) = self.bsrange.clone() {
+            if r.bssplit.is_some() {
+                self.refuse_value(
+                    &o,
+                    "with bssplit, fio caps the split's sizes to the range: give one of them",
+                );
+            }
+            // fio: a range replaces bs, wherever each was set.
+            match sizes {
+                RangeSizes::One(b) => {
+                    self.bs = Some(b);
+                    r.bs = Some(bytes_value(b));
+                }
+                RangeSizes::Split(t) => r.bssplit = Some(t),
+            }
+        }
         if r.bssplit.is_some() {
             // fio: bssplit overrides bs, wherever each was set.
             r.bs = None;
+        }
+        if self.skip != 0 {
+            r.skip = Some(crate::spec::holes::skip_value(self.skip));
         }
         if matches!(r.pattern.as_deref(), Some("randrw" | "rw")) {
             r.read_pct = Some(self.read_pct.unwrap_or(50));
@@ -396,7 +481,14 @@ impl JobMapper {
             r.fsync_at_end = None;
             r.sync = None;
         }
-        r.size = self.size.map(bytes_value);
+        if let Some(o) = self.create_on_open.clone() {
+            self.refuse_value(
+                &o,
+                "fio then neither lays out nor preallocates the file: the job's open creates it empty when missing, so writes allocate as they go and reads find what is there; iolab lays its file out first",
+            );
+        }
+        // fio: filesize is the file's size; size then only the bytes to move.
+        r.size = self.filesize.or(self.size).map(bytes_value);
         let jobs = self.numjobs.max(1);
         let mix = Mix {
             reads: !matches!(r.pattern.as_deref(), Some("write" | "randwrite")),
@@ -421,9 +513,10 @@ impl JobMapper {
             r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
         } else {
             r.time = self.runtime_ns.map(|ns| TimeValue::Secs(ns as f64 / 1e9));
+            let bs = self.bs.unwrap_or(4096);
             r.io_size = self
                 .io_size
-                .or(self.size)
+                .or_else(|| geometry::one_pass_bytes(self.size, self.filesize, bs, self.skip))
                 .map(|b| bytes_value(b.saturating_mul(jobs)));
         }
         r
@@ -457,6 +550,14 @@ impl JobMapper {
                 }
             }
             "random_distribution" => match crate::spec::Distribution::parse(v) {
+                // fio reads a zone's percents as whole numbers (atoi): 5.5 would be 5 there.
+                Ok(crate::spec::Distribution::Zoned { zones })
+                    if zones
+                        .iter()
+                        .any(|z| z.access_pct.fract() != 0.0 || z.size_pct.fract() != 0.0) =>
+                {
+                    self.refuse_value(o, "fio reads whole percents");
+                }
                 Ok(d) => self.raw.random_distribution = Some(d.describe()),
                 Err(e) => self.refuse_value(o, &e),
             },
@@ -581,6 +682,78 @@ mod tests {
         assert_eq!(
             c.notes.iter().filter(|n| n.contains("open loop")).count(),
             2
+        );
+    }
+
+    /// Issue 40: what fio's examples use that iolab can say exactly (rand-zones.fio,
+    /// tiobench-example.fio, cross-stripe-verify.fio's holes, filesize).
+    #[test]
+    fn zones_ranges_holes_and_file_sizes_convert_as_fio_runs_them() {
+        let c = conv(
+            "[zones]\nsize=2g\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\n",
+            false,
+        )
+        .unwrap();
+        let w = c.suite.workloads[0].io().unwrap();
+        assert_eq!(w.distribution.describe(), "zoned:50/5:30/15:20/80");
+        let e = conv(
+            "[z]\nrw=randread\nrandom_distribution=zoned:50/5.5:50/94.5\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("fio reads whole percents"), "{e}");
+
+        // tiobench: bsrange=4k-4k is bs=4k; 4k-16k is fio's four equal shares.
+        let c = conv("[t]\nrw=write\nbs=8k\nbsrange=4k-4k\nsize=1m\n", false).unwrap();
+        assert_eq!(c.suite.workloads[0].io().unwrap().block_size, 4096);
+        let c = conv("[t]\nrw=randread\nbsrange=4k-16k\n", false).unwrap();
+        let b = c.suite.workloads[0].io().unwrap().bssplit.clone().unwrap();
+        assert_eq!(b.describe(), "4KiB/25:8KiB/25:12KiB/25:16KiB/25");
+        let e = conv("[t]\nrw=randread\nbsrange=512-4k\n", false).unwrap_err();
+        assert!(e.to_string().contains("'bsrange' value '512-4k'"), "{e}");
+        let e = conv("[t]\nrw=randread\nbsrange=4k-8k\nbssplit=4k/100\n", false).unwrap_err();
+        assert!(e.to_string().contains("caps the split's sizes"), "{e}");
+
+        // Holes: 16k written, 112k skipped; a pass that ends early moves what fio moves (8
+        // writes of 64k on 1m with 60k holes, measured with fio 3.33).
+        let c = conv("[h]\nrw=write:112k\nbs=16k\nsize=1m\n", false).unwrap();
+        let w = c.suite.workloads[0].io().unwrap();
+        assert_eq!((w.skip, w.total_bytes), (112 * 1024, Some(1 << 20)));
+        let c = conv("[h]\nrw=write:60k\nbs=64k\nsize=1m\n", false).unwrap();
+        assert_eq!(
+            c.suite.workloads[0].io().unwrap().total_bytes,
+            Some(512 << 10)
+        );
+        let c = conv("[b]\nrw=read:-8k\nbs=4k\nsize=128m\n", false).unwrap();
+        assert_eq!(c.suite.workloads[0].io().unwrap().skip, -8192);
+        let toml = crate::spec::suite_to_toml(&c.suite);
+        assert!(toml.contains("skip = \"-8KiB\""), "{toml}");
+        for (job, why) in [
+            ("rw=randread:8", "new random offset for every IO"),
+            ("rw=rw:4k", "one position per direction"),
+            ("rw=write:x", "bytes to skip"),
+        ] {
+            let e = conv(&format!("[h]\n{job}\n"), false).unwrap_err();
+            assert!(e.to_string().contains(why), "{job}: {e}");
+        }
+
+        // filesize is the file: size the bytes moved, bounded by it (fio lowers size to it).
+        let c = conv("[f]\nrw=randread\nfilesize=1m\nsize=256k\n", false).unwrap();
+        let w = c.suite.workloads[0].io().unwrap();
+        assert_eq!((w.size, w.total_bytes), (Some(1 << 20), Some(256 << 10)));
+        let c = conv("[f]\nrw=read\nfilesize=1m\nsize=4m\n", false).unwrap();
+        let w = c.suite.workloads[0].io().unwrap();
+        assert_eq!((w.size, w.total_bytes), (Some(1 << 20), Some(1 << 20)));
+        let e = conv("[f]\nrw=read\nfilesize=1k-4k\n", false).unwrap_err();
+        assert!(e.to_string().contains("at random in a range"), "{e}");
+
+        // create_on_open: 0 is fio's default; 1 changes what the file is when IO starts.
+        assert!(conv("[c]\nrw=write\nsize=1m\ncreate_on_open=0\n", false).is_ok());
+        let e = conv("[c]\nrw=write\nsize=1m\ncreate_on_open=1\n", false).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("j.fio:4: option 'create_on_open' value '1' is not supported by iolab (fio then neither lays out"),
+            "{e}"
         );
     }
 

@@ -6,6 +6,7 @@
 //! and clocks, `rate` turns fio's rate caps into an open loop), and `record` turns fio's results into a stored run. No fio code is
 //! used: only its documented formats.
 
+pub mod geometry;
 pub mod jobfile;
 pub mod json;
 pub mod map;

@@ -363,7 +363,7 @@ pub fn summarize(
                 rows.push(HostRow::failed(name, why));
                 continue;
             };
-            if let Some((k, _)) = crate::sample::headline(w, &h.sample) {
+            if let Some((k, _)) = crate::sample::headline::throughput(w, &h.sample) {
                 headline = if k.ends_with("mbps") { "mbps" } else { "iops" }.into();
             }
             let op = h

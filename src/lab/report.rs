@@ -217,12 +217,13 @@ pub struct LabSlo {
 }
 
 impl LabSlo {
-    /// The table's cell: `2,010 IOPS, degraded 1,190` (`none met`, `>=` when met at peak).
+    /// The table's cell: `2,010 IOPS, degraded 1,190` (`none met`, `>=` when met at the peak or
+    /// at every rate the search reached).
     pub fn cell(&self) -> String {
         use crate::stats::slo::SloVerdict;
         let one = |c: &crate::stats::slo::SloCapacity| match c.verdict {
             SloVerdict::Capacity => crate::units::format_rate(c.capacity.unwrap_or(0.0)),
-            SloVerdict::MetAtPeak => {
+            SloVerdict::MetAtPeak | SloVerdict::AtLeast => {
                 format!(">={}", crate::units::format_rate(c.capacity.unwrap_or(0.0)))
             }
             SloVerdict::NoneMet => "none met".into(),

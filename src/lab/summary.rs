@@ -204,7 +204,9 @@ fn lab_slo(
         .collect()
 }
 
-/// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians.
+/// Degraded over healthy: the geometric mean over workloads of the ratio of headline medians,
+/// as speeds (1.0 = no loss, below 1 slower): a latency headline (an open loop's, from the
+/// schedule) counts healthy over degraded, so twice the latency reads 0.5 like half the IOPS.
 pub fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
     let med = |r: &RunRecord, name: &str| -> Option<f64> {
         let wr = r.workloads.iter().find(|w| w.workload.name == name)?;
@@ -214,7 +216,8 @@ pub fn degraded_ratio(h: &RunRecord, d: &RunRecord) -> Option<f64> {
     for w in &h.workloads {
         if let (Some(a), Some(b)) = (med(h, &w.workload.name), med(d, &w.workload.name)) {
             if a > 0.0 && b > 0.0 {
-                logs.push((b / a).ln());
+                let up = crate::sample::headline::kind(&w.workload).higher_is_better();
+                logs.push(if up { (b / a).ln() } else { (a / b).ln() });
             }
         }
     }

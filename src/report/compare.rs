@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use crate::output::text_table;
 use crate::report::labels;
 use crate::sample::RunRecord;
+use crate::sample::headline;
 use crate::stats::{HIGH_CV, Ratio, Summary};
 
 pub use crate::stats::compare::{
@@ -68,14 +69,19 @@ pub fn format_ratio(r: &Ratio) -> String {
     }
 }
 
-/// The cell text; `!` marks a high coefficient of variation.
-fn cell_text(c: &Option<Cell>) -> String {
+/// The cell text; `!` marks a high coefficient of variation, `NOT SUSTAINED` an open loop's
+/// sustained share below the mark (the run fell short of the asked rate).
+fn cell_text(row: &CompareRow, c: &Option<Cell>) -> String {
     match c {
         None => "-".to_string(),
         Some(c) => {
             let mut s = format_estimate(&c.summary);
             if c.high_cv {
                 s.push_str(" !");
+            }
+            if headline::is_sustained_key(&row.metric) && headline::short_of_rate(c.summary.median)
+            {
+                s.push_str(" NOT SUSTAINED");
             }
             s
         }
@@ -115,7 +121,7 @@ fn table_cells(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
         ];
         last_w = &row.workload;
         for (i, cell) in row.cells.iter().enumerate() {
-            line.push(cell_text(cell));
+            line.push(cell_text(row, cell));
             if i != c.baseline {
                 line.push(ratio_text(cell));
             }
@@ -162,9 +168,32 @@ fn legend(c: &Comparison) -> Vec<String> {
     }
     if c.rows.iter().any(|r| !r.higher_is_better) {
         l.push("latency rows (µs): lower is better, so a ratio below 1 is an improvement".into());
-        l.push(labels::latency_sentence(&c.latency_kinds));
+        if submit_latency_rows(c) {
+            l.push(labels::latency_sentence(&c.latency_kinds));
+        }
     }
+    l.extend(open_loop_sentence(c));
     l
+}
+
+/// Whether the comparison's latency rows include submit-to-complete ones (a closed loop's,
+/// `*.lat_*`), which the latency sentence explains: a comparison of open loops alone has only
+/// latency from the schedule and service time, which the open-loop sentence explains.
+pub fn submit_latency_rows(c: &Comparison) -> bool {
+    c.open_loops.is_empty() || c.rows.iter().any(|r| r.metric.contains(".lat_"))
+}
+
+/// What an open loop's rows mean and what it is judged by; `None` without open loops.
+pub fn open_loop_sentence(c: &Comparison) -> Option<String> {
+    if c.open_loops.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = c.open_loops.iter().map(|o| o.workload.as_str()).collect();
+    Some(format!(
+        "open loop ({}): judged by latency from schedule (each IO's due time to its completion: what a client waiting for it saw; service time: submission to completion) at p99 and p99.9, not by the IOPS its schedule asked; sustained = achieved/asked IOPS over the window, NOT SUSTAINED below {}",
+        names.join(", "),
+        headline::SUSTAINED_MIN
+    ))
 }
 
 /// Each layout's verdicts (integrity, power cuts, a cache device the lab failed), one line per

@@ -62,10 +62,18 @@ pub struct OpenLoopSummary {
     pub late: u64,
     /// IOs dropped over 1 s behind.
     pub shed: u64,
-    /// Whether every trial kept up.
+    /// Whether every trial kept up (nothing shed, no backlog beyond the queue at the end) and
+    /// each op achieved at least 0.95 of its asked rate (`read_sustained`, `write_sustained`).
     pub sustained: bool,
     /// How late IOs went out (due time to submission), all trials merged.
     pub issue_error: LatencySummary,
+    /// Reads achieved / asked (median over trials; `sample::headline::sustained`), when the
+    /// workload reads on a schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_sustained: Option<f64>,
+    /// Writes achieved / asked, when it writes on a schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_sustained: Option<f64>,
 }
 
 /// Sums the open-loop records of a fixed-rate workload's trials (`None` in a closed loop
@@ -97,14 +105,29 @@ fn open_loop_summary(wr: &crate::sample::WorkloadRecord) -> Option<OpenLoopSumma
         }
     }
     let a = all?;
+    let share = |op: &str| {
+        let v: Vec<f64> = wr
+            .trials
+            .iter()
+            .filter_map(|t| crate::sample::headline::sustained(t, op))
+            .collect();
+        median(&v)
+    };
+    let (read_sustained, write_sustained) = (share("read"), share("write"));
+    let short = [read_sustained, write_sustained]
+        .into_iter()
+        .flatten()
+        .any(crate::sample::headline::short_of_rate);
     Some(OpenLoopSummary {
+        read_sustained,
+        write_sustained,
         asked_iops: a.asked_iops,
         achieved_iops: median(&achieved).unwrap_or(0.0),
         scheduled: a.scheduled,
         issued: a.issued,
         late: a.late,
         shed: a.shed,
-        sustained,
+        sustained: sustained && !short,
         issue_error: a.issue_error.summary(),
     })
 }

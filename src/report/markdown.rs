@@ -99,6 +99,16 @@ fn cell_md(c: Option<&Cell>) -> String {
     s
 }
 
+/// A workload's headline cell in run column `run`, with **sustained 0.83** when an open loop
+/// fell short of its asked rate there.
+fn headline_md(r: &Report, w: &crate::report::html::model::WorkloadView, run: usize) -> String {
+    let mut s = cell_md(w.headline.and_then(|h| r.row(h).cells[run].as_ref()));
+    if let Some(v) = r.short_of_rate(w, run) {
+        let _ = write!(s, " **sustained {v:.2}**");
+    }
+    s
+}
+
 fn run_name(r: &Report, i: usize) -> String {
     let run = &r.comparison.runs[i];
     if run.baseline {
@@ -190,11 +200,7 @@ fn summary(t: &mut String, r: &Report) {
     let rows: Vec<Vec<String>> = (0..r.runs.len())
         .map(|i| {
             std::iter::once(run_name(r, i))
-                .chain(
-                    r.workloads
-                        .iter()
-                        .map(|w| cell_md(w.headline.and_then(|h| r.row(h).cells[i].as_ref()))),
-                )
+                .chain(r.workloads.iter().map(|w| headline_md(r, w, i)))
                 .collect()
         })
         .collect();
@@ -315,7 +321,9 @@ fn notes(t: &mut String, r: &Report) {
         c.confidence * 100.0,
         c.ci_method.name(),
         c.ratio_method.name(),
-        md_text(&crate::report::labels::latency_sentence(&c.latency_kinds))
+        md_text(&crate::report::html::latency_sentences(c, &|s| {
+            format!("Open {}", s.trim_start_matches("open "))
+        }))
     );
 }
 
@@ -332,11 +340,19 @@ fn metrics_table(t: &mut String, r: &Report, w: &crate::report::html::model::Wor
     let rows: Vec<Vec<String>> = (0..r.runs.len())
         .map(|i| {
             std::iter::once(run_name(r, i))
-                .chain(
-                    w.rows
-                        .iter()
-                        .map(|&ri| cell_md(r.row(ri).cells[i].as_ref())),
-                )
+                .chain(w.rows.iter().map(|&ri| {
+                    let row = r.row(ri);
+                    let c = row.cells[i].as_ref();
+                    let short = crate::sample::headline::is_sustained_key(&row.metric)
+                        && c.is_some_and(|c| {
+                            crate::sample::headline::short_of_rate(c.summary.median)
+                        });
+                    let mut s = cell_md(c);
+                    if short {
+                        s.push_str(" **NOT SUSTAINED**");
+                    }
+                    s
+                }))
                 .collect()
         })
         .collect();
@@ -379,11 +395,7 @@ fn lab(o: &mut Out<'_>, r: &Report) {
                 l.rebuild_seconds.map_or("-".into(), secs),
                 md_text(l.integrity.as_deref().unwrap_or("-")),
             ];
-            row.extend(
-                r.workloads
-                    .iter()
-                    .map(|w| cell_md(w.headline.and_then(|h| r.row(h).cells[l.run].as_ref()))),
-            );
+            row.extend(r.workloads.iter().map(|w| headline_md(r, w, l.run)));
             row
         })
         .collect();
@@ -409,11 +421,16 @@ fn lab(o: &mut Out<'_>, r: &Report) {
                     run_name(r, d.healthy),
                     l.rebuild_seconds.map_or("-".into(), secs),
                 ];
-                row.extend(
-                    d.ratios
-                        .iter()
-                        .map(|x| x.as_ref().map_or("-".into(), |x| md_text(&format_ratio(x)))),
-                );
+                row.extend(d.ratios.iter().zip(&r.workloads).map(|(x, w)| {
+                    x.as_ref().map_or("-".into(), |x| {
+                        let lat = if r.headline_is_latency(w) {
+                            " p99 latency"
+                        } else {
+                            ""
+                        };
+                        md_text(&format!("{}{lat}", format_ratio(x)))
+                    })
+                }));
                 Some(row)
             })
             .collect();

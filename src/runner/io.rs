@@ -121,7 +121,11 @@ pub fn run_io_trial(
             (None, Some(_)) => return u64::MAX,
             // Neither: one pass over the working set in all.
             (None, None) => {
-                if seq {
+                if seq && w.skip != 0 {
+                    // With holes, fio's pass may end before `size` bytes (spec::holes::pass_ios).
+                    crate::spec::holes::pass_ios(regs[i].len, w.block_size, w.skip)
+                        .map_or(regs[i].len, |n| (n * w.block_size).min(regs[i].len))
+                } else if seq {
                     regs[i].len
                 } else {
                     (size / w.block_size / t).max(1) * w.block_size

@@ -15,10 +15,10 @@
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
-use crate::sample::OpenLoopSample;
+use crate::sample::{AskedByOp, OpenLoopSample};
 use crate::spec::{Arrivals, OpenLoop};
 
-use super::replay::{PlannedIo, ReplayPlan};
+use super::replay::{PlannedIo, ReplayOp, ReplayPlan};
 
 /// An IO more than this far behind its schedule is shed (dropped, counted) instead of queued
 /// further: by then the rate is long known to be unsustainable, and a backlog without a bound
@@ -46,6 +46,13 @@ pub(super) struct Pace<'p> {
     plan: Option<&'p ReplayPlan>,
     /// The replayed IO last taken off the schedule.
     current: Option<PlannedIo>,
+    /// Reads and writes that went out due inside the window (a rate draws each IO's kind as
+    /// it goes out): what the asked rate is shared out by.
+    drawn: [u64; 2],
+    /// A rate's read share, percent: how IOs that never went out are shared when none did.
+    read_pct: u32,
+    /// Due time of the last IO taken off a rate's schedule, ns.
+    last_due: u64,
 }
 
 impl<'p> Pace<'p> {
@@ -83,12 +90,29 @@ impl<'p> Pace<'p> {
             },
             plan: None,
             current: None,
+            drawn: [0, 0],
+            read_pct: 100,
+            last_due: 0,
         }
     }
 
+    /// The share of a rate's IOs that are reads, percent (100 unless set): what the IOs it
+    /// never issued are counted as when none went out to count by.
+    pub(super) fn with_read_pct(mut self, pct: u32) -> Self {
+        self.read_pct = pct.min(100);
+        self
+    }
+
     /// The schedule of a replay: the plan's IOs at their due times (an as-fast-as-possible
-    /// replay has every IO due at once, bounded by its recorded depth instead).
-    pub(super) fn replay(plan: &'p ReplayPlan, seed: u64) -> Pace<'p> {
+    /// replay has every IO due at once, bounded by its recorded depth instead). The window is
+    /// the worker's, `[ramp_ns, deadline_ns)`: a replay cut short by `--time` leaves the IOs
+    /// due before the deadline it never issued as its backlog.
+    pub(super) fn replay(
+        plan: &'p ReplayPlan,
+        seed: u64,
+        ramp_ns: u64,
+        deadline_ns: u64,
+    ) -> Pace<'p> {
         let first = plan
             .ios
             .first()
@@ -101,17 +125,22 @@ impl<'p> Pace<'p> {
             taken: 0,
             phase_ns: 0.0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            ramp_ns: 0,
-            deadline_ns: u64::MAX,
+            ramp_ns,
+            deadline_ns,
             out: OpenLoopSample {
                 asked_iops: plan.ios.len() as f64 * 1e9 / span,
                 arrivals: "replay".into(),
                 scheduled: plan.ios.len() as u64,
                 replay: Some(Box::new(plan.sample.clone())),
+                asked_by_op: (!plan.as_fast_as_possible)
+                    .then(|| Box::new(replay_asked(plan, ramp_ns, deadline_ns))),
                 ..OpenLoopSample::default()
             },
             plan: Some(plan),
             current: None,
+            drawn: [0, 0],
+            read_pct: 100,
+            last_due: 0,
         }
     }
 
@@ -159,6 +188,7 @@ impl<'p> Pace<'p> {
         if due >= self.ramp_ns && due < self.deadline_ns {
             self.out.scheduled += 1;
         }
+        self.last_due = due;
         self.taken += 1;
         self.next_due = match self.arrivals {
             Arrivals::Fixed => self.phase_ns + self.taken as f64 * self.gap_ns,
@@ -197,6 +227,14 @@ impl<'p> Pace<'p> {
         due
     }
 
+    /// Books the kind of a rate's IO that went out, due at `due`: a read or a write.
+    #[inline]
+    pub(super) fn drew(&mut self, due: u64, read: bool) {
+        if self.plan.is_none() && due >= self.ramp_ns && due < self.deadline_ns {
+            self.drawn[usize::from(!read)] += 1;
+        }
+    }
+
     /// Notes that at `t` an IO was due but every slot was busy.
     #[inline]
     pub(super) fn behind(&mut self, t: u64) {
@@ -212,7 +250,58 @@ impl<'p> Pace<'p> {
             }
             self.advance();
         }
+        if self.plan.is_none() {
+            self.out.asked_by_op = Some(Box::new(self.rate_asked()));
+        }
         self.out
+    }
+
+    /// A rate's asked reads and writes per second over the window: the IOs due inside it,
+    /// those that went out by the kind they drew, those that never did (shed, or waiting at
+    /// the end) shared out as the issued ones were.
+    fn rate_asked(&self) -> AskedByOp {
+        let [r, w] = self.drawn;
+        let unissued = self.out.scheduled.saturating_sub(r + w) as f64;
+        let read_share = if r + w > 0 {
+            r as f64 / (r + w) as f64
+        } else {
+            f64::from(self.read_pct) / 100.0
+        };
+        // The window: up to the deadline, or to the last IO due when the run had none.
+        let end = if self.deadline_ns == u64::MAX {
+            self.last_due
+        } else {
+            self.deadline_ns
+        };
+        let secs = end.saturating_sub(self.ramp_ns).max(1) as f64 / 1e9;
+        AskedByOp {
+            read_iops: (r as f64 + unissued * read_share) / secs,
+            write_iops: (w as f64 + unissued * (1.0 - read_share)) / secs,
+        }
+    }
+}
+
+/// A replay's asked reads and writes per second: the planned IOs of each kind due inside the
+/// window over its length, the recording's (at its speed) or up to the deadline when that
+/// comes first.
+fn replay_asked(plan: &ReplayPlan, ramp_ns: u64, deadline_ns: u64) -> AskedByOp {
+    let mut n = [0u64; 2];
+    for io in plan
+        .ios
+        .iter()
+        .filter(|io| io.due_ns >= ramp_ns && io.due_ns < deadline_ns)
+    {
+        match io.op {
+            ReplayOp::Read => n[0] += 1,
+            ReplayOp::Write => n[1] += 1,
+            ReplayOp::Flush => {}
+        }
+    }
+    let end = (plan.sample.recorded_ns as u64).min(deadline_ns);
+    let secs = end.saturating_sub(ramp_ns).max(1) as f64 / 1e9;
+    AskedByOp {
+        read_iops: n[0] as f64 / secs,
+        write_iops: n[1] as f64 / secs,
     }
 }
 
@@ -308,5 +397,75 @@ mod tests {
         assert_eq!(s.late, 1);
         assert_eq!(s.scheduled, 3000);
         assert_eq!(s.backlog_at_end, 3000 - 1500 - 1);
+    }
+
+    /// The asked rate per op: a rate's IOs by the kind they drew as they went out, the ones
+    /// never issued shared out alike; over the window, so a device that kept up reads 1.
+    #[test]
+    fn a_rate_asks_reads_and_writes_by_what_its_ios_drew() {
+        let o = open(1000.0, Arrivals::Fixed);
+        let mut p = Pace::new(&o, 4096, 1, 0, 1, 0, 1_000_000_000).with_read_pct(70);
+        // 500 IOs go out in the first half second, 4 reads to every write; the rest wait.
+        for k in 0..500u64 {
+            let t = k * 1_000_000;
+            let due = p.take_due(t).expect("due");
+            let due = p.issued(due, t);
+            p.drew(due, k % 5 != 0);
+        }
+        let a = p
+            .finish()
+            .asked_by_op
+            .expect("a rate keeps its asked rate per op");
+        assert!((a.read_iops - 800.0).abs() < 1e-9, "{a:?}");
+        assert!((a.write_iops - 200.0).abs() < 1e-9, "{a:?}");
+        // Nothing went out: the read share of the workload shares the schedule out.
+        let p = Pace::new(&o, 4096, 1, 0, 1, 0, 1_000_000_000).with_read_pct(70);
+        let a = p.finish().asked_by_op.unwrap();
+        assert!((a.read_iops - 700.0).abs() < 1e-9 && (a.write_iops - 300.0).abs() < 1e-9);
+    }
+
+    /// A replay asks what its trace holds: each kind counted from the plan over the
+    /// recording's length, or up to the deadline when `--time` cuts it — and the IOs due
+    /// before that deadline it never issued are its backlog.
+    #[test]
+    fn a_replay_asks_what_its_trace_holds_up_to_the_deadline() {
+        use super::super::replay::PlannedIo;
+        let io = |due_ns: u64, op: ReplayOp| PlannedIo {
+            due_ns,
+            offset: 0,
+            len: 4096,
+            op,
+            depth: 1,
+        };
+        // 2 s recorded: 3 reads and a write a second, and a flush.
+        let mut ios = Vec::new();
+        for s in 0..2u64 {
+            for k in 0..4u64 {
+                let op = if k == 3 {
+                    ReplayOp::Write
+                } else {
+                    ReplayOp::Read
+                };
+                ios.push(io(s * 1_000_000_000 + k * 250_000_000, op));
+            }
+        }
+        ios.push(io(1_900_000_000, ReplayOp::Flush));
+        let plan = ReplayPlan {
+            ios,
+            as_fast_as_possible: false,
+            sample: crate::sample::ReplaySample {
+                recorded_ns: 2e9,
+                ..Default::default()
+            },
+        };
+        let a = Pace::replay(&plan, 1, 0, u64::MAX).finish();
+        let by = a.asked_by_op.unwrap();
+        assert_eq!((by.read_iops, by.write_iops), (3.0, 1.0));
+        assert_eq!(a.backlog_at_end, 0);
+        // Cut at 1 s, nothing issued: the first second's 4 IOs are asked and left waiting.
+        let a = Pace::replay(&plan, 1, 0, 1_000_000_000).finish();
+        let by = a.asked_by_op.unwrap();
+        assert_eq!((by.read_iops, by.write_iops), (3.0, 1.0));
+        assert_eq!(a.backlog_at_end, 4);
     }
 }

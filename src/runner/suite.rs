@@ -148,6 +148,13 @@ pub fn preflight(suite: &Suite, target: &Target, opts: &SuiteOptions) -> Result<
                 path: target.path().to_path_buf(),
             });
         }
+        if io.direct && direct_ok && io.skip.unsigned_abs() % u64::from(target.direct_align) != 0 {
+            return Err(TargetError::MisalignedSkip {
+                skip: io.skip,
+                align: target.direct_align,
+                path: target.path().to_path_buf(),
+            });
+        }
         let laid_out = if target.info.kind == TargetKind::File {
             std::fs::metadata(target.path()).map_or(0, |m| m.len())
         } else {
@@ -648,7 +655,8 @@ pub fn estimate(suite: &Suite, opts: &SuiteOptions) -> Duration {
             // A search runs its own number of trials, within its budget.
             WorkloadKind::Io(io) if io.slo.is_some() => {
                 let slo = io.slo.as_ref().expect("matched");
-                let all = super::io::expected_duration(io) * super::slo::planned_trials(slo);
+                let one = super::slo::trial_window(io, slo) + io.ramp;
+                let all = one * super::slo::planned_trials(slo);
                 slo.budget.map_or(all, |b| all.min(b))
             }
             WorkloadKind::Io(io) => super::io::expected_duration(io) * opts.repeat.max(1),

@@ -266,8 +266,13 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
     ) -> Worker<'p, 'd, E> {
         let w = p.w;
         let mut out = WorkerOut::empty(Some(eng.kind()));
+        let read_pct = match w.pattern {
+            Pattern::Read | Pattern::RandRead => 100,
+            Pattern::Write | Pattern::RandWrite => 0,
+            Pattern::RandRw | Pattern::Rw => u32::from(w.read_pct),
+        };
         let pace = match p.replay {
-            Some(plan) => Some(Pace::replay(plan, p.seed)),
+            Some(plan) => Some(Pace::replay(plan, p.seed, p.ramp_ns, p.deadline_ns)),
             None => w.open_loop.map(|o| {
                 Pace::new(
                     &o,
@@ -278,6 +283,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                     p.ramp_ns,
                     p.deadline_ns,
                 )
+                .with_read_pct(read_pct)
             }),
         };
         if pace.is_some() {
@@ -299,15 +305,12 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 p.seed,
                 &w.distribution,
                 w.bssplit.as_deref(),
-            ),
+            )
+            .with_skip(w.skip),
             comps: Vec::with_capacity(depth as usize + 1),
             out,
             bs: w.block_size as u32,
-            read_pct: match w.pattern {
-                Pattern::Read | Pattern::RandRead => 100,
-                Pattern::Write | Pattern::RandWrite => 0,
-                Pattern::RandRw | Pattern::Rw => u32::from(w.read_pct),
-            },
+            read_pct,
             issued: 0,
             writes_since_sync: 0,
             need_sync: false,
@@ -445,6 +448,9 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 self.slots.free.push(slot);
                 break;
             };
+            if let (Some(pc), Some(d)) = (&mut self.pace, due) {
+                pc.drew(d, op == SlotOp::Read);
+            }
             if let Err(e) = self.queue_one(slot, op, offset, len) {
                 self.slots.free.push(slot);
                 self.fail(e.into());

@@ -25,6 +25,13 @@ fn figure_label(figure: &str) -> Option<&'static str> {
         "lat_p50_us" => "p50 latency (µs)",
         "lat_p99_us" => "p99 latency (µs)",
         "lat_mean_us" => "mean latency (µs)",
+        "sched_p50_us" => "p50 latency from schedule (µs)",
+        "sched_p99_us" => "p99 latency from schedule (µs)",
+        "sched_p99_9_us" => "p99.9 latency from schedule (µs)",
+        "sched_mean_us" => "mean latency from schedule (µs)",
+        "svc_p50_us" => "p50 service time (µs)",
+        "svc_p99_us" => "p99 service time (µs)",
+        "sustained" => "sustained (achieved/asked IOPS)",
         "capacity_iops" => "capacity at the latency target (IOPS)",
         _ => return None,
     })
@@ -120,6 +127,14 @@ mod tests {
         assert_eq!(metric_label("read_file.mbps"), "read file MB/s");
         assert_eq!(metric_label("rand_delete.ops"), "random delete ops/s");
         assert_eq!(metric_label("cached_read.ops"), "cached read ops/s");
+        assert_eq!(
+            metric_label("read.sched_p99_9_us"),
+            "read p99.9 latency from schedule (µs)"
+        );
+        assert_eq!(
+            metric_label("write.sustained"),
+            "write sustained (achieved/asked IOPS)"
+        );
         assert_eq!(metric_label("odd.thing"), "odd.thing");
         assert_eq!(metric_label("plain"), "plain");
     }

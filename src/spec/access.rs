@@ -175,6 +175,58 @@ pub enum Distribution {
     },
 }
 
+/// The zones of `zoned:ACCESS/SIZE:...`. A zone written `ACCESS/` (or `ACCESS`) is open: as
+/// in fio, the open zones share what the others leave of the working set, in whole percents
+/// (`zoned:50/5:30/15:20/` is `50/5:30/15:20/80`; fio's rand-zones.fio).
+fn parse_zones(s: &str, arg: &str) -> Result<Vec<Zone>, String> {
+    let mut zones = Vec::new();
+    let mut open = Vec::new();
+    for z in arg.split(':').map(str::trim).filter(|z| !z.is_empty()) {
+        let (a, b) = z.split_once('/').unwrap_or((z, ""));
+        let access_pct = num(a, "access percent")?;
+        let size_pct = if b.trim().is_empty() {
+            open.push(zones.len());
+            0.0
+        } else {
+            num(b, "size percent")?
+        };
+        if access_pct < 0.0 || (size_pct <= 0.0 && !b.trim().is_empty()) {
+            return Err(format!("'{z}': percentages must be positive"));
+        }
+        zones.push(Zone {
+            access_pct,
+            size_pct,
+        });
+    }
+    if !open.is_empty() && zones.len() == 1 {
+        return Err(format!(
+            "'{s}': one open zone is the whole working set (fio would give it 0%): write random"
+        ));
+    }
+    if !open.is_empty() {
+        let given: f64 = zones.iter().map(|z| z.size_pct).sum();
+        if given.fract() != 0.0 || given >= 100.0 {
+            return Err(format!(
+                "'{s}': open zones (ACCESS/ with no size) share the rest of whole percents; the sizes given add up to {given}%"
+            ));
+        }
+        // fio divides the rest in whole percents: what does not divide is left unaccessed,
+        // and then the sizes do not add up to 100% (refused below).
+        let each = ((100.0 - given) / open.len() as f64).floor();
+        for i in open {
+            zones[i].size_pct = each;
+        }
+    }
+    let access: f64 = zones.iter().map(|z| z.access_pct).sum();
+    let size: f64 = zones.iter().map(|z| z.size_pct).sum();
+    if (access - 100.0).abs() > 0.01 || (size - 100.0).abs() > 0.01 {
+        return Err(format!(
+            "'{s}': the zones' access shares add up to {access}% and their sizes to {size}%; both must be 100%"
+        ));
+    }
+    Ok(zones)
+}
+
 fn num(s: &str, what: &str) -> Result<f64, String> {
     s.trim()
         .parse::<f64>()
@@ -237,28 +289,9 @@ impl Distribution {
             }
             "zoned" => {
                 need("zones")?;
-                let mut zones = Vec::new();
-                for z in arg.split(':').map(str::trim).filter(|z| !z.is_empty()) {
-                    let (a, b) = z
-                        .split_once('/')
-                        .ok_or_else(|| format!("'{z}': a zone is ACCESS%/SIZE%"))?;
-                    let zone = Zone {
-                        access_pct: num(a, "access percent")?,
-                        size_pct: num(b, "size percent")?,
-                    };
-                    if zone.access_pct < 0.0 || zone.size_pct <= 0.0 {
-                        return Err(format!("'{z}': percentages must be positive"));
-                    }
-                    zones.push(zone);
+                Distribution::Zoned {
+                    zones: parse_zones(s, arg)?,
                 }
-                let access: f64 = zones.iter().map(|z| z.access_pct).sum();
-                let size: f64 = zones.iter().map(|z| z.size_pct).sum();
-                if (access - 100.0).abs() > 0.01 || (size - 100.0).abs() > 0.01 {
-                    return Err(format!(
-                        "'{s}': the zones' access shares add up to {access}% and their sizes to {size}%; both must be 100%"
-                    ));
-                }
-                Distribution::Zoned { zones }
             }
             other => {
                 return Err(format!(
@@ -360,6 +393,16 @@ mod tests {
             assert_eq!(d.describe(), s);
             assert_eq!(Distribution::parse(&d.describe()).unwrap(), d);
         }
+        // fio's rand-zones.fio: the last zone takes the rest of the working set.
+        let d = Distribution::parse("zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(d.describe(), "zoned:50/5:30/15:20/80");
+        // Two open zones share it in whole percents, as fio divides it.
+        let d = Distribution::parse("zoned:40/20:30/:30").unwrap();
+        assert_eq!(d.describe(), "zoned:40/20:30/40:30/40");
+        assert_eq!(
+            Distribution::parse("zoned:60/10:40").unwrap().describe(),
+            "zoned:60/10:40/90"
+        );
         assert_eq!(
             Distribution::parse("gauss:5").unwrap(),
             Distribution::Normal { dev_pct: 5.0 }
@@ -370,7 +413,9 @@ mod tests {
             ("pareto:1", "between 0 and 1"),
             ("normal:200", "at most 100"),
             ("zoned:60/10:30/20", "must be 100%"),
-            ("zoned:60", "ACCESS%/SIZE%"),
+            ("zoned:60", "one open zone"),
+            ("zoned:60/11:20/:20/", "sizes to 99%"),
+            ("zoned:60/10.5:40/", "whole percents"),
             ("hot", "unknown distribution"),
             ("zipf:nan", "not a number"),
         ] {

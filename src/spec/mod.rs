@@ -9,6 +9,7 @@
 mod access;
 pub mod decide;
 mod file;
+pub mod holes;
 pub mod lab;
 pub mod locate;
 pub mod profiles;

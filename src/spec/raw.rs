@@ -122,6 +122,10 @@ pub struct RawWorkload {
     /// Pause after each completion before the next IO (fio `thinktime`), e.g. `200us`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<TimeValue>,
+    /// Bytes skipped after each sequential IO (fio `rw=write:112k`: holes): `112k`; negative
+    /// steps back (`-8k` with `bs = 4k` reads backwards, fio `rw=read:-8k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip: Option<SizeValue>,
     /// Passes over the working set (or `io_size`) per trial (fio `loops`); with `replay`,
     /// times the trace is replayed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -190,6 +194,7 @@ impl RawWorkload {
             bssplit,
             random_distribution,
             thinktime,
+            skip,
             loops,
             replay,
             speed,
@@ -304,13 +309,17 @@ impl RawWorkload {
         };
         let (distribution, think_time, loops) =
             self.access(pattern, open_loop.is_some() || slo.is_some())?;
+        let skip = self.skip(pattern, bssplit.is_some())?;
         let replay = self.replay(runtime, total_bytes, open_loop.is_some() || slo.is_some())?;
         if replay.is_some()
-            && (bssplit.is_some() || !distribution.is_uniform() || think_time.is_some())
+            && (bssplit.is_some()
+                || !distribution.is_uniform()
+                || think_time.is_some()
+                || skip != 0)
         {
             return Err(SpecError::field(
                 "replay",
-                "a replay issues the trace's own IOs: drop bssplit, random_distribution and thinktime",
+                "a replay issues the trace's own IOs: drop bssplit, random_distribution, thinktime and skip",
             ));
         }
         Ok(IoWorkload {
@@ -336,6 +345,7 @@ impl RawWorkload {
             bssplit: bssplit.map(Box::new),
             distribution,
             think_time,
+            skip,
             loops,
             replay: replay.map(Box::new),
         })
@@ -621,6 +631,7 @@ impl RawWorkload {
                 r.thinktime = io
                     .think_time
                     .map(|t| TimeValue::Text(format!("{}us", t.as_micros())));
+                r.skip = (io.skip != 0).then(|| super::holes::skip_value(io.skip));
                 r.loops = (io.loops > 1).then_some(io.loops);
                 if let Some(rp) = &io.replay {
                     r.replay = Some(rp.trace.clone());

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::SpecError;
 use super::access::{BsSplit, Distribution};
+use super::locate::SizeValue;
 use super::raw::{MAX_BLOCK_SIZE, RawWorkload, opt_time};
 use super::replay::{OffsetMap, Replay};
 use super::workload::Pattern;
@@ -66,6 +67,40 @@ impl RawWorkload {
         }
         // With a time as well, the time bounds the passes (as fio's runtime bounds its loops).
         Ok((dist, think, loops))
+    }
+
+    /// The bytes skipped after each sequential IO (`skip = "112k"`, `"-8k"`; 0 when unset):
+    /// sequential patterns of one block size only.
+    pub(super) fn skip(&self, pattern: Pattern, mix: bool) -> Result<i64, SpecError> {
+        let Some(v) = &self.skip else {
+            return Ok(0);
+        };
+        let bad = |m: String| SpecError::field("skip", m);
+        let skip = match v {
+            SizeValue::Bytes(b) => *b,
+            SizeValue::Text(t) => {
+                let (neg, t) = match t.trim().strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, t.trim()),
+                };
+                let b = crate::units::parse_bytes(t).map_err(|e| bad(e.to_string()))?;
+                let b = i64::try_from(b).map_err(|_| bad("too large".into()))?;
+                if neg { -b } else { b }
+            }
+        };
+        if skip.unsigned_abs() > MAX_SKIP {
+            return Err(bad("must be within 1TiB either way".into()));
+        }
+        if skip != 0 && pattern.is_random() {
+            return Err(bad(format!(
+                "leaves holes between sequential IOs; a {} workload is random (use read, write or rw)",
+                pattern.name()
+            )));
+        }
+        if skip != 0 && mix {
+            return Err(bad("holes need one block size: drop bssplit or skip".into()));
+        }
+        Ok(skip)
     }
 
     /// The replay settings, when a trace is named; speed and mapping without one are refused.
@@ -130,6 +165,9 @@ impl RawWorkload {
     }
 }
 
+/// The largest hole either way: far beyond any working set a run lays out.
+const MAX_SKIP: u64 = 1 << 40;
+
 #[cfg(test)]
 mod tests {
     use crate::spec::{RawWorkload, SizeValue, TimeValue};
@@ -159,6 +197,17 @@ mod tests {
         let w = r.validate().unwrap();
         assert_eq!(w.io().unwrap().pattern, crate::spec::Pattern::Rw);
         assert_eq!(RawWorkload::from_workload(&w).validate().unwrap(), w);
+        for skip in ["112k", "-8k", "1000"] {
+            let mut r = raw("write");
+            r.skip = Some(SizeValue::Text(skip.into()));
+            let w = r.validate().unwrap();
+            assert_ne!(w.io().unwrap().skip, 0);
+            assert_eq!(
+                RawWorkload::from_workload(&w).validate().unwrap(),
+                w,
+                "{skip}"
+            );
+        }
         let mut r = raw("randread");
         r.replay = Some("t.trace".into());
         r.speed = Some(2.0);
@@ -222,6 +271,21 @@ mod tests {
                     ..raw("randread")
                 },
                 "loops",
+            ),
+            (
+                RawWorkload {
+                    skip: Some(SizeValue::Text("4k".into())),
+                    ..raw("randwrite")
+                },
+                "skip",
+            ),
+            (
+                RawWorkload {
+                    skip: Some(SizeValue::Text("4k".into())),
+                    bssplit: Some("4k/50:8k/50".into()),
+                    ..raw("write")
+                },
+                "skip",
             ),
         ];
         for (r, key) in cases {

@@ -534,6 +534,10 @@ pub struct IoWorkload {
     /// that computes between requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time: Option<Duration>,
+    /// Bytes skipped after each sequential IO (fio `rw=write:112k`); negative steps back
+    /// (fio `rw=read:-8k`). 0: none. `runner::offsets` says where the holes wrap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skip: i64,
     /// Passes over the working set (or `io_size`) in one trial (fio `loops`); 1 by default.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub loops: u32,
@@ -541,6 +545,11 @@ pub struct IoWorkload {
     /// and queue depth from it before the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<super::Replay>>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference.
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 fn one() -> u32 {
@@ -577,6 +586,7 @@ impl Default for IoWorkload {
             bssplit: None,
             distribution: super::Distribution::Uniform,
             think_time: None,
+            skip: 0,
             loops: 1,
             replay: None,
         }

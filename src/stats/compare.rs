@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sample::headline::{self, HeadlineKind};
 use crate::sample::labels;
 use crate::sample::{LatencyKind, RunRecord, RunStatus, Unit};
 use crate::spec::Workload;
@@ -121,6 +122,49 @@ pub struct Comparison {
     /// What each run's latency figures measure, in column order.
     #[serde(default)]
     pub latency_kinds: Vec<LatencyKind>,
+    /// The open-loop workloads (a rate, a replay at its recorded times), which are judged by
+    /// their latency from the schedule and whether each run sustained the asked rate, not by
+    /// the IOPS the schedule fixes; every other workload is judged by its throughput.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_loops: Vec<OpenLoopHeadline>,
+}
+
+/// An open-loop workload's headline across the runs: the rows it is judged by and, per run,
+/// whether the asked rate was sustained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopHeadline {
+    /// Workload name.
+    pub workload: String,
+    /// What it is judged by (`schedule_latency`).
+    pub kind: HeadlineKind,
+    /// The metric keys it is judged by, reads then writes: p99 and p99.9 latency from the
+    /// schedule (lower is better) and the sustained share (`read.sustained`).
+    pub metrics: Vec<String>,
+    /// Per run column: achieved / asked per op (medians over trials), `None` where the run
+    /// lacks the workload.
+    pub sustained: Vec<Option<Sustained>>,
+}
+
+/// How much of its asked rate one run achieved, reads and writes apart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sustained {
+    /// Reads achieved / asked (median over trials), when the workload reads.
+    pub read: Option<f64>,
+    /// Writes achieved / asked, when it writes.
+    pub write: Option<f64>,
+    /// Every op reached at least [`headline::SUSTAINED_MIN`] of its asked rate.
+    pub kept_up: bool,
+}
+
+impl Sustained {
+    /// `reads 0.83, writes 0.80`: each op's share, for notes and marks.
+    pub fn describe(&self) -> String {
+        [("reads", self.read), ("writes", self.write)]
+            .iter()
+            .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.2}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A run's workloads with their metrics summarized over trials.
@@ -191,12 +235,15 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             .map(|v| v.workloads.iter().find(|(w, _)| w.name == *wname))
             .collect();
         workload_notes(wname, &per_run, &headers, baseline, &mut notes);
-        workload_rows(wname, &per_run, &col_order, baseline, opts, &mut rows);
+        let open = is_open_loop(wname, &views);
+        workload_rows(wname, &per_run, &col_order, baseline, opts, open, &mut rows);
         if let Some(row) = capacity_row(wname, runs, baseline, opts) {
             rows.push(row);
         }
     }
 
+    let open_loops = open_loop_headlines(&order, &views, &rows);
+    sustained_notes(&open_loops, &headers, &mut notes);
     let cliffs = cliff_notes(runs, &headers, &mut notes);
     latency_kind_note(runs, &headers, &mut notes);
     Comparison {
@@ -212,17 +259,96 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             .iter()
             .map(|r| LatencyKind::from_notes(&r.notes))
             .collect(),
+        open_loops,
+    }
+}
+
+/// Whether the workload named `wname` is an open loop in any run (its headline latency from
+/// the schedule).
+fn is_open_loop(wname: &str, views: &[RunView<'_>]) -> bool {
+    views.iter().any(|v| {
+        v.workloads
+            .iter()
+            .any(|(w, _)| w.name == wname && headline::kind(w) == HeadlineKind::ScheduleLatency)
+    })
+}
+
+/// The open-loop workloads' headlines: the rows they are judged by, and per run the sustained
+/// shares read from the `*.sustained` rows.
+fn open_loop_headlines(
+    order: &[&str],
+    views: &[RunView<'_>],
+    rows: &[CompareRow],
+) -> Vec<OpenLoopHeadline> {
+    order
+        .iter()
+        .filter(|w| is_open_loop(w, views))
+        .map(|wname| {
+            let row = |key: &str| {
+                rows.iter()
+                    .find(|r| r.workload == *wname && r.metric == key)
+            };
+            let metrics = ["read", "write"]
+                .iter()
+                .flat_map(|op| headline::schedule_keys(op))
+                .filter(|k| row(k).is_some())
+                .collect();
+            let share = |op: &str, i: usize| {
+                row(&format!("{op}.{}", headline::SUSTAINED))
+                    .and_then(|r| r.cells[i].as_ref())
+                    .map(|c| c.summary.median)
+            };
+            let sustained = (0..views.len())
+                .map(|i| {
+                    let (read, write) = (share("read", i), share("write", i));
+                    (read.is_some() || write.is_some()).then(|| Sustained {
+                        read,
+                        write,
+                        kept_up: ![read, write]
+                            .iter()
+                            .flatten()
+                            .any(|v| headline::short_of_rate(*v)),
+                    })
+                })
+                .collect();
+            OpenLoopHeadline {
+                workload: (*wname).to_string(),
+                kind: HeadlineKind::ScheduleLatency,
+                metrics,
+                sustained,
+            }
+        })
+        .collect()
+}
+
+/// A note for every run that did not sustain an open loop's asked rate: its latency from the
+/// schedule then measures the backlog it built, not the layout at that rate.
+fn sustained_notes(open: &[OpenLoopHeadline], headers: &[String], notes: &mut Vec<String>) {
+    for o in open {
+        for (i, s) in o.sustained.iter().enumerate() {
+            if let Some(s) = s.as_ref().filter(|s| !s.kept_up) {
+                notes.push(format!(
+                    "rate not sustained: {} / {}: achieved/asked {} (median of trials; below {}): its latency from the schedule grows with the backlog",
+                    headers[i],
+                    o.workload,
+                    s.describe(),
+                    headline::SUSTAINED_MIN
+                ));
+            }
+        }
     }
 }
 
 /// The rows of one workload: one per metric, in order of first appearance (baseline first),
-/// each cell with its ratio to the baseline's.
+/// each cell with its ratio to the baseline's. An open loop's headline rows come first (p99
+/// and p99.9 latency from the schedule and the sustained share, reads then writes).
 fn workload_rows(
     wname: &str,
     per_run: &[Option<&(&Workload, Vec<MetricSummary>)>],
     col_order: &[usize],
     baseline: usize,
     opts: &CompareOptions,
+    open_loop: bool,
     rows: &mut Vec<CompareRow>,
 ) {
     let mut metrics: Vec<(&str, Unit)> = Vec::new();
@@ -236,6 +362,14 @@ fn workload_rows(
                 }
             }
         }
+    }
+    if open_loop {
+        let first: Vec<String> = ["read", "write"]
+            .iter()
+            .flat_map(|op| headline::schedule_keys(op))
+            .collect();
+        // A stable sort keeps every other row where it was.
+        metrics.sort_by_key(|(n, _)| first.iter().position(|k| k == n).unwrap_or(first.len()));
     }
     for (mname, unit) in metrics {
         let summaries: Vec<Option<&Summary>> = per_run

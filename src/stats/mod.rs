@@ -74,11 +74,12 @@ pub struct Stability {
 }
 
 /// The throughput figure (IOPS, MB/s, ops/s; latencies are left out, their tails are noisy by
-/// nature) whose interval is widest relative to its median; `None` without any.
+/// nature, and so is an open loop's sustained share, which is not a throughput) whose interval
+/// is widest relative to its median; `None` without any.
 pub fn stability(trials: &[TrialSample]) -> Option<Stability> {
     let mut worst: Option<Stability> = None;
     for m in summarize_trials(trials) {
-        if m.unit == Unit::Micros || m.summary.median == 0.0 {
+        if matches!(m.unit, Unit::Micros | Unit::Fraction) || m.summary.median == 0.0 {
             continue;
         }
         let p = m.summary.precision_pct();

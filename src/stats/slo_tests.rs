@@ -101,6 +101,25 @@ fn a_rate_the_device_cannot_sustain_fails_whatever_its_latency() {
 }
 
 #[test]
+fn one_trial_of_three_behind_its_schedule_does_not_fail_a_rate_but_two_do() {
+    // Measured on a busy machine: one trial in eight at half a throttle's rate ended with the
+    // issuing thread descheduled (95 IOs still due); the other seven kept the schedule.
+    let mut ts = vec![
+        trial(Some(1000.0), 100_000, true),
+        trial(Some(1000.0), 100_000, false),
+        trial(Some(1000.0), 100_000, true),
+    ];
+    let c = capacity(&ts, &slo("p99<=2ms"), 32);
+    assert!(c.curve[0].sustained && c.curve[0].meets, "{c:?}");
+    ts.push(trial(Some(2000.0), 100_000, false));
+    ts.push(trial(Some(2000.0), 100_000, true));
+    ts.push(trial(Some(2000.0), 100_000, false));
+    let c = capacity(&ts, &slo("p99<=2ms"), 32);
+    assert!(!c.curve[1].sustained && !c.curve[1].meets, "{c:?}");
+    assert_eq!(c.capacity, Some(1000.0));
+}
+
+#[test]
 fn nothing_met_says_the_lowest_rate_and_its_latency() {
     let ts = vec![
         trial(Some(100.0), 5_000_000, true),
@@ -126,6 +145,17 @@ fn met_everywhere_is_met_at_the_peak() {
     let c = capacity(&ts, &slo("p99<=2ms"), 32);
     assert_eq!(c.verdict, SloVerdict::MetAtPeak);
     assert_eq!(c.capacity, Some(10_000.0));
+}
+
+#[test]
+fn met_below_a_peak_never_tried_is_at_least_not_met_at_the_peak() {
+    // A search whose budget ended after a tenth of the peak: a lower bound, not the peak.
+    let ts = vec![trial(None, 10_000, true), trial(Some(1000.0), 10_000, true)];
+    let c = capacity(&ts, &slo("p99<=2ms"), 32);
+    assert_eq!(c.verdict, SloVerdict::AtLeast);
+    assert_eq!(c.capacity, Some(1000.0));
+    let d = c.describe();
+    assert!(d.contains("at least 1000") && d.contains("10000"), "{d}");
 }
 
 #[test]

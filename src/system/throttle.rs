@@ -121,7 +121,7 @@ pub fn parse_v1(text: &str, dev: &str) -> Option<u64> {
 }
 
 /// The limits on device `dev` in a v2 `io.max` file's text (`8:16 rbps=2097152 wbps=max
-/// riops=max wiops=120` lines; `max` or no line: none), in the order of [`WHAT`].
+/// riops=max wiops=120` lines; `max` or no line: none), in the order of `WHAT`.
 pub fn parse_io_max(text: &str, dev: &str) -> [Option<u64>; 4] {
     let mut out = [None; 4];
     for l in text.lines() {

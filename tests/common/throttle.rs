@@ -153,8 +153,14 @@ impl Throttled {
     /// iolab, to run inside this cgroup (so its IO is throttled): a shell joins the cgroup,
     /// then execs the binary.
     pub(crate) fn command(&self) -> Iolab {
+        self.wrap(Iolab::new())
+    }
+
+    /// `iolab`, set up as its caller wants it (a lab test's world: its state dir and
+    /// database), run inside this cgroup.
+    pub(crate) fn wrap(&self, iolab: Iolab) -> Iolab {
         let procs = format!("{}/cgroup.procs", self.dir.display());
-        Iolab::new().wrap(
+        iolab.wrap(
             "sh",
             ["-c", &format!("echo $$ > {procs} && exec \"$@\""), "x"],
         )

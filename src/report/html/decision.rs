@@ -125,6 +125,9 @@ pub fn section(o: &mut String, d: &Decision) {
         esc(&heading(d)),
         esc(&d.sentence)
     );
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(o, "<p class=\"turns\">{}</p>", esc(t));
+    }
     let slo = d.shows_capacity_at_slo();
     let _ = write!(
         o,
@@ -165,7 +168,8 @@ pub fn section(o: &mut String, d: &Decision) {
 
 #[cfg(test)]
 mod tests {
-    use crate::decide::tests::{needs, pod};
+    use super::{esc, section};
+    use crate::decide::tests::{needs, pod, seed_spec};
 
     #[test]
     fn a_layout_measured_during_its_rebuild_adds_the_rebuilding_column() {
@@ -194,5 +198,23 @@ mod tests {
             html.contains("title=\"1.00GB rebuilt in 10.0s: 100 MB/s per member\""),
             "{html}"
         );
+    }
+
+    /// The sensitivity line is a paragraph after the sentence, and absent without a flip.
+    #[test]
+    fn the_sensitivity_line_follows_the_sentence() {
+        let d = crate::decide::decide(&pod(), &seed_spec(), None).unwrap();
+        let mut html = String::new();
+        section(&mut html, &d);
+        let line = d.turns_on.as_deref().unwrap();
+        assert!(
+            html.contains(&format!("<p class=\"turns\">{}</p>", esc(line))),
+            "{html}"
+        );
+        let d =
+            crate::decide::decide(&pod(), &needs(Some(200_000_000_000_000), None), None).unwrap();
+        let mut html = String::new();
+        section(&mut html, &d);
+        assert!(!html.contains("Turns on"), "{html}");
     }
 }

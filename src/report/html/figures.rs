@@ -64,10 +64,16 @@ pub fn bars(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
                 label: run.header.clone(),
                 value: Some(s.median),
                 interval: s.ci.map(|ci| (ci.lo, ci.hi)),
-                value_text: if cell.high_cv {
-                    format!("{est} !")
-                } else {
-                    est
+                value_text: {
+                    let mut t = if cell.high_cv {
+                        format!("{est} !")
+                    } else {
+                        est
+                    };
+                    if let Some(v) = r.short_of_rate(w, i) {
+                        t.push_str(&format!(" sustained {v:.2}"));
+                    }
+                    t
                 },
                 ratio_text: cell.ratio.as_ref().map(short_ratio),
                 baseline: run.baseline,
@@ -83,9 +89,14 @@ pub fn bars(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
         })
         .collect();
     let caption = format!(
-        "{}: {}, median with 95% interval",
+        "{}: {}, median with 95% interval{}",
         w.name,
-        crate::report::compare::row_label(row)
+        crate::report::compare::row_label(row),
+        if row.higher_is_better {
+            ""
+        } else {
+            " (lower is better)"
+        }
     );
     let c = BarChart {
         title: caption.clone(),

@@ -173,7 +173,7 @@ fn workload(
         .find_map(|(_, _, r)| find(r))
         .and_then(|w| {
             let t = w.trials.first()?;
-            crate::sample::headline(&w.workload, t)
+            crate::sample::headline::throughput(&w.workload, t)
         })
         .is_some_and(|(k, _)| k.ends_with("mbps"));
     let mut views: Vec<HostView> = hosts
@@ -183,7 +183,7 @@ fn workload(
             let trials: &[TrialSample] = w.as_ref().map_or(&[], |w| &w.trials);
             let values: Vec<f64> = trials
                 .iter()
-                .filter_map(|t| crate::sample::headline(&w.as_ref()?.workload, t))
+                .filter_map(|t| crate::sample::headline::throughput(&w.as_ref()?.workload, t))
                 .map(|(_, v)| v)
                 .collect();
             let headline = crate::stats::median(&values).unwrap_or(0.0);

@@ -115,6 +115,25 @@ fn cell_html(c: Option<&Cell>) -> String {
     s
 }
 
+/// Whether `c` is an open loop's sustained share below the mark (`read.sustained` < 0.95).
+fn short_share(row: &crate::report::compare::CompareRow, c: Option<&Cell>) -> bool {
+    crate::sample::headline::is_sustained_key(&row.metric)
+        && c.is_some_and(|c| crate::sample::headline::short_of_rate(c.summary.median))
+}
+
+/// A workload's headline cell in run column `run`, with `sustained 0.83` marked bad when an
+/// open loop fell short of its asked rate there.
+fn headline_html(r: &Report, w: &model::WorkloadView, run: usize) -> String {
+    let mut s = cell_html(w.headline.and_then(|h| r.row(h).cells[run].as_ref()));
+    if let Some(v) = r.short_of_rate(w, run) {
+        let _ = write!(
+            s,
+            " <strong class=\"bad\" title=\"achieved/asked IOPS: the rate was not sustained\">sustained {v:.2}</strong>"
+        );
+    }
+    s
+}
+
 /// Builds the report of `runs` (at least one, in column order): the model, then the notes
 /// gathered from it.
 pub fn build(runs: &[crate::sample::RunRecord], opts: &ReportOptions) -> Report {
@@ -230,10 +249,7 @@ fn summary(o: &mut String, r: &Report) {
             let cells = r
                 .workloads
                 .iter()
-                .map(|w| {
-                    let c = w.headline.and_then(|h| r.row(h).cells[i].as_ref());
-                    format!("<td>{}</td>", cell_html(c))
-                })
+                .map(|w| format!("<td>{}</td>", headline_html(r, w, i)))
                 .collect();
             (format!("<td>{}</td>", run_cell(r, i)), cells)
         })
@@ -407,8 +423,7 @@ fn lab(o: &mut String, r: &Report) {
                 ),
             ];
             for w in &r.workloads {
-                let c = w.headline.and_then(|h| r.row(h).cells[l.run].as_ref());
-                cells.push(format!("<td>{}</td>", cell_html(c)));
+                cells.push(format!("<td>{}</td>", headline_html(r, w, l.run)));
             }
             (format!("<td>{}</td>", run_cell(r, l.run)), cells)
         })
@@ -420,6 +435,18 @@ fn lab(o: &mut String, r: &Report) {
         rows,
     }
     .write(o);
+    degraded_table(o, r, lab, &rebuild);
+    o.push_str("</section>\n");
+}
+
+/// The lab's degraded (and rebuilding) runs against their healthy layouts: each workload's
+/// headline ratio, `p99 latency` beside an open loop's (above 1 slower).
+fn degraded_table(
+    o: &mut String,
+    r: &Report,
+    lab: &model::LabView,
+    rebuild: &dyn Fn(Option<f64>) -> String,
+) {
     let degraded: Vec<_> = lab
         .layouts
         .iter()
@@ -444,10 +471,17 @@ fn lab(o: &mut String, r: &Report) {
                     format!("<td class=\"l\">{}</td>", run_cell(r, d.healthy)),
                     format!("<td>{}</td>", rebuild(l.rebuild_seconds)),
                 ];
-                cells.extend(d.ratios.iter().map(|ratio| {
+                cells.extend(d.ratios.iter().zip(&r.workloads).map(|(ratio, w)| {
+                    let lat = if r.headline_is_latency(w) {
+                        " p99 latency"
+                    } else {
+                        ""
+                    };
                     format!(
                         "<td>{}</td>",
-                        ratio.as_ref().map_or("-".into(), |x| esc(&format_ratio(x)))
+                        ratio
+                            .as_ref()
+                            .map_or("-".into(), |x| esc(&format!("{}{lat}", format_ratio(x))))
                     )
                 }));
                 Some((format!("<td>{}</td>", run_cell(r, l.run)), cells))
@@ -461,7 +495,6 @@ fn lab(o: &mut String, r: &Report) {
         }
         .write(o);
     }
-    o.push_str("</section>\n");
 }
 
 /// A heading per workload, for the lab's tables.
@@ -547,7 +580,14 @@ fn metrics_table(o: &mut String, r: &Report, w: &model::WorkloadView) {
             let cells = w
                 .rows
                 .iter()
-                .map(|&ri| format!("<td>{}</td>", cell_html(r.row(ri).cells[i].as_ref())))
+                .map(|&ri| {
+                    let c = r.row(ri).cells[i].as_ref();
+                    let mut s = cell_html(c);
+                    if short_share(r.row(ri), c) {
+                        s.push_str(" <strong class=\"bad\">not sustained</strong>");
+                    }
+                    format!("<td>{s}</td>")
+                })
                 .collect();
             (format!("<td>{}</td>", run_cell(r, i)), cells)
         })
@@ -586,6 +626,31 @@ fn notes(o: &mut String, r: &Report) {
     o.push_str("</section>\n");
 }
 
+/// What the latency figures mean, as sentences: submit-to-complete (or fio's clat) where a
+/// closed loop's rows are, latency from the schedule where an open loop's are (its sentence
+/// passed through `first`, which makes it start a sentence).
+pub(crate) fn latency_sentences(
+    c: &crate::report::compare::Comparison,
+    first: &dyn Fn(&str) -> String,
+) -> String {
+    let mut out = Vec::new();
+    if crate::report::compare::submit_latency_rows(c) {
+        out.push(crate::report::labels::latency_sentence(&c.latency_kinds));
+    }
+    if let Some(s) = crate::report::compare::open_loop_sentence(c) {
+        out.push(format!("{}.", first(&s)));
+    }
+    out.join(" ")
+}
+
+/// `s` with its first letter in upper case, for a sentence.
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 fn footer(o: &mut String, r: &Report) {
     let c = &r.comparison;
     let _ = writeln!(
@@ -595,7 +660,7 @@ fn footer(o: &mut String, r: &Report) {
         esc(c.ci_method.name()),
         c.confidence * 100.0,
         esc(c.ratio_method.name()),
-        esc(&crate::report::labels::latency_sentence(&c.latency_kinds)),
+        esc(&latency_sentences(c, &upper_first)),
         esc(&r.iolab_version)
     );
 }

@@ -128,6 +128,9 @@ pub struct WorkloadView {
     pub cliffs: Vec<usize>,
     /// Per run column, the answer of its SLO search (`--slo`), with the latency-vs-load curve.
     pub slo: Vec<Option<crate::stats::slo::SloCapacity>>,
+    /// An open loop's sustained rows (`read.sustained`, `write.sustained`): a run short of the
+    /// asked rate is marked beside its headline (empty for a closed loop).
+    pub sustained: Vec<usize>,
 }
 
 /// A degraded run against its healthy layout.
@@ -213,6 +216,23 @@ impl Report {
     /// The unit of a workload's headline figure.
     pub fn headline_unit(&self, w: &WorkloadView) -> Option<Unit> {
         w.headline.map(|h| self.row(h).unit)
+    }
+
+    /// Whether a workload's headline is a latency (an open loop's, from the schedule): its
+    /// ratios read the other way round, above 1 slower.
+    pub fn headline_is_latency(&self, w: &WorkloadView) -> bool {
+        w.headline.is_some_and(|h| !self.row(h).higher_is_better)
+    }
+
+    /// An open loop's lowest sustained share in run column `run` (median over its trials)
+    /// when it fell short of the asked rate; `None` when it kept up or is a closed loop.
+    pub fn short_of_rate(&self, w: &WorkloadView, run: usize) -> Option<f64> {
+        w.sustained
+            .iter()
+            .filter_map(|&i| self.row(i).cells.get(run)?.as_ref())
+            .map(|c| c.summary.median)
+            .reduce(f64::min)
+            .filter(|v| crate::sample::headline::short_of_rate(*v))
     }
 }
 
@@ -415,7 +435,10 @@ fn lab_view(
                         }
                     }) {
                         if let Some(v) = r.filter(|v| *v > 0.0 && v.is_finite()) {
-                            logs.push(v.ln());
+                            // As a speed: an open loop's latency headline counts inverted
+                            // (twice the latency from the schedule is half the speed).
+                            let up = c.rows[h].higher_is_better;
+                            logs.push(if up { v.ln() } else { -v.ln() });
                         }
                     }
                 }
@@ -531,7 +554,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
                 .or_else(|| {
                     rows.iter()
                         .copied()
-                        .find(|&i| c.rows[i].unit != Unit::Micros)
+                        .find(|&i| !matches!(c.rows[i].unit, Unit::Micros | Unit::Fraction))
                 });
             let describe = std::iter::once(baseline)
                 .chain(0..runs.len())
@@ -548,6 +571,11 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
                 series: series_view(runs, &name),
                 cliffs: (0..c.cliffs.len())
                     .filter(|&i| c.cliffs[i].workload == name)
+                    .collect(),
+                sustained: rows
+                    .iter()
+                    .copied()
+                    .filter(|&i| crate::sample::headline::is_sustained_key(&c.rows[i].metric))
                     .collect(),
                 name,
                 describe,

@@ -13,7 +13,7 @@ use super::model::{Note, Report, Severity};
 use super::setup::LayoutFacts;
 
 /// Words that make a free-text note a warning.
-const WARN_WORDS: [&str; 14] = [
+const WARN_WORDS: [&str; 15] = [
     "slow",
     "fits in ram",
     "fail",
@@ -28,6 +28,7 @@ const WARN_WORDS: [&str; 14] = [
     "mismatch",
     "lost",
     "page cache",
+    "not sustained",
 ];
 
 /// Whether a free-text note should be shown as a warning.

@@ -215,6 +215,9 @@ pub fn render_table(d: &Decision) -> String {
     }
     let _ = writeln!(out, "{LEGEND}");
     let _ = writeln!(out, "\n{}", d.sentence);
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(out, "{t}");
+    }
     for n in &d.notes {
         let _ = writeln!(out, "note: {n}");
     }
@@ -255,6 +258,9 @@ pub fn render_markdown(d: &Decision) -> String {
         let _ = writeln!(out, "| {} |", c.join(" | "));
     }
     let _ = writeln!(out, "\n{LEGEND}\n\n{}", md_escape(&d.sentence));
+    if let Some(t) = &d.turns_on {
+        let _ = writeln!(out, "\n{}", md_escape(t));
+    }
     if !d.notes.is_empty() {
         out.push('\n');
         for n in &d.notes {
@@ -267,7 +273,7 @@ pub fn render_markdown(d: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::tests::{needs, pod};
+    use crate::decide::tests::{needs, pod, seed_spec};
 
     #[test]
     fn a_power_column_shows_the_verdict_and_the_rejection_names_it() {
@@ -329,5 +335,22 @@ mod tests {
         println!("{md}");
         assert!(md.contains("| **md-raid6-43+2s** |"), "{md}");
         assert!(md.contains("| ~~md-raid5-44+1s~~ |"), "{md}");
+    }
+
+    /// The line saying which verdict turns on the risk inputs follows the sentence, in the
+    /// terminal and in Markdown; without a flip there is none.
+    #[test]
+    fn the_sensitivity_line_follows_the_sentence() {
+        let d = crate::decide::decide(&pod(), &seed_spec(), None).unwrap();
+        let line = d.turns_on.as_deref().unwrap();
+        assert!(line.starts_with("Turns on the risk inputs"), "{line}");
+        let t = render_table(&d);
+        assert!(t.contains(&format!("{}\n{line}\n", d.sentence)), "{t}");
+        assert!(render_markdown(&d).contains(&format!("\n\n{line}\n")));
+        let d =
+            crate::decide::decide(&pod(), &needs(Some(200_000_000_000_000), None), None).unwrap();
+        assert_eq!(d.turns_on, None);
+        assert!(!render_table(&d).contains("Turns on"));
+        assert!(!render_markdown(&d).contains("Turns on"));
     }
 }
