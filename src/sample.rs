@@ -14,10 +14,12 @@ pub mod headline;
 pub mod integrity;
 pub mod labels;
 pub mod layout_record;
+pub mod note;
 pub mod power;
 pub mod verify;
 pub use headline::headline;
 pub use layout_record::LayoutRecord;
+pub use note::{Note, NoteKind};
 pub use verify::{MAX_REPORTED_MISMATCHES, Mismatch, MismatchKind, VerifySummary};
 
 /// A latency histogram in nanoseconds, with 3 significant figures (relative error < 0.1%).
@@ -415,8 +417,9 @@ pub struct TrialSample {
     pub cpu_user_ns: u64,
     /// System CPU time of the whole process during the trial, ns.
     pub cpu_sys_ns: u64,
-    /// Things the reader must know (fell back to buffered IO, working set fits in RAM, ...).
-    pub notes: Vec<String>,
+    /// Things the reader must know (fell back to buffered IO, working set fits in RAM, ...),
+    /// and how the engine waited, each with its kind ([`Note`]).
+    pub notes: Vec<Note>,
     /// What `--verify` checked in this trial (absent when not verifying).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,

@@ -61,7 +61,8 @@ struct StoreSink<'a> {
     progress: &'a Progress,
     store: Option<&'a mut Store>,
     run_id: String,
-    notes: Vec<String>,
+    /// The run's notes so far, each once with the number of trials that wrote it.
+    notes: crate::sample::note::Merged,
     suite_len: usize,
     live_notes: bool,
 }
@@ -79,9 +80,11 @@ impl Sink for StoreSink<'_> {
 
     fn trial_done(&mut self, index: usize, w: &Workload, t: &TrialSample) -> anyhow::Result<()> {
         let search = matches!(&w.kind, crate::spec::WorkloadKind::Io(io) if io.slo.is_some());
+        // A note about the engine working as designed stays with its trial (the JSON has it;
+        // `--verbose` prints it merged); the run's notes are what every screen shows.
         for n in &t.notes {
-            if !(search && crate::runner::io::is_search_point_note(n)) {
-                self.note(n);
+            if !(n.kind.as_designed() || (search && crate::runner::io::is_search_point_note(n))) {
+                self.add(n, 1);
             }
         }
         if let Some(s) = self.store.as_deref_mut() {
@@ -92,12 +95,17 @@ impl Sink for StoreSink<'_> {
     }
 
     fn note(&mut self, msg: &str) {
-        if !self.notes.iter().any(|n| n == msg) {
-            // A table ends with the notes; in JSON mode they go to stderr as they happen.
-            if self.live_notes {
-                self.progress.println(&format!("iolab: note: {msg}"));
-            }
-            self.notes.push(msg.to_string());
+        self.add(&crate::sample::Note::caveat(msg), 0);
+    }
+}
+
+impl StoreSink<'_> {
+    /// Keeps `note` once, counting the `trials` that wrote it (0: the suite said it).
+    fn add(&mut self, note: &crate::sample::Note, trials: u32) {
+        // A table ends with the notes; in JSON mode they go to stderr as they happen, the
+        // first of each line only.
+        if self.notes.add(note, trials) && self.live_notes {
+            self.progress.println(&format!("iolab: note: {note}"));
         }
     }
 }
@@ -176,7 +184,7 @@ pub fn run_session(
         progress,
         store,
         run_id: record.id.clone(),
-        notes: Vec::new(),
+        notes: crate::sample::note::Merged::default(),
         suite_len: suite.workloads.len(),
         live_notes,
     };
@@ -186,7 +194,7 @@ pub fn run_session(
             sink.note(&n);
         }
     }
-    record.notes = std::mem::take(&mut sink.notes);
+    record.notes = std::mem::take(&mut sink.notes).lines();
     record.workloads = outcome.records;
     record.ended_unix_ms = Some(now_unix_ms());
     record.status = if outcome.interrupted {

@@ -1144,3 +1144,74 @@ fn two_failures_and_the_scrub_on_btrfs_raid6() {
         ]
     );
 }
+
+/// Issue 40: a note about the engine working as designed (io_uring spinning for completions)
+/// is off the lab's default screen, one line with its count under `--verbose`, and in the JSON
+/// both per trial (typed, with its figures) and merged (`as_designed_notes`).
+#[test]
+fn the_labs_spin_note_is_one_merged_line_in_verbose_and_json_only() {
+    need_root_and_loop!();
+    let w = World::new("labnotes");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_spec(
+        dir.path(),
+        "notes.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 1, size = \"256MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"ext4-single\"\nfs = \"ext4\"\n\
+             [workloads]\nrepeat = 3\n\
+             [[workloads.workload]]\nname = \"rr\"\npattern = \"randread\"\nbs = \"4k\"\nqd = 1\n\
+             wait = \"spin\"\ntime = \"200ms\"\nsize = \"16MiB\"\n",
+            w.disk_dir.display()
+        ),
+    );
+    let spec = p.to_str().unwrap();
+    let spin = "io_uring waited for completions by spinning";
+    let lines_with = |out: &Out| -> Vec<String> {
+        format!("{}\n{}", out.stdout, out.stderr)
+            .lines()
+            .filter(|l| l.contains(spin))
+            .map(str::to_string)
+            .collect()
+    };
+    let out = w.lab(&[spec]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("ext4-single"), "{}", out.stdout);
+    assert!(lines_with(&out).is_empty(), "{}", out.stdout);
+
+    let out = w.lab(&[spec, "--verbose"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let lines = lines_with(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with(&format!("note: {spin} in 3 trials (")),
+        "{}",
+        lines[0]
+    );
+
+    let (out, v) = w.lab_json(&p, &[]);
+    assert_eq!(out.code, 0, "{}", World::layouts_summary(&v));
+    let merged = v["as_designed_notes"].as_array().unwrap();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    assert!(
+        merged[0]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{spin} in 3 trials")),
+        "{merged:?}"
+    );
+    let lab_id = v["lab_id"].as_str().unwrap().to_string();
+    // Each trial keeps its own typed note in the stored run.
+    let shown = w.iolab().args(["show", "last", "--json"]).run();
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let run: Value = shown.json();
+    let typed: Vec<&Value> = run["workloads"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["notes"].as_array().unwrap())
+        .filter(|n| n["kind"] == "spun")
+        .collect();
+    assert_eq!(typed.len(), 3, "{run:#}");
+    w.assert_clean(&lab_id);
+}

@@ -532,7 +532,7 @@ fn bad_input_is_refused_with_exit_2_and_writes_nothing() {
     for (args, want) in [
         (vec!["-o", o], "give the runs"),
         (vec!["nosuchrun", "-o", o], "no run matches 'nosuchrun'"),
-        (vec!["--lab", "nolab", "-o", o], "--lab nolab"),
+        (vec!["--lab", "nolab", "-o", o], "no lab matches 'nolab'"),
         (
             vec!["raid5", "-o", "/nonexistent-dir/r.html"],
             "does not exist",

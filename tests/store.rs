@@ -948,6 +948,179 @@ fn list_export_and_rm_work_on_real_files() {
     assert_eq!(left[0].id, b);
 }
 
+/// Two labs of two runs each (the older lab `0a1b2c`, the newer `9f8e7d`) and a run of no
+/// lab after them, oldest first; returns the database and the run ids in that order.
+fn two_labs(dir: &Path) -> (PathBuf, Vec<String>) {
+    let db = dir.join("labs.db");
+    let mut s = Store::open(&db).unwrap();
+    let mut ids = Vec::new();
+    for (i, (lab, label)) in [
+        (Some("0a1b2c"), "old-raid5"),
+        (Some("0a1b2c"), "old-raid6"),
+        (Some("9f8e7d"), "new-raid5"),
+        (Some("9f8e7d"), "new-raid6"),
+        (None, "plain"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = record(Some(label), &[100.0 + i as f64, 102.0, 98.0]);
+        r.started_unix_ms += 1000 * i as u64;
+        r.lab_id = lab.map(str::to_string);
+        ids.push(s.save_run(&r).unwrap());
+    }
+    (db, ids)
+}
+
+/// Issue 40: `last` was not the same word everywhere (`decide last` took the newest lab,
+/// `report --lab last` looked for a lab called `last`). Every command that takes a run or a
+/// lab takes `last` and `last~N`, and a reference that names nothing is named as unknown.
+#[test]
+#[allow(clippy::too_many_lines)] // one table of commands, each with what it must answer
+fn last_and_last_n_mean_the_same_in_every_command_and_unknown_ids_are_named() {
+    let dir = tmp();
+    let (db, ids) = two_labs(dir.path());
+    let iolab = || Iolab::new().db(&db).cwd(dir.path());
+    let ok = |args: &[&str]| -> String {
+        let (code, out, err) = iolab().args(args).run().parts();
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    // Runs: `last` is the newest run, `last~N` the one N before it.
+    let shown = |r: &str| -> String {
+        let v: serde_json::Value = serde_json::from_str(&ok(&["show", r, "--json"])).unwrap();
+        v["id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(shown("last"), ids[4]);
+    assert_eq!(shown("last~1"), ids[3]);
+    assert_eq!(shown("last~4"), ids[0]);
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&["export", "last~2", "last"])).unwrap();
+    let got: Vec<&str> = exported["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[4].as_str()]);
+    let cmp: serde_json::Value =
+        serde_json::from_str(&ok(&["compare", "last~1", "last", "--format", "json"])).unwrap();
+    let cols: Vec<&str> = cmp["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(cols, [ids[3].as_str(), ids[4].as_str()]);
+    let html = dir.path().join("r.html");
+    let html = html.to_str().unwrap();
+    assert!(ok(&["report", "last~1", "last", "-o", html]).contains("(2 runs"));
+
+    // Labs: `last` is the lab of the newest lab run, `last~1` the one before, a prefix works.
+    let lab_cols = |lab: &str| -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["compare", "--lab", lab, "--format", "json"])).unwrap();
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(lab_cols("last"), [ids[2].clone(), ids[3].clone()]);
+    assert_eq!(lab_cols("last~1"), [ids[0].clone(), ids[1].clone()]);
+    assert_eq!(lab_cols("9f"), lab_cols("9f8e7d"));
+    let listed = |lab: &str| -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["list", "--lab", lab, "--json"])).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed("last"), [ids[3].clone(), ids[2].clone()]);
+    assert_eq!(listed("last~1"), [ids[1].clone(), ids[0].clone()]);
+    assert!(ok(&["report", "--lab", "last", "-o", html]).contains("(2 runs"));
+    let pushed: serde_json::Value = serde_json::from_str(&ok(&[
+        "store",
+        "push",
+        "--to",
+        dir.path().join("team.db").to_str().unwrap(),
+        "--lab",
+        "last~1",
+        "--json",
+    ]))
+    .unwrap();
+    let mut copied: Vec<&str> = pushed["copied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    copied.sort_unstable();
+    let mut old = [ids[0].as_str(), ids[1].as_str()];
+    old.sort_unstable();
+    assert_eq!(copied, old);
+    let plan = |lab: &'static str| {
+        vec![
+            "plan",
+            "--from-lab",
+            lab,
+            "--disks",
+            "6",
+            "--disk-size",
+            "4TB",
+            "--layouts",
+            "raid6",
+        ]
+    };
+    // `decide` and `plan --from-lab` resolve the same way: the lab they name in what they
+    // answer is the one `last~1` means (these records have no single-disk layout to plan from).
+    let (_, _, err) = iolab().args(plan("last~1")).run().parts();
+    assert!(err.contains("--from-lab 0a1b2c"), "{err}");
+    let (_, out, err) = iolab()
+        .args(["decide", "last~1", "--format", "json"])
+        .run()
+        .parts();
+    assert!(
+        !err.contains("no lab matches") && (out.contains("0a1b2c") || err.contains("0a1b2c")),
+        "{out}{err}"
+    );
+
+    // Unknown references are named as unknown, exit 2, one line, in every command.
+    let unknown_run = "no run matches 'zzz'";
+    let unknown_lab = "no lab matches 'zzz'; give a lab id, a unique prefix of it, `last` or `last~N` (2 labs are stored";
+    let past_the_labs = "no lab matches 'last~2'; give a lab id";
+    for (args, want) in [
+        (vec!["show", "zzz"], unknown_run),
+        (vec!["export", "zzz"], unknown_run),
+        (vec!["rm", "zzz"], unknown_run),
+        (vec!["compare", "last", "zzz"], unknown_run),
+        (vec!["report", "zzz", "-o", html], unknown_run),
+        (vec!["show", "last~5"], "no run matches 'last~5'"),
+        (vec!["compare", "--lab", "zzz"], unknown_lab),
+        (vec!["report", "--lab", "zzz", "-o", html], unknown_lab),
+        (vec!["list", "--lab", "zzz"], unknown_lab),
+        (vec!["decide", "zzz"], unknown_lab),
+        (plan("zzz"), unknown_lab),
+        (
+            vec!["store", "push", "--to", html, "--lab", "zzz"],
+            unknown_lab,
+        ),
+        (vec!["compare", "--lab", "last~2"], past_the_labs),
+        (vec!["decide", "last~2"], past_the_labs),
+    ] {
+        let (code, _, err) = iolab().args(&args).run().parts();
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // `rm` takes them too, and deletes only what they name.
+    assert!(ok(&["rm", "last~1"]).contains(&format!("removed {}", ids[3])));
+    assert_eq!(shown("last~1"), ids[2]);
+}
+
 #[test]
 fn bad_references_and_bad_files_are_one_line_errors() {
     let dir = tmp();

@@ -14,7 +14,9 @@ use std::process::Command;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use common::vm::{RAND_READ_4K, SEQ_WRITE_1M, VmLab, layout, qemu_on, vm_or_skip, workloads_tail};
+use common::vm::{
+    RAND_READ_4K, SEQ_WRITE_1M, VmLab, layout, qemu_on, run_vm_lab, vm_or_skip, workloads_tail,
+};
 use common::*;
 
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
@@ -509,6 +511,75 @@ fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
     assert!(stderr.contains("VM"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     lab.assert_nothing_left();
+}
+
+/// Issue 40: where `/dev/kvm` opens but the kernel prints nothing under it, the first `--vm`
+/// waited 90 s before falling back to TCG. The KVM try is told in seconds (a kernel under KVM
+/// reaches `/init` within a second or two): `IOLAB_VM_KVM=frozen` makes it a real qemu whose
+/// CPU never starts, silent like that KVM, on any machine. The lab then boots under TCG, the
+/// try cost about 5 s, and one note says so (a frozen try leaves no verdict behind).
+#[test]
+fn a_kvm_try_that_prints_nothing_costs_seconds_and_one_note() {
+    if !vm_or_skip(&[]) {
+        return;
+    }
+    let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lab = Lab::new("iolab-vmkvm");
+    let spec = lab.spec(
+        &("[[layout]]\nname = \"ext4\"\nfs = \"ext4\"\n".to_string()
+            + &workloads_tail("8MiB", "200ms", &[RAND_READ_4K])),
+    );
+    let markers = || -> Vec<PathBuf> {
+        std::fs::read_dir("/var/cache/iolab/vm")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("kvm-unusable"))
+            .filter(|m| m.exists())
+            .collect()
+    };
+    let before = markers();
+    let (code, v, stderr, wall) = run_vm_lab(lab.iolab().env("IOLAB_VM_KVM", "frozen"), &spec, &[]);
+    eprintln!(
+        "frozen KVM try: exit {code}, wall {wall:.0} s, vm {:#}",
+        v["vm"]
+    );
+    assert_eq!(code, 0, "{stderr}\n{v:#}");
+    assert_eq!(v["environment"], "vm (tcg)", "{v:#}");
+    assert_eq!(v["layouts"][0]["status"], "ok", "{v:#}");
+    let tried = v["vm"]["kvm_try_seconds"].as_f64().unwrap_or(-1.0);
+    assert!((4.5..9.0).contains(&tried), "the try took {tried} s: {v:#}");
+    let kvm: Vec<&str> = stderr.lines().filter(|l| l.contains("KVM")).collect();
+    assert_eq!(kvm.len(), 1, "{stderr}");
+    let want =
+        "note: KVM cannot run this kernel here (nothing on the console within 5 s; the try took ";
+    assert!(kvm[0].starts_with(want), "{}", kvm[0]);
+    assert!(
+        kvm[0].ends_with(" s): using software emulation (TCG)"),
+        "a frozen try leaves no verdict to mention: {}",
+        kvm[0]
+    );
+    assert_eq!(
+        markers(),
+        before,
+        "a frozen try must not decide for the machine"
+    );
+    // The TCG boot came after, with its own time; the try's seconds are not in it.
+    let boots = v["vm"]["boot_seconds"].as_array().unwrap();
+    assert_eq!(boots.len(), 1, "{v:#}");
+    lab.assert_nothing_left();
+    let (code, _, stderr) = parts(
+        lab.cmd()
+            .env("IOLAB_VM_KVM", "sometimes")
+            .args(["lab", &spec.to_string_lossy(), "--vm"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("IOLAB_VM_KVM=sometimes: give auto, off or frozen"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! `iolab compare`: stored runs side by side, with ratios and significance.
 //!
-//! Runs are referred to as `cli::db` describes (id, prefix, label, `last`, `last~N`); `--lab ID`
-//! adds every run of a lab.
+//! Runs are referred to as `cli::db` describes (id, prefix, label, `last`, `last~N`); `--lab LAB`
+//! (an id, a prefix, `last`, `last~N`) adds every run of a lab.
 
 use std::process::ExitCode;
 
 use super::Context;
-use super::db::{load_all, open_for, select_runs};
+use super::db::{load_all, open_for, resolve_lab, select_runs};
 use super::out::emit;
 use crate::output::Format;
 use crate::report::compare::{self as cmp, CompareOptions};
@@ -17,8 +17,9 @@ pub struct CompareArgs {
     /// Runs to compare: id, unique id prefix, label, `last` or `last~N`.
     #[arg(value_name = "RUN", required_unless_present = "lab")]
     pub runs: Vec<String>,
-    /// Every run of this lab (`iolab lab` prints its id), in the order they ran.
-    #[arg(long, value_name = "ID")]
+    /// Every run of this lab (`iolab lab` prints its id; a unique prefix, `last` or `last~N`
+    /// too), in the order they ran.
+    #[arg(long, value_name = "LAB")]
     pub lab: Option<String>,
     /// The run the others are divided by (default: the first RUN); added as the first column
     /// when it is not among RUN.
@@ -42,7 +43,12 @@ pub fn compare(ctx: &Context, a: CompareArgs) -> anyhow::Result<ExitCode> {
         a.runs.clone()
     };
     let store = open_for(ctx, &refs)?;
-    let (ids, baseline) = select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
+    let lab = a
+        .lab
+        .as_deref()
+        .map(|l| resolve_lab(&store, l))
+        .transpose()?;
+    let (ids, baseline) = select_runs(&store, &a.runs, lab.as_deref(), a.baseline.as_deref())?;
     if ids.len() < 2 {
         return Err(super::usage(
             "compare needs at least two different runs: give two RUNs, or one RUN and --baseline RUN",

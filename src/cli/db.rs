@@ -3,7 +3,8 @@
 //! mistakes exit 2, the rest 1).
 //!
 //! Runs are referred to by id, unique id prefix, label (the newest run with it), `last` or
-//! `last~N`. A reference that matches nothing, or more than one run, exits 2 with one line.
+//! `last~N`; labs by id, unique id prefix, `last` or `last~N`, in every command that takes
+//! one. A reference that matches nothing, or more than one, exits 2 with one line.
 
 use std::path::PathBuf;
 
@@ -125,8 +126,8 @@ pub(crate) fn load_all(store: &Store, ids: &[String]) -> anyhow::Result<Vec<RunR
 }
 
 /// The runs a comparison or report covers, in column order: the references given, then every
-/// run of `lab` in the order they ran, with the baseline first when it is not among them.
-/// Returns the ids and the baseline's id.
+/// run of `lab` (a lab id, as [`resolve_lab`] gives it) in the order they ran, with the
+/// baseline first when it is not among them. Returns the ids and the baseline's id.
 pub(crate) fn select_runs(
     store: &Store,
     refs: &[String],
@@ -187,46 +188,10 @@ fn lab_baseline_run(store: &Store, lab_runs: &[String]) -> anyhow::Result<Option
     Ok(None)
 }
 
-/// The lab a reference names: an exact lab id, `last` (the newest run's lab), or a unique
-/// prefix.
+/// The lab a reference names: `last` / `last~N`, an exact lab id or a unique prefix
+/// ([`Store::resolve_lab`]); one that names none is a usage error saying so.
 pub(crate) fn resolve_lab(store: &Store, reference: &str) -> anyhow::Result<String> {
-    let runs = store.list(&RunFilter::default()).map_err(store_err)?;
-    let mut labs: Vec<String> = Vec::new();
-    for id in runs.into_iter().filter_map(|r| r.lab_id) {
-        if !labs.contains(&id) {
-            labs.push(id);
-        }
-    }
-    let r = reference.trim();
-    if r == "last" {
-        return labs.first().cloned().ok_or_else(|| {
-            super::usage(format!(
-                "no lab in {} yet: run `iolab lab SPEC` first",
-                store.location()
-            ))
-        });
-    }
-    if labs.iter().any(|l| l == r) {
-        return Ok(r.to_string());
-    }
-    let matches: Vec<&String> = labs
-        .iter()
-        .filter(|l| !r.is_empty() && l.starts_with(r))
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(super::usage(format!(
-            "no lab '{r}' in {}: `iolab list` shows lab ids (or give `last`)",
-            store.location()
-        ))),
-        many => Err(super::usage(format!(
-            "'{r}' matches labs {}: give more of the id",
-            many.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
+    store.resolve_lab(reference).map_err(store_err)
 }
 
 /// The lab's runs, in the order its layouts ran.

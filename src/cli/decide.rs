@@ -148,7 +148,7 @@ impl DecideFlags {
     after_help = "Examples:\n  iolab decide last --disk-size 8TB --min-usable 200TB --max-loss-5y 1%\n  iolab decide 3f2a9c1e --prefer speed --min seq-write-1m=400MB/s --format json\n\nThe needs start from the [decide] table the lab ran with; flags replace its values. See docs/decide.md."
 )]
 pub struct DecideArgs {
-    /// The lab: its id (`iolab list` shows them), a unique prefix of it, or `last`.
+    /// The lab: its id (`iolab list` shows them), a unique prefix of it, `last` or `last~N`.
     #[arg(value_name = "LAB")]
     pub lab: String,
     /// Take the needs from this lab spec's [decide] table instead of the stored one.

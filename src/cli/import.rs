@@ -79,7 +79,7 @@ pub fn import(ctx: &Context, a: ImportArgs) -> anyhow::Result<ExitCode> {
         match store.save_run(&rec) {
             Ok(id) => {
                 rec.id = id;
-                print!("{}", crate::report::terminal::run_table(&rec));
+                print!("{}", crate::report::terminal::run_table(&rec, false));
                 println!(
                     "imported {name} as run {} (iolab show {}; iolab compare {} ...)",
                     rec.id, rec.id, rec.id

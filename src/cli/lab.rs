@@ -160,6 +160,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let copies = decided_runs(&a, &spec, &runs);
+    let notes = LabNotes::of(&runs);
     let lab::summary::Conclusion {
         comparison,
         records,
@@ -176,6 +177,7 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         comparison.as_ref(),
         decision.as_ref().and_then(|d| d.as_ref().ok()),
         saved.is_ok(),
+        &notes,
     )?;
     saved?;
     decision.transpose()?;
@@ -266,7 +268,47 @@ pub(super) fn decide_needs(
     }
 }
 
-/// Prints the lab's report in the chosen format; `saved`: its runs are in the store.
+/// The notes of a lab's runs its screen says, each merged over the trials that wrote it (one
+/// line, not one per trial).
+struct LabNotes {
+    /// Workers kept from their CPUs, per run (its label first): the tail may be the machine's,
+    /// so the default screen says it.
+    cpu_wait: Vec<String>,
+    /// How the engine waited, over the whole lab: `--verbose` and the JSON.
+    as_designed: Vec<String>,
+}
+
+/// A run's trials, every workload's.
+fn trials(r: &RunRecord) -> impl Iterator<Item = &crate::sample::TrialSample> {
+    r.workloads.iter().flat_map(|w| &w.trials)
+}
+
+impl LabNotes {
+    fn of(runs: &[(lab::report::LabRun, RunRecord)]) -> LabNotes {
+        use crate::sample::note::{Merged, NoteKind};
+        let cpu_wait = runs
+            .iter()
+            .flat_map(|(l, r)| {
+                let waited = |n: &crate::sample::Note| matches!(n.kind, NoteKind::CpuWait { .. });
+                let label = r.label.clone().unwrap_or_else(|| l.layout.clone());
+                Merged::of(trials(r), waited)
+                    .lines()
+                    .into_iter()
+                    .map(move |line| format!("{label}: {line}"))
+            })
+            .collect();
+        let as_designed =
+            crate::sample::note::as_designed_lines(runs.iter().flat_map(|(_, r)| trials(r)));
+        LabNotes {
+            cpu_wait,
+            as_designed,
+        }
+    }
+}
+
+/// Prints the lab's report in the chosen format; `saved`: its runs are in the store; `notes`:
+/// the runs' notes, merged (the CPU waits on every screen, how the engine waited with
+/// `--verbose` and in the JSON).
 fn print_report(
     a: &LabArgs,
     spec: &lab::LabSpec,
@@ -274,6 +316,7 @@ fn print_report(
     comparison: Option<&crate::report::compare::Comparison>,
     decision: Option<&crate::decide::Decision>,
     saved: bool,
+    notes: &LabNotes,
 ) -> anyhow::Result<()> {
     match a.format {
         Format::Text | Format::Csv | Format::Html => {
@@ -297,6 +340,10 @@ fn print_report(
             if let Some(d) = decision {
                 println!();
                 print!("{}", crate::report::text::decide::render_table(d));
+            }
+            let shown = notes.as_designed.iter().filter(|_| a.verbose);
+            for n in notes.cpu_wait.iter().chain(shown) {
+                println!("note: {n}");
             }
             if saved && !report.runs.is_empty() {
                 println!(
@@ -328,6 +375,14 @@ fn print_report(
             let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+                obj.insert(
+                    "cpu_wait_notes".into(),
+                    serde_json::to_value(&notes.cpu_wait)?,
+                );
+                obj.insert(
+                    "as_designed_notes".into(),
+                    serde_json::to_value(&notes.as_designed)?,
+                );
                 if let Some(d) = decision {
                     obj.insert("decision".into(), serde_json::to_value(d)?);
                 }

@@ -98,13 +98,13 @@ pub struct PlanOptions {
     )]
     pub fill: String,
 
-    /// Take per-disk speeds from a stored run of one disk (id, prefix, label, `last`: e.g. an
+    /// Take per-disk speeds from a stored run of one disk (id, prefix, label, `last`, `last~N`: e.g. an
     /// `iolab run /dev/sdb` or `iolab disks --bench`) or from a JSON run record file (`iolab run
     /// --json`): sequential MB/s from read/write workloads, IOPS from randread/randwrite ones.
     #[arg(long, value_name = "RUN", conflicts_with = "from_lab")]
     pub disk_from: Option<PathBuf>,
 
-    /// Calibrate from a stored lab (id, prefix or `last`; issue 31): per-disk speeds from the
+    /// Calibrate from a stored lab (id, prefix, `last` or `last~N`; issue 31): per-disk speeds from the
     /// lab's single-disk layout, the rebuild rate per member from the median of its measured
     /// rebuilds. The `--disk-*` and `--rebuild-*` flags win over both.
     #[arg(long, value_name = "LAB")]

@@ -1,9 +1,10 @@
-//! `iolab report RUN... [--baseline RUN] [--lab ID] -o FILE.html`: a self-contained HTML
+//! `iolab report RUN... [--baseline RUN] [--lab LAB] -o FILE.html`: a self-contained HTML
 //! report with charts, or Markdown with SVG charts next to it (`--format md` or a `.md` file).
 //!
 //! Runs are referred to as in `iolab compare`: id, unique id prefix, label, `last`, `last~N`;
-//! `--lab ID` adds every run of a lab, oldest first. Files are written whole (a temporary file
-//! renamed into place), so a failed report never leaves half a page.
+//! `--lab LAB` (an id, a prefix, `last`, `last~N`) adds every run of a lab, oldest first.
+//! Files are written whole (a temporary file renamed into place), so a failed report never
+//! leaves half a page.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,8 +31,9 @@ pub struct ReportArgs {
     /// among RUN.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
-    /// Every run (layout) of this lab, oldest first, after any RUN given.
-    #[arg(long, value_name = "LAB_ID")]
+    /// Every run (layout) of this lab, oldest first, after any RUN given: its id, a unique
+    /// prefix of it, `last` or `last~N`.
+    #[arg(long, value_name = "LAB")]
     pub lab: Option<String>,
     /// The file to write (`.html`, or `.md` for Markdown).
     #[arg(long, short = 'o', value_name = "FILE", required = true)]
@@ -183,7 +185,10 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| a.lab.clone())
         .unwrap_or_default();
     let store = open_existing(ctx, &what)?;
-    let (ids, baseline) = select_runs(&store, &a.runs, a.lab.as_deref(), a.baseline.as_deref())?;
+    let lab = (a.lab.as_deref())
+        .map(|l| super::db::resolve_lab(&store, l))
+        .transpose()?;
+    let (ids, baseline) = select_runs(&store, &a.runs, lab.as_deref(), a.baseline.as_deref())?;
     let runs = load_all(&store, &ids)?;
     let opts = ReportOptions {
         baseline: baseline.and_then(|b| crate::report::compare::index_of(&runs, &b)),
@@ -191,7 +196,7 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         generated_unix_ms: now_unix_ms(),
     };
     let mut report = html::build(&runs, &opts);
-    if let Some(lab) = &a.lab {
+    if let Some(lab) = &lab {
         lab_decision(ctx, lab, &runs, &mut report);
     }
     // An aggregate of `--hosts` alone still gets its per-host charts: its host runs are

@@ -240,6 +240,10 @@ pub struct RunArgs {
     /// Print one JSON document on stdout (diagnostics go to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Also print the notes about the engine working as designed (how io_uring waited for
+    /// completions), one line each for all trials; the JSON always has them.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// A label for the run (used to refer to it and as a column header).
     #[arg(long)]
     pub label: Option<String>,
@@ -417,8 +421,9 @@ fn suite_options(a: &RunArgs, repeat: u32) -> anyhow::Result<SuiteOptions> {
     })
 }
 
-/// The run as a JSON document, or as the table with where it was saved.
-fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()> {
+/// The run as a JSON document, or as the table (`verbose`: with every note) with where it was
+/// saved.
+fn print_run(record: &crate::sample::RunRecord, json: bool, verbose: bool) -> anyhow::Result<()> {
     if json {
         let doc = crate::report::json::run_document(record);
         println!(
@@ -426,7 +431,7 @@ fn print_run(record: &crate::sample::RunRecord, json: bool) -> anyhow::Result<()
             serde_json::to_string_pretty(&doc).context("cannot render JSON")?
         );
     } else if record.workloads.iter().any(|w| !w.trials.is_empty()) {
-        print!("{}", crate::report::terminal::run_table(record));
+        print!("{}", crate::report::terminal::run_table(record, verbose));
         if !record.id.is_empty() {
             println!(
                 "saved as run {} (iolab show {}; iolab compare {} ...)",
@@ -574,7 +579,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
         error,
         interrupted,
     } = result?;
-    print_run(&record, a.json)?;
+    print_run(&record, a.json, a.verbose)?;
     match (error, interrupted) {
         (Some(e), _) => {
             let code = super::exit_code_for(&e);

@@ -27,8 +27,8 @@ pub struct ListArgs {
     /// Only runs whose target path contains this text.
     #[arg(long)]
     pub target: Option<String>,
-    /// Only runs of this lab.
-    #[arg(long, value_name = "LAB_ID")]
+    /// Only runs of this lab: its id, a unique prefix of it, `last` or `last~N`.
+    #[arg(long, value_name = "LAB")]
     pub lab: Option<String>,
     /// At most this many runs (newest first).
     #[arg(long, short = 'n', value_name = "N")]
@@ -93,8 +93,8 @@ pub struct PushArgs {
     /// Only runs with this label.
     #[arg(long)]
     pub label: Option<String>,
-    /// Only runs of this lab.
-    #[arg(long, value_name = "LAB_ID")]
+    /// Only runs of this lab: its id, a unique prefix of it, `last` or `last~N`.
+    #[arg(long, value_name = "LAB")]
     pub lab: Option<String>,
     /// Print JSON (`copied`, `skipped` ids) instead of a summary line.
     #[arg(long)]
@@ -125,10 +125,15 @@ fn push(ctx: &Context, a: PushArgs) -> anyhow::Result<ExitCode> {
             a.to
         )));
     }
+    let lab_id = a
+        .lab
+        .as_deref()
+        .map(|l| super::db::resolve_lab(&from, l))
+        .transpose()?;
     let mut to = Store::open_location(&a.to).map_err(store_err)?;
     let filter = RunFilter {
         label: a.label,
-        lab_id: a.lab,
+        lab_id,
         ..RunFilter::default()
     };
     let t = crate::store::transfer::copy_runs(&from, &mut to, &filter, &mut |_| {})
@@ -168,11 +173,16 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(store_err(e)),
     };
     super::db::mention_leftovers(ctx, &store);
+    let lab_id = a
+        .lab
+        .as_deref()
+        .map(|l| super::db::resolve_lab(&store, l))
+        .transpose()?;
     let filter = RunFilter {
         label: a.label,
         host: a.host,
         target: a.target,
-        lab_id: a.lab,
+        lab_id,
         limit: a.limit,
     };
     let runs = store.list(&filter).map_err(store_err)?;

@@ -135,6 +135,7 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
                         "accel": out.accel.name(),
                         "prepare_seconds": out.prepare_seconds,
                         "boot_seconds": out.boot_seconds.iter().map(|b| b.1).collect::<Vec<_>>(),
+                        "kvm_try_seconds": out.kvm_try_seconds,
                         "lab_seconds": out.lab_seconds,
                         "runs_copied": out.copied,
                         "exit_code": out.exit_code,

@@ -284,18 +284,13 @@ struct Bench<'a> {
     ctl: &'a Control,
     results: Vec<DeviceResult>,
     records: Vec<WorkloadRecord>,
-    notes: Vec<String>,
+    /// The reads' notes, each once (one that many reads wrote with their count).
+    notes: crate::sample::note::Merged,
 }
 
 impl Bench<'_> {
     fn stopped(&self) -> bool {
         self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    fn note(&mut self, n: &str) {
-        if !self.notes.iter().any(|x| x == n) {
-            self.notes.push(n.to_string());
-        }
     }
 
     /// Each device alone, one place at a time. A device whose read fails is marked and the
@@ -333,8 +328,9 @@ impl Bench<'_> {
                             mb_per_sec: read_mbps(&t),
                             parallel_mb_per_sec: None,
                         });
-                        for n in &t.notes {
-                            self.note(n);
+                        // How the engine waited is its own business, not the disk's.
+                        for n in t.notes.iter().filter(|n| !n.kind.as_designed()) {
+                            self.notes.add(n, 1);
                         }
                         self.records.push(WorkloadRecord {
                             workload: w,
@@ -362,7 +358,10 @@ impl Bench<'_> {
             })
             .collect();
         if ok.len() < 2 {
-            self.note("--parallel needs at least two devices that read fine alone: skipped");
+            self.notes.add(
+                &"--parallel needs at least two devices that read fine alone: skipped".into(),
+                0,
+            );
             return Vec::new();
         }
         let mut out = Vec::new();
@@ -407,7 +406,7 @@ impl Bench<'_> {
                             "{} failed when read with the others at {place}: {e}",
                             devs[i].name()
                         );
-                        self.note(&n);
+                        self.notes.add(&n.into(), 0);
                         Vec::new()
                     }
                 };
@@ -471,7 +470,7 @@ pub fn run_bench(
         ctl,
         results: devs.iter().map(empty_result).collect(),
         records: Vec::new(),
-        notes: Vec::new(),
+        notes: crate::sample::note::Merged::default(),
     };
     b.solo(on_step);
     let parallel = if opts.parallel && !b.stopped() {
@@ -480,7 +479,7 @@ pub fn run_bench(
         Vec::new()
     };
     let interrupted = b.stopped();
-    let mut notes = std::mem::take(&mut b.notes);
+    let mut notes = std::mem::take(&mut b.notes).lines();
     let report = analyse(b.results, parallel, devs, opts, &mut notes);
     let record = build_record(
         devs,

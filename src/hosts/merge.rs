@@ -6,7 +6,7 @@
 
 use super::outcome::{Outcome, TrialOnHosts};
 use super::seconds::SecondFigures;
-use crate::sample::{LatencySummary, OpSample, TrialSample};
+use crate::sample::{LatencySummary, Note, NoteKind, OpSample, TrialSample};
 
 /// One host's finished trial, placed on the controller's clock.
 #[derive(Debug, Clone, Copy)]
@@ -446,6 +446,9 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
     let mut acct = crate::sample::IoAccounting::default();
     let (mut cu, mut cs) = (0, 0);
     let mut notes = Vec::new();
+    // The hosts' spin notes as one over all their waits; of their CPU-wait notes, the worst.
+    let mut spun: Option<NoteKind> = None;
+    let mut cpu_wait: Option<(u64, &Note)> = None;
     let mut open_loop: Option<crate::sample::OpenLoopSample> = None;
     for h in st.hosts.iter().flatten() {
         if let Some(o) = &h.sample.open_loop {
@@ -472,10 +475,30 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
         cu += h.sample.cpu_user_ns;
         cs += h.sample.cpu_sys_ns;
         for n in &h.sample.notes {
-            if !notes.contains(n) {
-                notes.push(n.clone());
+            match n.kind {
+                NoteKind::Spun { .. } => spun = Some(spun.map_or(n.kind, |s| s.pool(n.kind))),
+                NoteKind::CpuWait { share_ppm } => {
+                    if cpu_wait.is_none_or(|(worst, _)| share_ppm > worst) {
+                        cpu_wait = Some((share_ppm, n));
+                    }
+                }
+                NoteKind::Caveat => {
+                    if !notes.contains(n) {
+                        notes.push(n.clone());
+                    }
+                }
             }
         }
+    }
+    notes.extend(cpu_wait.map(|(_, n)| n.clone()));
+    if let Some(NoteKind::Spun {
+        found,
+        waits,
+        compared,
+        spin_won,
+    }) = spun
+    {
+        notes.push(Note::spun(found, waits, compared, spin_won));
     }
     // Percentiles from the merged streamed seconds, where a second's merge holds exactly the
     // aggregate's hosts: a host that failed mid-trial streamed seconds it is not counted in.
@@ -489,10 +512,10 @@ pub fn aggregate_sample(st: &TrialOnHosts, agg: &Aggregate, name: &str) -> Trial
         }
     }
     if agg.hosts_ok < agg.hosts_total {
-        notes.push(format!(
+        notes.push(Note::caveat(format!(
             "aggregate of {} of {} hosts",
             agg.hosts_ok, agg.hosts_total
-        ));
+        )));
     }
     TrialSample {
         workload: name.to_string(),

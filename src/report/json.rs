@@ -186,10 +186,13 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
         .collect()
 }
 
-/// The document `iolab run --json` prints.
+/// The document `iolab run --json` prints: the run, a summary per workload, and the notes about
+/// the engine working as designed merged over the trials (each trial's own are in its notes).
 pub fn run_document(run: &RunRecord) -> serde_json::Value {
+    let trials = run.workloads.iter().flat_map(|w| &w.trials);
     serde_json::json!({
         "run": run,
         "summary": summarize(run),
+        "as_designed_notes": crate::sample::note::as_designed_lines(trials),
     })
 }

@@ -220,9 +220,12 @@ fn render_workload(o: &mut String, trials: &[TrialSample]) {
     render_latency(o, trials);
     render_per_second(o, trials);
     for t in trials {
-        for n in &t.notes {
+        for n in t.notes.iter().filter(|n| !n.kind.as_designed()) {
             let _ = writeln!(o, "  note (trial {}): {n}", t.trial);
         }
+    }
+    for line in crate::sample::note::as_designed_lines(trials) {
+        let _ = writeln!(o, "  note: {line}");
     }
 }
 

@@ -20,8 +20,9 @@ fn cv_pct(v: &[f64]) -> Option<f64> {
     Some(var.sqrt() / mean * 100.0)
 }
 
-/// Renders the run table.
-pub fn run_table(run: &RunRecord) -> String {
+/// Renders the run table; `verbose` adds the notes about the engine working as designed
+/// (one line each, merged over the trials), which the default screen leaves to the JSON.
+pub fn run_table(run: &RunRecord, verbose: bool) -> String {
     let mut out = String::new();
     let t = &run.target;
     let fs = match (&t.fs_type, &t.mount_source) {
@@ -49,7 +50,7 @@ pub fn run_table(run: &RunRecord) -> String {
             out.push_str(&super::text::slo::curve(&ws.workload, c));
         }
     }
-    footer(&mut out, run);
+    footer(&mut out, run, verbose);
     out
 }
 
@@ -154,7 +155,7 @@ fn table(out: &mut String, run: &RunRecord) {
 }
 
 /// What follows the table: noisy workloads, verification, notes and how the run ended.
-fn footer(out: &mut String, run: &RunRecord) {
+fn footer(out: &mut String, run: &RunRecord, verbose: bool) {
     let summaries = summarize(run);
     let high_cv: Vec<&str> = summaries
         .iter()
@@ -193,6 +194,12 @@ fn footer(out: &mut String, run: &RunRecord) {
     }
     for n in &run.notes {
         let _ = writeln!(out, "note: {n}");
+    }
+    if verbose {
+        let trials = run.workloads.iter().flat_map(|w| &w.trials);
+        for n in crate::sample::note::as_designed_lines(trials) {
+            let _ = writeln!(out, "note: {n}");
+        }
     }
     match run.status {
         RunStatus::Interrupted => {

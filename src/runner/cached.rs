@@ -82,10 +82,10 @@ pub fn run_cached_trial(
         series,
         cpu_user_ns: ru1.0.saturating_sub(ru0.0),
         cpu_sys_ns: ru1.1.saturating_sub(ru0.1),
-        notes: vec![format!(
+        notes: vec![crate::sample::Note::caveat(format!(
             "cached reads of the same {} block: memory speed, not disk speed",
             crate::units::format_bytes(w.block_size)
-        )],
+        ))],
         verify: None,
         open_loop: None,
     })

@@ -15,7 +15,9 @@ use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::progress::Counters;
-use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint, TrialSample};
+use crate::sample::{
+    IoAccounting, Note, NoteKind, OpSample, OpenLoopSample, SeriesPoint, TrialSample,
+};
 use crate::spec::{EngineKind, IoWorkload};
 
 use super::interval::{IntervalListener, Pool, SecondPercentiles};
@@ -235,6 +237,7 @@ fn merge(
     let mut open_loop: Option<OpenLoopSample> = None;
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
+    // The caveats, as words; the notes with figures are added after.
     let mut notes: Vec<String> = Vec::new();
     let mut first_error = None;
     let mut engine = None;
@@ -322,13 +325,14 @@ fn merge(
     if let Some(ol) = open_loop.as_mut() {
         notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
     }
-    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
         notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
             w.queue_depth
         ));
     }
+    let mut notes: Vec<Note> = notes.into_iter().map(Note::caveat).collect();
+    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     let ((u0, s0), (u1, s1)) = ru;
     Ok(TrialSample {
         workload: name.to_string(),
@@ -350,16 +354,14 @@ fn merge(
 pub const NOTE_NOT_SUSTAINED: &str = "rate not sustained";
 /// How the note on IOs issued late begins.
 pub const NOTE_LATE: &str = "late IOs";
-/// How the note on spinning waits begins.
-pub const NOTE_SPUN: &str = "io_uring waited";
 
 /// Whether a trial note says how one point of an SLO search went (a rate not sustained, IOs
-/// late, the waits): the search's curve says it for every point, so the run does not repeat
-/// it per trial.
-pub fn is_search_point_note(n: &str) -> bool {
-    [NOTE_NOT_SUSTAINED, NOTE_LATE, NOTE_SPUN]
-        .iter()
-        .any(|p| n.starts_with(p))
+/// late): the search's curve says it for every point, so the run does not repeat it per trial.
+pub fn is_search_point_note(n: &Note) -> bool {
+    n.kind == NoteKind::Caveat
+        && [NOTE_NOT_SUSTAINED, NOTE_LATE]
+            .iter()
+            .any(|p| n.text.starts_with(p))
 }
 
 /// An open-loop trial's notes: a replay's fidelity (its length is the workers' end, `end`),
@@ -413,25 +415,9 @@ fn open_loop_notes(ol: &OpenLoopSample, done: u64, elapsed_ns: u64, w: &IoWorklo
 }
 
 /// A note when the workers spun for completions: the CPU time then includes the spinning.
-fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
+fn spin_note(w: crate::engine::WaitCounts) -> Option<Note> {
     let spun = w.spun + w.spun_then_slept;
-    if spun == 0 {
-        return None;
-    }
-    let all = spun + w.slept;
-    let learned = if w.compared > 0 {
-        format!(
-            "; spinning completed IOs faster in {} of {} timed comparisons with sleeping",
-            w.spin_won, w.compared
-        )
-    } else {
-        String::new()
-    };
-    Some(format!(
-        "{NOTE_SPUN} for completions by spinning ({:.0}% of {all} waits found one within \
-         200 us{learned}): CPU time includes the spin; --wait block sleeps instead",
-        100.0 * w.spun as f64 / all as f64
-    ))
+    (spun > 0).then(|| Note::spun(w.spun, spun + w.slept, w.compared.into(), w.spin_won.into()))
 }
 
 /// What a reader must know of how the workers waited: spinning (CPU time includes it), and
@@ -442,16 +428,13 @@ fn wait_notes(
     w: &IoWorkload,
     ops: &[OpSample],
     elapsed_ns: u64,
-) -> Vec<String> {
+) -> Vec<Note> {
     let ios: u64 = ops.iter().map(|o| o.count).sum();
     spin_note(waits)
         .into_iter()
         .chain(sched.and_then(|s| cpu_wait_note(s, w, ios, elapsed_ns)))
         .collect()
 }
-
-/// How the note on workers that waited for a CPU begins.
-pub const NOTE_CPU_WAIT: &str = "workers waited for a CPU";
 
 /// A note when the workers were kept from their CPUs (another process had them) enough to
 /// reach the tail: a completion that came meanwhile waited for its worker, so the latencies
@@ -464,7 +447,7 @@ fn cpu_wait_note(
     w: &IoWorkload,
     ios: u64,
     elapsed_ns: u64,
-) -> Option<String> {
+) -> Option<Note> {
     let (share, how) = match s.wait_ns {
         Some(wait) => (
             wait as f64
@@ -481,13 +464,7 @@ fn cpu_wait_note(
             format!("preempted {} times during {ios} IOs", s.preempted),
         ),
     };
-    (share >= 0.01).then(|| {
-        format!(
-            "{NOTE_CPU_WAIT}: {how} (another process had their CPU): latencies from p{} up may \
-             include that wait, not only the device's",
-            (1000.0 * (1.0 - share.min(1.0))).floor() / 10.0,
-        )
-    })
+    (share >= 0.01).then(|| Note::cpu_wait(&how, share))
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.

@@ -137,6 +137,23 @@ pub enum StoreError {
         /// Some of them.
         candidates: String,
     },
+    /// No lab matches a reference: `labs` are stored (none yet, or fewer than `last~N` asks
+    /// for).
+    #[error("no lab matches '{reference}'; {}", unknown_lab_hint(*.labs))]
+    UnknownLab {
+        /// What was typed.
+        reference: String,
+        /// How many labs the database holds.
+        labs: usize,
+    },
+    /// A prefix matches more than one lab.
+    #[error("'{reference}' matches labs {candidates}; type more of the id")]
+    AmbiguousLab {
+        /// What was typed.
+        reference: String,
+        /// The lab ids it matches.
+        candidates: String,
+    },
     /// `begin_run` was given an id that is taken.
     #[error("run {0} already exists in the results database")]
     DuplicateId(String),
@@ -221,6 +238,8 @@ impl StoreError {
             self,
             StoreError::UnknownRun(_)
                 | StoreError::AmbiguousRun { .. }
+                | StoreError::UnknownLab { .. }
+                | StoreError::AmbiguousLab { .. }
                 | StoreError::NoDefaultPath
                 | StoreError::BadLabel(_)
                 | StoreError::BadUrl { .. }
@@ -443,6 +462,17 @@ pub fn check_label(label: &str) -> Result<()> {
         return bad("is longer than 200 characters; shorten it");
     }
     Ok(())
+}
+
+/// What to give instead of a lab reference that matched none, knowing how many labs there are.
+fn unknown_lab_hint(labs: usize) -> String {
+    match labs {
+        0 => "no lab is stored in this database yet (`iolab lab SPEC` stores one)".into(),
+        n => format!(
+            "give a lab id, a unique prefix of it, `last` or `last~N` ({n} lab{} stored; `iolab list` shows lab ids)",
+            if n == 1 { " is" } else { "s are" }
+        ),
+    }
 }
 
 /// `last` -> 0, `last~N` -> N.

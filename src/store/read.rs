@@ -310,6 +310,57 @@ impl Store {
             }
         }
     }
+
+    /// Turns what a user typed for a lab into a lab id, the way [`Store::resolve`] does for
+    /// runs: `last` / `last~N` (the lab whose newest run is the newest, the one N before it),
+    /// an exact id, a unique id prefix. None matching and an ambiguous prefix are typed errors
+    /// naming what was typed.
+    pub fn resolve_lab(&self, reference: &str) -> Result<String> {
+        let what = "finding a lab";
+        let e = self.err(what);
+        let rows = self.query(
+            what,
+            "SELECT lab_id FROM runs WHERE lab_id IS NOT NULL
+             GROUP BY lab_id ORDER BY MAX(started_ms) DESC, lab_id",
+            &[],
+        )?;
+        let labs: Vec<String> = rows
+            .iter()
+            .map(|row| row.text(0))
+            .collect::<std::result::Result<_, DbError>>()
+            .map_err(&e)?;
+        let r = reference.trim();
+        let unknown = || StoreError::UnknownLab {
+            reference: reference.to_string(),
+            labs: labs.len(),
+        };
+        if let Some(n) = super::parse_last(r) {
+            return usize::try_from(n)
+                .ok()
+                .and_then(|n| labs.get(n).cloned())
+                .ok_or_else(unknown);
+        }
+        if labs.iter().any(|l| l == r) {
+            return Ok(r.to_string());
+        }
+        let lower = r.to_ascii_lowercase();
+        let matches: Vec<&String> = labs
+            .iter()
+            .filter(|l| !r.is_empty() && l.starts_with(&lower))
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(unknown()),
+            many => Err(StoreError::AmbiguousLab {
+                reference: reference.to_string(),
+                candidates: many
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
 }
 
 /// The scalar columns of a trial row (0..=11); series, notes and ops are filled in after.

@@ -7,7 +7,8 @@
 //! uncompressed `vmlinux` from the installed `linux-image-amd64` once per machine;
 //! [`initramfs`] assembles an uncompressed cpio from the host's own busybox, mdadm, lvm2, mkfs
 //! tools, kernel modules and this very iolab binary; [`qemu`] boots it with one virtio disk per
-//! lab disk (sparse files) and a 9p share for the spec in and the results out; [`guest`] writes
+//! lab disk (sparse files) and a 9p share for the spec in and the results out, [`boot`] trying
+//! KVM for a few seconds before software emulation; [`guest`] writes
 //! the guest's copy of the spec and its script; the host then copies the stored runs into its
 //! own store ([`crate::store::transfer`]).
 //!
@@ -17,6 +18,7 @@
 //! Speeds measured under emulation are not the hardware's: every run is labelled
 //! `environment: vm (tcg)` (or `vm (kvm)`).
 
+pub mod boot;
 pub mod cpio;
 pub mod guest;
 pub mod initramfs;

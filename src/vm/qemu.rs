@@ -1,7 +1,7 @@
 //! Booting and watching qemu: the command line, the console read line by line, the bounded
 //! waits that keep a VM that does not boot from hanging the lab, and killing it.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -56,6 +56,10 @@ pub struct VmConfig {
     /// the host can roll a disk's volatile cache back after a power cut
     /// ([`super::writelog`]). Flushes then reach the log, not the host's disk.
     pub write_logs: bool,
+    /// Start with the CPU stopped (qemu's `-S`), so the guest never runs and prints nothing:
+    /// the KVM try of `IOLAB_VM_KVM=frozen` ([`super::boot`]), a KVM that cannot run the
+    /// kernel, on any machine.
+    pub stopped: bool,
 }
 
 /// Console markers `/init` prints.
@@ -119,6 +123,9 @@ pub fn argv(c: &VmConfig, accel: Accel) -> Vec<String> {
     a.push(c.initrd.to_string_lossy().into_owned());
     a.push("-append".into());
     a.push("console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init".into());
+    if c.stopped {
+        a.push("-S".into());
+    }
     for (i, d) in c.disks.iter().enumerate() {
         let mut limits = String::new();
         if let Some((bps, iops)) = c.throttle.get(&i) {
@@ -167,6 +174,9 @@ pub struct Vm {
     child: Child,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// The thread collecting stderr: joined once qemu is dead, so [`Vm::stderr`] then holds
+    /// all of it (an abort's reason is its last words).
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     /// The last console lines, for error messages.
     pub tail: Vec<String>,
     /// When qemu started.
@@ -207,18 +217,21 @@ impl Vm {
         let stderr = Arc::new(Mutex::new(String::new()));
         let err = child.stderr.take();
         let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let Some(mut err) = err else { return };
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            if let Ok(mut g) = sink.lock() {
-                g.push_str(&s);
+        let stderr_reader = std::thread::spawn(move || {
+            let Some(err) = err else { return };
+            // Line by line, so what qemu says while it runs can be read while it runs.
+            for line in BufReader::new(err).split(b'\n').map_while(Result::ok) {
+                if let Ok(mut g) = sink.lock() {
+                    g.push_str(&String::from_utf8_lossy(&line));
+                    g.push('\n');
+                }
             }
         });
         Ok(Vm {
             child,
             lines: rx,
             stderr,
+            stderr_reader: Some(stderr_reader),
             tail: Vec::new(),
             started: Instant::now(),
         })
@@ -257,10 +270,13 @@ impl Vm {
         }
     }
 
-    /// Kills qemu and reaps it.
+    /// Kills qemu and reaps it; its stderr is then complete.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(t) = self.stderr_reader.take() {
+            let _ = t.join();
+        }
     }
 
     /// The last console lines and qemu's stderr, for a message.
@@ -322,6 +338,7 @@ mod tests {
             cpus: 2,
             throttle: [(50, (None, Some(300)))].into_iter().collect(),
             write_logs: false,
+            stopped: false,
         };
         let a = argv(&c, Accel::Tcg);
         let devs: Vec<&String> = a
@@ -371,6 +388,7 @@ mod tests {
             cpus: 2,
             throttle: [(1, (Some(20 << 20), Some(150)))].into_iter().collect(),
             write_logs: false,
+            stopped: false,
         };
         let a = argv(&c, Accel::Tcg).join(" ");
         assert!(
@@ -395,6 +413,12 @@ mod tests {
                 .contains("-accel kvm -cpu host")
         );
         assert_eq!(Accel::Tcg.environment(), "vm (tcg)");
+        assert!(!a.contains(" -S"), "{a}");
+        let stopped = VmConfig {
+            stopped: true,
+            ..c.clone()
+        };
+        assert!(argv(&stopped, Accel::Tcg).iter().any(|x| x == "-S"));
         // Issue 32: with write logs each disk is a blklogwrites node over its file and its log,
         // whose flushes are not dropped above the log, throttled as before.
         let logged = argv(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::guest::{self, RESULTS_DB, SPARE_DISKS};
-use super::qemu::{self, Accel, MARK_DONE, MARK_KERNEL, MARK_READY, Vm, VmConfig};
+use super::qemu::{self, Accel, MARK_DONE, Vm, VmConfig};
 use super::{VmError, initramfs, kernel, prereq, writelog};
 use crate::lab::{Disks, LabSpec};
 use crate::layout::Runner;
@@ -62,6 +62,8 @@ pub struct VmOutcome {
     pub copied: Vec<String>,
     /// Things the user should know (a KVM fallback).
     pub notes: Vec<String>,
+    /// Seconds a KVM try that failed cost before the TCG boot (`None`: no try, or it worked).
+    pub kvm_try_seconds: Option<f64>,
     /// Power cuts made (`powercut` layouts): the VM killed, then booted again on its disks.
     pub power_cuts: usize,
 }
@@ -77,6 +79,7 @@ impl VmOutcome {
             stdout: String::new(),
             copied: Vec::new(),
             notes: Vec::new(),
+            kvm_try_seconds: None,
             power_cuts: 0,
         }
     }
@@ -153,6 +156,7 @@ pub fn run_lab_in_vm(
     console: &mut dyn FnMut(&str, bool),
 ) -> Result<VmOutcome, VmError> {
     let t0 = Instant::now();
+    super::boot::check_env()?;
     let (count, size) = guest::disks_of(spec)?;
     let n = count + SPARE_DISKS;
     let tools = prereq::check()?;
@@ -196,42 +200,23 @@ pub fn run_lab_in_vm(
     });
     let mut out = VmOutcome::new(prepare_seconds);
     let marker = kvm_marker(&cache, &k);
-    let mut accels = Vec::new();
-    if qemu::kvm_openable() && !marker.exists() {
-        accels.push(Accel::Kvm);
-    }
-    accels.push(Accel::Tcg);
-    let mut booted = None;
-    for accel in accels {
+    let mut start = |cfg: &VmConfig, accel: Accel| -> Result<Vm, VmError> {
         if let Some(l) = &logged {
             l.before_boot()?;
         }
-        let mut vm = Vm::start(&cfg, accel, &work.join("console.log"))?;
+        let vm = Vm::start(cfg, accel, &work.join("console.log"))?;
         owner.push(Owned::Process {
             pid: vm.pid(),
             start: process_start(vm.pid()),
             what: "qemu".into(),
         })?;
-        match wait_ready(&mut vm, console) {
-            Ok(secs) => {
-                out.boot_seconds.push((accel, secs));
-                out.accel = accel;
-                booted = Some(vm);
-                break;
-            }
-            Err(VmError::Boot(why)) if accel == Accel::Kvm => {
-                vm.kill();
-                let _ = std::fs::write(&marker, &why);
-                out.notes.push(format!(
-                    "KVM cannot run this kernel here ({why}); using software emulation (TCG)"
-                ));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    let Some(vm) = booted else {
-        return Err(VmError::Boot("no way to run the VM".into()));
+        Ok(vm)
     };
+    let booted = super::boot::boot(&cfg, &marker, &mut start, console, &mut out.notes)?;
+    out.boot_seconds.push((booted.accel, booted.seconds));
+    out.accel = booted.accel;
+    out.kvm_try_seconds = booted.kvm_try_seconds;
+    let vm = booted.vm;
     crate::pause::at("vm booted");
     let t_lab = Instant::now();
     let power = Power {
@@ -295,6 +280,7 @@ fn vm_config(
             .layouts
             .iter()
             .any(|l| l.powercut.is_some_and(|p| p.disk_cache.logs_writes())),
+        stopped: false,
     }
 }
 
@@ -444,59 +430,6 @@ fn check_space(dir: &Path, need: u64) -> Result<(), VmError> {
     Ok(())
 }
 
-/// Waits for the guest to be ready (kernel up within [`qemu::KERNEL_TIMEOUT`], modules and
-/// share within [`qemu::READY_TIMEOUT`]); returns the seconds it took.
-pub(super) fn wait_ready(vm: &mut Vm, console: &mut dyn FnMut(&str, bool)) -> Result<f64, VmError> {
-    let mut kernel_up = false;
-    loop {
-        if crate::signals::stop_requested() {
-            vm.kill();
-            return Err(VmError::Interrupted);
-        }
-        let limit = if kernel_up {
-            qemu::READY_TIMEOUT
-        } else {
-            qemu::KERNEL_TIMEOUT
-        };
-        if vm.started.elapsed() > limit {
-            vm.kill();
-            let what = if kernel_up {
-                "did not load its modules and mount the share"
-            } else {
-                "printed nothing from /init"
-            };
-            return Err(VmError::Boot(format!(
-                "the VM {what} within {} s and was killed: {}",
-                limit.as_secs(),
-                vm.last_words()
-            )));
-        }
-        let e = vm.stderr();
-        if e.contains("KVM internal error") || e.contains("failed to set MSR") {
-            vm.kill();
-            return Err(VmError::Boot(vm.last_words()));
-        }
-        match vm.next_line(Duration::from_millis(200)) {
-            Ok(Some(l)) => {
-                console(&l, false);
-                if l.contains(MARK_KERNEL) {
-                    kernel_up = true;
-                }
-                if l.contains(MARK_READY) {
-                    return Ok(vm.started.elapsed().as_secs_f64());
-                }
-            }
-            Ok(None) => {}
-            Err(status) => {
-                return Err(VmError::Boot(format!(
-                    "the VM stopped before it was ready ({status}): {}",
-                    vm.last_words()
-                )));
-            }
-        }
-    }
-}
-
 /// What the host needs to cut the power and boot again on the same disks.
 struct Power<'a> {
     cfg: &'a VmConfig,
@@ -542,7 +475,7 @@ impl Power<'_> {
                 start: process_start(vm.pid()),
                 what: "qemu".into(),
             })?;
-            let secs = wait_ready(&mut vm, console)?;
+            let secs = super::boot::wait_ready(&mut vm, console, qemu::KERNEL_TIMEOUT)?;
             out.boot_seconds.push((out.accel, secs));
         }
         Ok(())

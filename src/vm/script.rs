@@ -158,6 +158,7 @@ pub fn run_script_in_vm(
     r: &ScriptVm,
     console: &mut dyn FnMut(&str),
 ) -> Result<ScriptOutcome, VmError> {
+    super::boot::check_env()?;
     let tools = prereq::check()?;
     for t in &r.extra_tools {
         prereq::find(t)?;
@@ -197,41 +198,24 @@ pub fn run_script_in_vm(
         cpus: r.cpus,
         throttle: std::collections::BTreeMap::new(),
         write_logs: false,
+        stopped: false,
     };
     let mut notes = Vec::new();
     let marker = super::run::kvm_marker(&cache, &k);
-    let mut accels = Vec::new();
-    if qemu::kvm_openable() && !marker.exists() {
-        accels.push(Accel::Kvm);
-    }
-    accels.push(Accel::Tcg);
     let mut console_lines = |l: &str, _: bool| console(l);
-    for accel in accels {
-        let mut vm = Vm::start(&cfg, accel, &r.work.join("console.log"))?;
-        match super::run::wait_ready(&mut vm, &mut console_lines) {
-            Ok(boot_seconds) => {
-                let t = Instant::now();
-                let exit_code = relay(&mut vm, r.timeout, &mut console_lines)?;
-                return Ok(ScriptOutcome {
-                    share,
-                    accel,
-                    boot_seconds,
-                    script_seconds: t.elapsed().as_secs_f64(),
-                    exit_code,
-                    notes,
-                });
-            }
-            Err(VmError::Boot(why)) if accel == Accel::Kvm => {
-                vm.kill();
-                let _ = std::fs::write(&marker, &why);
-                notes.push(format!(
-                    "KVM cannot run this kernel here ({why}); using software emulation (TCG)"
-                ));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(VmError::Boot("no way to run the VM".into()))
+    let log = r.work.join("console.log");
+    let mut start = |cfg: &VmConfig, accel: Accel| Vm::start(cfg, accel, &log);
+    let mut booted = super::boot::boot(&cfg, &marker, &mut start, &mut console_lines, &mut notes)?;
+    let t = Instant::now();
+    let exit_code = relay(&mut booted.vm, r.timeout, &mut console_lines)?;
+    Ok(ScriptOutcome {
+        share,
+        accel: booted.accel,
+        boot_seconds: booted.seconds,
+        script_seconds: t.elapsed().as_secs_f64(),
+        exit_code,
+        notes,
+    })
 }
 
 /// Relays the console until qemu exits; the script's exit code from `/init`'s marker. Killed

@@ -92,7 +92,7 @@ pub(crate) fn io_trial(workload: &str, n: u32, iops: f64) -> TrialSample {
         },
         cpu_user_ns: 12_345_678,
         cpu_sys_ns: 98_765_432,
-        notes: vec![format!("trial {n} note")],
+        notes: vec![format!("trial {n} note").into()],
         verify: None,
         open_loop: None,
     }

@@ -242,6 +242,10 @@ fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
     for note in &run.notes {
         n.free(format!("{header}: {note}"));
     }
+    let trials = run.workloads.iter().flat_map(|w| &w.trials);
+    for line in crate::sample::note::as_designed_lines(trials) {
+        n.push(Severity::Info, format!("{header}: {line}"));
+    }
     let ram = run.system.ram_bytes;
     for w in &run.workloads {
         let name = &w.workload.name;
@@ -251,13 +255,14 @@ fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
                 format!("{header} / {name}: no trial finished"),
             );
         }
-        // Trial notes repeat from trial to trial: say each once, with the trials it came from.
+        // Trial notes repeat from trial to trial: say each once, with the trials it came from;
+        // how the engine waited is said once for the run, below.
         let mut seen: Vec<(String, Vec<u32>)> = Vec::new();
         for t in &w.trials {
-            for note in &t.notes {
-                match seen.iter_mut().find(|(s, _)| s == note) {
+            for note in t.notes.iter().filter(|n| !n.kind.as_designed()) {
+                match seen.iter_mut().find(|(s, _)| *s == note.text) {
                     Some((_, v)) => v.push(t.trial),
-                    None => seen.push((note.clone(), vec![t.trial])),
+                    None => seen.push((note.text.clone(), vec![t.trial])),
                 }
             }
             let a = &t.accounting;
