@@ -27,8 +27,16 @@ fn instance(pid: u32) -> PathBuf {
         .join(format!("instances/iolab-{pid}"))
 }
 
-/// Starts `iolab capture ARGS --json` and returns once its events are on (the instance's issue
-/// event is enabled), so the IOs that follow are recorded.
+/// The tracepoint pairs a capture enables (issue, complete): request-based devices' and bio
+/// devices' (`Traced::events`).
+const EVENT_PAIRS: [(&str, &str); 2] = [
+    ("block_rq_issue", "block_rq_complete"),
+    ("block_bio_queue", "block_bio_complete"),
+];
+
+/// Starts `iolab capture ARGS --json` and returns once its events are on (both the issue and
+/// the completion event of a pair enabled in its instance), so the IOs that follow are
+/// recorded with their completions.
 fn start_capture(args: &[&str]) -> Child {
     let mut c = Iolab::new()
         .arg("capture")
@@ -39,12 +47,15 @@ fn start_capture(args: &[&str]) -> Child {
     let mut child = c.spawn().expect("spawn iolab capture");
     let inst = instance(child.id());
     let t0 = Instant::now();
+    let enabled = |e: &str| {
+        std::fs::read_to_string(inst.join("events/block").join(e).join("enable"))
+            .is_ok_and(|s| s.trim() == "1")
+    };
     loop {
-        let on = ["block_rq_issue", "block_bio_queue"].iter().any(|e| {
-            std::fs::read_to_string(inst.join("events/block").join(e).join("enable"))
-                .is_ok_and(|s| s.trim() == "1")
-        });
-        if on {
+        if EVENT_PAIRS
+            .iter()
+            .any(|(issue, complete)| enabled(issue) && enabled(complete))
+        {
             break;
         }
         if let Ok(Some(_)) = child.try_wait() {
@@ -60,8 +71,6 @@ fn start_capture(args: &[&str]) -> Child {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The complete event is enabled right after the issue event.
-    std::thread::sleep(Duration::from_millis(100));
     child
 }
 
@@ -70,10 +79,14 @@ fn finish(child: Child) -> Out {
     Out::new("iolab capture".into(), o)
 }
 
+/// A capture's time limit that no workload here comes near: only a test that died before
+/// stopping its capture ever reaches it. The captures end on [`stop_capture`].
+const UNTIL_STOPPED: &str = "180s";
+
 /// Ends a capture with Ctrl-C once the workload is done (a capture of a fixed time could end
 /// before a slow, loaded machine finished the workload): it keeps what it recorded, exits 130
-/// and marks the trace interrupted. The trace read back.
-fn stop_capture(child: Child, out: &Path) -> Trace {
+/// and marks the trace interrupted. Its `--json` document and the trace read back.
+fn stop_capture(child: Child, out: &Path) -> (serde_json::Value, Trace) {
     let stopped = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -83,7 +96,7 @@ fn stop_capture(child: Child, out: &Path) -> Trace {
     assert_eq!(o.code, 130, "{}", o.stderr);
     let t = read_trace(out).unwrap();
     assert!(t.header.interrupted, "the trace says it was stopped early");
-    t
+    (o.json(), t)
 }
 
 fn dd(args: &[&str]) {
@@ -125,7 +138,13 @@ fn capture_records_every_direct_io_of_a_loop_device_exactly() {
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-exact", 64 << 20);
     let out = dir.path().join("exact.trace");
-    let child = start_capture(&[ld.path(), "--time", "3s", "-o", out.to_str().unwrap()]);
+    let child = start_capture(&[
+        ld.path(),
+        "--time",
+        UNTIL_STOPPED,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let pid = child.id();
     let dev = ld.path();
     dd(&[
@@ -143,12 +162,9 @@ fn capture_records_every_direct_io_of_a_loop_device_exactly() {
         "seek=100",
         "oflag=direct",
     ]);
-    let o = finish(child);
-    o.success();
-    let j = o.json();
+    let (j, t) = stop_capture(child, &out);
     let name = ld.dev.file_name().unwrap().to_str().unwrap();
     assert_eq!(j["header"]["device"]["name"], name, "{j}");
-    let t = read_trace(&out).expect("the trace reads back");
     let got = ios_of(&t, "dd");
     let mut want: Vec<(Op, u64, u32)> = (0..50).map(|k| (Op::Read, k * 4096, 4096)).collect();
     want.extend((0..20).map(|k| (Op::Write, (100 + k) * 8192, 8192)));
@@ -182,7 +198,7 @@ fn a_directory_captures_the_device_of_its_filesystem() {
     let child = start_capture(&[
         mnt.to_str().unwrap(),
         "--time",
-        "2s",
+        UNTIL_STOPPED,
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -194,16 +210,13 @@ fn a_directory_captures_the_device_of_its_filesystem() {
         "count=16",
         "oflag=direct",
     ]);
-    let o = finish(child);
-    o.success();
-    let j = o.json();
+    let (j, t) = stop_capture(child, &out);
     let traced = j["traced"].as_str().unwrap();
     assert!(
         traced.contains(ld.path()) && traced.contains("ext4 mounted on"),
         "{traced}"
     );
     assert_eq!(j["header"]["filesystem"], "ext4");
-    let t = read_trace(&out).unwrap();
     let writes: u64 = ios_of(&t, "dd")
         .iter()
         .filter(|w| w.0 == Op::Write)
@@ -528,7 +541,13 @@ fn the_model_of_a_captured_workload_recovers_it() {
     let ld = LoopDev::new("capture-model", 512 << 20);
     no_merges(&ld);
     let out = dir.path().join("mix.trace");
-    let child = start_capture(&[ld.path(), "--time", "180s", "-o", out.to_str().unwrap()]);
+    let child = start_capture(&[
+        ld.path(),
+        "--time",
+        UNTIL_STOPPED,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     Iolab::new()
         .args([
             "run",
@@ -558,7 +577,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
         ])
         .run()
         .success();
-    let t = stop_capture(child, &out);
+    let (_, t) = stop_capture(child, &out);
     assert_model_of_the_mix(&t);
     let spec = Iolab::new()
         .args(["spec", "--from-trace", out.to_str().unwrap()])
@@ -618,7 +637,13 @@ fn the_model_of_a_fio_workload_recovers_it() {
     )
     .unwrap();
     let out = dir.path().join("fio.trace");
-    let child = start_capture(&[ld.path(), "--time", "180s", "-o", out.to_str().unwrap()]);
+    let child = start_capture(&[
+        ld.path(),
+        "--time",
+        UNTIL_STOPPED,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let fio = Command::new("fio")
         .arg(&job)
         .arg("--output-format=terse")
@@ -629,7 +654,7 @@ fn the_model_of_a_fio_workload_recovers_it() {
         "fio: {}",
         String::from_utf8_lossy(&fio.stderr)
     );
-    let t = stop_capture(child, &out);
+    let (_, t) = stop_capture(child, &out);
     assert_model_of_the_mix(&t);
     // The process name is fio's own.
     let names = &t.header.processes;
@@ -651,7 +676,13 @@ fn rw_loops_and_thinktime_reach_the_device() {
     let ld = LoopDev::new("capture-rw", 16 << 20);
     no_merges(&ld);
     let out = dir.path().join("rw.trace");
-    let child = start_capture(&[ld.path(), "--time", "5s", "-o", out.to_str().unwrap()]);
+    let child = start_capture(&[
+        ld.path(),
+        "--time",
+        UNTIL_STOPPED,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     Iolab::new()
         .args([
             "run",
@@ -677,8 +708,7 @@ fn rw_loops_and_thinktime_reach_the_device() {
         ])
         .run()
         .success();
-    finish(child).success();
-    let t = read_trace(&out).unwrap();
+    let (_, t) = stop_capture(child, &out);
     let ours: Vec<&iolab::trace::TraceIo> = t
         .ios
         .iter()

@@ -198,6 +198,39 @@ fn tracefs() -> Option<PathBuf> {
         .find(|p| p.join("instances").is_dir())
 }
 
+/// Waits (10 s at most) until capture instance `inst` holds no event its reader has not taken
+/// (each CPU's `entries` in `per_cpu/cpuN/stats`: events in the buffer, unread): everything
+/// traced so far has then reached the capture, and stopping it loses none of it.
+fn wait_drained(inst: &Path) {
+    let t0 = Instant::now();
+    loop {
+        let cpus: Vec<PathBuf> = std::fs::read_dir(inst.join("per_cpu"))
+            .expect("the instance's per_cpu directory")
+            .flatten()
+            .map(|e| e.path().join("stats"))
+            .collect();
+        let unread: u64 = cpus
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).expect("a CPU's buffer stats");
+                text.lines()
+                    .find_map(|l| l.strip_prefix("entries:"))
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+                    .unwrap_or_else(|| panic!("no entries in {}: {text}", p.display()))
+            })
+            .sum();
+        if !cpus.is_empty() && unread == 0 {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the capture left {unread} events unread on {} CPUs",
+            cpus.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// An as-fast-as-possible replay issues exactly the recorded IOs — count, offsets, sizes —
 /// checked by capturing the replay itself and comparing the two traces; and it takes far less
 /// than the recording. Issue 29.
@@ -219,12 +252,12 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
         .command();
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = c.spawn().unwrap();
-    let inst = tracefs().unwrap().join(format!(
-        "instances/iolab-{}/events/block/block_rq_complete/enable",
-        child.id()
-    ));
+    let inst = tracefs()
+        .unwrap()
+        .join(format!("instances/iolab-{}", child.id()));
+    let complete = inst.join("events/block/block_rq_complete/enable");
     let t0 = Instant::now();
-    while std::fs::read_to_string(&inst).map_or(true, |s| s.trim() != "1") {
+    while std::fs::read_to_string(&complete).map_or(true, |s| s.trim() != "1") {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "capture never started"
@@ -248,7 +281,8 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
         .run()
         .success()
         .json();
-    std::thread::sleep(Duration::from_millis(300));
+    // Every IO of the replay is in the capture's hands before it is stopped.
+    wait_drained(&inst);
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = Out::new("capture".into(), child.wait_with_output().unwrap());
