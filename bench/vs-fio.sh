@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # iolab vs fio, alternately, same settings, same targets; prints medians and iolab/fio ratios.
 #   (1) 4k randread QD128 io_uring O_DIRECT 1 thread on a loop device backed by /dev/shm
-#   (5) the latency path on the same loop device: 4k randread and randwrite at QD 1, 4, 32
-#       (and randwrite at 128), io_uring, 1 thread: iolab ahead of fio at every depth
+#   (5) the latency path on the same loop device: 4k randread and randwrite at QD 1, 4, 16, 32,
+#       64 (QDS="..." to choose; and randwrite at 128), io_uring, 1 thread: iolab ahead of fio
+#       at every depth
 #   (2) the same on a file on the root disk
 #   (3) 1 MiB sequential read and write, O_DIRECT, QD 32, on the root disk
 #   (4) null engines, 4k QD128, latency recording on: IOs per CPU-second (pure tool overhead)
@@ -14,6 +15,8 @@
 # CASES="1 4" runs only those cases (by their number above; 3h goes with 3).
 # PEER_IOLAB=/path/to/other/iolab: the peer is that iolab build instead of fio (A/B of two
 # builds on the same targets, alternately; the ratio is this build / the other).
+# BUSY=1: one core kept busy by a spinning shell loop for the whole bench (the scheduler places
+# it), so both tools meet a machine where a CPU is taken: the wait strategy must hold up there too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${1:-5}
@@ -26,12 +29,19 @@ WORK=$(mktemp -d /var/tmp/iolab-bench.XXXXXX)
 LOOP=""
 HUGE=""
 OLD_NR=""
+BUSY_PID=""
 cleanup() {
+  [ -n "$BUSY_PID" ] && kill "$BUSY_PID" 2>/dev/null
   [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
   if [ -n "$HUGE" ]; then rm -f "$HUGE"/*; umount "$HUGE"; echo "$OLD_NR" > /proc/sys/vm/nr_hugepages; fi
   rm -rf "$WORK" /dev/shm/iolab-bench-loop.img
 }
 trap cleanup EXIT INT TERM
+if [ "${BUSY:-0}" = 1 ]; then
+  bash -c 'while :; do :; done' &
+  BUSY_PID=$!
+  echo "one core busy (pid $BUSY_PID)" >&2
+fi
 
 truncate -s 2G /dev/shm/iolab-bench-loop.img
 dd if=/dev/urandom of=/dev/shm/iolab-bench-loop.img bs=1M count=2048 conv=notrunc status=none
@@ -75,7 +85,7 @@ want_case 3 && ALL+=("seq read 1m qd32 (root disk)|$FILE read 1m 32|$FILE read 1
                      "${HUGECASES[@]}")
 if want_case 5; then
   for rw in randread randwrite; do
-    for qd in 1 4 32; do ALL+=("loop $rw 4k qd$qd|$LOOP $rw 4k $qd|$LOOP $rw 4k $qd"); done
+    for qd in ${QDS:-1 4 16 32 64}; do ALL+=("loop $rw 4k qd$qd|$LOOP $rw 4k $qd|$LOOP $rw 4k $qd"); done
   done
   ALL+=("loop randwrite 4k qd128|$LOOP randwrite 4k 128|$LOOP randwrite 4k 128")
 fi

@@ -22,6 +22,17 @@ pub fn rusage_children() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
+/// The calling thread's CPU time (user + system, ns) and the times it was preempted
+/// (involuntary context switches: runnable, and another task got its CPU).
+pub fn rusage_thread() -> (u64, u64) {
+    // SAFETY: rusage is plain data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer for the duration of the call.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &raw mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime) + ns(ru.ru_stime), ru.ru_nivcsw as u64)
+}
+
 /// A local date and time: (year, month 1-12, day, hour, minute, second), or `None` when the
 /// C library cannot convert the timestamp.
 pub fn local_time(unix_secs: i64) -> Option<(i32, u32, u32, u32, u32, u32)> {

@@ -9,22 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Iolab, LoopDev, Out, disk_tmpdir, require_kernel, require_root, require_tool};
+use common::{Iolab, LoopDev, Out, disk_tmpdir, require_root, require_tool, require_tracefs};
 use iolab::trace::{Op, Trace, read_trace};
 
-/// Where tracefs is, when it has instances (the capture's own check, for skipping).
-fn tracefs() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
-}
-
-/// The instance of capture process `pid`.
+/// The instance of capture process `pid` (in tracefs where it is, or where the capture mounts
+/// it).
 fn instance(pid: u32) -> PathBuf {
-    tracefs()
-        .expect("tracefs")
-        .join(format!("instances/iolab-{pid}"))
+    common::tracefs().join(format!("instances/iolab-{pid}"))
 }
 
 /// The tracepoint pairs a capture enables (issue, complete): request-based devices' and bio
@@ -121,20 +112,12 @@ fn ios_of(t: &Trace, name: &str) -> Vec<(Op, u64, u32)> {
         .collect()
 }
 
-fn have_tracefs() -> bool {
-    tracefs().is_some()
-}
-
 /// Direct reads and writes of `dd` on a loop device reach the trace one for one: op, offset,
 /// size and process name, each with a completion; the device is named in the header. Issue 29.
 #[test]
 fn capture_records_every_direct_io_of_a_loop_device_exactly() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-exact", 64 << 20);
     let out = dir.path().join("exact.trace");
@@ -185,11 +168,7 @@ fn capture_records_every_direct_io_of_a_loop_device_exactly() {
 #[test]
 fn a_directory_captures_the_device_of_its_filesystem() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     require_tool!("mkfs.ext4", apt = "e2fsprogs");
     let dir = disk_tmpdir("iolab-capture");
     let mut ld = LoopDev::new("capture-dir", 128 << 20);
@@ -233,11 +212,7 @@ fn a_directory_captures_the_device_of_its_filesystem() {
 #[test]
 fn ctrl_c_keeps_what_was_captured() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-int", 32 << 20);
     let out = dir.path().join("int.trace");
@@ -267,11 +242,7 @@ fn ctrl_c_keeps_what_was_captured() {
 #[test]
 fn a_killed_captures_instance_is_removed_by_run_cleanup() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-kill", 32 << 20);
     let out = dir.path().join("kill.trace");
@@ -532,11 +503,7 @@ fn assert_model_of_the_mix(t: &Trace) {
 #[test]
 fn the_model_of_a_captured_workload_recovers_it() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-model", 512 << 20);
     no_merges(&ld);
@@ -617,11 +584,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
 fn the_model_of_a_fio_workload_recovers_it() {
     require_root!();
     require_tool!("fio", apt = "fio");
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture-fio");
     let ld = LoopDev::new("capture-fio", 512 << 20);
     no_merges(&ld);
@@ -667,11 +630,7 @@ fn the_model_of_a_fio_workload_recovers_it() {
 #[test]
 fn rw_loops_and_thinktime_reach_the_device() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        have_tracefs(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-capture");
     let ld = LoopDev::new("capture-rw", 16 << 20);
     no_merges(&ld);

@@ -80,7 +80,8 @@ fn a_lab_decides_at_its_end_and_again_from_the_store() {
     assert_eq!(d["recommended"], "btrfs-raid10", "{d:#}");
     let r10 = row(d, "btrfs-raid10");
     let usable = &r10["usable"];
-    assert_eq!(usable["source"], "scaled", "{r10:#}");
+    // Built again here on sparse files of 8 TB: what btrfs reports there.
+    assert_eq!(usable["source"], "measured", "{r10:#}");
     let u = usable["value"].as_f64().unwrap();
     assert!(u > 10e12 && u < 16.2e12, "raid10 usable {u}");
     let rebuild = &r10["rebuild"];

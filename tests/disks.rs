@@ -1,6 +1,6 @@
 //! `iolab disks` on real loop devices: the census reports their size and block sizes and what
-//! they belong to; the read test finds the one device that is really slower (throttled with the
-//! cgroup v1 blkio controller) and flags exactly that one; `--check` exit codes; bad devices
+//! they belong to; the read test finds the one device that is really slower (throttled by a
+//! cgroup, v1 blkio or v2 io.max) and flags exactly that one; `--check` exit codes; bad devices
 //! get one clear line; the read test never opens a device for writing.
 
 mod common;
@@ -8,7 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Iolab, Out, json, require_kernel, require_root, require_tool};
+use common::throttle::Throttled;
+use common::{Iolab, Out, json, require_root, require_throttle, require_tool};
 
 /// A loop device over a file in /dev/shm filled with data (not sparse, so reads are real),
 /// detached and deleted on drop.
@@ -78,59 +79,6 @@ impl Drop for Loop {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
         let _ = std::fs::remove_file(&self.file);
     }
-}
-
-/// A cgroup v1 blkio child with a read throttle, removed on drop.
-struct Throttle {
-    dir: PathBuf,
-}
-
-const BLKIO: &str = "/sys/fs/cgroup/blkio";
-
-impl Throttle {
-    fn new(tag: &str, devnum: &str, bytes_per_sec: u64) -> Throttle {
-        let dir = Path::new(BLKIO).join(format!("iolab-test-{tag}-{}", std::process::id()));
-        std::fs::create_dir(&dir).expect("create blkio cgroup");
-        let t = Throttle { dir };
-        std::fs::write(
-            t.dir.join("blkio.throttle.read_bps_device"),
-            format!("{devnum} {bytes_per_sec}\n"),
-        )
-        .expect("set read throttle");
-        t
-    }
-
-    /// iolab, to run inside this cgroup (so its reads are throttled): a shell joins the cgroup,
-    /// then execs the binary.
-    fn iolab(&self) -> Iolab {
-        let procs = self.dir.join("cgroup.procs");
-        Iolab::new().wrap(
-            "sh",
-            [
-                "-c".to_string(),
-                format!("echo $$ > '{}' && exec \"$0\" \"$@\"", procs.display()),
-            ],
-        )
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        // The process has exited, so the cgroup is empty and can go.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-}
-
-/// True when the cgroup v1 blkio controller (which can throttle one device's reads) is there.
-fn have_blkio() -> bool {
-    Path::new(BLKIO)
-        .join("blkio.throttle.read_bps_device")
-        .exists()
 }
 
 fn device<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -263,16 +211,13 @@ fn census_shows_btrfs_and_lvm_membership_and_mountpoints() {
 #[test]
 fn bench_flags_exactly_the_throttled_device() {
     require_root!();
-    require_kernel!(
-        "blkio-v1",
-        have_blkio(),
-        &format!("cgroup v1 blkio is not mounted at {BLKIO}")
-    );
+    require_throttle!();
     let devs: Vec<Loop> = (0..3)
         .map(|i| Loop::new(&format!("bench{i}"), 64 << 20, &[]))
         .collect();
     let slow = &devs[1];
-    let cg = Throttle::new("disks", &slow.devnum(), 20_000_000);
+    let cg = Throttled::on_device("disks", &slow.devnum());
+    cg.limit("read_bps", 20_000_000);
     let mut args = vec![
         "disks",
         "--bench",
@@ -283,7 +228,7 @@ fn bench_flags_exactly_the_throttled_device() {
         "1s",
     ];
     args.extend(devs.iter().map(Loop::path));
-    let (code, so, se) = cg.iolab().args(&args).run().parts();
+    let (code, so, se) = cg.command().args(&args).run().parts();
     assert_eq!(code, 1, "--check with a flag exits 1: {se}");
     let j = json(&so);
     let flags = j["flags"].as_array().expect("flags");

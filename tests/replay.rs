@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Iolab, LoopDev, Out, disk_tmpdir, require_kernel, require_root};
+use common::{Iolab, LoopDev, Out, disk_tmpdir, require_root, require_tracefs};
 use iolab::sample::LatencyHistogram;
 use iolab::trace::{Op, TraceHeader, TraceIo, TraceWriter, read_trace};
 
@@ -191,13 +191,6 @@ fn a_replay_keeps_the_recorded_schedule_and_reports_its_fidelity() {
     );
 }
 
-fn tracefs() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
-}
-
 /// Waits (10 s at most) until capture instance `inst` holds no event its reader has not taken
 /// (each CPU's `entries` in `per_cpu/cpuN/stats`: events in the buffer, unread): everything
 /// traced so far has then reached the capture, and stopping it loses none of it.
@@ -237,11 +230,7 @@ fn wait_drained(inst: &Path) {
 #[test]
 fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        tracefs().is_some(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     let dir = disk_tmpdir("iolab-replay");
     let ld = LoopDev::new("replay-afap", 128 << 20);
     let trace = dir.path().join("t.trace");
@@ -252,9 +241,7 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
         .command();
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = c.spawn().unwrap();
-    let inst = tracefs()
-        .unwrap()
-        .join(format!("instances/iolab-{}", child.id()));
+    let inst = common::tracefs().join(format!("instances/iolab-{}", child.id()));
     let complete = inst.join("events/block/block_rq_complete/enable");
     let t0 = Instant::now();
     while std::fs::read_to_string(&complete).map_or(true, |s| s.trim() != "1") {

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::throttle::{Throttled, blkio_v1};
-use common::{Iolab, LoopDev, disk_tmpdir, require_kernel, require_root};
+use common::throttle::Throttled;
+use common::{Iolab, LoopDev, disk_tmpdir, require_root, require_throttle};
 
 fn trial(j: &serde_json::Value) -> &serde_json::Value {
     &j["run"]["workloads"][0]["trials"][0]
@@ -81,7 +81,7 @@ fn an_open_loop_issues_exactly_the_scheduled_ios() {
 #[test]
 fn a_throttled_device_sustains_half_its_rate_and_not_twice_it() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     let dev = LoopDev::new("slo-rate", 256 << 20);
     let cg = Throttled::new("slo-rate", &dev);
     cg.limit("read_iops", 2000);
@@ -141,7 +141,7 @@ fn a_throttled_device_sustains_half_its_rate_and_not_twice_it() {
 #[test]
 fn the_slo_search_finds_the_throttle_and_says_when_nothing_meets() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     let dev = LoopDev::new("slo-search", 256 << 20);
     let cg = Throttled::new("slo-search", &dev);
     cg.limit("read_iops", 2000);

@@ -1,13 +1,14 @@
-//! Ground truth: a loop device throttled by cgroup v1 blkio to a known rate (a token bucket
-//! refilled in 100 ms slices, like a cloud volume's) must read as that rate, within 1%, at every
-//! queue depth, thread count and trial length from 1 s, on every trial of a run (a trial that
-//! follows another must not inherit the throttle's slice). See docs/accuracy.md.
+//! Ground truth: a loop device throttled by a cgroup (v1 blkio or v2 io.max) to a known rate
+//! (a token bucket refilled in 100 ms slices, like a cloud volume's) must read as that rate,
+//! within 1%, at every queue depth, thread count and trial length from 1 s, on every trial of a
+//! run (a trial that follows another must not inherit the throttle's slice). See
+//! docs/accuracy.md.
 //! `bench/truth.sh` runs fio beside iolab on the same cases.
 
 mod common;
 
-use common::throttle::{Throttled, blkio_v1};
-use common::{LoopDev, require_kernel, require_root};
+use common::throttle::Throttled;
+use common::{LoopDev, require_root, require_throttle};
 
 /// Runs each case (limit kind, limit, iolab flags; IOPS or bytes/s) and checks every trial.
 fn check_cases(tag: &str, cases: &[(&str, u64, &[&str], bool)]) {
@@ -21,11 +22,10 @@ fn check_cases(tag: &str, cases: &[(&str, u64, &[&str], bool)]) {
             a.extend_from_slice(&["--destroy", target.path()]);
         }
         let (figures, notes) = cg.run(&target, &a);
+        let said = format!("throttled by a {} limit", cg.note_words());
         assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("throttled by a cgroup blkio limit")),
-            "{args:?}: no throttle note in {notes:?}"
+            notes.iter().any(|n| n.contains(&said)),
+            "{args:?}: no note '{said}' in {notes:?}"
         );
         for (i, (ops, bytes)) in figures.iter().enumerate() {
             let ratio = if *iops { ops } else { bytes } / *limit as f64;
@@ -47,7 +47,7 @@ fn check_cases(tag: &str, cases: &[(&str, u64, &[&str], bool)]) {
 #[test]
 fn reads_are_exact_against_an_iops_throttle() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     check_cases(
         "riops",
         &[
@@ -128,7 +128,7 @@ fn reads_are_exact_against_an_iops_throttle() {
 #[test]
 fn writes_are_exact_against_an_iops_throttle() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     check_cases(
         "wiops",
         &[
@@ -173,7 +173,7 @@ fn writes_are_exact_against_an_iops_throttle() {
 #[test]
 fn reads_are_exact_against_a_bandwidth_throttle() {
     require_root!();
-    require_kernel!("blkio-v1", blkio_v1(), "cgroup v1 blkio is not mounted");
+    require_throttle!();
     check_cases(
         "rbps",
         &[

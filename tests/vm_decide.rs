@@ -61,11 +61,13 @@ ure = "consumer"
     assert_eq!(d["recommended"], "md6", "{d:#}");
     for name in ["md5-spare", "md6"] {
         let r = row(d, name);
-        // Speeds measured under emulation say so; space is scaled to the 4 TB disks.
+        // Speeds measured under emulation say so; space at 4 TB is the planner's model of md's
+        // and xfs's fixed overheads (md is not built on the host): two data disks of 4 TB
+        // less md's 129 MiB data offset each and xfs's 2038 MiB log, 7.997 TB.
         assert_eq!(r["speed"]["figure"]["source"], "emulated", "{r:#}");
-        assert_eq!(r["usable"]["source"], "scaled", "{r:#}");
+        assert_eq!(r["usable"]["source"], "modelled", "{r:#}");
         let u = r["usable"]["value"].as_f64().unwrap();
-        assert!(u > 6e12 && u < 8.1e12, "{name} usable {u}");
+        assert!(u > 7.99e12 && u < 8e12, "{name} usable {u}");
         // The rebuild ran on emulated disks: its time at 4 TB comes from the disks' speed.
         let rb = &r["rebuild"];
         assert_eq!(rb["source"], "modelled", "{rb:#}");
@@ -77,6 +79,11 @@ ure = "consumer"
             "{rb:#}"
         );
     }
+    // The same model at the lab's own 256 MiB disks, where md's 2 MiB offset and xfs's 64 MiB
+    // log weigh 6%, is within 1% of what md and xfs reported in the guest: no note says
+    // otherwise.
+    let notes = d["notes"].to_string();
+    assert!(!notes.contains("the planner's model gives"), "{notes}");
     let r5 = row(d, "md5-spare");
     let misses = missed_needs(r5);
     assert_eq!(misses, ["max_loss_5y"], "{r5:#}");

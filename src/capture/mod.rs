@@ -5,6 +5,8 @@
 //! lockdown (Secure Boot servers) refuses, while the tracepoints under tracefs keep working
 //! (facts.md). The capture:
 //!
+//! - mounts tracefs at `/sys/kernel/tracing` when it is mounted nowhere, and unmounts it after
+//!   once nothing else needs it ([`mount`]: a tracefs someone else mounted stays);
 //! - makes a private tracefs instance (`instances/iolab-PID`, [`tracefs`]): its own buffers,
 //!   clock and enabled events, so another user's tracing is never touched, and one rmdir
 //!   undoes it (also for a capture killed with SIGKILL: `iolab run --cleanup`);
@@ -19,6 +21,7 @@
 
 pub mod device;
 pub mod events;
+pub mod mount;
 pub mod pair;
 pub mod ringbuf;
 pub mod tracefs;
@@ -84,6 +87,8 @@ pub struct CaptureOutcome {
     pub orphan_completions: u64,
     /// Pages the kernel marked as following lost events.
     pub missed_pages: u64,
+    /// Whether this capture mounted tracefs, and whether it is unmounted again.
+    pub tracefs: mount::Release,
 }
 
 /// How far behind "now" events wait before they are paired: events of different CPUs come out
@@ -151,9 +156,7 @@ pub fn capture(
     opts: &CaptureOptions,
     on_start: impl FnOnce(),
 ) -> Result<CaptureOutcome, CaptureError> {
-    let root = tracefs::root()?;
-    let mut inst =
-        tracefs::Instance::create(&root, opts.buffer_kb.unwrap_or_else(default_buffer_kb))?;
+    let mut inst = tracefs::Instance::create(opts.buffer_kb.unwrap_or_else(default_buffer_kb))?;
     let (issue_ev, complete_ev) = traced.events();
     let bad_format =
         |e: String| CaptureError::Tracefs(format!("unexpected tracepoint layout: {e}"));
@@ -239,7 +242,7 @@ pub fn capture(
         }
     }
     header.lost_events = inst.lost_events();
-    drop(inst);
+    let tracefs = inst.close();
     if pairer.passthrough > 0 {
         header.notes.push(format!(
             "{} passthrough requests (driver commands without a data range, such as reading the disk's serial) left out, as blktrace's pc requests",
@@ -270,5 +273,6 @@ pub fn capture(
         said: traced.said.clone(),
         orphan_completions: orphans,
         missed_pages,
+        tracefs,
     })
 }

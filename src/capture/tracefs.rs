@@ -3,7 +3,8 @@
 //!
 //! The name carries the pid, which is the journal: a capture killed with SIGKILL leaves its
 //! instance, and [`sweep`] (run by `iolab run --cleanup` and `iolab capture --cleanup`)
-//! removes every `iolab-PID` instance whose process is gone.
+//! removes every `iolab-PID` instance whose process is gone. tracefs itself is found, or
+//! mounted when it is not and unmounted after ([`super::mount`]).
 
 use std::fs::File;
 use std::io::Read;
@@ -11,27 +12,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::CaptureError;
+use super::mount::{self, Release};
 
-/// The prefix of our instances' names.
-pub const INSTANCE_PREFIX: &str = "iolab-";
-
-/// Where tracefs is mounted: `/sys/kernel/tracing`, or the older `/sys/kernel/debug/tracing`.
-pub fn root() -> Result<PathBuf, CaptureError> {
-    for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        let p = PathBuf::from(p);
-        if p.join("instances").is_dir() {
-            return Ok(p);
-        }
-    }
-    if !crate::system::is_root() {
-        return Err(CaptureError::Tracefs(
-            "tracefs is not readable: capturing needs root (run iolab capture as root)".into(),
-        ));
-    }
-    Err(CaptureError::Tracefs(
-        "tracefs is not mounted (no /sys/kernel/tracing/instances): mount it with `mount -t tracefs nodev /sys/kernel/tracing`".into(),
-    ))
-}
+pub use super::mount::INSTANCE_PREFIX;
 
 fn write_file(path: &Path, value: &str) -> Result<(), CaptureError> {
     std::fs::write(path, value).map_err(|e| {
@@ -49,17 +32,28 @@ fn write_file(path: &Path, value: &str) -> Result<(), CaptureError> {
     })
 }
 
-/// One of our instances, torn down on drop (events off, readers closed, directory removed).
+/// One of our instances, torn down on drop or by [`Instance::close`] (events off, readers
+/// closed, directory removed, then tracefs unmounted if iolab mounted it and nothing else
+/// needs it).
 pub struct Instance {
     dir: PathBuf,
     readers: Vec<(u32, File)>,
     page: usize,
+    /// Torn down already (by `close`).
+    closed: bool,
+    /// This capture mounted tracefs.
+    mounted: bool,
+    /// What the teardown did with iolab's tracefs mount.
+    release: Release,
 }
 
 impl Instance {
     /// Makes `instances/iolab-PID` with the `mono` clock (the same on every CPU and as
-    /// `CLOCK_MONOTONIC`) and `buffer_kb` KiB of buffer per CPU.
-    pub fn create(root: &Path, buffer_kb: u64) -> Result<Instance, CaptureError> {
+    /// `CLOCK_MONOTONIC`) and `buffer_kb` KiB of buffer per CPU, in tracefs where it is
+    /// mounted, or mounted at `/sys/kernel/tracing` for the capture when it is nowhere.
+    pub fn create(buffer_kb: u64) -> Result<Instance, CaptureError> {
+        let lock = mount::lock();
+        let (root, mounted) = mount::find_or_mount()?;
         let dir = root
             .join("instances")
             .join(format!("{INSTANCE_PREFIX}{}", std::process::id()));
@@ -67,8 +61,12 @@ impl Instance {
             // Ours from an earlier capture in this very process (tests): start clean.
             let _ = std::fs::remove_dir(&dir);
         }
-        std::fs::create_dir(&dir).map_err(|e| {
-            CaptureError::Tracefs(format!(
+        if let Err(e) = std::fs::create_dir(&dir) {
+            drop(lock);
+            if mounted {
+                mount::release();
+            }
+            return Err(CaptureError::Tracefs(format!(
                 "cannot create the tracing instance {}: {e}{}",
                 dir.display(),
                 if crate::system::is_root() {
@@ -76,12 +74,18 @@ impl Instance {
                 } else {
                     " (capturing needs root)"
                 }
-            ))
-        })?;
+            )));
+        }
+        // From here the instance exists: another capture ending keeps the mount for it.
+        drop(lock);
+        // An error below drops `inst`, which removes the directory and unmounts what it mounted.
         let mut inst = Instance {
             dir,
             readers: Vec::new(),
             page: 4096,
+            closed: false,
+            mounted,
+            release: Release::default(),
         };
         write_file(&inst.dir.join("trace_clock"), "mono")?;
         write_file(&inst.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
@@ -192,8 +196,18 @@ impl Instance {
     }
 }
 
-impl Drop for Instance {
-    fn drop(&mut self) {
+impl Instance {
+    /// Tears the instance down now and says what became of iolab's tracefs mount.
+    pub fn close(mut self) -> Release {
+        self.teardown();
+        std::mem::take(&mut self.release)
+    }
+
+    fn teardown(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
         self.stop();
         self.readers.clear();
         for ev in [
@@ -206,41 +220,60 @@ impl Drop for Instance {
         }
         // rmdir fails with EBUSY while a file in it is open: the readers are closed above.
         let _ = std::fs::remove_dir(&self.dir);
+        if self.dir.starts_with(mount::MOUNT_POINT) {
+            self.release = mount::release();
+        }
+        self.release.mounted = self.mounted;
     }
 }
 
-/// Whether process `pid` is alive. Any live process keeps its instance, even one that only
-/// reuses a dead capture's pid: a capture running inside a test binary is not named iolab,
-/// and an instance left a little longer costs nothing.
-fn alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists()
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.teardown();
+    }
 }
 
-/// Removes the instances of captures that are gone; returns their directories.
-pub fn sweep() -> Vec<PathBuf> {
-    let Ok(root) = root() else {
-        return Vec::new();
-    };
-    let Ok(rd) = std::fs::read_dir(root.join("instances")) else {
-        return Vec::new();
-    };
-    let mut removed = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(INSTANCE_PREFIX)
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
+/// What a sweep removed.
+#[derive(Debug, Clone, Default)]
+pub struct Swept {
+    /// The instances of killed captures.
+    pub instances: Vec<PathBuf>,
+    /// The mount point of the tracefs iolab had mounted, when it was unmounted.
+    pub unmounted: Option<PathBuf>,
+}
+
+/// Removes the instances of captures that are gone, then the tracefs mount iolab made when
+/// nothing is left in it. Mounts nothing: with tracefs nowhere, there is nothing to sweep.
+pub fn sweep() -> Swept {
+    let mut swept = Swept::default();
+    {
+        let _lock = mount::lock();
+        let Some(root) = mount::find() else {
+            return swept;
         };
-        if pid == std::process::id() || alive(pid) {
-            continue;
-        }
-        let dir = e.path();
-        let _ = std::fs::write(dir.join("tracing_on"), "0");
-        if std::fs::remove_dir(&dir).is_ok() {
-            removed.push(dir);
+        let Ok(rd) = std::fs::read_dir(root.join("instances")) else {
+            return swept;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(INSTANCE_PREFIX)
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == std::process::id() || mount::alive(pid) {
+                continue;
+            }
+            let dir = e.path();
+            let _ = std::fs::write(dir.join("tracing_on"), "0");
+            if std::fs::remove_dir(&dir).is_ok() {
+                swept.instances.push(dir);
+            }
         }
     }
-    removed
+    if mount::release().unmounted {
+        swept.unmounted = Some(PathBuf::from(mount::MOUNT_POINT));
+    }
+    swept
 }

@@ -18,8 +18,9 @@ use crate::trace::{Trace, TraceError};
 /// Record every IO that reaches a block device into a trace file; show or import traces.
 ///
 /// Read-only: the device is never opened, the IOs come from the kernel's block tracepoints in
-/// a private tracing instance (see docs/capture.md). The trace holds times, ops, offsets,
-/// sizes and process names, never data.
+/// a private tracing instance (see docs/capture.md); tracefs is mounted at /sys/kernel/tracing
+/// for the capture when it is mounted nowhere, and unmounted after. The trace holds times,
+/// ops, offsets, sizes and process names, never data.
 #[derive(clap::Args, Debug, Default)]
 #[command(
     after_help = "Examples:\n  iolab capture /dev/sdb --time 30s -o db.trace       record 30 s of /dev/sdb\n  iolab capture /srv/mail --time 5m -o mail.trace      the device under a mounted filesystem\n  iolab capture --show mail.trace                      the workload model, as a table\n  iolab spec --from-trace mail.trace                   the model as an iolab spec\n  iolab capture --import sdb.blktrace.0 sdb.blktrace.1 -o sdb.trace\n  iolab capture --import job.iolog -o job.trace        a fio iolog (v2 or v3)\n  iolab run /dev/sdc --destroy /dev/sdc --replay mail.trace"
@@ -106,15 +107,21 @@ fn capture_inner(a: CaptureArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn cleanup(json: bool) -> anyhow::Result<ExitCode> {
-    let removed = crate::capture::tracefs::sweep();
+    let swept = crate::capture::tracefs::sweep();
     if json {
-        let doc = serde_json::json!({ "removed": removed });
+        let doc = serde_json::json!({ "removed": swept.instances, "unmounted": swept.unmounted });
         println!("{doc}");
     } else {
-        for p in &removed {
+        for p in &swept.instances {
             println!("removed {}", p.display());
         }
-        if removed.is_empty() {
+        if let Some(m) = &swept.unmounted {
+            println!(
+                "unmounted {} (tracefs, mounted by a killed capture)",
+                m.display()
+            );
+        }
+        if swept.instances.is_empty() && swept.unmounted.is_none() {
             println!("no tracing instance left by killed captures");
         }
     }
@@ -209,6 +216,7 @@ fn record(target: &Path, a: &CaptureArgs) -> anyhow::Result<ExitCode> {
             "traced": out.said,
             "header": h,
             "orphan_completions": out.orphan_completions,
+            "tracefs": out.tracefs,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
@@ -226,6 +234,12 @@ fn record(target: &Path, a: &CaptureArgs) -> anyhow::Result<ExitCode> {
         );
         for n in h.notes.iter().filter(|n| !n.starts_with("traced ")) {
             println!("note: {n}");
+        }
+        if let Some(why) = &out.tracefs.kept_for {
+            println!(
+                "note: tracefs stays mounted at {}, where iolab mounted it: {why}",
+                crate::capture::mount::MOUNT_POINT
+            );
         }
         println!("see it with: iolab capture --show {}", output.display());
     }

@@ -181,14 +181,26 @@ pub(super) fn disk_measured(
 }
 
 /// Decides between a lab's runs by `spec`; a need the lab cannot answer is a usage error.
+/// With a real disk size, each layout this host can build is first built again on sparse
+/// files of that size for its usable bytes (seconds each; Ctrl-C tears it down and stops).
 pub(super) fn decide_runs(
     lab_id: &str,
     runs: &[RunRecord],
     spec: &DecideSpec,
     disk: Option<&DiskMeasured>,
 ) -> anyhow::Result<Decision> {
-    let facts = decide::from_runs(lab_id, runs);
-    decide::decide(&facts, spec, disk).map_err(|e| usage(e.to_string()))
+    let mut facts = decide::from_runs(lab_id, runs);
+    let mut notes = Vec::new();
+    if let Some(d) = spec.disk_bytes {
+        crate::signals::install();
+        notes = decide::measure::at_real_size(&mut facts, d, &crate::layout::state::state_dir());
+        if crate::signals::stop_requested() {
+            anyhow::bail!("interrupted while building layouts at the real disk size");
+        }
+    }
+    let mut decision = decide::decide(&facts, spec, disk).map_err(|e| usage(e.to_string()))?;
+    decision.notes.extend(notes);
+    Ok(decision)
 }
 
 /// The decision at the end of `iolab lab`: its runs as they ran, each layout record completed

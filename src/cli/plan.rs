@@ -64,6 +64,11 @@ pub struct PlanOptions {
     )]
     pub chunk: String,
 
+    /// md layouts: the filesystem made on the array, xfs or ext4; its log, journal and inode
+    /// tables come out of the usable space (btrfs and ZFS layouts are their own filesystem).
+    #[arg(long, value_name = "FS", default_value = "xfs")]
+    pub fs: String,
+
     /// ZFS layouts: the dataset's recordsize (capacity counts parity and raidz padding per
     /// record of this size).
     #[arg(
@@ -421,6 +426,14 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
             None => number("--fill", a.fill.trim())?,
         },
     };
+    let Some(fs @ (crate::stack::FsKind::Xfs | crate::stack::FsKind::Ext4)) =
+        crate::stack::FsKind::parse(&a.fs)
+    else {
+        return Err(usage(format!(
+            "--fs: '{}' is not a filesystem made on an md array (write xfs or ext4)",
+            a.fs
+        )));
+    };
     Ok((
         PlanInput {
             disks,
@@ -432,6 +445,10 @@ fn build_input(a: &PlanOptions, ctx: &Context) -> anyhow::Result<(PlanInput, Str
             risk,
             rebuild,
             zfs,
+            over: crate::plan::Over {
+                fs,
+                ..crate::plan::Over::default()
+            },
         },
         source,
     ))

@@ -104,8 +104,9 @@ pub struct RunArgs {
     /// IO engine: io_uring (default), psync, null.
     #[arg(long, value_enum, help_heading = "Workload")]
     pub engine: Option<EngineArg>,
-    /// How io_uring waits for completions: auto (spin when at most 32 IOs are in flight in
-    /// all, sleep otherwise), spin (poll up to 200 us, then sleep), block (always sleep).
+    /// How io_uring waits for completions: auto (spinning or sleeping, whichever completes IOs
+    /// faster here, timed while running), spin (poll up to 200 us, then sleep), block (always
+    /// sleep).
     #[arg(long, value_parser = ["auto", "spin", "block"], help_heading = "Workload")]
     pub wait: Option<String>,
     /// Open loop: issue IOs at this rate whatever the device does, and measure latency from
@@ -454,12 +455,20 @@ fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
         crate::runner::leftovers::clean_ssh_controls(&std::env::temp_dir())
             .map_err(|e| usage(format!("--cleanup: ssh control directories: {e}")))?,
     );
-    // Killed `iolab capture`s: their tracing instances (instances/iolab-PID).
-    removed.extend(crate::capture::tracefs::sweep());
+    // Killed `iolab capture`s: their tracing instances (instances/iolab-PID), then the tracefs
+    // mount iolab made for them.
+    let swept = crate::capture::tracefs::sweep();
+    removed.extend(swept.instances);
     for p in &removed {
         println!("removed {}", p.display());
     }
-    if removed.is_empty() {
+    if let Some(m) = &swept.unmounted {
+        println!(
+            "unmounted {} (tracefs, mounted by a killed capture)",
+            m.display()
+        );
+    }
+    if removed.is_empty() && swept.unmounted.is_none() {
         let stored = match killed.len() {
             0 => String::new(),
             1 => " or in the target of the store's killed run".to_string(),

@@ -57,6 +57,9 @@ pub struct LayoutFacts {
     pub usable_bytes: Option<u64>,
     /// Usable bytes the RAID level promises from the members.
     pub expected_usable_bytes: Option<u64>,
+    /// Usable bytes the same stack reported built again at the real disk size on this host
+    /// ([`super::measure`]); `None` until measured, or where this host cannot build it.
+    pub usable_at_size: Option<AtSize>,
     /// Every workload, in suite order.
     pub workloads: Vec<WorkloadFacts>,
     /// The rebuild the lab timed.
@@ -81,6 +84,15 @@ impl LayoutFacts {
     pub fn workload(&self, name: &str) -> Option<&WorkloadFacts> {
         self.workloads.iter().find(|w| w.name == name)
     }
+}
+
+/// What a layout's stack reported when built at the real disk size on sparse files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AtSize {
+    /// Bytes of each disk it was built on.
+    pub disk_bytes: u64,
+    /// The usable bytes it reported (as the lab reads them).
+    pub usable_bytes: u64,
 }
 
 /// A stored lab.
@@ -192,6 +204,7 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
             member_bytes: rec.capacity.member_bytes,
             usable_bytes: rec.capacity.usable_bytes,
             expected_usable_bytes: rec.capacity.expected_usable_bytes,
+            usable_at_size: None,
             workloads: r
                 .workloads
                 .iter()

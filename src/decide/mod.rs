@@ -20,6 +20,7 @@
 
 pub mod choose;
 pub mod facts;
+pub mod measure;
 pub mod scale;
 
 #[cfg(test)]
@@ -30,7 +31,7 @@ use serde::Serialize;
 use crate::plan::MeasuredPerf;
 use crate::spec::decide::{DecideSpec, Needs, Prefer};
 
-pub use facts::{LabFacts, LayoutFacts, WorkloadFacts, from_runs};
+pub use facts::{AtSize, LabFacts, LayoutFacts, WorkloadFacts, from_runs};
 
 /// Where a figure comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

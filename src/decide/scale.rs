@@ -1,8 +1,11 @@
 //! A lab's figures at the real disk size. The lab's small disks give ratios and behaviour;
-//! what scales is scaled here and says so:
+//! what depends on the size is taken at the real size and says how:
 //!
-//! - usable capacity: the lab's measured usable bytes times real size over lab size (its
-//!   measured efficiency, filesystem overhead included), the planner's figure beside it;
+//! - usable capacity: what the layout reports built again on sparse files of the real size
+//!   here ([`super::measure`]: btrfs, xfs, ext4), else the planner's model of the RAID less
+//!   the fixed overheads of md, LVM and the filesystem (`plan::usable`; md and ZFS are built
+//!   in the VM only). Never the lab's efficiency scaled: those overheads do not grow with the
+//!   disk, and weigh 13-19% on 1 GiB lab disks against hundredths of a percent at 4 TB;
 //! - rebuild time: the real disk's bytes at the rebuild rate per member the lab measured, or,
 //!   where the lab ran under emulation or timed no rebuild, at half the disks' stated (or
 //!   default) speed, as the planner models it;
@@ -18,10 +21,11 @@ use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{
     DEFAULT_AFR, DEFAULT_REBUILD_FRACTION, DEFAULT_REPLACE_HOURS, URE_DESKTOP,
 };
-use crate::plan::{Caps, LayoutRow, PlanInput, RebuildSpeed, RiskParams, ZfsParams};
+use crate::plan::{Caps, LayoutRow, Over, PlanInput, RebuildSpeed, RiskParams, ZfsParams};
 use crate::sample::layout_record::Layer;
 use crate::spec::Pattern;
 use crate::spec::decide::{DecideSpec, SpeedUnit};
+use crate::stack::{BtrfsProfile, FsKind};
 use crate::stats::slo::{SloCapacity, SloVerdict};
 use crate::units::{format_bytes_si, format_duration};
 
@@ -167,13 +171,50 @@ fn secs(s: f64) -> String {
     format_duration(std::time::Duration::from_secs_f64(s.max(0.0)))
 }
 
+/// What sits over the RAID of a lab layout, for the planner's capacity (the filesystem, LVM,
+/// the btrfs metadata profile), and md's chunk.
+fn over_of(l: &LayoutFacts) -> (Over, u64) {
+    let mut over = Over::default();
+    let mut chunk = CHUNK;
+    for x in &l.stack {
+        match x {
+            Layer::Fs { fs, .. } => {
+                if let Some(k) = FsKind::parse(fs) {
+                    over.fs = k;
+                }
+            }
+            Layer::Lvm => over.lvm = true,
+            Layer::Btrfs { metadata, .. } => over.btrfs_metadata = BtrfsProfile::parse(metadata),
+            Layer::Md {
+                chunk_bytes: Some(c),
+                ..
+            } => chunk = *c,
+            _ => {}
+        }
+    }
+    (over, chunk)
+}
+
+/// The planner's usable bytes for the layout at `disk` bytes per disk: its row's, except for
+/// one plain disk, which the planner reads as btrfs `single` for its risk, and whose capacity
+/// is the filesystem's on it.
+fn model_usable(l: &LayoutFacts, row: Option<&LayoutRow>, disk: u64) -> Option<u64> {
+    if matches!(l.stack.first(), Some(Layer::Disk)) {
+        let (over, _) = over_of(l);
+        return crate::plan::usable::fs_size(over.fs, disk).or(row.map(|r| r.usable_bytes));
+    }
+    row.map(|r| r.usable_bytes)
+}
+
 /// The planner's row for the layout at the real disk size with the rebuild speed chosen.
 fn plan_row(
+    l: &LayoutFacts,
     model: &(LayoutSpec, u32),
     disk_bytes: u64,
     a: &Assumptions,
     rebuild: RebuildSpeed,
 ) -> Result<LayoutRow, crate::plan::PlanError> {
+    let (over, chunk) = over_of(l);
     let (spec, disks) = model;
     let mut rebuild = rebuild;
     if let RebuildSpeed::Mbps(v) = rebuild {
@@ -186,7 +227,7 @@ fn plan_row(
     let input = PlanInput {
         disks: *disks,
         disk_bytes,
-        chunk_bytes: CHUNK,
+        chunk_bytes: chunk,
         layouts: vec![spec.clone()],
         perf: a.disk,
         caps: Caps::default(),
@@ -198,6 +239,7 @@ fn plan_row(
         },
         rebuild,
         zfs: ZfsParams::default(),
+        over,
     };
     input.validate()?;
     crate::plan::evaluate(spec, &input).map(|(row, _)| row)
@@ -221,7 +263,7 @@ pub fn row(
     let disk = a.disk_bytes.or(member);
     let (speed_rule, rebuild_basis, rebuild_measured) = rebuild_speed(l, a);
     let planned = match (&model, disk) {
-        (Some(m), Some(d)) => match plan_row(m, d, a, speed_rule) {
+        (Some(m), Some(d)) => match plan_row(l, m, d, a, speed_rule) {
             Ok(r) => Some(r),
             Err(e) => {
                 notes.push(format!("{}: the planner cannot model it: {e}", l.name));
@@ -231,6 +273,7 @@ pub fn row(
         _ => None,
     };
     let speed = workload.and_then(|w| speed_of(l, w));
+    let modelled = disk.and_then(|d| model_usable(l, planned.as_ref(), d));
     let mut r = Row {
         name: l.name.clone(),
         description: l.description.clone(),
@@ -239,8 +282,8 @@ pub fn row(
             _ => format!("{} on {n} disks", s.name),
         }),
         environment: l.environment.clone(),
-        usable: usable(l, member, disk, planned.as_ref()),
-        usable_planner: planned.as_ref().map(|p| p.usable_bytes),
+        usable: usable(l, member, disk, modelled),
+        usable_planner: modelled,
         degraded: workload.and_then(|w| degraded_of(l, w)),
         during_rebuild: workload.and_then(|w| rebuilding_of(l, w)),
         capacity_at_slo: slo_workload(l, workload)
@@ -265,6 +308,12 @@ pub fn row(
         dominated_by: None,
         speed,
     };
+    if r.usable
+        .as_ref()
+        .is_some_and(|u| u.source == Source::Modelled)
+    {
+        notes.extend(model_check(l, model.as_ref(), a));
+    }
     if let Some(p) = &planned {
         risk_figures(&mut r, p, a, &rebuild_basis, rebuild_measured);
         r.predicted = predicted(l, &r, p, a);
@@ -272,50 +321,115 @@ pub fn row(
     r
 }
 
-/// Usable bytes at the real size: measured × real / lab size, else the planner's.
+/// Usable bytes at the real size: what the layout reported built again at that size here,
+/// else what the lab measured when its disks were that size, else the planner's model of
+/// the fixed overheads (`modelled`); the lab's figure scaled only where nothing models it.
 fn usable(
     l: &LayoutFacts,
     member: Option<u64>,
     disk: Option<u64>,
-    planned: Option<&LayoutRow>,
+    modelled: Option<u64>,
 ) -> Option<Figure> {
-    if let (Some(u), Some(m), Some(d)) = (l.usable_bytes, member, disk) {
-        if m > 0 {
-            let factor = d as f64 / m as f64;
-            let scaled = d != m;
-            return Some(Figure {
-                value: u as f64 * factor,
-                interval: None,
-                source: if scaled {
-                    Source::Scaled
-                } else {
-                    Source::Measured
-                },
-                basis: if scaled {
-                    format!(
-                        "{} measured on {} disks, x{factor:.0}",
-                        format_bytes_si(u),
-                        format_bytes_si(m)
-                    )
-                } else {
-                    format!("{} measured", format_bytes_si(u))
-                },
-            });
-        }
-    }
-    if let Some(u) = l.usable_bytes.filter(|_| member.is_none()) {
-        return Some(Figure {
-            value: u as f64,
+    let figure = |value: u64, source, basis: String| {
+        Some(Figure {
+            value: value as f64,
             interval: None,
-            source: Source::Measured,
-            basis: "measured on the lab's disks (their size is not recorded: not scaled)".into(),
-        });
+            source,
+            basis,
+        })
+    };
+    let at = l
+        .usable_at_size
+        .filter(|x| disk.is_some_and(|d| d == x.disk_bytes));
+    if let Some(x) = at {
+        return figure(
+            x.usable_bytes,
+            Source::Measured,
+            format!(
+                "{BUILT_AGAIN} on sparse files of {} per disk",
+                format_bytes_si(x.disk_bytes)
+            ),
+        );
     }
-    planned.map(|p| Figure {
-        value: p.usable_bytes as f64,
-        interval: None,
-        source: Source::Modelled,
-        basis: "the planner's figure (the lab measured none)".into(),
+    match (l.usable_bytes, member, disk) {
+        (Some(u), Some(m), Some(d)) if m == d => {
+            return figure(
+                u,
+                Source::Measured,
+                format!("{} measured", format_bytes_si(u)),
+            );
+        }
+        (Some(u), None, _) => {
+            return figure(
+                u,
+                Source::Measured,
+                "measured on the lab's disks (their size is not recorded: not scaled)".into(),
+            );
+        }
+        _ => {}
+    }
+    let lab = match (l.usable_bytes, member) {
+        (Some(u), Some(m)) => format!(
+            "; the lab measured {} on {} disks",
+            format_bytes_si(u),
+            format_bytes_si(m)
+        ),
+        _ => String::new(),
+    };
+    if let (Some(p), Some(d)) = (modelled.filter(|p| *p > 0), disk) {
+        return figure(
+            p,
+            Source::Modelled,
+            format!(
+                "the planner's model at {} disks: the RAID less the fixed overheads of md, LVM and the filesystem{lab}",
+                format_bytes_si(d)
+            ),
+        );
+    }
+    let (u, m, d) = (l.usable_bytes?, member?, disk?);
+    let factor = d as f64 / m as f64;
+    figure(
+        (u as f64 * factor) as u64,
+        Source::Scaled,
+        format!(
+            "{} measured on {} disks, x{factor:.0} (no model of this stack)",
+            format_bytes_si(u),
+            format_bytes_si(m)
+        ),
+    )
+}
+
+/// How the basis of a usable figure built again at the real size begins.
+pub const BUILT_AGAIN: &str = "built again here";
+
+/// The planner's model at the lab's own disk size set against what the lab measured there:
+/// a note when they are more than 1% apart, since the model's figure at the real size may
+/// then be off too.
+fn model_check(
+    l: &LayoutFacts,
+    model: Option<&(LayoutSpec, u32)>,
+    a: &Assumptions,
+) -> Option<String> {
+    let (u, m) = (l.usable_bytes?, l.member_bytes?);
+    let row = plan_row(
+        l,
+        model?,
+        m,
+        a,
+        RebuildSpeed::Fraction(DEFAULT_REBUILD_FRACTION),
+    )
+    .ok();
+    let p = model_usable(l, row.as_ref(), m)?;
+    let off = p as f64 / u as f64 - 1.0;
+    (u > 0 && off.abs() > 0.01).then(|| {
+        format!(
+            "{}: the planner's model gives {} on the lab's {} disks where the lab measured {} ({:+.1}%): its usable at the real size may be off as much",
+            l.name,
+            format_bytes_si(p),
+            format_bytes_si(m),
+            format_bytes_si(u),
+            off * 100.0
+        )
     })
 }
 
@@ -535,14 +649,38 @@ pub fn notes(rows: &[Row], a: &Assumptions, notes: &mut Vec<String>) {
             modelled.join(", ")
         ));
     }
-    if a.disk_bytes.is_some()
-        && rows.iter().any(|r| {
+    if let Some(d) = a.disk_bytes {
+        let again = names(&|r| {
             r.usable
                 .as_ref()
-                .is_some_and(|u| u.source == Source::Scaled)
-        })
-    {
-        notes.push("usable: the lab's measured usable scaled to the real disks; filesystem overhead weighs more on small lab disks, so it errs low (the planner's figure is beside it)".into());
+                .is_some_and(|u| u.basis.starts_with(BUILT_AGAIN))
+        });
+        let modelled = names(&|r| {
+            r.usable
+                .as_ref()
+                .is_some_and(|u| u.source == Source::Modelled)
+        });
+        let mut parts = Vec::new();
+        if !again.is_empty() {
+            parts.push(format!(
+                "{} built again here on sparse files of {} per disk (what the filesystem reports there)",
+                again.join(", "),
+                format_bytes_si(d)
+            ));
+        }
+        if !modelled.is_empty() {
+            parts.push(format!(
+                "{} the planner's model of the RAID less md's, LVM's and the filesystem's fixed overheads (docs/plan-model.md)",
+                modelled.join(", ")
+            ));
+        }
+        if !parts.is_empty() {
+            notes.push(format!(
+                "usable at {}: {}; never the lab's efficiency scaled up, since those overheads do not grow with the disk",
+                format_bytes_si(d),
+                parts.join("; ")
+            ));
+        }
     }
     if rows.iter().any(|r| r.loss_5y.is_some()) {
         notes.push(format!(

@@ -8,6 +8,7 @@
 //! runner).
 
 mod buffer;
+mod learn;
 mod null;
 mod open;
 mod psync;
@@ -184,6 +185,11 @@ pub trait Engine {
     fn waits(&self) -> WaitCounts {
         WaitCounts::default()
     }
+    /// The trial's clock started at `epoch` (every worker of a trial is given the same
+    /// instant): an engine that learns how to wait aligns its probe windows on it.
+    fn start(&mut self, epoch: std::time::Instant) {
+        let _ = epoch;
+    }
 }
 
 /// How an engine's waits for completions went, for the record: a trial that spun used CPU
@@ -196,6 +202,22 @@ pub struct WaitCounts {
     pub spun_then_slept: u64,
     /// Waits that slept at once (blocking mode, or spinning backed off on a slow device).
     pub slept: u64,
+    /// `--wait auto`: pairs of probe windows (one spinning, one sleeping) compared, and in
+    /// how many spinning completed IOs faster (`engine/learn.rs`).
+    pub compared: u32,
+    /// Of [`WaitCounts::compared`], the pairs spinning won.
+    pub spin_won: u32,
+}
+
+impl WaitCounts {
+    /// Adds another worker's waits (a trial's workers together).
+    pub fn add(&mut self, o: WaitCounts) {
+        self.spun += o.spun;
+        self.spun_then_slept += o.spun_then_slept;
+        self.slept += o.slept;
+        self.compared += o.compared;
+        self.spin_won += o.spin_won;
+    }
 }
 
 /// Settings shared by every engine.
@@ -210,8 +232,11 @@ pub struct EngineConfig {
     /// Random data writes are issued from without a copy (registered with the ring where the
     /// kernel allows). The engine owns it, so it lives as long as any IO from it.
     pub pool: Option<BufferPool>,
-    /// Spin for completions before sleeping ([`crate::spec::WaitMode::spins`]).
+    /// Spin for completions before sleeping ([`crate::spec::WaitMode::spins`]); with `learn`,
+    /// only until the engine has measured which way completes IOs faster.
     pub spin: bool,
+    /// Learn whether to spin while running (`--wait auto` in a closed loop: `engine/learn.rs`).
+    pub learn: bool,
 }
 
 /// Checks that `len` bytes at `at` lie inside a pool of `size` bytes.

@@ -94,6 +94,7 @@ mod tests {
                 block_size: 4096,
                 pool: None,
                 spin: false,
+                learn: false,
             }
         }
     }

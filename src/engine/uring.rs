@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
+use super::learn::Learner;
 use super::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, IoOp, SlotStates, WaitCounts,
     pool_range,
@@ -31,6 +32,8 @@ pub struct UringEngine {
     pub setup: &'static str,
     spin: Spin,
     batch: Batch,
+    /// `--wait auto`: whether to spin, learned while running; `None` for `spin` and `block`.
+    learner: Option<Learner>,
 }
 
 /// How many completions a sleeping wait asks for: with many IOs in flight on a fast device,
@@ -215,6 +218,7 @@ impl UringEngine {
             setup,
             spin: Spin::new(cfg.spin),
             batch: Batch::new(),
+            learner: cfg.learn.then(|| Learner::new(cfg.spin)),
         })
     }
 
@@ -449,7 +453,11 @@ impl Engine for UringEngine {
 
     #[inline]
     fn submit_and_reap(&mut self, min: u32, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let found = if min > 0 && self.spin.on {
+        let spin = match &mut self.learner {
+            Some(l) if min > 0 => l.spin_now(Instant::now()),
+            _ => self.spin.on,
+        };
+        let found = if min > 0 && spin {
             self.spin_wait()?
         } else {
             if min > 0 {
@@ -466,6 +474,9 @@ impl Engine for UringEngine {
             self.sleep_until(min)?;
             let reaped = self.ring.completion().len();
             self.batch.booked(Instant::now(), reaped);
+        }
+        if let Some(l) = &mut self.learner {
+            l.reaped(self.ring.completion().len());
         }
         for c in self.ring.completion() {
             let slot = c.user_data() as u32;
@@ -510,7 +521,18 @@ impl Engine for UringEngine {
     }
 
     fn waits(&self) -> WaitCounts {
-        self.spin.counts
+        let mut w = self.spin.counts;
+        if let Some(l) = &self.learner {
+            w.compared = l.pairs;
+            w.spin_won = l.spin_won;
+        }
+        w
+    }
+
+    fn start(&mut self, epoch: Instant) {
+        if let Some(l) = &mut self.learner {
+            l.start(epoch);
+        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod layout;
 pub mod markov;
 pub mod perf;
 pub mod risk;
+pub mod usable;
 pub mod zfs;
 
 use serde::Serialize;
@@ -26,6 +27,7 @@ use serde::Serialize;
 pub use layout::{Layout, LayoutSpec, Level, parse_layouts};
 pub use perf::{Caps, DiskPerf, Figure, Limit, MeasuredPerf, Prediction, predict, predict_layout};
 pub use risk::{RebuildSpeed, Risk, RiskParams};
+pub use usable::Over;
 pub use zfs::ZfsParams;
 
 /// The most disks a plan takes: far beyond one box, and it keeps the chains small.
@@ -84,6 +86,9 @@ pub struct PlanInput {
     pub rebuild: RebuildSpeed,
     /// recordsize, ashift and fill for ZFS layouts.
     pub zfs: ZfsParams,
+    /// What sits over md arrays (the filesystem, LVM) and the btrfs metadata profile: what
+    /// they keep for themselves comes out of the usable bytes.
+    pub over: Over,
 }
 
 impl PlanInput {
@@ -177,9 +182,14 @@ pub struct LayoutRow {
     pub failures_tolerated: u32,
     /// Independent redundancy units (groups, or mirror pairs in raid10).
     pub redundancy_units: u32,
-    /// Usable bytes before filesystem overhead (ZFS: what records of `--recordsize` hold,
-    /// parity, padding and slop taken out).
+    /// Usable bytes as the built layout reports them (`plan::usable`): md's data offset, LVM's
+    /// metadata and the filesystem's own structures (xfs log, ext4 inode tables and journal,
+    /// btrfs's first metadata chunks) taken out; ZFS: what records of `--recordsize` hold,
+    /// parity, padding and slop taken out.
     pub usable_bytes: u64,
+    /// The RAID's arithmetic alone, before anything md, LVM or the filesystem keep (ZFS: as
+    /// `usable_bytes`).
+    pub array_bytes: u64,
     /// ZFS only: what `zfs list` shows as USED + AVAIL on the empty pool (its accounting
     /// assumes 128KiB records).
     pub zfs_list_bytes: Option<u64>,
@@ -275,10 +285,13 @@ pub fn evaluate(
         why: "times --disks does not fit in 64 bits".into(),
     };
     let zcap = zfs::capacity(&layout, input.disk_bytes, &input.zfs);
-    let usable = match zcap {
+    let array = match zcap {
         Some(c) => c.usable,
         None => layout.usable_bytes(input.disk_bytes).ok_or_else(too_big)?,
     };
+    let usable = layout
+        .reported_bytes(input.disk_bytes, input.chunk_bytes, &input.over, &input.zfs)
+        .ok_or_else(too_big)?;
     let raw = layout.raw_bytes(input.disk_bytes).ok_or_else(too_big)?;
     let pred = predict_layout(&layout, &input.perf, &input.caps);
     let unit = layout.redundancy();
@@ -319,6 +332,7 @@ pub fn evaluate(
         failures_tolerated: unit.tolerates,
         redundancy_units: unit.units,
         usable_bytes: usable,
+        array_bytes: array,
         zfs_list_bytes: zcap.map(|c| c.zfs_list),
         raw_bytes: raw,
         efficiency: usable as f64 / raw as f64,
@@ -503,6 +517,7 @@ mod tests {
             risk: RiskParams::default(),
             rebuild: RebuildSpeed::default(),
             zfs: ZfsParams::default(),
+            over: Over::default(),
         }
     }
 

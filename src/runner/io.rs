@@ -227,6 +227,7 @@ fn merge(
     let mut sync = OpSample::new("sync");
     let mut acct = IoAccounting::default();
     let mut waits = crate::engine::WaitCounts::default();
+    let mut sched: Option<crate::system::sched::ThreadSched> = None;
     let mut open_loop: Option<OpenLoopSample> = None;
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut end = 0u64;
@@ -256,9 +257,8 @@ fn merge(
         acct.errors += o.acct.errors;
         acct.syncs += o.acct.syncs;
         acct.after_window += o.acct.after_window;
-        waits.spun += o.waits.spun;
-        waits.spun_then_slept += o.waits.spun_then_slept;
-        waits.slept += o.waits.slept;
+        waits.add(o.waits);
+        sched = Some(sched.map_or(o.sched, |s| s.plus(o.sched)));
         if let Some(ol) = &o.open_loop {
             open_loop
                 .get_or_insert_with(OpenLoopSample::default)
@@ -318,9 +318,7 @@ fn merge(
     if let Some(ol) = open_loop.as_mut() {
         notes.extend(open_loop_trial_notes(ol, &ops, end, elapsed_ns, w));
     }
-    if let Some(n) = spin_note(waits) {
-        notes.push(n);
-    }
+    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
     if engine == Some(EngineKind::Psync) && w.queue_depth > 1 {
         notes.push(format!(
             "psync does one IO at a time per thread: queue depth {} ran as 1",
@@ -417,11 +415,75 @@ fn spin_note(w: crate::engine::WaitCounts) -> Option<String> {
         return None;
     }
     let all = spun + w.slept;
+    let learned = if w.compared > 0 {
+        format!(
+            "; spinning completed IOs faster in {} of {} timed comparisons with sleeping",
+            w.spin_won, w.compared
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
         "{NOTE_SPUN} for completions by spinning ({:.0}% of {all} waits found one within \
-         200 us): CPU time includes the spin; --wait block sleeps instead",
+         200 us{learned}): CPU time includes the spin; --wait block sleeps instead",
         100.0 * w.spun as f64 / all as f64
     ))
+}
+
+/// What a reader must know of how the workers waited: spinning (CPU time includes it), and
+/// being kept from their CPUs (the tail includes it).
+fn wait_notes(
+    waits: crate::engine::WaitCounts,
+    sched: Option<crate::system::sched::ThreadSched>,
+    w: &IoWorkload,
+    ops: &[OpSample],
+    elapsed_ns: u64,
+) -> Vec<String> {
+    let ios: u64 = ops.iter().map(|o| o.count).sum();
+    spin_note(waits)
+        .into_iter()
+        .chain(sched.and_then(|s| cpu_wait_note(s, w, ios, elapsed_ns)))
+        .collect()
+}
+
+/// How the note on workers that waited for a CPU begins.
+pub const NOTE_CPU_WAIT: &str = "workers waited for a CPU";
+
+/// A note when the workers were kept from their CPUs (another process had them) enough to
+/// reach the tail: a completion that came meanwhile waited for its worker, so the latencies
+/// from the percentile that share leaves out are the machine's as much as the device's
+/// (docs/accuracy.md, "Latency against the kernel's"). The share is the run-queue time over
+/// the window where the kernel accounts it, else at most the IOs in flight at each preemption
+/// over all the IOs; under 1% it cannot move the p99 and nothing is said.
+fn cpu_wait_note(
+    s: crate::system::sched::ThreadSched,
+    w: &IoWorkload,
+    ios: u64,
+    elapsed_ns: u64,
+) -> Option<String> {
+    let (share, how) = match s.wait_ns {
+        Some(wait) => (
+            wait as f64
+                / elapsed_ns
+                    .saturating_mul(u64::from(w.threads.max(1)))
+                    .max(1) as f64,
+            format!(
+                "{} in the run queue over the window",
+                crate::units::format_latency_ns(wait as f64)
+            ),
+        ),
+        None => (
+            (s.preempted * u64::from(w.queue_depth)) as f64 / ios.max(1) as f64,
+            format!("preempted {} times during {ios} IOs", s.preempted),
+        ),
+    };
+    (share >= 0.01).then(|| {
+        format!(
+            "{NOTE_CPU_WAIT}: {how} (another process had their CPU): latencies from p{} up may \
+             include that wait, not only the device's",
+            (1000.0 * (1.0 - share.min(1.0))).floor() / 10.0,
+        )
+    })
 }
 
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.

@@ -18,6 +18,7 @@ use crate::engine::{AnyEngine, Completion, Engine, EngineConfig, EngineError, Io
 use crate::progress::Counters;
 use crate::sample::{IoAccounting, OpSample, OpenLoopSample, SeriesPoint};
 use crate::spec::{EngineKind, IoWorkload, Pattern};
+use crate::system::sched::ThreadSched;
 
 use super::data::DataGen;
 use super::interval::{Piece, Pool};
@@ -76,6 +77,8 @@ pub(super) struct WorkerOut {
     pub waits: WaitCounts,
     /// An open loop's schedule and how it was kept.
     pub open_loop: Option<OpenLoopSample>,
+    /// How much the worker was kept from its CPU from its start to its end.
+    pub sched: ThreadSched,
 }
 
 impl WorkerOut {
@@ -92,6 +95,7 @@ impl WorkerOut {
             verify: VerifySummary::default(),
             waits: WaitCounts::default(),
             open_loop: None,
+            sched: ThreadSched::default(),
         }
     }
 
@@ -170,6 +174,7 @@ fn open_and_run(p: &WorkerParams<'_>) -> WorkerOut {
             block_size,
             pool,
             spin: w.wait.spins(w.threads, w.queue_depth),
+            learn: w.wait == crate::spec::WaitMode::Auto,
         }
     });
     // One match, then a loop monomorphic in the engine: no dispatch per IO.
@@ -359,6 +364,12 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         let p = self.p;
         p.start_line.wait();
         self.start = *p.start.get_or_init(|| p.gate.open(p.stop));
+        // A closed loop's waits learn whether spinning pays; an open loop's rate is the
+        // schedule's, so it says nothing of that, and the prior stands.
+        if self.pace.is_none() {
+            self.eng.start(self.start);
+        }
+        let sched0 = ThreadSched::now();
         let mut reached_deadline = false;
         loop {
             let t = now_ns(self.start);
@@ -393,6 +404,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         }
         self.next_second(u32::MAX);
         self.out.waits = self.eng.waits();
+        self.out.sched = ThreadSched::now().since(sched0);
         self.out.open_loop = self.pace.take().map(Pace::finish);
         // A time-limited window ends at the deadline (later completions were not counted),
         // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.

@@ -119,9 +119,10 @@ impl EngineKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WaitMode {
-    /// Spin when few IOs are in flight in all threads together (at most
-    /// [`WaitMode::SPIN_MAX_IN_FLIGHT`]), block otherwise; a device slower than the spin
-    /// budget stops the spinning by itself.
+    /// Spin or block, whichever completes IOs faster on this machine and device, timed while
+    /// the trial runs (`engine/learn.rs`); until then, and in an open loop, spin when few IOs
+    /// are in flight in all threads together (at most [`WaitMode::SPIN_MAX_IN_FLIGHT`]). A
+    /// device slower than the spin budget stops the spinning by itself.
     #[default]
     Auto,
     /// Poll for completions for up to the spin budget before sleeping.
@@ -131,8 +132,9 @@ pub enum WaitMode {
 }
 
 impl WaitMode {
-    /// Above this many IOs in flight (threads x queue depth), `auto` blocks: completions then
-    /// arrive in batches and the CPU is better left to the kernel. Measured on a RAM-backed
+    /// `auto`'s prior: above this many IOs in flight (threads x queue depth) it blocks until
+    /// it has timed both ways (and an open loop always does): completions then arrive in
+    /// batches and the CPU is better left to the kernel. Measured on a RAM-backed
     /// loop device against fio, alternately (docs/accuracy.md): spinning gains ~1.5-3x at
     /// QD 1-8; at 32 in flight (1 x 32, 2 x 16) it beat sleeping in every pair, 1.03-1.30x
     /// fio where sleeping was 0.79-1.26x (the CPU per IO 1.2-1.35x fio's); at 64 and 128 they

@@ -7,6 +7,7 @@ pub mod blockdev;
 pub mod md_super;
 pub mod mounts;
 pub mod probe;
+pub mod sched;
 pub mod space;
 pub mod throttle;
 

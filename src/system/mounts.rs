@@ -12,6 +12,10 @@ pub struct MountInfo {
     pub dev: String,
     /// Where it is mounted.
     pub mount_point: PathBuf,
+    /// The directory of the filesystem that is mounted there: `/` for all of it, a
+    /// subdirectory for a bind mount (a container's own cgroup, seen as its hierarchy's root).
+    #[serde(default)]
+    pub root: String,
     /// Filesystem type (`xfs`, `btrfs`, `tmpfs`...).
     pub fs_type: String,
     /// Mount source (`/dev/loop3`, `tmpfs`).
@@ -67,6 +71,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountInfo> {
         out.push(MountInfo {
             dev: l[2].to_string(),
             mount_point: PathBuf::from(unescape(l[4])),
+            root: unescape(l[3]),
             fs_type: r[0].to_string(),
             source: unescape(r[1]),
             options,
@@ -105,6 +110,7 @@ mod tests {
         assert_eq!(m[1].fs_type, "xfs");
         assert_eq!(m[1].source, "/dev/loop3");
         assert_eq!(m[1].dev, "7:3");
+        assert_eq!(m[1].root, "/");
         assert!(m[1].options.contains("noatime"));
     }
 

@@ -15,6 +15,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub(crate) mod capture;
 pub(crate) mod decision;
 pub(crate) mod hosts;
 pub(crate) mod pg;
@@ -319,7 +320,14 @@ pub(crate) mod kind {
         format!("tool:{apt}")
     }
 
-    /// Something this kernel lacks or has (md, dm, loop devices, cgroup v1 blkio): allowed.
+    /// Something CI's machine has and a test needs (tracefs, a cgroup IO throttle, v1 or
+    /// v2): a developer's machine may lack it, CI must not.
+    pub(crate) fn host(feature: &str) -> String {
+        format!("host:{feature}")
+    }
+
+    /// Something this kernel may lack or have and CI's may too (md, dm, zfs loaded, swap):
+    /// allowed, also in CI.
     pub(crate) fn kernel(feature: &str) -> String {
         format!("kernel:{feature}")
     }
@@ -337,7 +345,7 @@ pub(crate) fn test_name() -> String {
 /// Records that the running test skips (all or part of itself): prints `SKIP <test>: <reason>`
 /// to stderr and, when `IOLAB_SKIP_LOG` names a file, appends `<test>\t<kind>\t<reason>` to it,
 /// so `scripts/test` can count skips and fail CI on the ones CI is meant to make impossible.
-/// `kind` is [`kind::ROOT`], [`kind::tool`] or [`kind::kernel`].
+/// `kind` is [`kind::ROOT`], [`kind::tool`], [`kind::host`] or [`kind::kernel`].
 pub(crate) fn skip(kind: &str, reason: &str) {
     let test = test_name();
     eprintln!("SKIP {test}: {reason}");
@@ -404,6 +412,34 @@ pub(crate) fn need_kernel(feature: &str, present: bool, why: &str) -> bool {
     present
 }
 
+/// Where tracefs is, or will be: where it is mounted with its instances, else
+/// `/sys/kernel/tracing`, where `iolab capture` mounts it (for the capture's length).
+pub(crate) fn tracefs() -> PathBuf {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.join("instances").is_dir())
+        .unwrap_or_else(|| PathBuf::from("/sys/kernel/tracing"))
+}
+
+/// True when `iolab capture` can record here: tracefs is mounted, or this kernel has it (in
+/// /proc/filesystems) for iolab to mount; otherwise records a skip CI must not make.
+pub(crate) fn need_tracefs() -> bool {
+    let mounted = tracefs().join("instances").is_dir();
+    let in_kernel = std::fs::read_to_string("/proc/filesystems").is_ok_and(|t| {
+        t.lines()
+            .any(|l| l.split_whitespace().last() == Some("tracefs"))
+    });
+    let ok = mounted || in_kernel;
+    if !ok {
+        skip(
+            &kind::host("tracefs"),
+            "this kernel has no tracefs (not in /proc/filesystems): no block tracepoints to capture",
+        );
+    }
+    ok
+}
+
 /// Returns from the test (skipping it) unless running as root.
 macro_rules! require_root {
     () => {
@@ -433,7 +469,27 @@ macro_rules! require_kernel {
     };
 }
 
-pub(crate) use {require_kernel, require_root, require_tool};
+/// Returns from the test (skipping it) unless `iolab capture` can record here (see
+/// [`need_tracefs`]).
+macro_rules! require_tracefs {
+    () => {
+        if !$crate::common::need_tracefs() {
+            return;
+        }
+    };
+}
+
+/// Returns from the test (skipping it) unless this process can make a cgroup that throttles
+/// a device's IO, through cgroup v1 blkio or v2 io.max (see [`throttle::need_throttle`]).
+macro_rules! require_throttle {
+    () => {
+        if !$crate::common::throttle::need_throttle() {
+            return;
+        }
+    };
+}
+
+pub(crate) use {require_kernel, require_root, require_throttle, require_tool, require_tracefs};
 
 // ---------------------------------------------------------------------------------------------
 // Loop devices and mounts

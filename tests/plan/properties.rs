@@ -23,6 +23,7 @@ fn input(
         risk,
         rebuild: RebuildSpeed::Mbps(rebuild_mbps),
         zfs: iolab::plan::ZfsParams::default(),
+        over: iolab::plan::Over::default(),
     }
 }
 

@@ -313,7 +313,7 @@ mod tests {
             .find(|l| l.starts_with("md-raid6-43+2s"))
             .unwrap();
         assert!(
-            r6.contains("320.00TB [s]") && r6.contains("401 ±") && r6.ends_with("RECOMMENDED"),
+            r6.contains("327.99TB [p]") && r6.contains("401 ±") && r6.ends_with("RECOMMENDED"),
             "{r6}"
         );
         let r10 = lines
@@ -321,7 +321,7 @@ mod tests {
             .find(|l| l.starts_with("md-raid10-44+1s"))
             .unwrap();
         assert!(
-            r10.contains("rejected: usable 172.00TB < 200.00TB; loss 5y "),
+            r10.contains("rejected: usable 175.99TB < 200.00TB; loss 5y "),
             "{r10}"
         );
         assert!(t.contains(&d.sentence));
