@@ -123,21 +123,13 @@ fn check(pattern: &str) {
 #[test]
 fn qd1_reads_are_timed_within_the_path_above_the_block_layer() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        tracefs().is_some(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     check("randread");
 }
 
 #[test]
 fn qd1_writes_are_timed_within_the_path_above_the_block_layer() {
     require_root!();
-    require_kernel!(
-        "tracefs",
-        tracefs().is_some(),
-        "tracefs has no instances directory"
-    );
+    require_tracefs!();
     check("randwrite");
 }

@@ -14,7 +14,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::vm::{SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
-use common::{have_tool, skip};
+use common::{LoopDev, have_tool, skip};
 
 /// A zfs module cached for the VM's Debian 6.1 kernel (as tests/vm_zfs.rs finds it).
 fn zfs_in_the_vm() -> bool {
@@ -72,7 +72,14 @@ fn md_lvm_and_zfs_at_4tb_report_what_the_planner_says() {
             "the zfs-raidz1 layout (no zfs module cached for the VM; run scripts/zfs-module)",
         );
     }
-    let lab = VmLab::new("iolab-vmcap");
+    // The VM lab refuses disks that could outgrow the free space (six 4 TB disks with the two
+    // replacements); only metadata and 8 MiB of workload are written here, so they go on a
+    // filesystem as large as they may grow, itself sparse in /dev/shm: its writes (the
+    // guests' mkfs logs and tables, a few GiB) are what is really held.
+    let mut room = LoopDev::new("vmcap-room", 40 << 40);
+    let mnt = room.mkfs_and_mount("ext4");
+    let mut lab = VmLab::new("iolab-vmcap");
+    lab.disks = mnt.join("disks");
     let body = format!(
         "{MD_LAYOUTS}{}{}",
         if zfs { ZFS_LAYOUT } else { "" },

@@ -180,18 +180,31 @@ pub(super) fn disk_measured(
     }))
 }
 
+/// Whether a decision may build layouts again at the real disk size for their usable bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AtRealSize {
+    /// Build each layout this host can build on sparse files of that size (`iolab decide`,
+    /// the decision at the end of a lab).
+    Build,
+    /// Build nothing: the planner's model of each layer's overhead, which meets what the
+    /// layouts report within 1% (a report reads the store and touches no disk).
+    Model,
+}
+
 /// Decides between a lab's runs by `spec`; a need the lab cannot answer is a usage error.
-/// With a real disk size, each layout this host can build is first built again on sparse
-/// files of that size for its usable bytes (seconds each; Ctrl-C tears it down and stops).
+/// With a real disk size and [`AtRealSize::Build`], each layout this host can build is first
+/// built again on sparse files of that size for its usable bytes (seconds each; Ctrl-C tears
+/// it down and stops).
 pub(super) fn decide_runs(
     lab_id: &str,
     runs: &[RunRecord],
     spec: &DecideSpec,
     disk: Option<&DiskMeasured>,
+    at_size: AtRealSize,
 ) -> anyhow::Result<Decision> {
     let mut facts = decide::from_runs(lab_id, runs);
     let mut notes = Vec::new();
-    if let Some(d) = spec.disk_bytes {
+    if let Some(d) = spec.disk_bytes.filter(|_| at_size == AtRealSize::Build) {
         crate::signals::install();
         notes = decide::measure::at_real_size(&mut facts, d, &crate::layout::state::state_dir());
         if crate::signals::stop_requested() {
@@ -220,7 +233,7 @@ pub(super) fn decide_lab(
             crate::lab::summary::complete_record(rec, lr, false);
         }
     }
-    decide_runs(&report.lab_id, &runs, spec, disk)
+    decide_runs(&report.lab_id, &runs, spec, disk, AtRealSize::Build)
 }
 
 /// Prints a decision in a format.
@@ -251,7 +264,7 @@ pub fn run(ctx: &Context, a: DecideArgs) -> anyhow::Result<ExitCode> {
     };
     spec.merge(&over);
     let disk = disk_measured(ctx, &spec)?;
-    let d = decide_runs(&lab, &runs, &spec, disk.as_ref())?;
+    let d = decide_runs(&lab, &runs, &spec, disk.as_ref(), AtRealSize::Build)?;
     print(&d, a.format)?;
     Ok(ExitCode::SUCCESS)
 }

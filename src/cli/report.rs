@@ -148,8 +148,17 @@ fn lab_decision(
     let spec = crate::decide::from_runs(lab, &mine)
         .decide
         .unwrap_or_default();
-    let made = super::decide::disk_measured(ctx, &spec)
-        .and_then(|disk| super::decide::decide_runs(lab, &mine, &spec, disk.as_ref()));
+    let made = super::decide::disk_measured(ctx, &spec).and_then(|disk| {
+        // A report reads the store and builds nothing: usable at the real size is the
+        // planner's model there (within 1% of what the layouts report: tests/capacity.rs).
+        super::decide::decide_runs(
+            lab,
+            &mine,
+            &spec,
+            disk.as_ref(),
+            super::decide::AtRealSize::Model,
+        )
+    });
     match made {
         Ok(d) => report.decision = Some(d),
         Err(e) => report.notes.push(html::model::Note {

@@ -112,7 +112,13 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .find_map(|r| r.lab_id.clone())
                 .unwrap_or_default();
-            Some(super::decide::decide_runs(&lab, &runs, d, disk))
+            Some(super::decide::decide_runs(
+                &lab,
+                &runs,
+                d,
+                disk,
+                super::decide::AtRealSize::Build,
+            ))
         }
         _ => None,
     };
