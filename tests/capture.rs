@@ -462,12 +462,13 @@ fn the_model_of_a_captured_workload_recovers_it() {
             "--arrivals",
             "poisson",
             // A fixed amount, not a time: a loaded machine fills 4 s with fewer IOs than the
-            // model needs. 2600 MiB in IOs of 68 KiB on average is about 39,000; the time
-            // only bounds a run that hangs.
+            // model needs (beside four busy loops on two cores these 2600 MiB took 60-80 s).
+            // 2600 MiB in IOs of 68 KiB on average is about 39,000; the time only bounds a
+            // run that hangs.
             "--io-size",
             "2600MiB",
             "--time",
-            "120s",
+            "20m",
             "--repeat",
             "1",
             "--no-save",

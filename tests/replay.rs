@@ -450,8 +450,9 @@ fn op_count(t: &Value, op: &str) -> u64 {
 }
 
 /// A replay stored from a lab issued every IO of the trace `ios`: all planned but the
-/// discard, each one issued, the reads, writes and flushes one for one, the offsets wrapped
-/// into the layout's working set.
+/// discard, each one issued, the reads, writes and flushes one for one, at the recorded
+/// offsets (a lab wraps a trace into a layout only where it does not fit: these traces reach
+/// 64 MiB, and the layouts' replay files hold 72-113 MiB, measured).
 fn assert_replayed_all(w: &Value, ios: &[TraceIo]) {
     let t = &w["trials"][0];
     let ol = &t["open_loop"];
@@ -461,7 +462,7 @@ fn assert_replayed_all(w: &Value, ios: &[TraceIo]) {
     assert_eq!(rp["planned"], planned, "{rp:#}");
     assert_eq!(rp["skipped"], want(Op::Discard), "{rp:#}");
     assert_eq!(ol["issued"], planned, "every IO went out: {ol:#}");
-    assert_eq!(rp["map"], "wrap", "{rp:#}");
+    assert_eq!(rp["map"], "exact", "{rp:#}");
     assert_eq!(op_count(t, "read"), want(Op::Read), "{t:#}");
     assert_eq!(op_count(t, "write"), want(Op::Write), "{t:#}");
     assert_eq!(op_count(t, "sync"), want(Op::Flush), "{t:#}");
@@ -492,7 +493,7 @@ fn assert_modelled(w: &Value, ios: &[TraceIo]) {
 }
 
 /// A lab's `[workloads] replay` and `model` (issue 29): on each of two layouts the trace is
-/// replayed, wrapped into the layout, every IO of it issued, and its model (a synthetic
+/// replayed, every IO of it issued, and its model (a synthetic
 /// workload at the trace's mix) run; each layout's stored run keeps both, and the lab's table
 /// has a column for each.
 #[test]
