@@ -5,13 +5,13 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
 
-use common::{Iolab, LoopDev, Out, disk_tmpdir, require_root, require_tracefs};
+use common::capture::{UNTIL_STOPPED, start_capture, stop_capture};
+use common::{Iolab, LoopDev, disk_tmpdir, require_root, require_tracefs};
 use iolab::sample::LatencyHistogram;
-use iolab::trace::{Op, TraceHeader, TraceIo, TraceWriter, read_trace};
+use iolab::trace::{Op, TraceHeader, TraceIo, TraceWriter};
+use serde_json::Value;
 
 /// Writes a trace of `secs` seconds: Poisson arrivals at `iops`, 70% 8k reads and 30% 8k
 /// writes at random 8k-aligned offsets below `span`, a flush every 100 IOs, each IO taking
@@ -203,23 +203,13 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
     let trace = dir.path().join("t.trace");
     let ios = synthetic_trace(&trace, 5, 2000.0, 64 << 20);
     let cap = dir.path().join("replayed.trace");
-    let mut c = Iolab::new()
-        .args(["capture", ld.path(), "-o", cap.to_str().unwrap(), "--json"])
-        .command();
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = c.spawn().unwrap();
-    let inst = common::tracefs().join(format!(
-        "instances/iolab-{}/events/block/block_rq_complete/enable",
-        child.id()
-    ));
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&inst).map_or(true, |s| s.trim() != "1") {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "capture never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = start_capture(&[
+        ld.path(),
+        "--time",
+        UNTIL_STOPPED,
+        "-o",
+        cap.to_str().unwrap(),
+    ]);
     let j = Iolab::new()
         .args([
             "run",
@@ -237,17 +227,14 @@ fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
         .run()
         .success()
         .json();
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = Out::new("capture".into(), child.wait_with_output().unwrap());
-    assert!(o.code == 0 || o.code == 130, "{}", o.stderr);
+    // Stopped at once: a capture keeps every IO issued before Ctrl-C (it reads its buffers
+    // to the end), so no wait for it to catch up.
+    let got = stop_capture(child, &cap);
     let rp = &trial(&j)["open_loop"]["replay"];
     assert!(
         rp["replayed_ns"].as_f64().unwrap() < 0.5 * rp["recorded_ns"].as_f64().unwrap(),
         "as fast as possible: {rp}"
     );
-    let got = read_trace(&cap).unwrap();
     let ours = |name: &str| name.starts_with("iolab") || name.starts_with("iou-");
     let mut replayed: Vec<(Op, u64, u32)> = got
         .ios
@@ -384,87 +371,171 @@ fn the_model_and_a_spec_file_replay_run_on_a_directory() {
 }
 
 /// A lab spec in `dir` whose workloads replay a 2 s synthetic trace (`mail.trace`, written
-/// there too): `disks` and `layout` are its TOML, `{t}` in `workloads` the trace's path.
-fn lab_with_trace(dir: &Path, disks: &str, layout: &str, workloads: &str) -> std::path::PathBuf {
+/// there too): `disks` and `layouts` are its TOML (each layout's body), `{t}` in `workloads`
+/// the trace's path. Returns the spec and the trace's IOs.
+fn lab_with_trace(
+    dir: &Path,
+    disks: &str,
+    layouts: &[&str],
+    workloads: &str,
+) -> (PathBuf, Vec<TraceIo>) {
     let trace = dir.join("mail.trace");
-    synthetic_trace(&trace, 2, 500.0, 64 << 20);
+    let ios = synthetic_trace(&trace, 2, 500.0, 64 << 20);
     let spec = dir.join("lab.toml");
     let workloads = workloads.replace("{t}", &trace.display().to_string());
+    let layouts: String = layouts
+        .iter()
+        .flat_map(|l| ["[[layout]]\n", l, "\n"])
+        .collect();
     std::fs::write(
         &spec,
         format!(
-            "[disks]\nloop = {{ {disks}, dir = \"{d}\" }}\n[[layout]]\n{layout}\n[workloads]\n{workloads}repeat = 1\n",
+            "[disks]\nloop = {{ {disks}, dir = \"{d}\" }}\n{layouts}[workloads]\n{workloads}repeat = 1\n",
             d = dir.display()
         ),
     )
     .unwrap();
-    spec
+    (spec, ios)
 }
 
-/// A lab's `[workloads] replay` and `model` (issue 29): the trace replayed (wrapped into the
-/// layout) and its model run on every layout, and stored. Both are open loops, so the lab's
-/// table and the stored comparison judge them by latency from the schedule, not by the IOPS
-/// their schedule fixes, and say how much of the asked rate each layout sustained, reads and
-/// writes apart (issue 40).
+/// Runs lab `spec` saving to the store at `db`, with `--format json`: the lab's JSON, and
+/// each run it stored read back from the store (as `iolab show --json` prints it) with its
+/// layout and phase as the lab listed them.
+fn lab_stored(spec: &Path, db: &Path, args: &[&str]) -> (Value, Vec<(String, String, Value)>) {
+    let o = Iolab::new()
+        .db(db)
+        .args(["lab", spec.to_str().unwrap(), "--format", "json"])
+        .args(args)
+        .run();
+    let v = o.success().json();
+    let store = iolab::store::Store::open(db).expect("the lab's store");
+    let runs = v["runs"]
+        .as_array()
+        .expect("the lab lists its stored runs")
+        .iter()
+        .map(|r| {
+            let id = r["run_id"].as_str().expect("a run id");
+            let run = store.load_run(id).expect("the stored run");
+            assert_eq!(run.lab_id.as_deref(), v["lab_id"].as_str(), "{id}");
+            (
+                r["layout"].as_str().unwrap().to_string(),
+                r["phase"].as_str().unwrap().to_string(),
+                serde_json::to_value(&run).unwrap(),
+            )
+        })
+        .collect();
+    (v, runs)
+}
+
+/// The stored workload named `name` of run `run`, asserted present with one trial.
+fn stored_workload<'a>(run: &'a Value, name: &str) -> &'a Value {
+    let w = run["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {run:#}"));
+    assert_eq!(w["trials"].as_array().unwrap().len(), 1, "{w:#}");
+    w
+}
+
+/// How many IOs of op `op` (`read`, `write`, `sync`) a trial did.
+fn op_count(t: &Value, op: &str) -> u64 {
+    t["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["op"] == op)
+        .map_or(0, |x| x["count"].as_u64().unwrap())
+}
+
+/// A replay stored from a lab issued every IO of the trace `ios`: all planned but the
+/// discard, each one issued, the reads, writes and flushes one for one, at the recorded
+/// offsets (a lab wraps a trace into a layout only where it does not fit: these traces reach
+/// 64 MiB, and the layouts' replay files hold 72-113 MiB, measured).
+fn assert_replayed_all(w: &Value, ios: &[TraceIo]) {
+    let t = &w["trials"][0];
+    let ol = &t["open_loop"];
+    let rp = &ol["replay"];
+    let want = |op: Op| ios.iter().filter(|i| i.op == op).count() as u64;
+    let planned = ios.len() as u64 - want(Op::Discard);
+    assert_eq!(rp["planned"], planned, "{rp:#}");
+    assert_eq!(rp["skipped"], want(Op::Discard), "{rp:#}");
+    assert_eq!(ol["issued"], planned, "every IO went out: {ol:#}");
+    assert_eq!(rp["map"], "exact", "{rp:#}");
+    assert_eq!(op_count(t, "read"), want(Op::Read), "{t:#}");
+    assert_eq!(op_count(t, "write"), want(Op::Write), "{t:#}");
+    assert_eq!(op_count(t, "sync"), want(Op::Flush), "{t:#}");
+}
+
+/// The model of trace `ios` stored from a lab: a synthetic workload (no replay) of the
+/// trace's 8k random IOs at its read share, which it ran (reads and writes in about that
+/// share).
+fn assert_modelled(w: &Value, ios: &[TraceIo]) {
+    let io = &w["workload"]["kind"];
+    assert_eq!(io["kind"], "io", "{w:#}");
+    assert!(io["replay"].is_null(), "a model, not a replay: {w:#}");
+    assert_eq!(io["block_size"], 8192, "{io:#}");
+    assert_eq!(io["pattern"], "randrw", "{io:#}");
+    let reads = ios.iter().filter(|i| i.op == Op::Read).count() as f64;
+    let writes = ios.iter().filter(|i| i.op == Op::Write).count() as f64;
+    let traced = 100.0 * reads / (reads + writes);
+    let modelled = io["read_pct"].as_f64().unwrap();
+    assert!((modelled - traced).abs() <= 1.0, "{modelled} vs {traced}");
+    let t = &w["trials"][0];
+    let (r, wr) = (op_count(t, "read") as f64, op_count(t, "write") as f64);
+    assert!(r > 0.0 && wr > 0.0, "{t:#}");
+    let ran = 100.0 * r / (r + wr);
+    assert!(
+        (ran - modelled).abs() < 10.0,
+        "ran {ran}% reads for {modelled}%"
+    );
+}
+
+/// A lab's `[workloads] replay` and `model` (issue 29): on each of two layouts the trace is
+/// replayed, every IO of it issued, and its model (a synthetic workload at the trace's mix)
+/// run; each layout's stored run keeps both. Both are open loops, so the stored comparison
+/// judges them by latency from the schedule, not by the IOPS their schedule fixes, and says
+/// how much of the asked rate each layout sustained, reads and writes apart (issue 40).
 #[test]
 fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
     require_root!();
     common::require_tool!("mkfs.ext4", apt = "e2fsprogs");
     common::require_tool!("mkfs.xfs", apt = "xfsprogs");
     let dir = disk_tmpdir("iolab-replay-lab");
-    let spec = lab_with_trace(
+    let (spec, ios) = lab_with_trace(
         dir.path(),
         "count = 1, size = \"320MiB\"",
-        "name = \"ext4\"\nfs = \"ext4\"\n[[layout]]\nname = \"xfs\"\nfs = \"xfs\"",
+        &[
+            "name = \"ext4\"\nfs = \"ext4\"",
+            "name = \"xfs\"\nfs = \"xfs\"",
+        ],
         "replay = \"{t}\"\nmodel = \"{t}\"\n",
     );
-    let o = Iolab::new()
-        .args(["lab", spec.to_str().unwrap(), "--time", "2s"])
-        .run();
-    o.success();
-    let out = &o.stdout;
-    // The lab's table: each open loop's column is its reads' p99 from the schedule, and each
-    // gets a table of its own with p99, p99.9 and sustained, reads and writes apart.
-    let table = out
-        .lines()
-        .find(|l| l.starts_with("layout ") && l.contains("usable"))
-        .unwrap_or_else(|| panic!("{out}"));
-    assert!(
-        table.contains("replay-mail read p99") && table.contains("model-mail read p99"),
-        "{table}"
-    );
-    assert!(
-        !table.contains("IOPS"),
-        "the schedule's IOPS are not the headline: {table}"
-    );
-    for w in ["replay-mail", "model-mail"] {
-        let head = out
-            .lines()
-            .find(|l| l.starts_with(&format!("{w} (open loop)")))
-            .unwrap_or_else(|| panic!("{w}: {out}"));
-        for col in [
-            "read p99",
-            "read p99.9",
-            "read sustained",
-            "write p99",
-            "write p99.9",
-            "write sustained",
-        ] {
-            assert!(head.contains(col), "{col}: {head}");
-        }
+    let db = dir.path().join("iolab.db");
+    let (v, runs) = lab_stored(&spec, &db, &["--time", "2s"]);
+    for l in v["layouts"].as_array().unwrap() {
+        assert_eq!(l["status"], "ok", "{l:#}");
     }
-    assert!(out.contains("judged by latency from the schedule"), "{out}");
-    // The stored comparison judges them alike: by latency from the schedule, each layout's
-    // sustained share beside it.
-    let lab_id = out
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("lab ")?
-                .split_once(" saved:")
-                .map(|(id, _)| id)
-        })
-        .unwrap_or_else(|| panic!("no 'lab ID saved' line: {out}"));
+    let layouts: Vec<&str> = runs.iter().map(|(l, _, _)| l.as_str()).collect();
+    assert_eq!(layouts, ["ext4", "xfs"], "one stored run per layout");
+    for (layout, phase, run) in &runs {
+        assert_eq!(phase, "healthy", "{layout}");
+        let names: Vec<&str> = run["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["workload"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["replay-mail", "model-mail"], "{layout}");
+        assert_replayed_all(stored_workload(run, "replay-mail"), &ios);
+        assert_modelled(stored_workload(run, "model-mail"), &ios);
+    }
+    // The stored comparison judges them by latency from the schedule, each layout's
+    // sustained share beside it; the schedule's IOPS are not its headline.
+    let lab_id = v["lab_id"].as_str().expect("the lab's id");
     let c = Iolab::new()
+        .db(&db)
         .args(["compare", "--lab", lab_id, "--format", "json"])
         .run()
         .success()
@@ -511,31 +582,23 @@ fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
 }
 
 /// Issue 29: the user's own workload while the layout rebuilds — the lab replays the trace
-/// during the replace of a btrfs raid1 member (`during_rebuild = true`), stored as its own
-/// phase with its ratio to healthy.
+/// during the replace of a btrfs raid1 member (`during_rebuild = true`), every IO of it, stored
+/// as its own phase (`rebuilding`) with its ratio to healthy.
 #[test]
 fn a_lab_replays_a_trace_while_the_layout_rebuilds() {
     require_root!();
     common::require_tool!("mkfs.btrfs", apt = "btrfs-progs");
     let dir = disk_tmpdir("iolab-replay-rebuild");
-    let spec = lab_with_trace(
+    let (spec, ios) = lab_with_trace(
         dir.path(),
         "count = 3, size = \"512MiB\"",
-        "name = \"r1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\ndegrade = true\nrebuild = true\nduring_rebuild = true\nfill = \"128MiB\"",
+        &[
+            "name = \"r1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\ndegrade = true\nrebuild = true\nduring_rebuild = true\nfill = \"128MiB\"",
+        ],
         "replay = \"{t}\"\n",
     );
-    let o = Iolab::new()
-        .args([
-            "lab",
-            spec.to_str().unwrap(),
-            "--no-save",
-            "--time",
-            "1s",
-            "--format",
-            "json",
-        ])
-        .run();
-    let v = o.success().json();
+    let db = dir.path().join("iolab.db");
+    let (v, runs) = lab_stored(&spec, &db, &["--time", "1s"]);
     let l = &v["layouts"][0];
     assert_eq!(l["status"], "ok", "{l:#}");
     let rl = &l["rebuild_load"];
@@ -544,4 +607,20 @@ fn a_lab_replays_a_trace_while_the_layout_rebuilds() {
     assert!(ratio > 0.0 && ratio.is_finite(), "{rl:#}");
     assert!(rl["rebuild_share"].as_f64().unwrap() > 0.0, "{rl:#}");
     assert_eq!(l["integrity"]["verdict"]["kind"], "verified", "{l:#}");
+    let phases: Vec<&str> = runs.iter().map(|(_, p, _)| p.as_str()).collect();
+    assert_eq!(phases, ["healthy", "degraded", "rebuilding"], "{runs:#?}");
+    for (layout, phase, run) in &runs {
+        assert_eq!(layout, "r1");
+        assert_eq!(run["layout"]["phase"], phase.as_str(), "{run:#}");
+        assert_replayed_all(stored_workload(run, "replay-mail"), &ios);
+    }
+    // The run during the rebuild is stored as its own phase, against the healthy one, with
+    // the lab's ratio.
+    let rebuilding = &runs[2].2["layout"];
+    assert_eq!(rebuilding["degraded_of"], "r1", "{rebuilding:#}");
+    assert_eq!(
+        rebuilding["degraded_ratio"].as_f64(),
+        Some(ratio),
+        "{rebuilding:#}"
+    );
 }

@@ -659,10 +659,12 @@ fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
 }
 
 /// Issue 27: at low depth io_uring waits by spinning (the wake-up of a sleeping thread cost as
-/// much as a fast device's IO, and iolab ran at half of fio's QD 1 rate); the run says so,
-/// `--wait block` sleeps, and a deep queue sleeps by itself.
+/// much as a fast device's IO, and iolab ran at half of fio's QD 1 rate); the run says so, and
+/// `--wait block` sleeps. A deep queue starts asleep and spins only where its timed
+/// comparisons found spinning faster (issue 40: learned, so either is right on a given
+/// machine; the note then counts the comparisons).
 #[test]
-fn low_depth_waits_spin_and_say_so_deep_ones_and_block_sleep() {
+fn low_depth_waits_spin_and_say_so_deep_ones_spin_only_where_timed_faster_and_block_sleeps() {
     let d = tmpdir();
     let dir = d.path().to_str().unwrap();
     let notes = |extra: &[&str]| -> Vec<serde_json::Value> {

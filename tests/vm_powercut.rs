@@ -187,11 +187,12 @@ powercut = { cuts = 1, then = "fail-member", window = "2s", seed = 3 }
 
 /// Issue 32: the volatile-cache model. qemu logs every write each disk completes; after the
 /// cut the host rolls each disk back to a point of its own. A cache that honours flushes
-/// loses no durable write (and each cut says what each disk dropped); a cache that
-/// acknowledges flushes it did not make — the deliberately broken setup — is caught as durable
-/// writes lost. RAID5 + PPL on such disks is measured and printed (docs/powercut.md).
+/// loses no durable write, on one disk and under md RAID5 + PPL with a member failed after
+/// the restart (each cut says what each disk dropped); a cache that acknowledges flushes it
+/// did not make — the deliberately broken setup — is caught by the judge as durable writes
+/// lost.
 #[test]
-fn a_volatile_disk_cache_keeps_what_was_flushed_a_lying_one_is_caught_and_btrfs_comes_back() {
+fn volatile_caches_keep_flushed_writes_under_raid5_ppl_too_lying_one_is_caught_btrfs_returns() {
     if !vm_or_skip(&[]) {
         return;
     }
@@ -225,18 +226,21 @@ fn a_volatile_disk_cache_keeps_what_was_flushed_a_lying_one_is_caught_and_btrfs_
     assert_eq!(lying.len(), 3);
     for c in &lying {
         assert_eq!(c["disk_cache"], "ignores-flush", "{c:#}");
+        // An error is a cut that could not be made, assembled or judged: not the judge
+        // catching a loss, so it may not stand in for one.
+        assert!(c.get("error").is_none(), "every cut made and judged: {c:#}");
+        assert!(c["durable_writes"].as_u64().unwrap() > 0, "{c:#}");
     }
     let caught: Vec<&serde_json::Value> = lying
         .iter()
         .filter(|c| {
             let j = &c["judgement"];
-            j["durable_lost"].as_u64().unwrap_or(0) + j["files_missing"].as_u64().unwrap_or(0) > 0
-                || c.get("error").is_some()
+            j["durable_lost"].as_u64().unwrap() + j["files_missing"].as_u64().unwrap() > 0
         })
         .collect();
     assert!(
         !caught.is_empty(),
-        "a disk that drops flushed writes must be caught: {lying:#?}"
+        "the judge must catch a disk that drops flushed writes: {lying:#?}"
     );
     assert!(
         lying.iter().any(|c| c["rollback"]
@@ -246,13 +250,38 @@ fn a_volatile_disk_cache_keeps_what_was_flushed_a_lying_one_is_caught_and_btrfs_
             .any(|d| d["dropped_flushed"].as_u64().unwrap() > 0)),
         "{lying:#?}"
     );
-    eprintln!(
-        "md5-ppl, volatile caches: {:#}",
-        layout(&v, "md5-ppl")["power"]
-    );
-    for c in cuts("md5-ppl") {
+    // md RAID5 + PPL on members with volatile caches (md flushes its members around the
+    // log, kernel 4.16 on): each member rolled back to a point of its own after its last
+    // flush, a member failed before any resync, and every durable block reads back
+    // (docs/powercut.md measured 3 of 3 such cuts losing nothing). At assembly md replays the
+    // log and marks the array clean (`idle`) when it recovered entries from it; when it
+    // recovered none (no stripe update in flight at the cut, or only one whose partial parity
+    // the cut tore, before its data was written) md does not mark the dirty array clean
+    // (raid5-ppl.c, ppl_init_log) and starts a resync (`resync`, seen in 1 of 2 runs here)
+    // over parity that is consistent all the same. Either way nothing may come back wrong.
+    let ppl = cuts("md5-ppl");
+    assert_eq!(ppl.len(), 1);
+    for c in &ppl {
+        assert!(c.get("error").is_none(), "{c:#}");
         assert_eq!(c["disk_cache"], "volatile", "{c:#}");
         assert_eq!(c["failed_member"], "/dev/vdd", "{c:#}");
+        assert!(
+            c["durable_writes"].as_u64().unwrap() > 0,
+            "the writer ran: {c:#}"
+        );
+        let md = &c["recovery"]["md"];
+        assert_eq!(md["consistency_policy"], "ppl", "{c:#}");
+        assert!(
+            md["sync_action"] == "idle" || md["sync_action"] == "resync",
+            "PPL replayed (idle), or nothing to replay (resync): {c:#}"
+        );
+        let disks = c["rollback"].as_array().unwrap();
+        assert_eq!(disks.len(), 4, "each member rolled back: {c:#}");
+        for d in disks {
+            assert_eq!(d["dropped_flushed"], 0, "{c:#}");
+        }
+        assert_cut_lost_nothing(c, "RAID5 + PPL on volatile caches loses nothing durable: ");
+        assert_eq!(c["judgement"]["read_errors"], 0, "{c:#}");
     }
     // btrfs raid1 is found again from its devices after the cut (`btrfs device scan`, mount:
     // its log tree replayed), loses a member, and every durable block reads back from the

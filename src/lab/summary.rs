@@ -244,7 +244,7 @@ mod tests {
             kernel: "cache LV failed".into(),
             actions: vec!["lvconvert --uncache --force: ok".into()],
             state_after: "no cache".into(),
-            usable: true,
+            usable: Some(true),
         };
         let mut lr = LayoutReport::new("md5-lvmcache", "md raid5 x3".into(), None);
         lr.degraded = Some(DegradedReport {

@@ -458,7 +458,7 @@ mod tests {
             kernel: "bcache0 detached".into(),
             actions: vec!["unregister: ok".into()],
             state_after: "no cache".into(),
-            usable: true,
+            usable: Some(true),
         };
         let r = LayoutRecord {
             name: Some("md5-bcache".into()),

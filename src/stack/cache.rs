@@ -143,8 +143,11 @@ pub struct CacheFailure {
     pub actions: Vec<String>,
     /// The state after the lab's actions (bcache's `state`, `no cache`...).
     pub state_after: String,
-    /// Whether the filesystem was mounted and usable afterwards.
-    pub usable: bool,
+    /// Whether the filesystem was mounted and usable afterwards, as probed (a file written,
+    /// flushed and removed); `None` when nothing was observed: a dry run builds nothing, so
+    /// it must not claim the filesystem came back (nor that it did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable: Option<bool>,
 }
 
 impl CacheFailure {
@@ -166,10 +169,10 @@ impl CacheFailure {
             } else {
                 self.actions.join(", ")
             },
-            if self.usable {
-                "filesystem usable"
-            } else {
-                "filesystem NOT usable"
+            match self.usable {
+                Some(true) => "filesystem usable",
+                Some(false) => "filesystem NOT usable",
+                None => "filesystem not observed",
             }
         ));
         s
@@ -215,11 +218,34 @@ mod tests {
             kernel: "cache set unregistered".into(),
             actions: vec![],
             state_after: "no cache".into(),
-            usable: true,
+            usable: Some(true),
         };
         assert_eq!(
             f.describe(),
             "bcache writeback cache device failed (2MiB dirty): cache set unregistered; then nothing to do; filesystem usable"
         );
+        let lost = CacheFailure {
+            usable: Some(false),
+            ..f.clone()
+        };
+        assert!(lost.describe().ends_with("; filesystem NOT usable"));
+        // A dry run observed nothing: it says so, and its JSON has no `usable` to misread.
+        let dry = CacheFailure {
+            usable: None,
+            ..f.clone()
+        };
+        assert!(
+            dry.describe().ends_with("; filesystem not observed"),
+            "{}",
+            dry.describe()
+        );
+        let json = serde_json::to_value(&dry).unwrap();
+        assert!(json.get("usable").is_none(), "{json}");
+        // Records stored before `usable` could be unobserved read back as they were.
+        let mut old = serde_json::to_value(&f).unwrap();
+        assert_eq!(old["usable"], true);
+        old["usable"] = serde_json::Value::Bool(false);
+        let back: CacheFailure = serde_json::from_value(old).unwrap();
+        assert_eq!(back.usable, Some(false));
     }
 }

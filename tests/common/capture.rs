@@ -64,6 +64,11 @@ pub(crate) fn finish(child: Child) -> Out {
 /// Ends a capture with Ctrl-C: it keeps what it recorded, exits 130 and marks the trace
 /// interrupted. The trace read back.
 pub(crate) fn stop_capture(child: Child, out: &Path) -> Trace {
+    stop_capture_json(child, out).1
+}
+
+/// [`stop_capture`], with the capture's `--json` document (the header, what it traced).
+pub(crate) fn stop_capture_json(child: Child, out: &Path) -> (serde_json::Value, Trace) {
     let stopped = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -73,5 +78,11 @@ pub(crate) fn stop_capture(child: Child, out: &Path) -> Trace {
     assert_eq!(o.code, 130, "{}", o.stderr);
     let t = read_trace(out).unwrap();
     assert!(t.header.interrupted, "the trace says it was stopped early");
-    t
+    (o.json(), t)
 }
+
+/// A capture's `--time` that no workload of a test comes near, even on a loaded machine (the
+/// 4 s ground-truth mix took 60-80 s beside four busy loops on two cores): only a test that
+/// died before stopping its capture ever reaches it. Such captures end on [`stop_capture`]
+/// once the workload is done, never on a fixed window a loaded machine may overrun.
+pub(crate) const UNTIL_STOPPED: &str = "1h";

@@ -185,7 +185,7 @@ impl Session {
             kernel: String::new(),
             actions: Vec::new(),
             state_after: String::new(),
-            usable: false,
+            usable: None,
         };
         let tables: Vec<(String, String)> = devices
             .iter()
@@ -205,8 +205,9 @@ impl Session {
             CacheKind::Lvmcache => self.fail_lvmcache(b, &mut f, fail_all)?,
             CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
         }
-        f.usable = self.runner.is_dry_run()
-            || (is_mount_point(&b.mount_point) && probe_writable(&b.mount_point));
+        // A dry run built nothing: what the filesystem did is not observed, not `usable`.
+        f.usable = (!self.runner.is_dry_run())
+            .then(|| is_mount_point(&b.mount_point) && probe_writable(&b.mount_point));
         Ok(Some(f))
     }
 
@@ -229,10 +230,17 @@ impl Session {
                 |o| o.stdout.trim().to_string(),
             )
         };
+        let dry = self.runner.is_dry_run();
         f.state_before = status(self);
         fail_all(self)?;
         let _ = self.runner.run(&["sync"]);
-        f.kernel = format!("dm-cache status {}", status(self));
+        f.kernel = if dry {
+            "not observed (dry run)".into()
+        } else {
+            format!("dm-cache status {}", status(self))
+        };
+        // A dry run printed the command: it did not see it succeed.
+        let ok = if dry { "printed (dry run)" } else { "ok" };
         let extra = lvm::no_udev_args(&self.runner);
         let [uncache, split, reduce] = cache::lvmcache_drop_argvs(&vg);
         let mut dropped = false;
@@ -240,7 +248,7 @@ impl Session {
             let line = format!("{} {}", argv[0], argv[2]);
             match self.runner.run(&with_extra(argv, &extra, 1)) {
                 Ok(_) => {
-                    f.actions.push(format!("{line}: ok"));
+                    f.actions.push(format!("{line}: {ok}"));
                     dropped = true;
                     break;
                 }
@@ -252,7 +260,7 @@ impl Session {
         if dropped {
             let line = format!("{} {}", reduce[1], reduce[3]);
             match self.runner.run(&with_extra(reduce, &extra, 2)) {
-                Ok(_) => f.actions.push(format!("{line}: ok")),
+                Ok(_) => f.actions.push(format!("{line}: {ok}")),
                 Err(e) => f
                     .actions
                     .push(format!("{line}: failed ({})", first_line(&e))),
@@ -345,7 +353,11 @@ impl Session {
                 )
             };
             let _ = self.runner.write_file(&set.join("unregister"), "1");
-            f.actions.push("unregistered the cache set".into());
+            f.actions.push(if dry {
+                "unregister the cache set: printed (dry run)".into()
+            } else {
+                "unregistered the cache set".into()
+            });
             cache::wait_until(Duration::from_secs(15), || dry || !set.exists());
         } else {
             f.kernel = format!(
@@ -557,4 +569,61 @@ fn probe_writable(mnt: &Path) -> bool {
         .is_ok();
     let _ = std::fs::remove_file(&p);
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::super::cmd::Runner;
+    use super::super::{DiskSource, Session};
+    use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
+    use crate::stack::{FsKind, FsLayer, MdLevel, MdOptions, RaidLayer, Stack};
+
+    /// A dry run fails the cache device on paper only: its record says nothing was observed
+    /// (no `usable`, no kernel behaviour), for both kinds of cache — it once said `usable =
+    /// true`, a measured outcome no dry run has.
+    #[test]
+    fn a_dry_run_cache_failure_claims_no_outcome() {
+        for (kind, lvm) in [(CacheKind::Bcache, false), (CacheKind::Lvmcache, true)] {
+            let cache = CacheOptions {
+                kind,
+                mode: CacheMode::Writeback,
+                disks: 1,
+                size: None,
+                fail: true,
+            };
+            let stack = Stack::new(
+                RaidLayer::Md(MdOptions::new(MdLevel::Raid6)),
+                4,
+                0,
+                lvm,
+                Some(cache),
+                FsLayer::plain(FsKind::Ext4),
+            );
+            let devs: Vec<PathBuf> = (0..5)
+                .map(|i| format!("/dev/sd{}", char::from(b'b' + i)).into())
+                .collect();
+            let src = DiskSource::Devices(devs);
+            let mut s = Session::new(Runner::recording(), "t1", None, "x.toml")
+                .unwrap()
+                .with_mount_base("/mnt".into());
+            let mut b = s.build(0, "l", &stack, &src).unwrap();
+            let d = s.degrade(&mut b).unwrap();
+            let f = d.cache_failure.expect("the cache failure is recorded");
+            assert_eq!(f.usable, None, "{kind:?}: {f:#?}");
+            assert!(f.describe().ends_with("filesystem not observed"), "{f:#?}");
+            assert!(
+                serde_json::to_value(&f).unwrap().get("usable").is_none(),
+                "{f:#?}"
+            );
+            assert_eq!(f.kernel, "not observed (dry run)", "{f:#?}");
+            assert!(
+                !f.actions.is_empty() && f.actions.iter().all(|a| a.ends_with("printed (dry run)")),
+                "{f:#?}"
+            );
+            assert!(s.teardown(b).is_empty());
+            s.finish().unwrap();
+        }
+    }
 }

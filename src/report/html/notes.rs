@@ -228,7 +228,8 @@ fn cache_failure_note(header: &str, l: &LayoutFacts) -> Option<(Severity, String
         }),
         Some(v) => text.push_str(&format!("; data set: {v}")),
     }
-    let severity = if c.usable && (verified || verdict.is_none()) {
+    // Not observed (a dry run) is no finding either way.
+    let severity = if c.usable != Some(false) && (verified || verdict.is_none()) {
         Severity::Info
     } else {
         Severity::Warning
@@ -378,7 +379,7 @@ mod tests {
             kernel: "cache set <unregistered>".into(),
             actions: vec![],
             state_after: "no cache".into(),
-            usable: true,
+            usable: Some(true),
         }
     }
 
