@@ -332,7 +332,7 @@ fn merge(
         ));
     }
     let mut notes: Vec<Note> = notes.into_iter().map(Note::caveat).collect();
-    notes.extend(wait_notes(waits, sched, w, &ops, elapsed_ns));
+    notes.extend(wait_notes(waits, sched, w, &ops));
     let ((u0, s0), (u1, s1)) = ru;
     Ok(TrialSample {
         workload: name.to_string(),
@@ -427,12 +427,11 @@ fn wait_notes(
     sched: Option<crate::system::sched::ThreadSched>,
     w: &IoWorkload,
     ops: &[OpSample],
-    elapsed_ns: u64,
 ) -> Vec<Note> {
     let ios: u64 = ops.iter().map(|o| o.count).sum();
     spin_note(waits)
         .into_iter()
-        .chain(sched.and_then(|s| cpu_wait_note(s, w, ios, elapsed_ns)))
+        .chain(sched.and_then(|s| cpu_wait_note(s, w, ios)))
         .collect()
 }
 
@@ -440,20 +439,14 @@ fn wait_notes(
 /// reach the tail: a completion that came meanwhile waited for its worker, so the latencies
 /// from the percentile that share leaves out are the machine's as much as the device's
 /// (docs/accuracy.md, "Latency against the kernel's"). The share is the run-queue time over
-/// the window where the kernel accounts it, else at most the IOs in flight at each preemption
+/// the wall time the counters span (every worker's) where the kernel accounts it, else at most the IOs in flight at each preemption
 /// over all the IOs; under 1% it cannot move the p99 and nothing is said.
-fn cpu_wait_note(
-    s: crate::system::sched::ThreadSched,
-    w: &IoWorkload,
-    ios: u64,
-    elapsed_ns: u64,
-) -> Option<Note> {
+fn cpu_wait_note(s: crate::system::sched::ThreadSched, w: &IoWorkload, ios: u64) -> Option<Note> {
+    // The share of the time the counters span (ramp, window and drain, every worker), not of
+    // the window alone: a wait in the ramp over a short window read as 100% and more.
     let (share, how) = match s.wait_ns {
         Some(wait) => (
-            wait as f64
-                / elapsed_ns
-                    .saturating_mul(u64::from(w.threads.max(1)))
-                    .max(1) as f64,
+            wait as f64 / s.wall_ns.max(1) as f64,
             format!(
                 "{} in the run queue over the window",
                 crate::units::format_latency_ns(wait as f64)
@@ -470,4 +463,42 @@ fn cpu_wait_note(
 /// How long a trial of `w` should take at most (for ETAs): ramp plus run time, or a guess.
 pub fn expected_duration(w: &IoWorkload) -> Duration {
     w.ramp + w.runtime.unwrap_or(Duration::from_secs(5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::NoteKind;
+    use crate::system::sched::ThreadSched;
+
+    /// The CPU-wait share is of the time the counters span: two workers that each waited
+    /// 1 s of their 4 s (ramp, window and drain) waited a quarter, however short the window,
+    /// where dividing by the window read 100% and more on a loaded machine.
+    #[test]
+    fn a_cpu_wait_is_a_share_of_the_time_the_counters_span() {
+        let w = IoWorkload {
+            threads: 2,
+            queue_depth: 1,
+            ..IoWorkload::default()
+        };
+        let one = ThreadSched {
+            cpu_ns: 0,
+            wait_ns: Some(1_000_000_000),
+            preempted: 3,
+            wall_ns: 4_000_000_000,
+        };
+        let n = cpu_wait_note(one.plus(one), &w, 10_000).expect("a quarter is said");
+        let NoteKind::CpuWait { share_ppm } = n.kind else {
+            panic!("{n:?}");
+        };
+        assert_eq!(share_ppm, 250_000, "{n:?}");
+        let idle = ThreadSched {
+            wait_ns: Some(1_000_000),
+            ..one
+        };
+        assert!(
+            cpu_wait_note(idle.plus(idle), &w, 10_000).is_none(),
+            "under 1%: nothing said"
+        );
+    }
 }

@@ -17,6 +17,21 @@ pub struct ThreadSched {
     pub wait_ns: Option<u64>,
     /// Times the thread was preempted (runnable, and another task got its CPU).
     pub preempted: u64,
+    /// The wall time these counters span, ns (summed over threads by [`ThreadSched::plus`]):
+    /// a wait's share is of this, which includes the ramp and the drain the counters saw.
+    pub wall_ns: u64,
+}
+
+/// Monotonic ns since the first reading in this process: the wall clock the counters span.
+fn monotonic_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    u64::try_from(
+        EPOCH
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos(),
+    )
+    .unwrap_or(u64::MAX)
 }
 
 impl ThreadSched {
@@ -30,6 +45,7 @@ impl ThreadSched {
             cpu_ns,
             wait_ns,
             preempted,
+            wall_ns: monotonic_ns(),
         }
     }
 
@@ -42,6 +58,7 @@ impl ThreadSched {
                 .zip(earlier.wait_ns)
                 .map(|(a, b)| a.saturating_sub(b)),
             preempted: self.preempted.saturating_sub(earlier.preempted),
+            wall_ns: self.wall_ns.saturating_sub(earlier.wall_ns),
         }
     }
 
@@ -52,6 +69,7 @@ impl ThreadSched {
             cpu_ns: self.cpu_ns + o.cpu_ns,
             wait_ns: self.wait_ns.zip(o.wait_ns).map(|(a, b)| a + b),
             preempted: self.preempted + o.preempted,
+            wall_ns: self.wall_ns + o.wall_ns,
         }
     }
 }
@@ -94,11 +112,13 @@ mod tests {
             cpu_ns: 100,
             wait_ns: Some(10),
             preempted: 1,
+            wall_ns: 1_000,
         };
         let b = ThreadSched {
             cpu_ns: 400,
             wait_ns: Some(70),
             preempted: 5,
+            wall_ns: 1_500,
         };
         let d = b.since(a);
         assert_eq!(
@@ -106,16 +126,19 @@ mod tests {
             ThreadSched {
                 cpu_ns: 300,
                 wait_ns: Some(60),
-                preempted: 4
+                preempted: 4,
+                wall_ns: 500,
             }
         );
         let sum = d.plus(ThreadSched {
             cpu_ns: 1,
             wait_ns: None,
             preempted: 2,
+            wall_ns: 700,
         });
         assert_eq!(sum.wait_ns, None, "one thread without the account: unknown");
         assert_eq!(sum.preempted, 6);
+        assert_eq!(sum.wall_ns, 1_200, "two threads' spans add up");
     }
 
     /// A thread kept off its CPU by another that wants the same CPU is counted as preempted.
@@ -150,5 +173,10 @@ mod tests {
         hog.join().unwrap();
         assert!(d.preempted > 0, "{d:?}");
         assert!(d.cpu_ns < 290_000_000, "it shared the CPU: {d:?}");
+        // The wait is a share of the span the counters cover: never more than all of it.
+        assert!(d.wall_ns >= 300_000_000, "{d:?}");
+        if let Some(w) = d.wait_ns {
+            assert!(w > 0 && w <= d.wall_ns, "{d:?}");
+        }
     }
 }
