@@ -332,6 +332,7 @@ fn initrd_for(
     } else {
         None
     };
+    let exe = initramfs::guest_iolab(&exe, cache, k);
     let contents = initramfs::contents(tools, k, &exe, zfs.as_ref())?;
     let flavour = if zfs.is_some() { "zfs" } else { "base" };
     initramfs::build(&contents, cache, k, flavour)

@@ -140,7 +140,8 @@ fn initrd_with(
     for t in &r.extra_tools {
         extra.push((t.name.to_string(), prereq::find(t)?));
     }
-    let contents = initramfs::contents_with(tools, k, &r.iolab, None, &extra)?;
+    let iolab = initramfs::guest_iolab(&r.iolab, cache, k);
+    let contents = initramfs::contents_with(tools, k, &iolab, None, &extra)?;
     let flavour = if extra.is_empty() {
         "script".to_string()
     } else {

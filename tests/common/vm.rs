@@ -100,7 +100,35 @@ pub(crate) fn run_vm_lab(
     let (code, stdout, stderr) = out.parts();
     let v: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: exit {code}\nstdout: {stdout}\nstderr: {stderr}"));
+    log_vm_time(&v, wall);
     (code, v, stderr, wall)
+}
+
+/// Appends this VM lab's wall time, its boots and the guest's lab time to the file in
+/// `$IOLAB_VM_TIMES` (scripts/test prints them at the end: where the suite's time goes).
+fn log_vm_time(v: &serde_json::Value, wall: f64) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("IOLAB_VM_TIMES") else {
+        return;
+    };
+    let boots: Vec<f64> = v["vm"]["boot_seconds"]
+        .as_array()
+        .map(|b| b.iter().filter_map(serde_json::Value::as_f64).collect())
+        .unwrap_or_default();
+    let line = format!(
+        "{wall:.0}\t{}\t{}\t{:.0}\t{}\n",
+        std::thread::current().name().unwrap_or("?"),
+        boots.len(),
+        boots.iter().sum::<f64>(),
+        v["vm"]["lab_seconds"].as_f64().unwrap_or(f64::NAN),
+    );
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
 }
 
 /// Asserts that a power cut's judge found no durable block lost, no block silently wrong and no
