@@ -104,35 +104,55 @@ fn cpu_wait_from(notes: &[String]) -> Option<f64> {
 /// One measurement at a time: the two tests would load each other's CPUs.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The bounds one measurement is held to: the message of the first it misses, if any.
+fn misses(pattern: &str, m: &((u64, u64), (u64, u64), Vec<String>)) -> Option<String> {
+    let ((p50, p99), (k50, k99), notes) = m;
+    // Above the kernel's by at most the submission and completion path — unless the run
+    // itself says a worker waited for a CPU and from which percentile up that wait may be in
+    // the figures: then the tail is the wait's (a busy machine), and the note is the answer.
+    let excused = |q: f64| cpu_wait_from(notes).is_some_and(|from| from <= q);
+    if *p50 > k50 + 25_000 && !excused(50.0) {
+        return Some(format!(
+            "{pattern}: iolab's p50 {p50} ns is more than 25 us above the kernel's {k50} and no note says a worker waited for a CPU (notes: {notes:?})"
+        ));
+    }
+    if *p99 > k99 + 50_000 && !excused(99.0) {
+        return Some(format!(
+            "{pattern}: iolab's p99 {p99} ns is more than 50 us above the kernel's {k99} and no note says a worker waited for a CPU (notes: {notes:?})"
+        ));
+    }
+    None
+}
+
 fn check(pattern: &str) {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let ((p50, p99), (k50, k99), notes) = measure(pattern);
-    eprintln!(
-        "{pattern} QD 1: iolab p50 {:.1} us p99 {:.1} us; kernel p50 {:.1} us p99 {:.1} us; notes {notes:?}",
-        p50 as f64 / 1e3,
-        p99 as f64 / 1e3,
-        k50 as f64 / 1e3,
-        k99 as f64 / 1e3
-    );
-    // The HDR histogram keeps 3 significant digits: 0.1% of slack below.
-    assert!(
-        p50 as f64 >= k50 as f64 * 0.999 && p99 as f64 >= k99 as f64 * 0.999,
-        "{pattern}: iolab below the kernel (p50 {p50} vs {k50}, p99 {p99} vs {k99} ns): its clock reads are inside the IO"
-    );
-    // Above the kernel's by at most the submission and completion path — unless the run
-    // itself says a worker waited for a CPU and from which percentile up that wait may be in
-    // the figures: then the tail is the wait's (a busy machine), and the note is the answer.
-    let excused = |q: f64| cpu_wait_from(&notes).is_some_and(|from| from <= q);
-    assert!(
-        p50 <= k50 + 25_000 || excused(50.0),
-        "{pattern}: iolab's p50 {p50} ns is more than 25 us above the kernel's {k50} and no note says a worker waited for a CPU (notes: {notes:?})"
-    );
-    assert!(
-        p99 <= k99 + 50_000 || excused(99.0),
-        "{pattern}: iolab's p99 {p99} ns is more than 50 us above the kernel's {k99} and no note says a worker waited for a CPU (notes: {notes:?})"
-    );
+    // A bound missed once is measured again: the path's length is systematic and shows in
+    // both, a stall the run could not see (the hypervisor taking the vCPU: the scheduler's
+    // counters do not show it) rarely hits two runs. Never below the kernel holds for both.
+    let mut missed = None;
+    for attempt in 1..=2 {
+        let m = measure(pattern);
+        let ((p50, p99), (k50, k99), notes) = &m;
+        eprintln!(
+            "{pattern} QD 1 (run {attempt}): iolab p50 {:.1} us p99 {:.1} us; kernel p50 {:.1} us p99 {:.1} us; notes {notes:?}",
+            *p50 as f64 / 1e3,
+            *p99 as f64 / 1e3,
+            *k50 as f64 / 1e3,
+            *k99 as f64 / 1e3
+        );
+        // The HDR histogram keeps 3 significant digits: 0.1% of slack below.
+        assert!(
+            *p50 as f64 >= *k50 as f64 * 0.999 && *p99 as f64 >= *k99 as f64 * 0.999,
+            "{pattern}: iolab below the kernel (p50 {p50} vs {k50}, p99 {p99} vs {k99} ns): its clock reads are inside the IO"
+        );
+        missed = misses(pattern, &m);
+        if missed.is_none() {
+            return;
+        }
+    }
+    panic!("in both runs; the second: {}", missed.unwrap_or_default());
 }
 
 #[test]
