@@ -155,13 +155,7 @@ impl Contents {
                     h.update(src.to_string_lossy().as_bytes());
                     h.update(&mode.to_le_bytes());
                     if let Ok(m) = std::fs::metadata(src) {
-                        h.update(&m.len().to_le_bytes());
-                        let t = m
-                            .modified()
-                            .ok()
-                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                            .map_or(0, |d| d.as_nanos());
-                        h.update(&t.to_le_bytes());
+                        hash_identity(&mut h, &m);
                     }
                 }
                 Item::Data { bytes, mode } => {
@@ -440,8 +434,31 @@ pub fn contents_with(
     Ok(c)
 }
 
+/// Feeds a file's size and modification time to a cache key: a new build or package upgrade
+/// changes them.
+fn hash_identity(h: &mut xxhash_rust::xxh3::Xxh3, m: &std::fs::Metadata) {
+    h.update(&m.len().to_le_bytes());
+    let t = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    h.update(&t.to_le_bytes());
+}
+
+/// Removes the files in `dir` that `stale` names, except `keep` and files still being written
+/// (`.tmp`): the cache keeps one current copy of each thing.
+fn remove_stale(dir: &Path, keep: &str, stale: impl Fn(&str) -> bool) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if stale(&n) && n != keep && !n.contains(".tmp") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// The iolab the guest runs: the host's binary without its debug info, which is five sixths
-/// of a release build (82 of 96 MB) and which every boot unpacks for nothing (2 of a 13 s TCG
+/// of a release build (68 of 82 MB) and which every boot unpacks for nothing (2 of a 13 s TCG
 /// boot, measured). Made once per build with `objcopy --strip-debug` beside the archives of
 /// kernel `k` in `cache` (older copies removed); the binary itself where objcopy is missing or
 /// fails, which only costs that time.
@@ -451,13 +468,7 @@ pub fn guest_iolab(iolab: &Path, cache: &Path, k: &Kernel) -> PathBuf {
     };
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(iolab.to_string_lossy().as_bytes());
-    h.update(&m.len().to_le_bytes());
-    let t = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    h.update(&t.to_le_bytes());
+    hash_identity(&mut h, &m);
     let dir = cache.join(&k.version);
     let name = format!("iolab-guest-{:016x}", h.digest());
     let path = dir.join(&name);
@@ -483,12 +494,7 @@ pub fn guest_iolab(iolab: &Path, cache: &Path, k: &Kernel) -> PathBuf {
         let _ = std::fs::remove_file(&tmp);
         return iolab.to_path_buf();
     }
-    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n.starts_with("iolab-guest-") && n != name && !n.contains(".tmp") {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
+    remove_stale(&dir, &name, |n| n.starts_with("iolab-guest-"));
     path
 }
 
@@ -510,14 +516,8 @@ pub fn build(c: &Contents, cache: &Path, k: &Kernel, flavour: &str) -> Result<Pa
         return Err(e);
     }
     std::fs::rename(&tmp, &path).map_err(|e| VmError::io("cannot write", &path, e))?;
-    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        // Names from before flavours (`initramfs-<key>.cpio`) go too.
-        let legacy = is_legacy_name(&n);
-        if (n.starts_with(&prefix) || legacy) && n != name && !n.contains(".tmp") {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
+    // Names from before flavours (`initramfs-<key>.cpio`) go too.
+    remove_stale(&dir, &name, |n| n.starts_with(&prefix) || is_legacy_name(n));
     Ok(path)
 }
 
