@@ -242,19 +242,24 @@ mod tests {
         }
     }
 
-    /// An open loop is judged by its p99 latency from the schedule (lower is better), a closed
-    /// one by its IOPS; a replay at its recorded times is an open loop, as fast as possible
-    /// it is not.
-    #[test]
-    fn an_open_loop_is_judged_by_its_latency_from_the_schedule() {
-        let ol = OpenLoopSample {
+    /// An open loop that asked 1000 IOPS: 800 reads and 200 writes.
+    fn asked_800_reads_200_writes() -> OpenLoopSample {
+        OpenLoopSample {
             asked_iops: 1000.0,
             asked_by_op: Some(Box::new(AskedByOp {
                 read_iops: 800.0,
                 write_iops: 200.0,
             })),
             ..OpenLoopSample::default()
-        };
+        }
+    }
+
+    /// An open loop is judged by its p99 latency from the schedule (lower is better), a closed
+    /// one by its IOPS; a replay at its recorded times is an open loop, as fast as possible
+    /// it is not.
+    #[test]
+    fn an_open_loop_is_judged_by_its_latency_from_the_schedule() {
+        let ol = asked_800_reads_200_writes();
         let t = trial(vec![op("read", 800, 100), op("write", 200, 300)], Some(ol));
         let open = workload(rate(1000.0));
         assert_eq!(kind(&open), HeadlineKind::ScheduleLatency);
@@ -294,14 +299,7 @@ mod tests {
     /// the schedule at p99.9 and the service time beside it.
     #[test]
     fn sustained_holds_each_op_against_its_own_asked_rate() {
-        let ol = OpenLoopSample {
-            asked_iops: 1000.0,
-            asked_by_op: Some(Box::new(AskedByOp {
-                read_iops: 800.0,
-                write_iops: 200.0,
-            })),
-            ..OpenLoopSample::default()
-        };
+        let ol = asked_800_reads_200_writes();
         let t = trial(vec![op("read", 800, 100), op("write", 100, 300)], Some(ol));
         assert!((sustained(&t, "read").unwrap() - 1.0).abs() < 1e-12);
         assert!((sustained(&t, "write").unwrap() - 0.5).abs() < 1e-12);
