@@ -52,10 +52,18 @@ const SEQ_WRITE: &str =
 
 /// Issue 32: md RAID5 without PPL loses data silently in at least one of the seeded cuts
 /// (a member failed before the resync: the write hole), md RAID5 with PPL in none of the same
-/// cuts; every cut was made by the host at the planned moment, the writer's durable log reached
-/// the host, and the verdicts reach the table's JSON and the store.
+/// cuts where md replayed its log; every cut was made by the host at the planned moment, the
+/// writer's durable log reached the host, and the verdicts reach the table's JSON and the store.
+///
+/// md replays the partial parity log and marks the array clean only when the log holds
+/// entries that all pass their checksums (raid5-ppl.c `ppl_init_log`); a cut that tears a log
+/// write, or comes before the first entry, makes md fall back to a full resync, and a member
+/// failed during it can lose durable data as without the log (seen in about one cut in ten,
+/// issue 40). Both outcomes are md's, and the lab must report which one happened: a replayed
+/// log loses nothing, a resync after a PPL cut is reported as one; at least one of the two
+/// PPL cuts must have replayed its log, or the closing of the hole was never shown.
 #[test]
-fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it() {
+fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it_where_md_replays_its_log() {
     if !vm_or_skip(&[]) {
         return;
     }
@@ -117,17 +125,31 @@ fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it() {
     }
     let text = layout(&v, "md5")["power"].clone();
     eprintln!("md5 power: {text:#}");
-    // With PPL, or a write journal on its own disk: the log is replayed at assembly,
-    // nothing to resync, nothing lost.
-    for c in ppl["cuts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(journal["cuts"].as_array().unwrap())
-    {
+    // A write journal on its own disk is replayed at assembly: nothing to resync, nothing
+    // lost. With PPL: where md replayed the log, the same; where it did not, the cut says md
+    // resynced.
+    for c in journal["cuts"].as_array().unwrap() {
         assert_cut_lost_nothing(c, "");
         assert_eq!(c["recovery"]["md"]["sync_action"], "idle", "{c:#}");
     }
+    let mut replayed = 0;
+    for c in ppl["cuts"].as_array().unwrap() {
+        match c["recovery"]["md"]["sync_action"].as_str() {
+            Some("idle") => {
+                assert_cut_lost_nothing(c, "md replayed its log: ");
+                replayed += 1;
+            }
+            Some("resync") => {
+                assert_eq!(c["recovery"]["md"]["resync_held"], true, "{c:#}");
+                eprintln!("md did not replay its log after this cut (a full resync): {c:#}");
+            }
+            other => panic!("sync_action {other:?} after a cut: {c:#}"),
+        }
+    }
+    assert!(
+        replayed >= 1,
+        "md replayed its partial parity log after neither cut: {ppl:#}"
+    );
     // One disk, no redundancy, no cache, recovering by itself: every durable write is back
     // (a judge that reports losses where there are none would fail here).
     let disk = &layout(&v, "disk")["power"];

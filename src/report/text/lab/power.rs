@@ -46,6 +46,15 @@ fn cut_line(c: &CutReport) -> String {
             "md {} ({}), sync {}",
             m.array_state, m.consistency_policy, m.sync_action
         );
+        if matches!(m.consistency_policy.as_str(), "ppl" | "journal") && m.sync_action == "resync" {
+            // md replays its log and marks the array clean only when the log held entries
+            // that all checked out; otherwise it falls back to a full resync, and until that
+            // ends the write hole is open as without the log.
+            s.push_str(&format!(
+                ", its {} log not replayed (md fell back to a full resync)",
+                m.consistency_policy
+            ));
+        }
         if let Some(pct) = m.resync_pct_at_failure {
             s.push_str(&format!(", resync held at {pct:.1}%"));
         }
@@ -137,6 +146,38 @@ mod tests {
         assert!(
             cut_line(&c).contains(
                 "; disk cache ignores-flush: vda dropped 9 of 120 (3 after its last flush), 6 of them flushed;"
+            ),
+            "{}",
+            cut_line(&c)
+        );
+    }
+
+    /// A cut after which md did not replay its partial parity log (the log held no entry, or
+    /// one failed its checksum) says so: the resync that follows is the write hole's window,
+    /// as without the log. A replayed log reads as before.
+    #[test]
+    fn a_ppl_cut_md_did_not_replay_says_so() {
+        let mut c = CutReport {
+            cut: 1,
+            after_ms: 1486,
+            durable_writes: 93,
+            ..CutReport::default()
+        };
+        c.recovery.md = Some(crate::sample::power::MdRecovery {
+            array_state: "active".into(),
+            sync_action: "idle".into(),
+            consistency_policy: "ppl".into(),
+            resync_held: true,
+            ..Default::default()
+        });
+        assert!(!cut_line(&c).contains("not replayed"), "{}", cut_line(&c));
+        if let Some(m) = c.recovery.md.as_mut() {
+            m.sync_action = "resync".into();
+            m.resync_pct_at_failure = Some(0.0);
+        }
+        assert!(
+            cut_line(&c).contains(
+                "md active (ppl), sync resync, its ppl log not replayed (md fell back to a full resync), resync held at 0.0%"
             ),
             "{}",
             cut_line(&c)
