@@ -413,6 +413,7 @@ fn run_layout(
         repeat: spec.workloads.repeat,
         default_size,
         space_reserve: false,
+        precondition: None,
         ..SuiteOptions::default()
     };
     // The layout's mount point, always written (it is the lab's own); replays are not fitted

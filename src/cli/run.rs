@@ -129,6 +129,24 @@ pub struct RunArgs {
     /// The --slo search stops when the capacity is bracketed this closely (default 0.05).
     #[arg(long, help_heading = "Open loop")]
     pub slo_precision: Option<f64>,
+    /// Run rounds until the figure is steady by SNIA PTS's rules (over the last 5 rounds,
+    /// range within 20% of the mean, the best-fit line's excursion within 10%): iops
+    /// (default), bw or lat.
+    #[arg(long, value_name = "FIGURE", num_args = 0..=1, default_missing_value = "iops",
+          value_parser = ["iops", "bw", "lat"], help_heading = "Steady state")]
+    pub steady_state: Option<String>,
+    /// One steady-state round's length (default 60s, PTS's; --time sets it too).
+    #[arg(long, value_name = "TIME", help_heading = "Steady state")]
+    pub round: Option<String>,
+    /// Steady-state rounds at most (default 25, PTS's).
+    #[arg(long, value_name = "N", help_heading = "Steady state")]
+    pub max_rounds: Option<u32>,
+    /// Before the workloads, write the whole target twice: seq (128 KiB sequential, the
+    /// default) or random (4 KiB random, as PTS before IOPS tests). Needs --destroy on a
+    /// block device that holds data.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "seq",
+          value_parser = ["seq", "random"], help_heading = "Steady state")]
+    pub precondition: Option<String>,
     /// A block-size mix (fio bssplit): 8k/50:128k/50, or reads,writes: 8k/50:128k/50,4k/100.
     #[arg(long, value_name = "MIX", help_heading = "Workload")]
     pub bssplit: Option<String>,
@@ -373,6 +391,12 @@ impl RunArgs {
             speed: self.speed,
             as_fast_as_possible: self.as_fast_as_possible.then_some(true),
             replay_map: self.replay_map.clone(),
+            steady_state: self
+                .steady_state
+                .clone()
+                .map(crate::spec::SteadyValue::Figure),
+            round: self.round.clone().map(TimeValue::Text),
+            max_rounds: self.max_rounds,
         }
     }
 }
@@ -418,6 +442,10 @@ fn suite_options(a: &RunArgs, repeat: u32) -> anyhow::Result<SuiteOptions> {
         drop_caches: true,
         default_size: 1 << 30,
         space_reserve: true,
+        precondition: a
+            .precondition
+            .as_deref()
+            .and_then(crate::spec::Precondition::parse),
     })
 }
 
@@ -531,6 +559,7 @@ fn run_inner(ctx: &Context, a: RunArgs) -> anyhow::Result<ExitCode> {
     let request = TargetRequest {
         path: a.target.clone(),
         writes: crate::session::suite_writes(&suite)
+            || opts.precondition.is_some()
             || matches!(a.verify, Some(VerifyMode::Both | VerifyMode::Write)),
         destroy: a.destroy.clone(),
     };

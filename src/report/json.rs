@@ -6,7 +6,8 @@ use serde::Serialize;
 use crate::sample::{LatencyHistogram, LatencySummary, RunRecord};
 use crate::stats::median;
 
-/// Per-operation figures of one workload across its trials.
+/// Per-operation figures of one workload across its trials (a steady-state run's: across
+/// its window's rounds).
 #[derive(Debug, Clone, Serialize)]
 pub struct OpSummary {
     /// `read`, `write`, `sync` or a small-file phase.
@@ -45,6 +46,10 @@ pub struct WorkloadSummary {
     /// A fixed-rate open loop's schedule over its trials: asked and achieved, late, shed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopSummary>,
+    /// A steady-state run's rounds judged by PTS's rules: the steady window's mean is the
+    /// figure to quote, and only when `steady_at` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::stats::steady::Steadiness>,
 }
 
 /// What an open loop's trials did with their schedule, summed over trials.
@@ -137,8 +142,19 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
     run.workloads
         .iter()
         .map(|wr| {
+            // A steady-state run's figures are its window's (the steady one, or the last
+            // judged): the rounds before it are the device settling, not its figure.
+            let steady = crate::stats::steady::of_workload(wr);
+            let trials = steady
+                .as_ref()
+                .and_then(|s| s.window.as_ref())
+                .and_then(|w| {
+                    wr.trials
+                        .get(w.first_round as usize - 1..w.last_round as usize)
+                })
+                .unwrap_or(&wr.trials);
             let mut ops: Vec<OpSummary> = Vec::new();
-            for t in &wr.trials {
+            for t in trials {
                 for o in &t.ops {
                     if !ops.iter().any(|s| s.op == o.op) {
                         ops.push(OpSummary {
@@ -158,7 +174,7 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
             for s in &mut ops {
                 let mut h = LatencyHistogram::new();
                 let mut service: Option<LatencyHistogram> = None;
-                for t in &wr.trials {
+                for t in trials {
                     if let Some(o) = t.op(&s.op) {
                         if let Some(sv) = &o.service {
                             service.get_or_insert_with(LatencyHistogram::new).merge(sv);
@@ -181,6 +197,7 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
                 ops,
                 slo: crate::stats::slo::of_workload(wr),
                 open_loop: open_loop_summary(wr),
+                steady,
             }
         })
         .collect()

@@ -49,6 +49,17 @@ pub fn run_table(run: &RunRecord, verbose: bool) -> String {
         if let Some(c) = &ws.slo {
             out.push_str(&super::text::slo::curve(&ws.workload, c));
         }
+        if let Some(s) = &ws.steady {
+            let rounds: Vec<String> = s.rounds.iter().map(|v| s.format(*v)).collect();
+            let _ = writeln!(
+                out,
+                "{}: {} (the row above is that window's)\n{}: rounds {}",
+                ws.workload,
+                s.describe(),
+                ws.workload,
+                rounds.join(", ")
+            );
+        }
     }
     footer(&mut out, run, verbose);
     out

@@ -46,6 +46,8 @@ pub struct SuiteOptions {
     /// Keep the free-space reserve (the larger of 1GiB and 5%) when checking working sets; off
     /// on a lab's own layouts, where nothing else lives.
     pub space_reserve: bool,
+    /// `--precondition`: write the target twice over before the first workload.
+    pub precondition: Option<crate::spec::Precondition>,
 }
 
 /// What `--verify` does.
@@ -70,6 +72,7 @@ impl Default for SuiteOptions {
             verify: None,
             verify_state: None,
             space_reserve: true,
+            precondition: None,
         }
     }
 }
@@ -231,10 +234,17 @@ pub fn run_suite(
         verify: None,
     };
     let mut stop = None;
+    if let Some(p) = opts.precondition {
+        if let Err(s) = r.precondition(p, suite) {
+            stop = Some(s);
+        }
+    }
     for w in &suite.workloads {
+        if stop.is_some() {
+            break;
+        }
         if let Err(s) = r.workload(w) {
             stop = Some(s);
-            break;
         }
     }
     let (error, interrupted) = match stop {
@@ -356,9 +366,90 @@ impl SuiteRun<'_> {
         })
     }
 
+    /// `--precondition`: the working set of the first IO workload (all of a device) written
+    /// twice over, stored as a workload of its own (`precondition`: its time and bytes).
+    fn precondition(&mut self, p: crate::spec::Precondition, suite: &Suite) -> Result<(), Stop> {
+        let Some(first) = suite.workloads.iter().find_map(Workload::io) else {
+            return Ok(());
+        };
+        let w = p.workload(first.size);
+        let WorkloadKind::Io(io) = &w.kind else {
+            return Ok(());
+        };
+        let file = self.io_file(&w, io)?;
+        self.records.push(WorkloadRecord {
+            workload: w.clone(),
+            trials: Vec::new(),
+        });
+        let index = self.records.len() - 1;
+        self.check_stop()?;
+        self.sink.trial_start(index, &w, 1, 1);
+        self.ctl.counters.reset();
+        let sample = run_io_trial(io, &file, self.ctl, &w.name, 1)?;
+        let bytes: u64 = sample.ops.iter().map(|o| o.bytes).sum();
+        let secs = sample.elapsed().as_secs_f64();
+        self.keep(&w, sample)?;
+        self.sink.note(&format!(
+            "precondition: {} over {} twice: {} in {secs:.1} s",
+            p.describe(),
+            crate::units::format_bytes(file.size),
+            crate::units::format_bytes(bytes),
+        ));
+        Ok(())
+    }
+
+    /// A steady-state workload: rounds of one trial each, stored as they finish, until the
+    /// last [`crate::spec::STEADY_WINDOW`] meet PTS's rules or the round limit
+    /// (`stats::steady` judges; any report judges the stored rounds again).
+    fn steady_rounds(&mut self, w: &Workload, io: &IoWorkload, file: &IoFile) -> Result<(), Stop> {
+        let Some(st) = io.steady else {
+            return self.trials(w, Some(file));
+        };
+        let round = IoWorkload {
+            runtime: Some(st.round),
+            total_bytes: None,
+            steady: None,
+            ..io.clone()
+        };
+        self.records.push(WorkloadRecord {
+            workload: w.clone(),
+            trials: Vec::new(),
+        });
+        let index = self.records.len() - 1;
+        let mut judged = None;
+        for n in 1..=st.max_rounds {
+            self.check_stop()?;
+            self.sink.trial_start(index, w, n, st.max_rounds);
+            self.ctl.counters.reset();
+            let sample = run_io_trial(&round, file, self.ctl, &w.name, n)?;
+            self.keep(w, sample)?;
+            let j = crate::stats::steady::judge_trials(st.figure, &self.records[index].trials);
+            let done = j.steady_at.is_some();
+            judged = Some(j);
+            if done {
+                break;
+            }
+        }
+        if let Some(j) = judged {
+            self.sink.note(&format!("{}: {}", w.name, j.describe()));
+        }
+        Ok(())
+    }
+
     fn workload(&mut self, w: &Workload) -> Result<(), Stop> {
         self.check_stop()?;
         match &w.kind {
+            WorkloadKind::Io(io) if io.steady.is_some() => {
+                let file = self.io_file(w, io)?;
+                if self.opts.verify.is_some() {
+                    return Err(anyhow::anyhow!(
+                        "{}: --verify and --steady-state do not combine; run them separately",
+                        w.name
+                    )
+                    .into());
+                }
+                self.steady_rounds(w, io, &file)
+            }
             WorkloadKind::Io(io) if io.slo.is_some() => {
                 let file = self.io_file(w, io)?;
                 if self.opts.verify.is_some() {
@@ -658,6 +749,11 @@ pub fn estimate(suite: &Suite, opts: &SuiteOptions) -> Duration {
                 let one = super::slo::trial_window(io, slo) + io.ramp;
                 let all = one * super::slo::planned_trials(slo);
                 slo.budget.map_or(all, |b| all.min(b))
+            }
+            // Steady state: at least a window of rounds (the bar may then grow).
+            WorkloadKind::Io(io) if io.steady.is_some() => {
+                let st = io.steady.expect("matched");
+                (st.round + io.ramp) * crate::spec::STEADY_WINDOW as u32
             }
             WorkloadKind::Io(io) => super::io::expected_duration(io) * opts.repeat.max(1),
             WorkloadKind::CachedRead(c) => c.runtime * opts.repeat.max(1),

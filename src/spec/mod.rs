@@ -25,7 +25,7 @@ pub use access::{BsSplit, Distribution, SizeShare, Zone};
 pub use file::{parse_spec, parse_spec_file, suite_to_toml};
 pub use lab::parse_lab_spec;
 pub use locate::{SizeValue, TimeValue};
-pub use raw::RawWorkload;
+pub use raw::{RawWorkload, SteadyValue};
 pub use replay::{OffsetMap, Replay};
 pub use workload::*;
 

@@ -9,8 +9,9 @@ use super::SpecError;
 use super::locate::{SizeValue, TimeValue};
 use super::replay::OffsetMap;
 use super::workload::{
-    Arrivals, CachedReadWorkload, DataKind, EngineKind, IoWorkload, OpenLoop, Pattern, Rate, Slo,
-    SmallFileWorkload, SyncKind, WaitMode, Workload, WorkloadKind,
+    Arrivals, CachedReadWorkload, DataKind, EngineKind, IoWorkload, OpenLoop, Pattern, Rate,
+    STEADY_MAX_ROUNDS, STEADY_ROUND, STEADY_WINDOW, Slo, SmallFileWorkload, SteadyFigure,
+    SteadyState, SyncKind, WaitMode, Workload, WorkloadKind,
 };
 use crate::units;
 
@@ -142,6 +143,25 @@ pub struct RawWorkload {
     /// Replay offsets onto a smaller target: `exact` (refuse), `wrap` or `scale`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_map: Option<String>,
+    /// Rounds until steady by SNIA PTS's rules: `true` or `"iops"`, `"bw"`, `"lat"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyValue>,
+    /// One steady-state round's length (PTS: 60s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round: Option<TimeValue>,
+    /// Steady-state rounds at most (PTS: 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<u32>,
+}
+
+/// `steady_state = true` or the figure's name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SteadyValue {
+    /// `true`: on IOPS; `false`: off.
+    Flag(bool),
+    /// `iops`, `bw` or `lat`.
+    Figure(String),
 }
 
 /// Largest queue depth accepted (io_uring rings hold at most 32768 entries).
@@ -199,7 +219,10 @@ impl RawWorkload {
             replay,
             speed,
             as_fast_as_possible,
-            replay_map
+            replay_map,
+            steady_state,
+            round,
+            max_rounds
         );
         self
     }
@@ -322,6 +345,7 @@ impl RawWorkload {
                 "a replay issues the trace's own IOs: drop bssplit, random_distribution, thinktime and skip",
             ));
         }
+        let steady = self.steady(open_loop.is_some() || slo.is_some() || replay.is_some())?;
         Ok(IoWorkload {
             pattern,
             block_size,
@@ -348,7 +372,68 @@ impl RawWorkload {
             skip,
             loops,
             replay: replay.map(Box::new),
+            steady,
         })
+    }
+
+    /// The steady-state rounds, when asked: the figure, the round length and the limit.
+    fn steady(&self, scheduled: bool) -> Result<Option<SteadyState>, SpecError> {
+        let figure = match &self.steady_state {
+            None | Some(SteadyValue::Flag(false)) => {
+                if self.round.is_some() || self.max_rounds.is_some() {
+                    return Err(SpecError::field(
+                        if self.round.is_some() {
+                            "round"
+                        } else {
+                            "max_rounds"
+                        },
+                        "rounds belong to a steady-state run: add steady_state = true (--steady-state)",
+                    ));
+                }
+                return Ok(None);
+            }
+            Some(SteadyValue::Flag(true)) => SteadyFigure::Iops,
+            Some(SteadyValue::Figure(f)) => SteadyFigure::parse(f).ok_or_else(|| {
+                SpecError::field(
+                    "steady_state",
+                    format!("unknown figure '{f}' (use iops, bw or lat)"),
+                )
+            })?,
+        };
+        if scheduled {
+            return Err(SpecError::field(
+                "steady_state",
+                "steady-state rounds run the workload closed-loop: drop rate, slo or replay",
+            ));
+        }
+        if self.io_size.is_some() {
+            return Err(SpecError::field(
+                "io_size",
+                "a steady-state run is timed by its rounds: drop io_size, set round (e.g. 60s)",
+            ));
+        }
+        // Without `round`, a `time` is the round's length.
+        let round = match opt_time(&self.round, "round")? {
+            Some(r) => r,
+            None => opt_time(&self.time, "time")?.unwrap_or(STEADY_ROUND),
+        };
+        if round.is_zero() {
+            return Err(SpecError::field("round", "must be more than 0 (e.g. 60s)"));
+        }
+        let max_rounds = self.max_rounds.unwrap_or(STEADY_MAX_ROUNDS);
+        if (max_rounds as usize) < STEADY_WINDOW {
+            return Err(SpecError::field(
+                "max_rounds",
+                format!(
+                    "must be at least {STEADY_WINDOW}: PTS judges a window of {STEADY_WINDOW} rounds"
+                ),
+            ));
+        }
+        Ok(Some(SteadyState {
+            figure,
+            round,
+            max_rounds,
+        }))
     }
 
     /// The SLO search's settings: the targets, its budget and precision, its arrivals.
@@ -665,6 +750,11 @@ impl RawWorkload {
                     r.arrivals = (o.arrivals != Arrivals::Fixed).then(|| o.arrivals.name().into());
                     r.rate_per = o.per_thread.then(|| "thread".into());
                 }
+                if let Some(st) = &io.steady {
+                    r.steady_state = Some(SteadyValue::Figure(st.figure.name().into()));
+                    r.round = (st.round != STEADY_ROUND).then(|| dur(st.round)).flatten();
+                    r.max_rounds = (st.max_rounds != STEADY_MAX_ROUNDS).then_some(st.max_rounds);
+                }
                 if let Some(slo) = &io.slo {
                     r.slo = Some(slo.describe());
                     r.budget = slo.budget.and_then(dur);
@@ -768,6 +858,54 @@ mod tests {
         let mut r = raw("read");
         r.fsync_every = Some(1);
         assert_eq!(r.validate().unwrap_err().key, "fsync_every");
+    }
+
+    /// `steady_state`: the figure, the round (from `time` when no `round`), the limit; each
+    /// wrong combination names its field, and the workload reads back equal through raw.
+    #[test]
+    fn steady_state_keys_validate_and_read_back() {
+        let mut r = raw("randwrite");
+        r.steady_state = Some(SteadyValue::Flag(true));
+        r.time = Some(TimeValue::Text("2s".into()));
+        let w = r.validate().unwrap();
+        let st = w.io().unwrap().steady.unwrap();
+        assert_eq!(
+            (st.figure, st.round, st.max_rounds),
+            (
+                SteadyFigure::Iops,
+                Duration::from_secs(2),
+                STEADY_MAX_ROUNDS
+            )
+        );
+        assert_eq!(RawWorkload::from_workload(&w).validate().unwrap(), w);
+        let mut r = raw("write");
+        r.steady_state = Some(SteadyValue::Figure("bw".into()));
+        r.round = Some(TimeValue::Text("10s".into()));
+        r.max_rounds = Some(8);
+        let w = r.validate().unwrap();
+        assert_eq!(RawWorkload::from_workload(&w).validate().unwrap(), w);
+        for (set, key) in [
+            (
+                (|r: &mut RawWorkload| r.steady_state = Some(SteadyValue::Figure("mbps".into())))
+                    as fn(&mut RawWorkload),
+                "steady_state",
+            ),
+            (|r| r.round = Some(TimeValue::Text("0s".into())), "round"),
+            (|r| r.max_rounds = Some(4), "max_rounds"),
+            (|r| r.rate = Some("1000".into()), "steady_state"),
+            (
+                |r| r.io_size = Some(SizeValue::Text("1g".into())),
+                "io_size",
+            ),
+        ] {
+            let mut r = raw("randwrite");
+            r.steady_state = Some(SteadyValue::Flag(true));
+            set(&mut r);
+            assert_eq!(r.validate().unwrap_err().key, key);
+        }
+        let mut r = raw("randwrite");
+        r.round = Some(TimeValue::Text("5s".into()));
+        assert_eq!(r.validate().unwrap_err().key, "round");
     }
 
     #[test]

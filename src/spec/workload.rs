@@ -545,7 +545,118 @@ pub struct IoWorkload {
     /// and queue depth from it before the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<super::Replay>>,
+    /// Run rounds until the figure is steady by SNIA PTS's rules (`--steady-state`): an SSD
+    /// or a cache gives figures early that it never gives again, so a fixed run may measure
+    /// a state the device leaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyState>,
 }
+
+/// The figure steady state is judged on (PTS tracks IOPS, bandwidth or latency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteadyFigure {
+    /// Reads and writes per second.
+    #[default]
+    Iops,
+    /// Bytes per second.
+    Bw,
+    /// Mean latency of reads and writes.
+    Lat,
+}
+
+impl SteadyFigure {
+    /// `iops`, `bw`, `lat` (also `bandwidth`, `latency`).
+    pub fn parse(s: &str) -> Option<SteadyFigure> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "iops" | "true" => Some(SteadyFigure::Iops),
+            "bw" | "bandwidth" => Some(SteadyFigure::Bw),
+            "lat" | "latency" => Some(SteadyFigure::Lat),
+            _ => None,
+        }
+    }
+
+    /// The name flags and specs use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SteadyFigure::Iops => "iops",
+            SteadyFigure::Bw => "bw",
+            SteadyFigure::Lat => "lat",
+        }
+    }
+}
+
+/// Steady-state rounds (SNIA PTS): each round one trial of `round`, until the last
+/// [`STEADY_WINDOW`] rounds meet PTS's two rules or `max_rounds` ran.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// The figure judged.
+    pub figure: SteadyFigure,
+    /// One round's measured window.
+    pub round: Duration,
+    /// Rounds at most (PTS: 25).
+    pub max_rounds: u32,
+}
+
+/// How the target is written before the workloads (`--precondition`): PTS writes a device
+/// twice over before measuring, so its spare area and mapping tables are in the state they
+/// will be in use, not fresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precondition {
+    /// 128 KiB sequential writes (PTS's workload independent preconditioning).
+    Seq,
+    /// 4 KiB random writes (what PTS's IOPS test writes).
+    Random,
+}
+
+impl Precondition {
+    /// `seq` or `random`.
+    pub fn parse(s: &str) -> Option<Precondition> {
+        match s {
+            "seq" | "sequential" => Some(Precondition::Seq),
+            "random" | "rand" => Some(Precondition::Random),
+            _ => None,
+        }
+    }
+
+    /// What it writes, for notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Precondition::Seq => "128 KiB sequential writes",
+            Precondition::Random => "4 KiB random writes",
+        }
+    }
+
+    /// The workload that writes `size` bytes of the target (`None`: all of a device) twice
+    /// over, closed-loop at queue depth 32, O_DIRECT, with random data (a compressing or
+    /// deduplicating device must not get away with less).
+    pub fn workload(self, size: Option<u64>) -> Workload {
+        let (pattern, block_size) = match self {
+            Precondition::Seq => (Pattern::Write, 128 << 10),
+            Precondition::Random => (Pattern::RandWrite, 4 << 10),
+        };
+        Workload {
+            name: "precondition".into(),
+            drop_caches: false,
+            kind: WorkloadKind::Io(IoWorkload {
+                pattern,
+                block_size,
+                queue_depth: 32,
+                size,
+                loops: 2,
+                ..IoWorkload::default()
+            }),
+        }
+    }
+}
+
+/// PTS's measurement window, rounds.
+pub const STEADY_WINDOW: usize = 5;
+/// PTS's round length.
+pub const STEADY_ROUND: Duration = Duration::from_secs(60);
+/// PTS's round limit.
+pub const STEADY_MAX_ROUNDS: u32 = 25;
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference.
 fn is_zero(n: &i64) -> bool {
@@ -589,6 +700,7 @@ impl Default for IoWorkload {
             skip: 0,
             loops: 1,
             replay: None,
+            steady: None,
         }
     }
 }
@@ -632,6 +744,9 @@ pub struct CachedReadWorkload {
 }
 
 /// What a workload does.
+// A suite holds a handful of workloads, built once and never in the IO path: the IO variant's
+// size costs nothing that boxing it would buy back.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkloadKind {

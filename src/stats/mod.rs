@@ -8,6 +8,7 @@ pub mod cliff;
 pub mod compare;
 pub mod ratio;
 pub mod slo;
+pub mod steady;
 pub mod summary;
 pub mod tdist;
 
