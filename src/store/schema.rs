@@ -393,6 +393,8 @@ pub mod v2 {
                 bitmap: None,
                 bitmap_chunk_bytes: None,
                 consistency_policy: None,
+                stripe_cache_size: None,
+                group_thread_cnt: None,
             });
         } else if let Some(raid) = find(v, "raid") {
             match raid {

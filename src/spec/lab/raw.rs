@@ -124,6 +124,8 @@ pub(super) struct RawMd {
     pub(super) consistency_policy: Option<String>,
     pub(super) sync_speed_min: Option<SizeValue>,
     pub(super) sync_speed_max: Option<SizeValue>,
+    pub(super) stripe_cache_size: Option<i64>,
+    pub(super) group_thread_cnt: Option<i64>,
 }
 
 /// The `zfs` table as written.

@@ -794,3 +794,30 @@ fn a_sweep_that_cannot_expand_names_its_key_and_the_fix() {
     let e = err(&format!("{wide}max_layouts = 81\n"));
     assert!(e.msg.contains("duplicate layout name"), "{e}");
 }
+
+/// md's runtime tunables: read on RAID4/5/6 within what md accepts, named in the stack;
+/// refused on a level without a stripe cache, or out of range, naming the field.
+#[test]
+fn md_tunables_read_and_refuse_in_one_line() {
+    let s = lab("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 6, members = 5, stripe_cache_size = 4096, group_thread_cnt = 4 }\n").unwrap();
+    let LayoutKind::Stack(m) = &s.layouts[0].kind else {
+        panic!()
+    };
+    let RaidLayer::Md(o) = m.raid() else { panic!() };
+    assert_eq!((o.stripe_cache_size, o.group_thread_cnt), (Some(4096), Some(4)));
+    assert!(
+        m.describe().contains("stripe cache 4096, 4 thread groups"),
+        "{}",
+        m.describe()
+    );
+    for (table, key, words) in [
+        ("{ level = 1, stripe_cache_size = 4096 }", "mdadm.stripe_cache_size", "not raid1"),
+        ("{ level = 10, group_thread_cnt = 2 }", "mdadm.group_thread_cnt", "not raid10"),
+        ("{ level = 5, stripe_cache_size = 16 }", "mdadm.stripe_cache_size", "17 to 32768"),
+        ("{ level = 5, group_thread_cnt = -1 }", "mdadm.group_thread_cnt", "0 to 8192"),
+    ] {
+        let e = err(&format!("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = {table}\n"));
+        assert!(e.key.ends_with(key), "{table}: {e}");
+        assert!(e.msg.contains(words), "{table}: {e}");
+    }
+}
