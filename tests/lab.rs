@@ -1250,7 +1250,7 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
         dir.path(),
         "vary.toml",
         &format!(
-            "[disks]\nloop = {{ count = 1, size = \"256MiB\", dir = \"{}\" }}\n\
+            "[disks]\nloop = {{ count = 1, size = \"320MiB\", dir = \"{}\" }}\n\
              [[layout]]\nname = \"one\"\nfs = \"ext4\"\n\
              vary = {{ fs = [\"xfs\", \"ext4\"], mount_options = [\"noatime\", \"relatime\"] }}\n\
              [workloads]\nrepeat = 1\n\
@@ -1262,7 +1262,10 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
     let (out, v) = w.lab_json(&p, &[]);
     assert_eq!(out.code, 0, "{}", World::layouts_summary(&v));
     let layouts = v["layouts"].as_array().unwrap();
-    let names: Vec<&str> = layouts.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = layouts
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
         [
@@ -1275,7 +1278,11 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
     for l in layouts {
         assert_eq!(l["status"], "ok", "{l:#}");
         let name = l["name"].as_str().unwrap();
-        let fs = if name.contains("fs=xfs") { "xfs" } else { "ext4" };
+        let fs = if name.contains("fs=xfs") {
+            "xfs"
+        } else {
+            "ext4"
+        };
         let stack = l["stack"].as_str().unwrap();
         assert!(stack.contains(fs), "{name}: {stack}");
     }
@@ -1287,14 +1294,25 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
         let shown = w.iolab().args(["show", id, "--json"]).run();
         assert_eq!(shown.code, 0, "{}", shown.stderr);
         let doc: Value = shown.json();
-        let layout = doc["layout"]["name"].as_str().unwrap_or_default().to_string();
+        let layout = doc["layout"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let fs = doc["target"]["fs_type"].as_str().unwrap_or_default();
         assert!(layout.contains(&format!("fs={fs}")), "{layout}: {fs}");
         let opts = doc["target"]["mount_options"].to_string();
-        let want = if layout.contains("noatime") { "noatime" } else { "relatime" };
+        let want = if layout.contains("noatime") {
+            "noatime"
+        } else {
+            "relatime"
+        };
         assert!(opts.contains(want), "{layout}: {opts}");
     }
-    let table = w.lab(&[p.to_str().unwrap(), "--disk-dir", &w.disk_dir.to_string_lossy()]);
+    let table = w.lab(&[
+        p.to_str().unwrap(),
+        "--disk-dir",
+        &w.disk_dir.to_string_lossy(),
+    ]);
     assert_eq!(table.code, 0, "{}", table.stderr);
     for n in &names {
         assert!(table.stdout.contains(n), "{n} not in:\n{}", table.stdout);
