@@ -73,7 +73,12 @@ fn an_md_tunable_sweep_builds_each_array_tuned_as_its_combination_says() {
         .and_then(|r| r["run_id"].as_str())
         .expect("the last combination's run")
         .to_string();
-    let doc = lab.iolab().args(["show", &run, "--json"]).run().success().json();
+    let doc = lab
+        .iolab()
+        .args(["show", &run, "--json"])
+        .run()
+        .success()
+        .json();
     let md = doc["layout"]["layers"]
         .as_array()
         .and_then(|ls| ls.iter().find(|l| l.get("stripe_cache_size").is_some()))

@@ -76,8 +76,15 @@ impl Section for Mdadm {
         let bitmap_chunk = bitmap_chunk(cx, m, bitmap.as_deref())?;
         let consistency_policy = consistency_policy(cx, m, level, bitmap.as_deref())?;
         let (sync_speed_min, sync_speed_max) = sync_speeds(cx, m, level)?;
-        let stripe_cache_size = tunable(cx, m.stripe_cache_size, level, "stripe_cache_size", 17..=32768)?;
-        let group_thread_cnt = tunable(cx, m.group_thread_cnt, level, "group_thread_cnt", 0..=8192)?;
+        let stripe_cache_size = tunable(
+            cx,
+            m.stripe_cache_size,
+            level,
+            "stripe_cache_size",
+            17..=32768,
+        )?;
+        let group_thread_cnt =
+            tunable(cx, m.group_thread_cnt, level, "group_thread_cnt", 0..=8192)?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
                 "mdadm",

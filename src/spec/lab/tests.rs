@@ -804,19 +804,40 @@ fn md_tunables_read_and_refuse_in_one_line() {
         panic!()
     };
     let RaidLayer::Md(o) = m.raid() else { panic!() };
-    assert_eq!((o.stripe_cache_size, o.group_thread_cnt), (Some(4096), Some(4)));
+    assert_eq!(
+        (o.stripe_cache_size, o.group_thread_cnt),
+        (Some(4096), Some(4))
+    );
     assert!(
         m.describe().contains("stripe cache 4096, 4 thread groups"),
         "{}",
         m.describe()
     );
     for (table, key, words) in [
-        ("{ level = 1, stripe_cache_size = 4096 }", "mdadm.stripe_cache_size", "not raid1"),
-        ("{ level = 10, group_thread_cnt = 2 }", "mdadm.group_thread_cnt", "not raid10"),
-        ("{ level = 5, stripe_cache_size = 16 }", "mdadm.stripe_cache_size", "17 to 32768"),
-        ("{ level = 5, group_thread_cnt = -1 }", "mdadm.group_thread_cnt", "0 to 8192"),
+        (
+            "{ level = 1, stripe_cache_size = 4096 }",
+            "mdadm.stripe_cache_size",
+            "not raid1",
+        ),
+        (
+            "{ level = 10, group_thread_cnt = 2 }",
+            "mdadm.group_thread_cnt",
+            "not raid10",
+        ),
+        (
+            "{ level = 5, stripe_cache_size = 16 }",
+            "mdadm.stripe_cache_size",
+            "17 to 32768",
+        ),
+        (
+            "{ level = 5, group_thread_cnt = -1 }",
+            "mdadm.group_thread_cnt",
+            "0 to 8192",
+        ),
     ] {
-        let e = err(&format!("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = {table}\n"));
+        let e = err(&format!(
+            "[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = {table}\n"
+        ));
         assert!(e.key.ends_with(key), "{table}: {e}");
         assert!(e.msg.contains(words), "{table}: {e}");
     }
