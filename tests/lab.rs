@@ -1236,3 +1236,85 @@ fn the_labs_spin_note_is_one_merged_line_in_verbose_and_json_only() {
     assert_eq!(typed.len(), 3, "{run:#}");
     w.assert_clean(&lab_id);
 }
+
+/// Issue 43: a sweep on the host — one layout varying its filesystem and its mount options —
+/// runs as four layouts, each built as its combination says (the mounted filesystem and its
+/// options, read back from the kernel's record), each with its own stored run, and the table
+/// names every one.
+#[test]
+fn a_sweep_runs_each_combination_as_its_own_layout() {
+    need_root_and_loop!();
+    let w = World::new("labvary");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_spec(
+        dir.path(),
+        "vary.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 1, size = \"320MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"one\"\nfs = \"ext4\"\n\
+             vary = {{ fs = [\"xfs\", \"ext4\"], mount_options = [\"noatime\", \"relatime\"] }}\n\
+             [workloads]\nrepeat = 1\n\
+             [[workloads.workload]]\nname = \"sw\"\npattern = \"write\"\nbs = \"1M\"\n\
+             time = \"200ms\"\nsize = \"16MiB\"\n",
+            w.disk_dir.display()
+        ),
+    );
+    let (out, v) = w.lab_json(&p, &[]);
+    assert_eq!(out.code, 0, "{}", World::layouts_summary(&v));
+    let layouts = v["layouts"].as_array().unwrap();
+    let names: Vec<&str> = layouts
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "one[fs=xfs,mount_options=noatime]",
+            "one[fs=xfs,mount_options=relatime]",
+            "one[fs=ext4,mount_options=noatime]",
+            "one[fs=ext4,mount_options=relatime]"
+        ]
+    );
+    for l in layouts {
+        assert_eq!(l["status"], "ok", "{l:#}");
+        let name = l["name"].as_str().unwrap();
+        let fs = if name.contains("fs=xfs") {
+            "xfs"
+        } else {
+            "ext4"
+        };
+        let stack = l["stack"].as_str().unwrap();
+        assert!(stack.contains(fs), "{name}: {stack}");
+    }
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{runs:#?}");
+    // What the kernel mounted, as each run recorded it.
+    for r in runs {
+        let id = r["run_id"].as_str().unwrap();
+        let shown = w.iolab().args(["show", id, "--json"]).run();
+        assert_eq!(shown.code, 0, "{}", shown.stderr);
+        let doc: Value = shown.json();
+        let layout = doc["layout"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let fs = doc["target"]["fs_type"].as_str().unwrap_or_default();
+        assert!(layout.contains(&format!("fs={fs}")), "{layout}: {fs}");
+        let opts = doc["target"]["mount_options"].to_string();
+        let want = if layout.contains("noatime") {
+            "noatime"
+        } else {
+            "relatime"
+        };
+        assert!(opts.contains(want), "{layout}: {opts}");
+    }
+    let table = w.lab(&[
+        p.to_str().unwrap(),
+        "--disk-dir",
+        &w.disk_dir.to_string_lossy(),
+    ]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    for n in &names {
+        assert!(table.stdout.contains(n), "{n} not in:\n{}", table.stdout);
+    }
+}

@@ -171,6 +171,8 @@ mod tests {
             bitmap: None,
             bitmap_chunk_bytes: None,
             consistency_policy: None,
+            stripe_cache_size: None,
+            group_thread_cnt: None,
         };
         assert_eq!(buildable_stack(&[md, fs("xfs")]), None);
         assert_eq!(buildable_stack(&[Layer::Disk, Layer::Lvm, fs("xfs")]), None);

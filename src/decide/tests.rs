@@ -24,6 +24,8 @@ fn md(level: &str, members: u64, spares: u64) -> Vec<Layer> {
             bitmap: None,
             bitmap_chunk_bytes: None,
             consistency_policy: None,
+            stripe_cache_size: None,
+            group_thread_cnt: None,
         },
         Layer::Fs {
             fs: "xfs".into(),

@@ -504,6 +504,10 @@ impl StackRun<'_, '_> {
         if !self.opts.dry_run {
             lr.build_seconds = Some(built.build_time.as_secs_f64());
             lr.usable_bytes = Some(built.usable_bytes);
+            lr.md_tunables = built
+                .md
+                .as_deref()
+                .and_then(crate::layout::scrub::md_tunables);
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);
         self.observe_final(l, &built, &mut lr);

@@ -259,6 +259,10 @@ pub struct LayoutReport {
     pub member_bytes: Option<u64>,
     /// Seconds from the first command to mounted (md resync included).
     pub build_seconds: Option<f64>,
+    /// md RAID4/5/6: the runtime tunables as the kernel holds them after the build
+    /// (`stripe_cache_size 4096, group_thread_cnt 2`), read back from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_tunables: Option<String>,
     /// Usable bytes the filesystem reports right after building (btrfs: estimated free space,
     /// which accounts for copies and parity; others: statvfs size).
     pub usable_bytes: Option<u64>,
@@ -312,6 +316,7 @@ impl LayoutReport {
             members: Vec::new(),
             member_bytes: None,
             build_seconds: None,
+            md_tunables: None,
             usable_bytes: None,
             expected_usable_bytes: None,
             fill_bytes: None,

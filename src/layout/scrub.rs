@@ -133,6 +133,22 @@ pub fn speed_limits(md: &Path) -> Option<String> {
     ))
 }
 
+/// A RAID4/5/6 array's runtime tunables as the kernel holds them (`stripe_cache_size 4096,
+/// group_thread_cnt 2`): what was asked is only what was written, this is what md took.
+/// `None` for levels without them.
+pub fn md_tunables(md: &Path) -> Option<String> {
+    let read = |f: &str| {
+        std::fs::read_to_string(md_sysfs(md, f))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    Some(format!(
+        "stripe_cache_size {}, group_thread_cnt {}",
+        read("stripe_cache_size")?,
+        read("group_thread_cnt")?
+    ))
+}
+
 /// Parses md's `mismatch_cnt` (sectors whose copies or parity disagreed in the last check).
 pub fn parse_mismatch_cnt(text: &str) -> Option<u64> {
     text.trim().parse().ok()

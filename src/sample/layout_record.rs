@@ -171,6 +171,12 @@ pub enum Layer {
         /// outcome depends on it, so two stacks differing only here must not read the same.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         consistency_policy: Option<String>,
+        /// md's stripe cache, stripes (`None`: md's default, 256).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stripe_cache_size: Option<u64>,
+        /// md's RAID4/5/6 worker thread groups (`None`: md's default, 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group_thread_cnt: Option<u64>,
     },
     /// btrfs as the RAID layer: its profiles over the member disks.
     Btrfs {
@@ -271,6 +277,8 @@ impl Layer {
                 bitmap: md.bitmap.clone(),
                 bitmap_chunk_bytes: md.bitmap_chunk,
                 consistency_policy: md.consistency_policy.clone(),
+                stripe_cache_size: md.stripe_cache_size,
+                group_thread_cnt: md.group_thread_cnt,
             },
             RaidLayer::Zfs(z) => Layer::Zfs {
                 vdev: z.vdev.zpool_word(z.width),
@@ -413,7 +421,9 @@ mod tests {
                 chunk_bytes: Some(262144),
                 bitmap: None,
                 bitmap_chunk_bytes: None,
-                consistency_policy: None
+                consistency_policy: None,
+                stripe_cache_size: None,
+                group_thread_cnt: None
             }
         );
         assert_eq!(l[1], Layer::Lvm);

@@ -70,6 +70,11 @@ impl MdLevel {
         self != MdLevel::Raid0
     }
 
+    /// Whether the level computes parity (RAID4/5/6: md's stripe cache and worker threads).
+    pub fn has_parity(self) -> bool {
+        matches!(self, MdLevel::Raid4 | MdLevel::Raid5 | MdLevel::Raid6)
+    }
+
     /// Whether the level stripes in chunks (so `--chunk` means something).
     pub fn has_chunk(self) -> bool {
         self != MdLevel::Raid1
@@ -115,6 +120,15 @@ pub struct MdOptions {
     /// The array's recovery and resync speed ceiling, bytes per second (`sync_speed_max`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_speed_max: Option<u64>,
+    /// Stripes md keeps in its RAID4/5/6 stripe cache (`stripe_cache_size`, a page per member
+    /// each; md's default 256). Writes smaller than a stripe wait here for the rest of it:
+    /// the first tunable RAID5/6 write posts raise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_cache_size: Option<u64>,
+    /// RAID4/5/6 worker thread groups (`group_thread_cnt`; md's default 0: raid5d alone
+    /// computes parity, one core's worth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_thread_cnt: Option<u64>,
 }
 
 impl MdOptions {
@@ -130,6 +144,8 @@ impl MdOptions {
             consistency_policy: None,
             sync_speed_min: None,
             sync_speed_max: None,
+            stripe_cache_size: None,
+            group_thread_cnt: None,
         }
     }
 

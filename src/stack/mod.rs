@@ -392,6 +392,12 @@ impl Stack {
                         s.push_str(&format!("/{}", format_bytes(bc)));
                     }
                 }
+                if let Some(n) = md.stripe_cache_size {
+                    s.push_str(&format!(", stripe cache {n}"));
+                }
+                if let Some(n) = md.group_thread_cnt {
+                    s.push_str(&format!(", {n} thread groups"));
+                }
                 s
             }
             RaidLayer::Zfs(z) => z.describe(),

@@ -393,6 +393,8 @@ pub mod v2 {
                 bitmap: None,
                 bitmap_chunk_bytes: None,
                 consistency_policy: None,
+                stripe_cache_size: None,
+                group_thread_cnt: None,
             });
         } else if let Some(raid) = find(v, "raid") {
             match raid {
@@ -404,6 +406,8 @@ pub mod v2 {
                     bitmap: None,
                     bitmap_chunk_bytes: None,
                     consistency_policy: None,
+                    stripe_cache_size: None,
+                    group_thread_cnt: None,
                 }),
                 Value::Object(m) => match m.get("type").and_then(Value::as_str) {
                     Some("btrfs") => out.push(Layer::Btrfs {
@@ -608,7 +612,9 @@ mod tests {
                 chunk_bytes: Some(65536),
                 bitmap: None,
                 bitmap_chunk_bytes: None,
-                consistency_policy: None
+                consistency_policy: None,
+                stripe_cache_size: None,
+                group_thread_cnt: None
             }
         );
         assert!(matches!(&flat.stack[1], Layer::Fs { fs, mount_options, .. }

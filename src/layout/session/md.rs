@@ -16,6 +16,21 @@ use crate::stack::{MdOptions, Rebuild};
 /// An md array with these options.
 pub(super) struct MdSteps<'a>(pub &'a MdOptions);
 
+/// md's runtime tunables the layout sets (`stripe_cache_size`, `group_thread_cnt`), written
+/// to the array's sysfs; the kernel keeps them until the array stops.
+fn tune(s: &Session, dev: &Path, o: &MdOptions) -> Result<(), LayoutError> {
+    for (file, v) in [
+        ("stripe_cache_size", o.stripe_cache_size),
+        ("group_thread_cnt", o.group_thread_cnt),
+    ] {
+        if let Some(n) = v {
+            s.runner
+                .write_file(&scrub::md_sysfs(dev, file), &n.to_string())?;
+        }
+    }
+    Ok(())
+}
+
 impl LayerSteps for MdSteps<'_> {
     fn name(&self) -> &'static str {
         "md"
@@ -48,6 +63,7 @@ impl LayerSteps for MdSteps<'_> {
                     .write_file(&scrub::md_sysfs(&dev, file), &(b / 1024).to_string())?;
             }
         }
+        tune(s, &dev, o)?;
         mdadm::wait_idle(&s.runner, &dev)?;
         vol.base = dev.clone();
         vol.md = Some(dev);
@@ -77,6 +93,8 @@ impl LayerSteps for MdSteps<'_> {
         ];
         argv.extend(all.iter().map(|p| p.display().to_string()));
         s.runner.run(&argv)?;
+        // Runtime tunables live in the kernel, not on the disks: set again at each assembly.
+        tune(s, &dev, self.0)?;
         vol.base = dev.clone();
         vol.md = Some(dev);
         Ok(())

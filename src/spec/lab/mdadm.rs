@@ -76,6 +76,15 @@ impl Section for Mdadm {
         let bitmap_chunk = bitmap_chunk(cx, m, bitmap.as_deref())?;
         let consistency_policy = consistency_policy(cx, m, level, bitmap.as_deref())?;
         let (sync_speed_min, sync_speed_max) = sync_speeds(cx, m, level)?;
+        let stripe_cache_size = tunable(
+            cx,
+            m.stripe_cache_size,
+            level,
+            "stripe_cache_size",
+            17..=32768,
+        )?;
+        let group_thread_cnt =
+            tunable(cx, m.group_thread_cnt, level, "group_thread_cnt", 0..=8192)?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
                 "mdadm",
@@ -94,6 +103,8 @@ impl Section for Mdadm {
                 consistency_policy,
                 sync_speed_min,
                 sync_speed_max,
+                stripe_cache_size,
+                group_thread_cnt,
             }),
             members,
             spares,
@@ -233,6 +244,41 @@ fn consistency_policy(
             format!("unknown '{o}' (use resync or ppl)"),
         )),
     }
+}
+
+/// `stripe_cache_size` / `group_thread_cnt`: RAID4/5/6 runtime tunables, written to the
+/// array's sysfs before the workloads; `range` is what md's own store function accepts.
+fn tunable(
+    cx: &Cx,
+    v: Option<i64>,
+    level: MdLevel,
+    key: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<Option<u64>, SpecError> {
+    let Some(n) = v else { return Ok(None) };
+    let field = format!("mdadm.{key}");
+    if !level.has_parity() {
+        return Err(cx.err(
+            key,
+            &field,
+            format!(
+                "md has a stripe cache and parity threads only on raid4, raid5 and raid6, not raid{}; drop {key}",
+                level.number()
+            ),
+        ));
+    }
+    if !range.contains(&n) {
+        return Err(cx.err(
+            key,
+            &field,
+            format!(
+                "{n} is outside what md accepts ({} to {})",
+                range.start(),
+                range.end()
+            ),
+        ));
+    }
+    Ok(u64::try_from(n).ok())
 }
 
 /// `sync_speed_min` / `sync_speed_max`: the array's recovery speed limits, per second

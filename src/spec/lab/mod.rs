@@ -54,6 +54,7 @@ mod mdadm;
 mod powercut;
 mod raw;
 mod section;
+mod vary;
 mod workloads;
 mod zfs;
 
@@ -370,8 +371,20 @@ pub fn parse_lab_with(text: &str, file: &str, host: &dyn Host) -> Result<LabSpec
         ));
     }
     let mut layouts: Vec<LayoutSpec> = Vec::new();
-    for (i, l) in raw.layout.iter().enumerate() {
-        let lay = layout::parse_layout(&loc, i, l, &disks, host)?;
+    for (i, e) in vary::expand(&loc, raw.layout)?.iter().enumerate() {
+        let l = &e.raw;
+        let mut lay = layout::parse_layout(&loc, i, l, &disks, host).map_err(|mut err| {
+            // A combination's error names the combination, not the layout it came from.
+            if let (Some(n), Some(base)) = (&e.name, &l.get_ref().name) {
+                err.key = err
+                    .key
+                    .replacen(&format!("layout[{base}]"), &format!("layout[{n}]"), 1);
+            }
+            err
+        })?;
+        if let Some(n) = &e.name {
+            lay.name.clone_from(n);
+        }
         if layouts.iter().any(|o| o.name == lay.name) {
             return Err(loc.err(
                 Some(loc.line_of_key(l.span().start, "layout", "name")),

@@ -71,6 +71,11 @@ pub(super) struct RawLayout {
     pub(super) fill: Option<SizeValue>,
     pub(super) faults: Option<Vec<RawFault>>,
     pub(super) powercut: Option<RawPowerCut>,
+    /// A sweep (issue 43): spec keys and the values each takes; the layout is expanded into
+    /// one layout per combination before anything else reads it (`vary.rs`).
+    pub(super) vary: Option<toml::Table>,
+    /// The most layouts a sweep may expand into (default 64).
+    pub(super) max_layouts: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +124,8 @@ pub(super) struct RawMd {
     pub(super) consistency_policy: Option<String>,
     pub(super) sync_speed_min: Option<SizeValue>,
     pub(super) sync_speed_max: Option<SizeValue>,
+    pub(super) stripe_cache_size: Option<i64>,
+    pub(super) group_thread_cnt: Option<i64>,
 }
 
 /// The `zfs` table as written.

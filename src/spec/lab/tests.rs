@@ -663,3 +663,182 @@ fn md_speed_limits_and_during_rebuild_read_and_refuse_in_one_line() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+/// A sweep expands into the product of its values, first key slowest, each combination read
+/// as if written out: its chunk and filesystem set, its name saying which it is.
+#[test]
+fn a_sweep_expands_into_one_layout_per_combination() {
+    let s = lab(r#"
+[[layout]]
+name = "md5"
+mdadm = { level = 5, members = 4 }
+fs = "xfs"
+vary = { "mdadm.chunk" = ["64KiB", "256KiB"], fs = ["xfs", "ext4"] }
+
+[[layout]]
+name = "plain"
+fs = "ext4"
+"#)
+    .unwrap();
+    let names: Vec<&str> = s.layouts.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "md5[chunk=64KiB,fs=xfs]",
+            "md5[chunk=64KiB,fs=ext4]",
+            "md5[chunk=256KiB,fs=xfs]",
+            "md5[chunk=256KiB,fs=ext4]",
+            "plain"
+        ]
+    );
+    let got: Vec<(Option<u64>, FsKind)> = s.layouts[..4]
+        .iter()
+        .map(|l| {
+            let LayoutKind::Stack(m) = &l.kind else {
+                panic!()
+            };
+            let RaidLayer::Md(o) = m.raid() else { panic!() };
+            (o.chunk, m.fs())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(64 << 10), FsKind::Xfs),
+            (Some(64 << 10), FsKind::Ext4),
+            (Some(256 << 10), FsKind::Xfs),
+            (Some(256 << 10), FsKind::Ext4)
+        ]
+    );
+    // A key the layout does not set yet is made; an integer shows as written.
+    let s = lab(r#"
+[[layout]]
+name = "b"
+btrfs = { data = "raid1", members = 2 }
+vary = { "btrfs.metadata" = ["raid1", "dup"], failures = [1] }
+"#)
+    .unwrap();
+    let names: Vec<&str> = s.layouts.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["b[metadata=raid1,failures=1]", "b[metadata=dup,failures=1]"]
+    );
+}
+
+/// What a sweep cannot do is one error naming `vary` (or the combination a section refused)
+/// and the fix.
+#[test]
+fn a_sweep_that_cannot_expand_names_its_key_and_the_fix() {
+    let md = "[[layout]]\nname = \"m\"\nmdadm = { level = 5, members = 4 }\nfs = \"xfs\"\n";
+    let cases = [
+        (
+            "vary = { \"mdadm.chunky\" = [\"64KiB\"] }",
+            "layout[m].vary",
+            "chunky",
+        ),
+        (
+            "vary = { name = [\"a\", \"b\"] }",
+            "layout[m].vary.name",
+            "cannot vary",
+        ),
+        (
+            "vary = { \"mdadm.chunk\" = \"64KiB\" }",
+            "layout[m].vary.mdadm.chunk",
+            "a list",
+        ),
+        (
+            "vary = { \"mdadm.chunk\" = [] }",
+            "layout[m].vary.mdadm.chunk",
+            "a list",
+        ),
+        ("vary = {}", "layout[m].vary", "empty"),
+        (
+            "vary = { \"mdadm.chunk\" = [\"3KiB\", \"64KiB\"] }",
+            "layout[m[chunk=3KiB]].mdadm.chunk",
+            "",
+        ),
+        (
+            "vary = { \"fs.x\" = [1] }",
+            "layout[m].vary.fs.x",
+            "not a table",
+        ),
+        (
+            "vary = { \"mdadm.chunk\" = [\"64KiB\"] }\nmax_layouts = 0",
+            "layout[m].max_layouts",
+            "at least 1",
+        ),
+    ];
+    for (line, key, words) in cases {
+        let e = err(&format!("{md}{line}\n"));
+        assert_eq!(e.key, key, "{line}: {e}");
+        assert!(e.msg.contains(words), "{line}: {e}");
+        assert!(e.line.is_some(), "{line}: {e}");
+    }
+    let chunks: Vec<String> = (0..9)
+        .map(|i| format!("\"{}KiB\"", 64 << (i % 3)))
+        .collect();
+    let fills: Vec<String> = (1..=9).map(|i| format!("\"{i}MiB\"")).collect();
+    let wide = format!(
+        "{md}vary = {{ \"mdadm.chunk\" = [{}], fill = [{}] }}\n",
+        chunks.join(", "),
+        fills.join(", ")
+    );
+    let e = err(&wide);
+    assert!(
+        e.msg.starts_with(
+            "81 combinations, over the limit of 64; drop values, or raise max_layouts = 81"
+        ),
+        "{e}"
+    );
+    // Raised, it expands (here into duplicate names: refused as any duplicate is).
+    let e = err(&format!("{wide}max_layouts = 81\n"));
+    assert!(e.msg.contains("duplicate layout name"), "{e}");
+}
+
+/// md's runtime tunables: read on RAID4/5/6 within what md accepts, named in the stack;
+/// refused on a level without a stripe cache, or out of range, naming the field.
+#[test]
+fn md_tunables_read_and_refuse_in_one_line() {
+    let s = lab("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 6, members = 5, stripe_cache_size = 4096, group_thread_cnt = 4 }\n").unwrap();
+    let LayoutKind::Stack(m) = &s.layouts[0].kind else {
+        panic!()
+    };
+    let RaidLayer::Md(o) = m.raid() else { panic!() };
+    assert_eq!(
+        (o.stripe_cache_size, o.group_thread_cnt),
+        (Some(4096), Some(4))
+    );
+    assert!(
+        m.describe().contains("stripe cache 4096, 4 thread groups"),
+        "{}",
+        m.describe()
+    );
+    for (table, key, words) in [
+        (
+            "{ level = 1, stripe_cache_size = 4096 }",
+            "mdadm.stripe_cache_size",
+            "not raid1",
+        ),
+        (
+            "{ level = 10, group_thread_cnt = 2 }",
+            "mdadm.group_thread_cnt",
+            "not raid10",
+        ),
+        (
+            "{ level = 5, stripe_cache_size = 16 }",
+            "mdadm.stripe_cache_size",
+            "17 to 32768",
+        ),
+        (
+            "{ level = 5, group_thread_cnt = -1 }",
+            "mdadm.group_thread_cnt",
+            "0 to 8192",
+        ),
+    ] {
+        let e = err(&format!(
+            "[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = {table}\n"
+        ));
+        assert!(e.key.ends_with(key), "{table}: {e}");
+        assert!(e.msg.contains(words), "{table}: {e}");
+    }
+}
