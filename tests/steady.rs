@@ -74,6 +74,7 @@ fn a_steady_device_is_steady_in_the_minimum_five_rounds() {
         .success()
         .json();
     let (s, rounds) = steady(&j);
+    eprintln!("rounds (IOPS): {rounds:.0?}; {}", s["window"]);
     assert_eq!(s["steady_at"], 5, "{s:#}");
     assert_eq!(rounds.len(), 5, "{s:#}");
     assert_eq!(
@@ -136,6 +137,7 @@ fn a_cliff_that_stays_is_left_out_and_the_steady_figure_is_the_throttle_after_it
         }
     });
     let (s, rounds) = steady(&j);
+    eprintln!("rounds (IOPS): {rounds:.0?}; {}", s["window"]);
     let fell = rounds
         .iter()
         .position(|&v| v < 1100.0)
@@ -191,6 +193,7 @@ fn a_device_swinging_by_half_is_never_called_steady() {
         }
     });
     let (s, rounds) = steady(&j);
+    eprintln!("rounds (IOPS): {rounds:.0?}; {}", s["window"]);
     assert_eq!(rounds.len(), 8, "{s:#}");
     assert!(s["steady_at"].is_null(), "{s:#}");
     assert!(s["window"]["range"].as_f64().unwrap() > 0.20, "{s:#}");
