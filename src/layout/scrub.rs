@@ -121,31 +121,28 @@ pub fn recovery_progress(md: &Path) -> Option<(u64, u64)> {
 /// (system)`, KiB/s): md slows a recovery towards the minimum while other IO runs, so a
 /// rebuild time under load means little without them.
 pub fn speed_limits(md: &Path) -> Option<String> {
-    let read = |f: &str| {
-        std::fs::read_to_string(md_sysfs(md, f))
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
     Some(format!(
         "min {} KiB/s, max {} KiB/s",
-        read("sync_speed_min")?,
-        read("sync_speed_max")?
+        md_attr(md, "sync_speed_min")?,
+        md_attr(md, "sync_speed_max")?
     ))
+}
+
+/// One of the array's md sysfs attributes, trimmed (`None`: absent or unreadable).
+fn md_attr(md: &Path, file: &str) -> Option<String> {
+    std::fs::read_to_string(md_sysfs(md, file))
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// A RAID4/5/6 array's runtime tunables as the kernel holds them (`stripe_cache_size 4096,
 /// group_thread_cnt 2`): what was asked is only what was written, this is what md took.
 /// `None` for levels without them.
 pub fn md_tunables(md: &Path) -> Option<String> {
-    let read = |f: &str| {
-        std::fs::read_to_string(md_sysfs(md, f))
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
     Some(format!(
         "stripe_cache_size {}, group_thread_cnt {}",
-        read("stripe_cache_size")?,
-        read("group_thread_cnt")?
+        md_attr(md, "stripe_cache_size")?,
+        md_attr(md, "group_thread_cnt")?
     ))
 }
 
