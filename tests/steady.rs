@@ -66,13 +66,17 @@ fn a_steady_device_is_steady_in_the_minimum_five_rounds() {
     let dev = LoopDev::new("steady-ram", 256 << 20);
     let cg = Throttled::new("steady-ram", &dev);
     cg.limit("read_iops", 3000);
-    let j = cg
-        .command()
-        .no_db()
-        .args(steady_args(&dev, "10"))
-        .run()
+    // Saved this time: `iolab show` judges the stored rounds again.
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("iolab.db");
+    let mut args = steady_args(&dev, "10");
+    args.retain(|a| *a != "--no-save");
+    let j = cg.command().db(&db).args(args).run().success().json();
+    let shown = Iolab::new().db(&db).args(["show", "last"]).run();
+    shown
         .success()
-        .json();
+        .stdout_has("steady at round 5 (rounds 1-5: mean ")
+        .stdout_has("(the figures below are that window's rounds)");
     let (s, rounds) = steady(&j);
     eprintln!("rounds (IOPS): {rounds:.0?}; {}", s["window"]);
     assert_eq!(s["steady_at"], 5, "{s:#}");

@@ -145,14 +145,7 @@ pub fn summarize(run: &RunRecord) -> Vec<WorkloadSummary> {
             // A steady-state run's figures are its window's (the steady one, or the last
             // judged): the rounds before it are the device settling, not its figure.
             let steady = crate::stats::steady::of_workload(wr);
-            let trials = steady
-                .as_ref()
-                .and_then(|s| s.window.as_ref())
-                .and_then(|w| {
-                    wr.trials
-                        .get(w.first_round as usize - 1..w.last_round as usize)
-                })
-                .unwrap_or(&wr.trials);
+            let trials = crate::stats::steady::figure_trials(wr);
             let mut ops: Vec<OpSummary> = Vec::new();
             for t in trials {
                 for o in &t.ops {

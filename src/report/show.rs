@@ -124,7 +124,13 @@ pub fn render_run(r: &RunRecord) -> String {
             w.workload.name,
             w.workload.describe()
         );
-        render_workload(&mut o, &w.trials);
+        if let Some(s) = stats::steady::of_workload(w) {
+            let rounds: Vec<String> = s.rounds.iter().map(|v| s.format(*v)).collect();
+            let _ = writeln!(o, "  {}", s.describe());
+            let _ = writeln!(o, "  rounds: {}", rounds.join(", "));
+            let _ = writeln!(o, "  (the figures below are that window's rounds)");
+        }
+        render_workload(&mut o, stats::steady::figure_trials(w));
     }
 
     if !r.notes.is_empty() {

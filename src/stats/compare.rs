@@ -210,7 +210,12 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
             workloads: rec
                 .workloads
                 .iter()
-                .map(|w| (&w.workload, stats::summarize_trials(&w.trials)))
+                .map(|w| {
+                    (
+                        &w.workload,
+                        stats::summarize_trials(stats::steady::figure_trials(w)),
+                    )
+                })
                 .collect(),
         })
         .collect();

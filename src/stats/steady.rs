@@ -125,6 +125,19 @@ pub fn of_workload(wr: &crate::sample::WorkloadRecord) -> Option<Steadiness> {
     Some(judge_trials(st.figure, &wr.trials))
 }
 
+/// The trials a workload's figures come from: a steady-state run's judged window (the steady
+/// one, or else the last), every trial otherwise. The rounds before the window are the device
+/// settling; a median over them would quote a state it left.
+pub fn figure_trials(wr: &crate::sample::WorkloadRecord) -> &[TrialSample] {
+    of_workload(wr)
+        .and_then(|s| s.window)
+        .and_then(|w| {
+            wr.trials
+                .get(w.first_round as usize - 1..w.last_round as usize)
+        })
+        .unwrap_or(&wr.trials)
+}
+
 /// Judges the rounds of a steady-state run (one trial each).
 pub fn judge_trials(figure: SteadyFigure, trials: &[TrialSample]) -> Steadiness {
     let values: Vec<f64> = trials.iter().map(|t| figure_of(t, figure)).collect();
@@ -267,6 +280,47 @@ mod tests {
         let s = iops(&[1000.0, 1000.0, 1000.0]);
         assert_eq!((s.steady_at, s.window.is_none()), (None, true));
         assert_eq!(s.describe(), "NOT steady: 3 of the 5 rounds a window needs");
+    }
+
+    /// A stored steady-state workload's figures come from its window only: a fast start
+    /// (9000 then 5000 IOPS) before five rounds at 1000 is left out; a workload without
+    /// steady state keeps every trial.
+    #[test]
+    fn the_figures_of_a_steady_run_are_its_windows_rounds() {
+        use crate::sample::{OpSample, TrialSample, WorkloadRecord};
+        use crate::spec::{IoWorkload, SteadyState, Workload, WorkloadKind};
+        let trial = |n: u32, iops: u64| {
+            let mut o = OpSample::new("read");
+            o.count = iops;
+            o.elapsed_ns = 1_000_000_000;
+            TrialSample {
+                trial: n,
+                ops: vec![o],
+                ..TrialSample::default()
+            }
+        };
+        let rounds = [9000, 5000, 1000, 1010, 990, 1000, 1005];
+        let mut wr = WorkloadRecord {
+            workload: Workload {
+                name: "w".into(),
+                drop_caches: false,
+                kind: WorkloadKind::Io(IoWorkload {
+                    steady: Some(SteadyState {
+                        figure: SteadyFigure::Iops,
+                        round: std::time::Duration::from_secs(1),
+                        max_rounds: 25,
+                    }),
+                    ..IoWorkload::default()
+                }),
+            },
+            trials: (1..).zip(rounds).map(|(n, v)| trial(n, v)).collect(),
+        };
+        let kept: Vec<u32> = figure_trials(&wr).iter().map(|t| t.trial).collect();
+        assert_eq!(kept, [3, 4, 5, 6, 7]);
+        if let WorkloadKind::Io(io) = &mut wr.workload.kind {
+            io.steady = None;
+        }
+        assert_eq!(figure_trials(&wr).len(), 7);
     }
 
     /// A round that moved nothing (a stalled device) cannot make a window steady.
