@@ -48,6 +48,10 @@ pub struct FaultReport {
     /// device's read/write/checksum errors, the files with permanent errors.
     #[serde(default)]
     pub zpool: Option<crate::layout::zfs::PoolStatus>,
+    /// btrfs's error counters right after the fault's step (`btrfs device stats`): the
+    /// checksum errors it caught, per device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub btrfs: Option<Vec<crate::layout::btrfs::DevStats>>,
     /// What the struck range held (files of the data set, parity, nothing), for range faults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<super::held::Held>,

@@ -13,6 +13,7 @@
 
 pub mod avail;
 pub mod btrfs;
+pub mod btrfsmap;
 pub mod cache;
 pub mod cmd;
 pub mod fault;

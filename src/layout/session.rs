@@ -313,6 +313,15 @@ impl Session {
         Some(super::zfs::parse_status(&out.stdout))
     }
 
+    /// btrfs's error counters of a btrfs layout (`None` for other layouts, dry runs, or when
+    /// btrfs does not answer).
+    pub fn btrfs_stats(&self, b: &Built) -> Option<Vec<super::btrfs::DevStats>> {
+        if self.runner.is_dry_run() || b.stack.fs() != crate::stack::FsKind::Btrfs {
+            return None;
+        }
+        super::btrfs::device_stats(&self.runner, &b.mount_point).ok()
+    }
+
     /// Makes mount points under `dir` instead of the system temp dir.
     pub fn with_mount_base(mut self, dir: PathBuf) -> Session {
         self.mount_base = dir;

@@ -548,6 +548,17 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
         if let Some(o) = &f.md {
             parts.push(format!("md: {}", o.describe()));
         }
+        if let Some(stats) = &f.btrfs {
+            let seen: Vec<String> = stats
+                .iter()
+                .filter_map(crate::layout::btrfs::DevStats::describe)
+                .collect();
+            parts.push(if seen.is_empty() {
+                "btrfs counted no errors".to_string()
+            } else {
+                format!("btrfs counted {}", seen.join(", "))
+            });
+        }
         out.push_str(&format!("fault: {}: {}\n", l.name, parts.join("; ")));
     }
     if let Some(o) = &l.md_final {
