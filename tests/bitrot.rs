@@ -3,7 +3,8 @@
 //! checked against the member's own bytes before anything is struck), then every struck file
 //! read back past the cache and the layout scrubbed. btrfs checksums every block, so with one
 //! copy struck it must notice (its counters or its scrub) and every file must read back
-//! intact. Needs root, loop devices and btrfs; skips with a reason where the machine lacks
+//! intact; with every copy struck it must refuse to read the file (an IO error, the scrub's
+//! uncorrectable count), never hand back the wrong bytes. Needs root, loop devices and btrfs; skips with a reason where the machine lacks
 //! them.
 
 mod common;
@@ -31,13 +32,58 @@ fn layout(name: &str, profile: &str, members: usize, member: usize) -> String {
     )
 }
 
+/// btrfs raid1 with the same 64KiB struck on both copies: the first block of one file, on
+/// each member.
+const BOTH_COPIES: &str = "[[layout]]\nname = \"b1-both\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\n\
+     fill = \"48MiB\"\n\
+     faults = [{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }, \
+     { member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }]\n";
+
 fn base(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
+/// Every copy struck: nothing can heal it, and btrfs must say so — the file is unreadable
+/// (an IO error), never handed back with wrong bytes, and the scrub counts it uncorrectable.
+fn both_copies_struck(l: &serde_json::Value) {
+    let faults = l["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 2, "{l:#}");
+    for f in faults {
+        assert!(f["error"].is_null(), "{f:#}");
+        assert_eq!(f["fault"]["placed"], true, "{f:#}");
+        let held = &f["held"];
+        let files = held["files"].as_u64().unwrap();
+        assert!(files >= 1, "{held:#}");
+        assert_eq!(
+            held["lost"].as_u64(),
+            Some(files),
+            "every struck file is lost: {held:#}"
+        );
+        for file in held["listed"].as_array().unwrap() {
+            let after = file["after"].as_str().unwrap();
+            assert!(
+                after.starts_with("read error"),
+                "btrfs handed back a struck file without an error: {file:#}"
+            );
+        }
+    }
+    let verdict = &l["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
+    assert!(verdict["files"].as_u64().unwrap() >= 1, "{verdict:#}");
+    assert!(
+        verdict["silent"].is_null(),
+        "btrfs returned wrong bytes silently: {verdict:#}"
+    );
+    let scrub = &l["integrity"]["scrubs"][0];
+    assert!(
+        scrub["errors"].as_u64().unwrap() >= 1,
+        "the scrub found it uncorrectable: {scrub:#}"
+    );
+}
+
 #[test]
 #[allow(clippy::too_many_lines)] // one scenario per profile, end to end
-fn btrfs_heals_one_corrupted_copy_under_file_data_and_says_so() {
+fn btrfs_heals_one_corrupted_copy_under_file_data_and_reports_every_copy_struck_as_unreadable() {
     need_root_and_btrfs!();
     let w = World::new("bitrot");
     let dir = tempfile::tempdir().unwrap();
@@ -45,11 +91,12 @@ fn btrfs_heals_one_corrupted_copy_under_file_data_and_says_so() {
     std::fs::write(
         &spec,
         format!(
-            "name = \"bitrot\"\n[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{}\" }}\n{}{}\
+            "name = \"bitrot\"\n[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{}\" }}\n{}{}{}\
              [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
             w.disk_dir.display(),
             layout("b1", "raid1", 2, 1),
             layout("b5", "raid5", 3, 1),
+            BOTH_COPIES,
         ),
     )
     .unwrap();
@@ -64,6 +111,10 @@ fn btrfs_heals_one_corrupted_copy_under_file_data_and_says_so() {
     for l in v["layouts"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
         assert_eq!(l["status"], "ok", "{name}: {l:#}");
+        if name == "b1-both" {
+            both_copies_struck(l);
+            continue;
+        }
         let f = &l["faults"][0];
         assert!(f["error"].is_null(), "{name}: {f:#}");
         assert_eq!(f["fault"]["placed"], true, "{name}: {f:#}");

@@ -553,7 +553,7 @@ pub(super) fn observe_held(held: &mut Held, set: &DataSet) {
 fn problem_word(p: super::super::dataset::Problem) -> &'static str {
     use super::super::dataset::Problem;
     match p {
-        Problem::Mismatch => "mismatch",
+        Problem::Mismatch => "silently wrong",
         Problem::ReadError => "read error",
         Problem::Missing => "missing",
     }

@@ -106,7 +106,8 @@ fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
         }),
         match l.integrity.as_ref().map(|i| &i.verdict) {
             None => dash(),
-            Some(Verdict::DataLoss { .. }) => "DATA LOSS".into(),
+            Some(Verdict::DataLoss { silent: 0, .. }) => "DATA LOSS".into(),
+            Some(Verdict::DataLoss { .. }) => "SILENT CORRUPTION".into(),
             Some(Verdict::Failed { .. }) => "FAILED".into(),
             Some(v) => v.text(),
         },
