@@ -5,7 +5,9 @@
 //! wrong bytes and no error — SILENT CORRUPTION, the outcome users fear most — and only the
 //! check's parity count notices. RAID1 reads whichever mirror md balances to: either outcome
 //! (the good copy: intact; the struck one: silently wrong) is md's, but never a read error,
-//! and the check counts the mirrors apart.
+//! and the check counts the mirrors apart. Then md's `repair` and the struck files read once
+//! more: RAID5 recomputes parity from the corrupted data (the loss stays, now unnoticeable),
+//! RAID1 copies the first mirror — the good one here — over the struck one.
 //!
 //! Needs what the VM lab needs (root, qemu-system-x86, linux-image-amd64, busybox-static,
 //! mdadm, xfsprogs, xz-utils: scripts/test installs them); skips with the reason otherwise.
@@ -47,7 +49,8 @@ fn struck<'a>(l: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 }
 
 #[test]
-fn md_raid5_hands_struck_file_bytes_back_silently_and_raid1_never_reports_them() {
+fn md_raid5_hands_struck_file_bytes_back_silently_and_its_repair_keeps_them_wrong_while_raid1s_repair_heals()
+ {
     if !vm_or_skip(&[]) {
         return;
     }
@@ -74,7 +77,25 @@ fn md_raid5_hands_struck_file_bytes_back_silently_and_raid1_never_reports_them()
         sc["counters"]["mismatch_cnt"].as_u64().unwrap() > 0,
         "md's check counts the struck parity stripes: {sc:#}"
     );
-    eprintln!("md5: {verdict:#} check {sc:#}");
+    // md's repair then made the copies agree — parity recomputed from the corrupted data — so
+    // the struck files stay wrong, now with nothing left to notice it.
+    let rep = &r5["integrity"]["scrubs"][1];
+    assert_eq!(rep["tool"], "md repair", "{rep:#}");
+    assert!(
+        rep["counters"]["mismatch_cnt"].as_u64().unwrap() > 0,
+        "{rep:#}"
+    );
+    let held = &r5["faults"][0]["held"];
+    assert_eq!(
+        held["lost_after_repair"].as_u64(),
+        Some(files),
+        "md5: {held:#}"
+    );
+    for f in held["listed"].as_array().unwrap() {
+        let after = f["after_repair"].as_str().unwrap();
+        assert!(after.starts_with("silently wrong"), "md5: {f:#}");
+    }
+    eprintln!("md5: {verdict:#} check {sc:#} repair {rep:#}");
 
     let r1 = layout(&v, "md1");
     assert_eq!(r1["status"], "ok", "{r1:#}");
@@ -91,5 +112,11 @@ fn md_raid5_hands_struck_file_bytes_back_silently_and_raid1_never_reports_them()
         sc["counters"]["mismatch_cnt"].as_u64().unwrap() >= 512,
         "md's check counts 256KiB of differing mirrors (512 sectors): {sc:#}"
     );
-    eprintln!("md1: held {held:#} check {sc:#}");
+    // md's repair copies the first mirror (member 0, not struck) over the others: the struck
+    // copy is overwritten and every file reads back intact.
+    let rep = &r1["integrity"]["scrubs"][1];
+    assert_eq!(rep["tool"], "md repair", "{rep:#}");
+    let held = &r1["faults"][0]["held"];
+    assert_eq!(held["lost_after_repair"].as_u64(), Some(0), "md1: {held:#}");
+    eprintln!("md1: held {held:#} check {sc:#} repair {rep:#}");
 }

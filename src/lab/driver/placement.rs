@@ -336,6 +336,7 @@ impl DataMap {
                 path: set.files[i].path.clone(),
                 bytes,
                 after: None,
+                after_repair: None,
             })
             .collect();
         h
@@ -548,6 +549,29 @@ pub(super) fn observe_held(held: &mut Held, set: &DataSet) {
         f.after = after.remove(i);
     }
     held.lost = Some(lost);
+}
+
+/// Reads each file `held` names once more after md's `repair` and records what became of it.
+pub(super) fn observe_after_repair(held: &mut Held, set: &DataSet) {
+    if held.unmapped.is_some() || held.lost.is_none() {
+        return;
+    }
+    let mut lost = 0;
+    let mut after: BTreeMap<usize, String> = BTreeMap::new();
+    for &i in &held.indexes {
+        let text = match set.check_one(i) {
+            Ok(()) => "intact".to_string(),
+            Err((p, d)) => {
+                lost += 1;
+                format!("{}: {d}", problem_word(p))
+            }
+        };
+        after.insert(i, text);
+    }
+    for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
+        f.after_repair = after.remove(i);
+    }
+    held.lost_after_repair = Some(lost);
 }
 
 fn problem_word(p: super::super::dataset::Problem) -> &'static str {
