@@ -267,6 +267,10 @@ pub struct LayoutReport {
     /// (`stripe_cache_size 4096, group_thread_cnt 2`), read back from sysfs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_tunables: Option<String>,
+    /// How the layers over the array's stripe were aligned after the build, read back from
+    /// the tools, with a warning and the fix for each misaligned layer (`alignment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<crate::layout::align::AlignmentReport>,
     /// Usable bytes the filesystem reports right after building (btrfs: estimated free space,
     /// which accounts for copies and parity; others: statvfs size).
     pub usable_bytes: Option<u64>,
@@ -321,6 +325,7 @@ impl LayoutReport {
             member_bytes: None,
             build_seconds: None,
             md_tunables: None,
+            alignment: None,
             usable_bytes: None,
             expected_usable_bytes: None,
             fill_bytes: None,

@@ -65,6 +65,11 @@ pub struct LayoutRecord {
     /// What power cuts did to the layout (`powercut` in the VM lab): the POWER verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<super::power::PowerReport>,
+    /// How the layers sat on the array's stripe after the build (`alignment`): each layer's
+    /// offset or stripe unit read back from the tools, and a warning with the fix where one is
+    /// misaligned. Left out when not checked, so older records read and write unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<crate::layout::align::AlignmentReport>,
     /// The healthy run of the layout the lab spec named as `baseline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lab_baseline: bool,

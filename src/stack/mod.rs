@@ -10,6 +10,7 @@
 //! disks it needs, whether it survives losing one, and how much space the RAID level leaves
 //! usable.
 
+pub mod align;
 pub mod btrfs;
 pub mod cache;
 pub mod fault;
@@ -18,6 +19,7 @@ pub mod rebuild;
 pub mod shape;
 pub mod zfs;
 
+pub use align::Alignment;
 pub use btrfs::BtrfsProfile;
 pub use md::{MdLevel, MdOptions};
 pub use rebuild::Rebuild;
@@ -159,6 +161,8 @@ pub struct Stack {
     pub spares: usize,
     /// The layers, bottom (over the disks) first, the filesystem last.
     pub layers: Vec<Layer>,
+    /// How the layers over a striped md array are aligned to it (`alignment` in the spec).
+    pub alignment: Alignment,
 }
 
 /// The RAID layer a stack without one has.
@@ -187,6 +191,7 @@ impl Stack {
             members,
             spares,
             layers,
+            alignment: Alignment::Auto,
         }
     }
 
@@ -353,6 +358,9 @@ impl Stack {
         }
         if !f.mount_options.is_empty() {
             s.push_str(&format!(" ({})", f.mount_options.join(",")));
+        }
+        if !self.alignment.is_auto() {
+            s.push_str(&format!(" [alignment {}]", self.alignment.name()));
         }
         s
     }

@@ -27,11 +27,14 @@ pub struct StackShape {
     /// The SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheOptions>,
+    /// How the layers are aligned to the array (left out when `auto`, the default).
+    #[serde(default, skip_serializing_if = "super::Alignment::is_auto")]
+    pub alignment: super::Alignment,
 }
 
 impl From<StackShape> for Stack {
     fn from(s: StackShape) -> Stack {
-        Stack::new(
+        let mut stack = Stack::new(
             s.raid,
             s.members,
             s.spares,
@@ -42,13 +45,16 @@ impl From<StackShape> for Stack {
                 mkfs_options: s.mkfs_options,
                 mount_options: s.mount_options,
             },
-        )
+        );
+        stack.alignment = s.alignment;
+        stack
     }
 }
 
 impl From<Stack> for StackShape {
     fn from(s: Stack) -> StackShape {
         let fs = s.fs_layer().clone();
+        let alignment = s.alignment;
         StackShape {
             raid: s.raid().clone(),
             members: s.members,
@@ -61,6 +67,7 @@ impl From<Stack> for StackShape {
                 Layer::Cache(c) => Some(c),
                 _ => None,
             }),
+            alignment,
         }
     }
 }

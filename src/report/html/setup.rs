@@ -74,6 +74,9 @@ pub struct LayoutFacts {
     pub integrity: Option<String>,
     /// The degraded run's cache device failed first (`cache.fail`, issue 28): what it did.
     pub cache_failure: Option<crate::stack::cache::CacheFailure>,
+    /// How its layers sat on the array's stripe (`aligned (lvm, xfs)`, or each misaligned
+    /// layer's warning with its fix); `None` when the lab did not check.
+    pub alignment: Option<String>,
 }
 
 impl LayoutFacts {
@@ -119,6 +122,7 @@ impl LayoutFacts {
             slow_members: r.slow_members.clone(),
             integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
             cache_failure: r.cache_failure.clone(),
+            alignment: r.alignment.as_ref().map(alignment_text),
         };
         f.description = r
             .description
@@ -161,6 +165,16 @@ impl LayoutFacts {
             parts.join(" > ")
         }
     }
+}
+
+/// The alignment fact: the summary, then each warning with its fix.
+fn alignment_text(a: &crate::layout::align::AlignmentReport) -> String {
+    let mut parts = vec![a.summary()];
+    if let Some(g) = &a.array {
+        parts[0].push_str(&format!(" over {g}"));
+    }
+    parts.extend(a.warnings().into_iter().map(str::to_string));
+    parts.join("; ")
 }
 
 fn opt(s: &Option<String>) -> String {
@@ -324,7 +338,7 @@ pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
             value
         },
     };
-    vec![
+    let mut out = vec![
         f("host", crate::report::labels::host_label(r)),
         f("kernel", s.kernel.clone()),
         f(
@@ -361,7 +375,12 @@ pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
             layout.map_or_else(String::new, |l| l.description.clone()),
         ),
         f("lab", r.lab_id.clone().unwrap_or_default()),
-    ]
+    ];
+    // Only a lab that checked the alignment adds its row: older records show as before.
+    if let Some(a) = layout.and_then(|l| l.alignment.clone()) {
+        out.insert(out.len() - 1, f("alignment", a));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -195,6 +195,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
     out.push_str(&power::notes(r));
+    out.push_str(&align::notes(r));
     out
 }
 
@@ -519,6 +520,7 @@ pub fn render_markdown(r: &LabReport) -> String {
     out
 }
 
+mod align;
 mod power;
 #[cfg(test)]
 mod status_tests;
