@@ -313,11 +313,14 @@ pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<LayoutRe
 }
 
 impl LayoutRecord {
-    /// The RAID layer at the bottom of the stack, when there is one.
+    /// The RAID layer at the bottom of the stack (md, btrfs, a ZFS pool, one plain disk), when
+    /// there is one. The match names every layer, so a layer added to [`Layer`] is placed here
+    /// (pooling the disks or not) where the compiler asks, never dropped by a fallback.
     pub fn raid(&self) -> Option<&Layer> {
-        self.stack
-            .iter()
-            .find(|l| matches!(l, Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Disk))
+        self.stack.iter().find(|l| match l {
+            Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. } | Layer::Disk => true,
+            Layer::Lvm | Layer::Cache { .. } | Layer::Fs { .. } | Layer::Unknown => false,
+        })
     }
 
     /// The filesystem layer, when there is one.
