@@ -16,7 +16,7 @@
 //! interval of their trials.
 
 use super::{Assumptions, DiskMeasured, Figure, LayoutFacts, Predicted, Row, Source, Speed};
-use crate::plan::layout::LayoutSpec;
+use crate::plan::layout::{CACHE_SUFFIXES, LayoutSpec};
 use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{
     DEFAULT_AFR, DEFAULT_REBUILD_FRACTION, DEFAULT_REPLACE_HOURS, URE_DESKTOP,
@@ -103,16 +103,24 @@ pub fn plan_layout(l: &LayoutFacts) -> Option<(LayoutSpec, u32)> {
         Layer::Disk => ("btrfs-single".into(), 1),
         _ => return None,
     };
-    // An SSD cache in front: the planner knows it is there and models the RAID under it.
-    let cache = l.stack.iter().find_map(|x| match x {
-        Layer::Cache { kind, .. } => Some(format!("+{kind}")),
-        _ => None,
-    });
+    // An SSD cache in front: the planner knows it is there and models the RAID under it; a
+    // kind it does not know is left off the name (the RAID alone), and `row` says so.
+    let cache = cache_kind(l)
+        .filter(|k| CACHE_SUFFIXES.contains(k))
+        .map(|k| format!("+{k}"));
     let text = text + cache.as_deref().unwrap_or("");
     let disks = u32::try_from(disks).ok().filter(|d| *d > 0)?;
     let spec = LayoutSpec::parse(&text).ok()?;
     spec.on_disks(disks).ok()?;
     Some((spec, disks))
+}
+
+/// The kind of the layout's SSD cache as recorded (`writecache`), when it has one.
+fn cache_kind(l: &LayoutFacts) -> Option<&str> {
+    l.stack.iter().find_map(|x| match x {
+        Layer::Cache { kind, .. } => Some(kind.as_str()),
+        _ => None,
+    })
 }
 
 /// Bytes per member disk: as recorded, else worked back from the capacity the RAID level
@@ -253,6 +261,12 @@ pub fn row(
     notes: &mut Vec<String>,
 ) -> Row {
     let model = plan_layout(l);
+    if let Some(k) = cache_kind(l).filter(|k| !CACHE_SUFFIXES.contains(k)) {
+        notes.push(format!(
+            "{}: the planner does not know a '{k}' cache: modelled as the RAID alone, with no speed for the cache; what the cache does is only in the measured figures",
+            l.name
+        ));
+    }
     if let Some((m, _)) = model.as_ref().filter(|(m, _)| m.cache.is_some()) {
         notes.push(format!(
             "{}: modelled as the RAID under its SSD cache ({}): capacity, P(loss) and any predicted speed are the RAID's; what the cache does is only in the measured figures",
