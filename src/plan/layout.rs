@@ -257,13 +257,13 @@ pub struct LayoutSpec {
     pub groups: u32,
     /// Hot spares, taken out of the disk count and shared by all groups.
     pub spares: u32,
-    /// An SSD cache in front (`+lvmcache`, `+bcache`; issue 28): on disks of its own, so the
+    /// An SSD cache in front (`+lvmcache`, `+bcache`, `+writecache`; issue 28): on disks of its own, so the
     /// capacity is the RAID's; the planner models no speed for it (see [`cache_note`]).
     pub cache: Option<&'static str>,
 }
 
 /// The cache kinds a layout name may end with (`raid6+bcache`).
-const CACHE_SUFFIXES: [&str; 2] = ["lvmcache", "bcache"];
+pub const CACHE_SUFFIXES: [&str; 3] = ["lvmcache", "bcache", "writecache"];
 
 /// The cache kinds the planner models: a layout name's suffix, a lab record's cache kind.
 pub const CACHE_KINDS: &[&str] = &CACHE_SUFFIXES;
@@ -274,7 +274,7 @@ pub fn cache_kind(kind: &str) -> Option<&'static str> {
     CACHE_SUFFIXES.into_iter().find(|k| *k == kind)
 }
 
-/// Splits a trailing `+lvmcache` or `+bcache` off a layout name.
+/// Splits a trailing `+lvmcache`, `+bcache` or `+writecache` off a layout name.
 fn split_cache(name: &str) -> (&str, Option<&'static str>) {
     for k in CACHE_SUFFIXES {
         if let Some(body) = name.strip_suffix(k).and_then(|b| b.strip_suffix('+')) {
@@ -375,12 +375,12 @@ impl LayoutSpec {
         }
         if cache.is_some() && level.is_zfs() {
             return Err(bad(
-                "zfs caches in its own pool (L2ARC); drop the '+lvmcache' or '+bcache'".into(),
+                "zfs caches in its own pool (L2ARC); drop the '+lvmcache', '+bcache' or '+writecache'".into(),
             ));
         }
         if cache.is_some() && level.is_btrfs() {
             return Err(bad(
-                "btrfs is its own filesystem, so no cache sits between it and the RAID; drop the '+lvmcache' or '+bcache'".into(),
+                "btrfs is its own filesystem, so no cache sits between it and the RAID; drop the '+lvmcache', '+bcache' or '+writecache'".into(),
             ));
         }
         Ok(LayoutSpec {
@@ -631,6 +631,10 @@ mod tests {
         assert_eq!(
             LayoutSpec::parse("raid6+lvmcache").unwrap().cache,
             Some("lvmcache")
+        );
+        assert_eq!(
+            LayoutSpec::parse("raid1+writecache").unwrap().cache,
+            Some("writecache")
         );
         assert!(LayoutSpec::parse("btrfs-raid1+bcache").is_err());
         assert!(LayoutSpec::parse("raidz2+lvmcache").is_err());

@@ -198,7 +198,7 @@ pub enum Layer {
     Lvm,
     /// An SSD cache between the RAID (or LVM) and the filesystem (issue 28).
     Cache {
-        /// `lvmcache` or `bcache`.
+        /// `lvmcache`, `bcache` or `writecache`.
         kind: String,
         /// `writethrough` or `writeback`.
         mode: String,
