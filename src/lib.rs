@@ -75,10 +75,11 @@ pub mod disks;
 
 pub mod hosts;
 
-pub mod lab;
-
-// The decision: which layout, from the lab's measurements, the planner and the needs.
+// The decision: which layout, from the lab's measurements, the planner and the needs (the
+// lab decides at its end, so it comes first).
 pub mod decide;
+
+pub mod lab;
 
 pub mod vm;
 
