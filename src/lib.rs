@@ -17,12 +17,14 @@
 //! hosts < lab < decide < vm < report < cli
 #![deny(unsafe_code)]
 
-// Under every stage: errors and exit codes, CSV quoting, units, the printed table, the few raw
-// syscalls, Ctrl-C, the test pause hook, progress counters.
+// Under every stage: errors and exit codes, CSV quoting, units, medians and quantiles, the
+// printed table, the few raw syscalls, Ctrl-C, the test pause hook, progress counters.
 pub mod error;
 
 pub mod csv;
 pub mod units;
+
+pub mod quantile;
 
 pub mod output;
 #[allow(unsafe_code)] // the few syscalls no safe crate wraps.
