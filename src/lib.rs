@@ -17,12 +17,14 @@
 //! hosts < lab < decide < vm < report < cli
 #![deny(unsafe_code)]
 
-// Under every stage: errors and exit codes, CSV quoting, units, the printed table, the few raw
-// syscalls, Ctrl-C, the test pause hook, progress counters.
+// Under every stage: errors and exit codes, CSV quoting, units, medians and quantiles, the
+// printed table, the few raw syscalls, Ctrl-C, the test pause hook, progress counters.
 pub mod error;
 
 pub mod csv;
 pub mod units;
+
+pub mod quantile;
 
 pub mod output;
 #[allow(unsafe_code)] // the few syscalls no safe crate wraps.
@@ -75,10 +77,11 @@ pub mod disks;
 
 pub mod hosts;
 
-pub mod lab;
-
-// The decision: which layout, from the lab's measurements, the planner and the needs.
+// The decision: which layout, from the lab's measurements, the planner and the needs (the
+// lab decides at its end, so it comes first).
 pub mod decide;
+
+pub mod lab;
 
 pub mod vm;
 

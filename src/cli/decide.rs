@@ -180,21 +180,10 @@ pub(super) fn disk_measured(
     }))
 }
 
-/// Whether a decision may build layouts again at the real disk size for their usable bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AtRealSize {
-    /// Build each layout this host can build on sparse files of that size (`iolab decide`,
-    /// the decision at the end of a lab).
-    Build,
-    /// Build nothing: the planner's model of each layer's overhead, which meets what the
-    /// layouts report within 1% (a report reads the store and touches no disk).
-    Model,
-}
+pub(super) use crate::decide::AtRealSize;
 
-/// Decides between a lab's runs by `spec`; a need the lab cannot answer is a usage error.
-/// With a real disk size and [`AtRealSize::Build`], each layout this host can build is first
-/// built again on sparse files of that size for its usable bytes (seconds each; Ctrl-C tears
-/// it down and stops).
+/// [`decide::decide_runs`] at the command line: a need the lab cannot answer is a usage
+/// error (exit 2), Ctrl-C during the builds at the real size a plain failure.
 pub(super) fn decide_runs(
     lab_id: &str,
     runs: &[RunRecord],
@@ -202,38 +191,16 @@ pub(super) fn decide_runs(
     disk: Option<&DiskMeasured>,
     at_size: AtRealSize,
 ) -> anyhow::Result<Decision> {
-    let mut facts = decide::from_runs(lab_id, runs);
-    let mut notes = Vec::new();
-    if let Some(d) = spec.disk_bytes.filter(|_| at_size == AtRealSize::Build) {
-        crate::signals::install();
-        notes = decide::measure::at_real_size(&mut facts, d, &crate::layout::state::state_dir());
-        if crate::signals::stop_requested() {
-            anyhow::bail!("interrupted while building layouts at the real disk size");
-        }
-    }
-    let mut decision = decide::decide(&facts, spec, disk).map_err(|e| usage(e.to_string()))?;
-    decision.notes.extend(notes);
-    Ok(decision)
+    decide::decide_runs(lab_id, runs, spec, disk, at_size).map_err(decide_err)
 }
 
-/// The decision at the end of `iolab lab`: its runs as they ran, each layout record completed
-/// with what the lab learned afterwards (rebuild, integrity), as the store keeps them.
-pub(super) fn decide_lab(
-    report: &crate::lab::LabReport,
-    mut runs: Vec<RunRecord>,
-    spec: &DecideSpec,
-    disk: Option<&DiskMeasured>,
-) -> anyhow::Result<Decision> {
-    for r in &mut runs {
-        let Some(rec) = r.layout.as_mut() else {
-            continue;
-        };
-        let name = rec.name.clone().unwrap_or_default();
-        if let Some(lr) = report.layouts.iter().find(|l| l.name == name) {
-            crate::lab::summary::complete_record(rec, lr, false);
-        }
+/// A decision's error at the command line: a need the lab cannot answer is a usage error
+/// (exit 2), Ctrl-C during the builds at the real size a plain failure.
+pub(super) fn decide_err(e: decide::RunsDecideError) -> anyhow::Error {
+    match e {
+        decide::RunsDecideError::Needs(e) => usage(e.to_string()),
+        e @ decide::RunsDecideError::Interrupted => anyhow::Error::new(e),
     }
-    decide_runs(&report.lab_id, &runs, spec, disk, AtRealSize::Build)
 }
 
 /// Prints a decision in a format.

@@ -214,13 +214,8 @@ fn round_trip(suite: &Suite) -> anyhow::Result<String> {
 
 /// `iolab spec --from-trace`: the trace's workload model as a spec.
 fn spec_from_trace(path: &Path) -> anyhow::Result<ExitCode> {
-    let t = super::capture::load_trace(path)?;
-    let m = crate::trace::model::Model::of(&t);
-    let name = path
-        .file_stem()
-        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    let f = crate::trace::to_spec::from_model(&m, &name)
-        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let crate::trace::to_spec::TraceSpec { model: m, spec: f } =
+        super::capture::trace_spec(path, "", &path.display().to_string())?;
     let toml = round_trip(&f.suite)?;
     println!(
         "# the workload model of trace {} ({} IOs, {:.1}s)",

@@ -6,16 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::Context as _;
-
 use super::Context;
-use crate::lab::{self, LabError, LabEvent, LabOptions, LabSpec, MountedLayout};
+use crate::lab::{self, ConductOptions, LabError, LabEvent, LabOptions, LabOutcome, LabSpec};
 use crate::layout::{Runner, state};
 use crate::output::Format;
-use crate::runner::suite::SuiteOptions;
-use crate::sample::{LayoutRecord, RunRecord};
-use crate::session::RunMeta;
-use crate::target::TargetRequest;
 
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
@@ -118,13 +112,13 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     crate::signals::install();
-    let mut opts = LabOptions::new();
-    opts.destroy = a.destroy.clone();
-    opts.dry_run = a.dry_run;
-    opts.verbose = a.verbose;
-    opts.powercut_dir = a.powercut_dir.clone();
+    let mut lab = LabOptions::new();
+    lab.destroy = a.destroy.clone();
+    lab.dry_run = a.dry_run;
+    lab.verbose = a.verbose;
+    lab.powercut_dir = a.powercut_dir.clone();
     if a.dry_run {
-        opts.availability = crate::layout::Availability::everything();
+        lab.availability = crate::layout::Availability::everything();
     }
     let mut store = if a.no_save || a.dry_run {
         None
@@ -132,55 +126,28 @@ pub fn run(ctx: &Context, a: LabArgs) -> anyhow::Result<ExitCode> {
         Some(super::db::open_store(ctx)?)
     };
     let terminal = std::io::stderr().is_terminal();
-    let mut runs: Vec<(lab::report::LabRun, RunRecord)> = Vec::new();
-    let mut workload = |m: &MountedLayout| -> anyhow::Result<()> {
-        let (rec, error, interrupted) = run_layout(
-            &spec,
-            m,
-            store.as_mut(),
-            terminal && a.format == Format::Text,
-        )?;
-        runs.push((
-            lab::report::LabRun {
-                layout: m.layout.name.clone(),
-                phase: m.phase,
-                run_id: rec.id.clone(),
-            },
-            rec,
-        ));
-        if interrupted {
-            return Err(super::Interrupted.into());
-        }
-        error.map_or(Ok(()), Err)
+    let opts = ConductOptions {
+        lab,
+        command_line: crate::cli::command_line(),
+        show_progress: terminal && a.format == Format::Text,
+        decide: !a.no_decide && !a.dry_run,
+        disk,
     };
     let mut progress = Progress::new(terminal);
-    let mut report = match lab::run_lab(&spec, &opts, &mut workload, &mut |e| progress.event(e)) {
-        Ok(r) => r,
+    let outcome = match lab::conduct(&spec, &opts, store.as_mut(), &mut |e| progress.event(e)) {
+        Ok(o) => o,
         Err(LabError::Refused(msg)) => return Err(super::usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    let copies = decided_runs(&a, &spec, &runs);
-    let notes = LabNotes::of(&runs);
-    let lab::summary::Conclusion {
-        comparison,
-        records,
-    } = lab::summary::conclude(&spec, &mut report, runs);
-    // Kept before printing, its error returned after: a failing store does not cost the
-    // lab's results.
-    let saved = save_records(store.as_mut(), &records);
-    let decision = (copies.zip(spec.decide.as_ref()))
-        .map(|(c, d)| super::decide::decide_lab(&report, c, d, disk.as_ref()));
-    print_report(
-        &a,
-        &spec,
-        &report,
-        comparison.as_ref(),
-        decision.as_ref().and_then(|d| d.as_ref().ok()),
-        saved.is_ok(),
-        &notes,
-    )?;
+    print_report(&a, &spec, &outcome)?;
+    let LabOutcome {
+        report,
+        decision,
+        saved,
+        ..
+    } = outcome;
     saved?;
-    decision.transpose()?;
+    decision.transpose().map_err(super::decide::decide_err)?;
     if report.interrupted {
         return Err(super::Interrupted.into());
     }
@@ -235,17 +202,6 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     Ok(spec)
 }
 
-/// The lab's runs as they ran, for the decision (`conclude` consumes them); `None` when the
-/// lab does not decide (no needs, `--dry-run`, the VM's guest).
-fn decided_runs(
-    a: &LabArgs,
-    spec: &lab::LabSpec,
-    runs: &[(lab::report::LabRun, RunRecord)],
-) -> Option<Vec<RunRecord>> {
-    (spec.decide.is_some() && !a.no_decide && !a.dry_run)
-        .then(|| runs.iter().map(|(_, r)| r.clone()).collect())
-}
-
 /// Lays the need flags over the spec's `[decide]` table and checks them against the lab, and
 /// reads the real disks' speed (`disk_from`) — before anything is built, so a need the lab
 /// cannot answer fails now, not at the end (issue 31).
@@ -268,56 +224,15 @@ pub(super) fn decide_needs(
     }
 }
 
-/// The notes of a lab's runs its screen says, each merged over the trials that wrote it (one
-/// line, not one per trial).
-struct LabNotes {
-    /// Workers kept from their CPUs, per run (its label first): the tail may be the machine's,
-    /// so the default screen says it.
-    cpu_wait: Vec<String>,
-    /// How the engine waited, over the whole lab: `--verbose` and the JSON.
-    as_designed: Vec<String>,
-}
-
-/// A run's trials, every workload's.
-fn trials(r: &RunRecord) -> impl Iterator<Item = &crate::sample::TrialSample> {
-    r.workloads.iter().flat_map(|w| &w.trials)
-}
-
-impl LabNotes {
-    fn of(runs: &[(lab::report::LabRun, RunRecord)]) -> LabNotes {
-        use crate::sample::note::{Merged, NoteKind};
-        let cpu_wait = runs
-            .iter()
-            .flat_map(|(l, r)| {
-                let waited = |n: &crate::sample::Note| matches!(n.kind, NoteKind::CpuWait { .. });
-                let label = r.label.clone().unwrap_or_else(|| l.layout.clone());
-                Merged::of(trials(r), waited)
-                    .lines()
-                    .into_iter()
-                    .map(move |line| format!("{label}: {line}"))
-            })
-            .collect();
-        let as_designed =
-            crate::sample::note::as_designed_lines(runs.iter().flat_map(|(_, r)| trials(r)));
-        LabNotes {
-            cpu_wait,
-            as_designed,
-        }
-    }
-}
-
-/// Prints the lab's report in the chosen format; `saved`: its runs are in the store; `notes`:
-/// the runs' notes, merged (the CPU waits on every screen, how the engine waited with
-/// `--verbose` and in the JSON).
-fn print_report(
-    a: &LabArgs,
-    spec: &lab::LabSpec,
-    report: &lab::LabReport,
-    comparison: Option<&crate::report::compare::Comparison>,
-    decision: Option<&crate::decide::Decision>,
-    saved: bool,
-    notes: &LabNotes,
-) -> anyhow::Result<()> {
+/// Prints the lab's outcome in the chosen format: the table, the comparison, the decision
+/// when one was made, the runs' notes (the CPU waits on every screen, how the engine waited
+/// with `--verbose` and in the JSON), and where the runs were saved when they all were.
+fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyhow::Result<()> {
+    let report = &outcome.report;
+    let comparison = outcome.comparison.as_ref();
+    let decision = outcome.decision.as_ref().and_then(|d| d.as_ref().ok());
+    let saved = outcome.saved.is_ok();
+    let notes = &outcome.notes;
     match a.format {
         Format::Text | Format::Csv | Format::Html => {
             let detail = if a.verbose {
@@ -389,95 +304,6 @@ fn print_report(
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
-    }
-    Ok(())
-}
-
-/// Runs the lab's workloads on one mounted layout as one stored run, labelled with the layout's
-/// name (`NAME-degraded` while degraded, `NAME-rebuilding` during the rebuild) and tagged with the lab id.
-fn run_layout(
-    spec: &lab::LabSpec,
-    m: &MountedLayout,
-    store: Option<&mut crate::store::Store>,
-    show_progress: bool,
-) -> anyhow::Result<(RunRecord, Option<anyhow::Error>, bool)> {
-    // The space the previous phase's test file held is free only once its deletion is
-    // committed (btrfs pins freed extents until the transaction ends): commit it now, or a
-    // degraded btrfs raid1, which cannot allocate a new chunk, runs out of room mid-phase.
-    commit_fs(m.path);
-    // Without a size in the spec: a quarter of the layout, at most 1GiB, so the working set
-    // fits beside the lab's fill data and a degraded rebuild has room.
-    let usable = m.usable_bytes.unwrap_or(4 << 30);
-    let default_size = ((usable / 4).min(1 << 30) >> 20 << 20).max(16 << 20);
-    let opts = SuiteOptions {
-        repeat: spec.workloads.repeat,
-        default_size,
-        space_reserve: false,
-        precondition: None,
-        ..SuiteOptions::default()
-    };
-    // The layout's mount point, always written (it is the lab's own); replays are not fitted
-    // to it: their working set is the lab's, like every workload's.
-    let request = TargetRequest {
-        path: Some(m.path.to_path_buf()),
-        writes: true,
-        destroy: None,
-    };
-    let label = match m.phase {
-        lab::Phase::Healthy => m.layout.name.clone(),
-        lab::Phase::Degraded => format!("{}-degraded", m.layout.name),
-        lab::Phase::Rebuilding => format!("{}-rebuilding", m.layout.name),
-    };
-    let meta = RunMeta {
-        command_line: crate::cli::command_line(),
-        label: Some(label),
-        note: None,
-        lab_id: Some(m.lab_id.to_string()),
-        layout: Some(lab::summary::mounted_record(spec, m)),
-    };
-    let progress = crate::progress::Progress::new(
-        show_progress,
-        crate::runner::suite::estimate(&spec.workloads.suite, &opts),
-    );
-    progress.set_message(m.layout.name.clone());
-    let r = crate::session::run(
-        &spec.workloads.suite,
-        &opts,
-        &request,
-        meta,
-        store,
-        &progress,
-        false,
-    );
-    progress.finish();
-    // And this phase's, before the lab degrades, replaces or fills the layout next.
-    commit_fs(m.path);
-    let r = r?;
-    Ok((r.record, r.error, r.interrupted))
-}
-
-/// Commits the filesystem at `path` (syncfs), so space freed by deleted files is free again.
-/// Best effort: a failure leaves the space pinned a little longer, nothing worse.
-fn commit_fs(path: &std::path::Path) {
-    if let Ok(d) = std::fs::File::open(path) {
-        let _ = rustix::fs::syncfs(&d);
-    }
-}
-
-/// Keeps each run's completed layout record; the first store error, with the run it was for.
-fn save_records(
-    store: Option<&mut crate::store::Store>,
-    records: &[(String, LayoutRecord)],
-) -> anyhow::Result<()> {
-    let Some(s) = store else { return Ok(()) };
-    for (id, rec) in records {
-        s.set_layout(id, rec).with_context(|| {
-            format!(
-                "saving the layout record of run {id} ({}) to {}",
-                rec.name.as_deref().unwrap_or("-"),
-                s.location()
-            )
-        })?;
     }
     Ok(())
 }
@@ -591,38 +417,15 @@ impl Progress {
 /// replay and model workload is filled from its trace (pattern, block size, queue depth).
 fn add_trace_workloads(spec: &mut lab::LabSpec) -> anyhow::Result<()> {
     for t in spec.workloads.models.clone() {
-        let path = std::path::Path::new(&t);
-        let trace = super::capture::load_trace(path)?;
-        let m = crate::trace::model::Model::of(&trace);
-        let stem = path
-            .file_stem()
-            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-        let f = crate::trace::to_spec::from_model(&m, &format!("model-{stem}"))
-            .map_err(|e| super::usage(format!("workloads.model {t}: {e}")))?;
-        spec.workloads.suite.workloads.extend(f.suite.workloads);
+        let f = super::capture::trace_spec(
+            std::path::Path::new(&t),
+            "model-",
+            &format!("workloads.model {t}"),
+        )?;
+        spec.workloads
+            .suite
+            .workloads
+            .extend(f.spec.suite.workloads);
     }
     super::run::prepare_replays(&mut spec.workloads.suite)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_store_that_cannot_keep_a_record_is_an_error_naming_the_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
-        let rec = LayoutRecord {
-            name: Some("r6".into()),
-            ..LayoutRecord::default()
-        };
-        let e = save_records(Some(&mut store), &[("deadbeef".into(), rec.clone())])
-            .expect_err("no such run");
-        let text = format!("{e:#}");
-        assert!(
-            text.contains("saving the layout record of run deadbeef (r6)") && text.contains("t.db"),
-            "{text}"
-        );
-        assert!(save_records(None, &[("deadbeef".into(), rec)]).is_ok());
-    }
 }

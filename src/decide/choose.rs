@@ -344,27 +344,14 @@ pub fn misses(r: &Row, lab: &LabFacts, spec: &DecideSpec) -> Vec<Miss> {
 /// Whether `b` dominates `a`: at least as good on every figure both have (ties count as
 /// equal) and better on one.
 fn dominates(b: &Row, a: &Row) -> bool {
-    let mut better = false;
-    for axis in [Axis::Usable, Axis::Safety, Axis::Speed, Axis::Slo] {
-        match compare(axis, b, a) {
-            Some(Ordering::Less) => return false,
-            Some(Ordering::Greater) => better = true,
-            _ => {}
-        }
-    }
-    better
+    crate::plan::pareto::dominates(
+        [Axis::Usable, Axis::Safety, Axis::Speed, Axis::Slo].map(|axis| compare(axis, b, a)),
+    )
 }
 
 /// Marks the Pareto front and, for every other row, the first row dominating it.
 pub fn mark_pareto(rows: &mut [Row]) {
-    let by: Vec<Option<String>> = rows
-        .iter()
-        .map(|a| {
-            rows.iter()
-                .find(|b| b.name != a.name && dominates(b, a))
-                .map(|b| b.name.clone())
-        })
-        .collect();
+    let by = crate::plan::pareto::dominated_by(rows, |r| &r.name, dominates);
     for (r, by) in rows.iter_mut().zip(by) {
         r.pareto = by.is_none();
         r.dominated_by = by;

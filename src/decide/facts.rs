@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::lab::Phase;
+use crate::sample::layout_record::Phase;
 use crate::sample::layout_record::{Layer, RebuildRecord};
 use crate::sample::{RunRecord, WorkloadRecord};
 use crate::spec::Pattern;

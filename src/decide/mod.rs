@@ -21,6 +21,7 @@
 pub mod choose;
 pub mod facts;
 pub mod measure;
+pub mod runs;
 pub mod scale;
 pub mod sensitivity;
 
@@ -33,6 +34,7 @@ use crate::plan::MeasuredPerf;
 use crate::spec::decide::{DecideSpec, Needs, Prefer};
 
 pub use facts::{AtSize, LabFacts, LayoutFacts, WorkloadFacts, from_runs};
+pub use runs::{AtRealSize, RunsDecideError, decide_runs};
 
 /// Where a figure comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

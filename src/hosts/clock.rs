@@ -55,7 +55,8 @@ pub fn estimate(probes: &[Probe]) -> Option<ClockEstimate> {
     let mut offs: Vec<i64> = p.iter().map(Probe::offset_ns).collect();
     offs.sort_unstable();
     Some(ClockEstimate {
-        offset_ns: offs[offs.len() / 2],
+        // The upper middle of an even count: an offset a probe measured, never a mean of two.
+        offset_ns: crate::quantile::upper_middle(&offs)?,
         rtt_ns: p[0].rtt_ns(),
         probes: probes.len() as u32,
     })

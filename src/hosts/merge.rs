@@ -422,13 +422,8 @@ pub fn summarize(
             headline,
             hosts: rows,
             aggregate: agg,
-            skew_median_ns: if skews.is_empty() {
-                0
-            } else if skews.len() % 2 == 1 {
-                skews[skews.len() / 2]
-            } else {
-                u64::midpoint(skews[skews.len() / 2 - 1], skews[skews.len() / 2])
-            },
+            // The mean of the middle two for an even count; 0 without hosts.
+            skew_median_ns: crate::quantile::median_of_sorted(&skews).unwrap_or(0),
             skew_max_ns: skews.last().copied().unwrap_or(0),
         });
     }

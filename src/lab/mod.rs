@@ -7,8 +7,10 @@
 //! degrading and reading it back after every step into an [`integrity`] verdict (kept with the
 //! runs, so its types live in `sample`); [`report`] is what comes out (`report::text::lab`
 //! draws it for a terminal), and [`summary`] what the lab concludes from its stored runs.
-//! The workloads themselves are a callback, so the lab does not care how they are run or stored.
+//! The driver takes the workloads as a callback; [`conduct`] is the whole loop the command
+//! line calls: each mounted layout's suite as one stored run, then conclude, save, decide.
 
+pub mod conduct;
 pub mod dataset;
 pub mod driver;
 pub mod held;
@@ -19,6 +21,7 @@ pub mod summary;
 
 pub use crate::sample::integrity;
 
+pub use conduct::{ConductOptions, LabNotes, LabOutcome, SaveError, conduct};
 pub use driver::{
     DataHook, DataWritten, LabError, LabEvent, LabHooks, LabOptions, MountedLayout, Phase,
     WorkloadFn, check_devices, new_lab_id, run_lab,

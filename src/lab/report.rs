@@ -124,6 +124,17 @@ pub struct MemberIo {
     pub fault_wrapped: bool,
 }
 
+/// The medians a member is judged against by the slow-member rule
+/// ([`crate::disks::outliers::slow_by_busy`]): those of the peers, the members busy enough to
+/// count. A SLOW member's note prints these, so it says what was judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberMedians {
+    /// The peers' median requests per second of busy time.
+    pub ios_per_busy_sec: f64,
+    /// The peers' median MB per second of busy time.
+    pub mb_per_busy_sec: f64,
+}
+
 /// The degraded part of a layout's run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DegradedReport {
@@ -302,6 +313,10 @@ pub struct LayoutReport {
     /// Per-member IO during the healthy workloads (the slow member stands out).
     #[serde(default)]
     pub member_io: Vec<MemberIo>,
+    /// The members' medians the slow-member rule judged against: the peers' (members busy
+    /// enough to count), not every member's; `None` when too few members were peers to judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_medians: Option<MemberMedians>,
     /// Capacity at the lab's latency target (`[workloads] slo`), per searched workload.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo: Vec<LabSlo>,
@@ -338,6 +353,7 @@ impl LayoutReport {
             faults: Vec::new(),
             md_final: None,
             member_io: Vec::new(),
+            member_medians: None,
             slo: Vec::new(),
             power: None,
             commands: Vec::new(),

@@ -17,6 +17,7 @@
 mod capacity;
 pub mod layout;
 pub mod markov;
+pub mod pareto;
 pub mod perf;
 pub mod risk;
 pub mod usable;
@@ -392,19 +393,26 @@ pub fn dominates(b: &LayoutRow, a: &LayoutRow) -> bool {
             -a.data_loss_probability_mission,
         ),
     ];
-    pairs.iter().all(|&(x, y)| ge(x, y)) && pairs.iter().any(|&(x, y)| gt(x, y))
+    dominates_on(&pairs)
+}
+
+/// Whether the first of each pair of figures (higher is better) dominates the second: within
+/// the tolerance of `ge` a figure ties; clearly more is better, clearly less worse.
+fn dominates_on(pairs: &[(f64, f64)]) -> bool {
+    pareto::dominates(pairs.iter().map(|&(x, y)| {
+        Some(if !ge(x, y) {
+            std::cmp::Ordering::Less
+        } else if gt(x, y) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        })
+    }))
 }
 
 /// Marks each row another row dominates.
 pub fn mark_dominated(rows: &mut [LayoutRow]) {
-    let by: Vec<Option<String>> = rows
-        .iter()
-        .map(|a| {
-            rows.iter()
-                .find(|b| b.name != a.name && dominates(b, a))
-                .map(|b| b.name.clone())
-        })
-        .collect();
+    let by = pareto::dominated_by(rows, |r| &r.name, dominates);
     for (row, by) in rows.iter_mut().zip(by) {
         row.dominated = by.is_some();
         row.dominated_by = by;
@@ -505,6 +513,31 @@ pub fn plan(input: &PlanInput, disk_source: &str) -> Result<Plan, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn dominance_on_figures_is_what_all_ge_and_one_gt_was() {
+        let vals = [
+            0.0,
+            1.0,
+            1.0 + 1e-12,
+            2.0,
+            -1.0,
+            f64::NAN,
+            1e9,
+            1e9 * (1.0 + 1e-10),
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                for &c in &vals {
+                    for &d in &vals {
+                        let pairs = [(a, b), (c, d)];
+                        let old = pairs.iter().all(|&(x, y)| ge(x, y))
+                            && pairs.iter().any(|&(x, y)| gt(x, y));
+                        assert_eq!(dominates_on(&pairs), old, "{pairs:?}");
+                    }
+                }
+            }
+        }
+    }
 
     fn input(layouts: &str) -> PlanInput {
         PlanInput {

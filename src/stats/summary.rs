@@ -89,21 +89,10 @@ pub struct Summary {
 }
 
 /// The median of `values`: the middle value, or the mean of the middle two for an even count;
-/// `None` for none. The one median of the crate: trials, cliffs, disks, hosts and the planner
-/// all take it here.
+/// `None` for none. Trials, cliffs, disks, hosts and the planner take it here; it is
+/// [`crate::quantile::median`], which `trace` and `hosts` use too.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    median_of_sorted(&v)
-}
-
-fn median_of_sorted(v: &[f64]) -> Option<f64> {
-    let n = v.len();
-    match n {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some(f64::midpoint(v[n / 2 - 1], v[n / 2])),
-    }
+    crate::quantile::median(values)
 }
 
 impl Summary {
@@ -116,7 +105,7 @@ impl Summary {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = median_of_sorted(&v)?;
+        let median = crate::quantile::median_of_sorted(&v)?;
         let nf = n as f64;
         let mean = v.iter().sum::<f64>() / nf;
         let sd = if n > 1 {

@@ -217,3 +217,40 @@ pub fn from_model(m: &Model, name: &str) -> Result<FromTrace, crate::spec::SpecE
         notes,
     })
 }
+
+/// A trace file's workload model and the spec it gives: the one way from a trace to a workload
+/// (`[workloads] model` in a lab spec, `iolab run --replay-model`, `iolab spec --from-trace`).
+#[derive(Debug, Clone)]
+pub struct TraceSpec {
+    /// The trace's model (its summary heads `iolab spec --from-trace`).
+    pub model: Model,
+    /// The workload it describes, and what it leaves out.
+    pub spec: FromTrace,
+}
+
+/// Why a trace file gave no workload: each caller names its own flag or field before it.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceSpecError {
+    /// The file is no readable trace.
+    #[error(transparent)]
+    Trace(#[from] super::TraceError),
+    /// The trace's model makes no workload (no reads or writes).
+    #[error(transparent)]
+    Spec(crate::spec::SpecError),
+}
+
+/// Reads the trace at `path`, models it and makes its workload, named `prefix` followed by the
+/// file's stem (`model-db` for `db.trace` under the prefix `model-`).
+///
+/// # Errors
+/// The file is no trace ([`TraceSpecError::Trace`]), or its model holds no IO to make a
+/// workload of ([`TraceSpecError::Spec`]).
+pub fn from_trace_file(path: &std::path::Path, prefix: &str) -> Result<TraceSpec, TraceSpecError> {
+    let trace = super::read_trace(path)?;
+    let model = Model::of(&trace);
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let spec = from_model(&model, &format!("{prefix}{stem}")).map_err(TraceSpecError::Spec)?;
+    Ok(TraceSpec { model, spec })
+}

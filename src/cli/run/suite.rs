@@ -90,13 +90,12 @@ fn build_suite_unprepared(a: &RunArgs) -> anyhow::Result<Suite> {
         });
     }
     let base = if let Some(t) = &a.replay_model {
-        let trace = super::super::capture::load_trace(t)?;
-        let m = crate::trace::model::Model::of(&trace);
-        let stem = t
-            .file_stem()
-            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-        let f = crate::trace::to_spec::from_model(&m, &format!("model-{stem}"))
-            .map_err(|e| usage(format!("--replay-model {}: {e}", t.display())))?;
+        let f = super::super::capture::trace_spec(
+            t,
+            "model-",
+            &format!("--replay-model {}", t.display()),
+        )?
+        .spec;
         for n in &f.notes {
             eprintln!("iolab: note: the model leaves out {n}");
         }

@@ -3,7 +3,7 @@
 //! [`crate::disks::outliers::slow_by_busy`] — what a member delivers per second of its own
 //! busy time, not its milliseconds per IO (which grow with the queue md hands it).
 
-use super::super::report::MemberIo;
+use super::super::report::{MemberIo, MemberMedians};
 use crate::disks::outliers::{self, Busy};
 use crate::disks::stat::{self, DiskStat};
 use crate::layout::Built;
@@ -18,12 +18,13 @@ pub(super) fn snapshot(built: &Built) -> Vec<Option<DiskStat>> {
         .collect()
 }
 
-/// Per-member IO between two snapshots, the slow members flagged.
+/// Per-member IO between two snapshots, the slow members flagged, and the medians they were
+/// judged against.
 pub(super) fn member_io(
     built: &Built,
     before: &[Option<DiskStat>],
     after: &[Option<DiskStat>],
-) -> Vec<MemberIo> {
+) -> (Vec<MemberIo>, Option<MemberMedians>) {
     let spans: Vec<Span> = built
         .members
         .iter()
@@ -59,8 +60,9 @@ struct Span {
     under_dm: bool,
 }
 
-/// The figures of each member's span and the verdict of the slow-disk finder's rule on them.
-fn judge(spans: &[Span]) -> Vec<MemberIo> {
+/// The figures of each member's span and the verdict of the slow-disk finder's rule on them,
+/// with the medians it judged against.
+fn judge(spans: &[Span]) -> (Vec<MemberIo>, Option<MemberMedians>) {
     let busy: Vec<Busy> = spans
         .iter()
         .map(|s| Busy {
@@ -69,7 +71,14 @@ fn judge(spans: &[Span]) -> Vec<MemberIo> {
         })
         .collect();
     let verdict = outliers::slow_by_busy(&busy, outliers::MEMBER_TOLERANCE);
-    spans
+    let medians = verdict
+        .median_ios_per_sec
+        .zip(verdict.median_mb_per_sec)
+        .map(|(ios, mb)| MemberMedians {
+            ios_per_busy_sec: ios,
+            mb_per_busy_sec: mb,
+        });
+    let members = spans
         .iter()
         .zip(&busy)
         .zip(verdict.slow)
@@ -91,7 +100,8 @@ fn judge(spans: &[Span]) -> Vec<MemberIo> {
                 fault_wrapped: s.fault_wrapped,
             }
         })
-        .collect()
+        .collect();
+    (members, medians)
 }
 
 #[cfg(test)]
@@ -130,7 +140,7 @@ mod tests {
             span("vdk", 389, 9_363_968, 7488, 1793.2),
             span("vdl", 10, 81_920, 50, 3.0),
         ];
-        let io = judge(&spans);
+        let (io, _) = judge(&spans);
         let slow: Vec<&str> = io
             .iter()
             .filter(|m| m.slow)
@@ -170,7 +180,7 @@ mod tests {
             span("vdd", 116, 3_830_784, 116, 1.302),
             span("dm-0", 877, 3_568_640, 1392, 33.18),
         ];
-        let io = judge(&spans);
+        let (io, _) = judge(&spans);
         let slow: Vec<&str> = io
             .iter()
             .filter(|m| m.slow)
@@ -183,6 +193,6 @@ mod tests {
         // not SLOW (a member md handed smaller IOs).
         let mut plain = spans;
         plain[4].under_dm = false;
-        assert!(judge(&plain).iter().all(|m| !m.slow));
+        assert!(judge(&plain).0.iter().all(|m| !m.slow));
     }
 }

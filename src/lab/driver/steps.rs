@@ -170,7 +170,7 @@ impl StackRun<'_, '_> {
             let before = super::members::snapshot(built);
             lr.workload_seconds =
                 Some(self.call_workload(l, built, Phase::Healthy, lr.usable_bytes)?);
-            lr.member_io =
+            (lr.member_io, lr.member_medians) =
                 super::members::member_io(built, &before, &super::members::snapshot(built));
         }
         self.faults_at(l, built, lr, data.as_ref(), FaultStep::BeforeDegrade)?;

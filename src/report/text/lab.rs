@@ -537,7 +537,7 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
             l.name,
             m.member,
             m.device,
-            slow_member_figures(&l.member_io, m),
+            slow_member_figures(&l.member_io, l.member_medians.as_ref(), m),
             if m.fault_wrapped {
                 "; it is under a dm linear table the lab added for a fault, a layer the others lack"
             } else {
@@ -548,11 +548,14 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
     out
 }
 
-/// What a SLOW member's note says: per second of its busy time against the members' median
-/// (the rule), then its milliseconds per IO with the queue it had; a record from before the
-/// rule (no busy figures) says milliseconds per IO against the median, as it was judged.
+/// What a SLOW member's note says: per second of its busy time against the medians the rule
+/// judged it by (`judged`: the peers', not every member's), then its milliseconds per IO with
+/// the queue it had; a report without them takes the medians of the members' figures (only
+/// peers carry them), and a record from before the rule (no busy figures) says milliseconds
+/// per IO against the median, as it was judged.
 fn slow_member_figures(
     all: &[crate::lab::report::MemberIo],
+    judged: Option<&crate::lab::report::MemberMedians>,
     m: &crate::lab::report::MemberIo,
 ) -> String {
     let median = |f: fn(&crate::lab::report::MemberIo) -> Option<f64>| {
@@ -562,8 +565,14 @@ fn slow_member_figures(
     let rates = (
         m.ios_per_busy_sec,
         m.mb_per_busy_sec,
-        median(|x| x.ios_per_busy_sec),
-        median(|x| x.mb_per_busy_sec),
+        judged.map_or_else(
+            || median(|x| x.ios_per_busy_sec),
+            |j| Some(j.ios_per_busy_sec),
+        ),
+        judged.map_or_else(
+            || median(|x| x.mb_per_busy_sec),
+            |j| Some(j.mb_per_busy_sec),
+        ),
     );
     if let (Some(ios), Some(mb), Some(mi), Some(mm)) = rates {
         return format!(
@@ -648,6 +657,51 @@ mod tests {
             leftovers: vec![],
             runs: vec![],
         }
+    }
+
+    /// A member's figures, as the lab reports them.
+    fn member(name: &str, ios: f64, mb: f64, slow: bool) -> crate::lab::report::MemberIo {
+        crate::lab::report::MemberIo {
+            member: format!("/dev/{name}"),
+            device: name.into(),
+            ios: 1000,
+            bytes: 1 << 30,
+            ms_per_io: if slow { 90.0 } else { 9.0 },
+            busy_ms: Some(2000),
+            ios_per_busy_sec: Some(ios),
+            mb_per_busy_sec: Some(mb),
+            in_flight: Some(4.0),
+            slow,
+            below_pct: slow.then_some(80.0),
+            fault_wrapped: false,
+        }
+    }
+
+    #[test]
+    fn a_slow_members_note_prints_the_medians_it_was_judged_against() {
+        let mut l = LayoutReport::new("r5", "md raid5".into(), None);
+        // Every member's figures have 105 IOs and 1.05 MB as their median; the rule judged
+        // against its peers' 100 and 1.00.
+        l.member_io = vec![
+            member("vda", 100.0, 1.0, false),
+            member("vdb", 110.0, 1.1, false),
+            member("vdc", 20.0, 0.2, true),
+            member("vdd", 400.0, 4.0, false),
+        ];
+        let all = fault_notes(&l);
+        assert!(
+            all.contains("against the members' median 105 and 1.05"),
+            "{all}"
+        );
+        l.member_medians = Some(crate::lab::report::MemberMedians {
+            ios_per_busy_sec: 100.0,
+            mb_per_busy_sec: 1.0,
+        });
+        let judged = fault_notes(&l);
+        assert!(
+            judged.contains("note: r5 member /dev/vdc (vdc) is SLOW: 20 IOs and 0.20 MB per second busy against the members' median 100 and 1.00 (-80%)"),
+            "{judged}"
+        );
     }
 
     #[test]

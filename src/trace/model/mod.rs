@@ -183,13 +183,10 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// The value at quantile `q` of sorted values.
+/// The value at quantile `q` of sorted values by the nearest-rank rule (a p50 of an even
+/// count is the lower middle); 0 for none.
 fn quantile(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
+    crate::quantile::nearest_rank(sorted, q).unwrap_or(0)
 }
 
 impl Model {
@@ -500,19 +497,11 @@ fn in_flight(t: &Trace, duration_ns: u64) -> Option<InFlight> {
         .iter()
         .map(|(l, ns)| *l as f64 * *ns as f64)
         .sum::<f64>();
+    // The nearest-rank rule over the time spent at each count, idle time at 0 first.
     let at_quantile = |q: f64| {
-        let want = q * total;
-        let mut acc = idle as f64;
-        if acc >= want {
-            return 0;
-        }
-        for (l, ns) in &time_at {
-            acc += *ns as f64;
-            if acc >= want {
-                return *l;
-            }
-        }
-        max
+        let levels =
+            std::iter::once((0, idle as f64)).chain(time_at.iter().map(|(l, ns)| (*l, *ns as f64)));
+        crate::quantile::weighted_rank(levels, total, q).unwrap_or(max)
     };
     Some(InFlight {
         mean: weighted / total,
