@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FsKind, FsLayer, Layer, RaidLayer, Stack, cache::CacheOptions};
+use super::{FsKind, FsLayer, Layer, MemberLayer, RaidLayer, Stack, cache::CacheOptions};
 
 /// A stack as it is stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -27,6 +27,9 @@ pub struct StackShape {
     /// The SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheOptions>,
+    /// The layers under each member, bottom first (issue 41).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub under_members: Vec<MemberLayer>,
 }
 
 impl From<StackShape> for Stack {
@@ -43,12 +46,14 @@ impl From<StackShape> for Stack {
                 mount_options: s.mount_options,
             },
         )
+        .with_member_layers(s.under_members)
     }
 }
 
 impl From<Stack> for StackShape {
     fn from(s: Stack) -> StackShape {
         let fs = s.fs_layer().clone();
+        let under_members = s.member_layers().into_iter().cloned().collect();
         StackShape {
             raid: s.raid().clone(),
             members: s.members,
@@ -61,6 +66,7 @@ impl From<Stack> for StackShape {
                 Layer::Cache(c) => Some(c),
                 _ => None,
             }),
+            under_members,
         }
     }
 }

@@ -35,6 +35,8 @@ pub fn short_stack(s: &Stack) -> String {
         .layers()
         .iter()
         .filter_map(|l| match l {
+            // Named with the RAID layer: `md raid5 x3 over integrity`.
+            StackLayer::Member(_) => None,
             StackLayer::Raid(r) => Some(short_raid(s, r)),
             StackLayer::Lvm => Some("lvm".into()),
             StackLayer::Cache(c) => {
@@ -48,8 +50,22 @@ pub fn short_stack(s: &Stack) -> String {
     parts.join(" > ")
 }
 
-/// The RAID layer's part of [`short_stack`].
+/// The RAID layer's part of [`short_stack`], with the layers under its members, top first
+/// (`md raid5 x3 over luks over integrity`).
 fn short_raid(s: &Stack, raid: &RaidLayer) -> String {
+    let mut out = short_pool(s, raid);
+    for m in s.member_layers().iter().rev() {
+        out.push_str(" over ");
+        out.push_str(match m {
+            crate::stack::MemberLayer::Integrity(_) => "integrity",
+            crate::stack::MemberLayer::Luks(_) => "luks",
+        });
+    }
+    out
+}
+
+/// The pooling layer's words in [`short_stack`].
+fn short_pool(s: &Stack, raid: &RaidLayer) -> String {
     match raid {
         RaidLayer::None => "disk".to_string(),
         RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), s.members),

@@ -48,6 +48,7 @@ mod faults;
 mod fill;
 mod fs;
 mod host;
+mod integrity;
 mod layout;
 mod lvm;
 mod mdadm;
