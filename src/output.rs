@@ -67,6 +67,16 @@ impl Format {
             .try_map(|s| Format::from_str(&s, false))
     }
 
+    /// The refusal of this format by `iolab <command>`, which renders the formats `has`: one
+    /// line naming `--format` and those formats, never the document in another format.
+    pub fn unsupported(self, command: &'static str, has: &'static [Format]) -> Unsupported {
+        Unsupported {
+            asked: self,
+            command,
+            has,
+        }
+    }
+
     /// The name `--format` takes for it.
     pub fn name(self) -> &'static str {
         match self {
@@ -77,4 +87,22 @@ impl Format {
             Format::Html => "html",
         }
     }
+}
+
+/// A format a command cannot render, refused in one line (a usage error, exit 2) instead of
+/// rendering another: `--format csv: iolab report renders html, md`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--format {}: iolab {command} renders {}", asked.name(), names(has))]
+pub struct Unsupported {
+    /// The format asked for.
+    pub asked: Format,
+    /// The command, as typed after `iolab`.
+    pub command: &'static str,
+    /// The formats it renders.
+    pub has: &'static [Format],
+}
+
+/// Format names joined for a message: `html, md`.
+fn names(has: &[Format]) -> String {
+    has.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
 }

@@ -347,6 +347,7 @@ fn a_damaged_single_layout_is_data_loss_never_verified() {
         Verdict::DataLoss {
             files,
             scrub_errors,
+            ..
         } => {
             assert_eq!(*files, 1);
             assert!(*scrub_errors >= 1);

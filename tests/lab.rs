@@ -807,6 +807,62 @@ fn dry_run_fails_the_cache_device_before_the_member() {
     assert!(w.state_files().is_empty());
 }
 
+/// dm-writecache over md RAID1, the cache failed in the degrade step: a dry run prints the
+/// cache disk under a dm `linear` device, the cache volume on it and `lvconvert --type
+/// writecache` (no mode: it writes back only), the stack short as `writecache wb`, then the
+/// `error` table swapped in, the cache taken off the LV and its PV dropped before the member
+/// fails, and the teardown.
+#[test]
+fn dry_run_prints_the_writecache_commands_and_its_failure() {
+    let w = World::new("labtest");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "writecache.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 3, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md1-writecache\"\nfs = \"xfs\"\ndegrade = true\n\
+             mdadm = {{ level = 1, members = 2 }}\n\
+             cache = {{ kind = \"writecache\", size = \"64MiB\", fail = true }}\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
+    assert!(
+        stdout.contains("md raid1 x2 > lvm > writecache wb > xfs"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("--cachemode"), "{stdout}");
+    assert_in_order(
+        stdout,
+        &[
+            "--raid-devices=2 /dev/loop100 /dev/loop101\n",
+            "lvcreate --yes --wipesignatures y --type linear --extents 100%FREE --name lab iolab_",
+            "-0-cache --table '0 2095104 linear /dev/loop102 2048'",
+            "pvcreate --yes --force --force /dev/mapper/iolab-",
+            "lvcreate --yes --wipesignatures y --type linear --size 67108864b --name cache iolab_",
+            "lvchange --yes --activate n iolab_",
+            "lvconvert --yes --type writecache --cachevol cache iolab_",
+            "mkfs.xfs -f /dev/iolab_",
+            "dmsetup status iolab_",
+            "-0-cache --table '0 2095104 error'",
+            "lvconvert --yes --uncache --force iolab_",
+            "lvm vgreduce --yes --removemissing --force iolab_",
+            "--fail /dev/loop101",
+            "lvremove --yes --force iolab_",
+            "mdadm --stop /dev/md",
+        ],
+    );
+    assert!(
+        stdout.contains("note: md1-writecache: writecache writeback cache device failed"),
+        "{stdout}"
+    );
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}
+
 fn md(level: MdLevel) -> MdOptions {
     MdOptions::new(level)
 }
@@ -1367,9 +1423,7 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
             &format!(
                 "integritysetup open --integrity sha256 /dev/loop100 iolab-{lab}-0-m0-integrity\n"
             ),
-            &format!(
-                "cryptsetup luksFormat --type luks2 --batch-mode --cipher aes-xts-plain64 --key-size 256 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-file "
-            ),
+            "cryptsetup luksFormat --type luks2 --batch-mode --cipher aes-xts-plain64 --key-size 256 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-file ",
             &format!(" {}\n", m(0, "integrity")),
             &format!(" {} iolab-{lab}-0-m0-luks\n", m(0, "integrity")),
             &format!("integritysetup format --batch-mode --integrity sha256 {wrap}\n"),

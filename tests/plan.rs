@@ -411,3 +411,55 @@ fn zfs_layouts_on_twelve_16tb_disks() {
     let hours = |n: &str| f(layout(&doc, n), "rebuild_hours");
     assert!((hours("raidz2") * 2.0 - hours("raid6")).abs() < 1e-6);
 }
+
+/// A format plan does not render is refused naming `--format` and the formats it has, exit 2,
+/// never printed as the text table.
+#[test]
+fn a_format_plan_cannot_render_is_refused() {
+    for f in ["csv", "html"] {
+        let out = Iolab::new().args(with(POD, &["--format", f])).run();
+        let (code, stdout, stderr) = out.parts();
+        assert_eq!(code, 2, "{f}: {stderr}");
+        assert!(stdout.is_empty(), "{f}: {stdout}");
+        assert!(stderr.contains("--format"), "{f}: {stderr}");
+        assert!(stderr.contains("text, md, json"), "{f}: {stderr}");
+    }
+}
+
+/// `single` is one plain disk: its capacity is the filesystem's on it, it survives no
+/// failure, and more than one disk is refused.
+#[test]
+fn a_single_plain_disk_is_a_layout() {
+    let doc = run_json(&with(
+        &[
+            "plan",
+            "--disks",
+            "1",
+            "--disk-size",
+            "8TB",
+            "--layouts",
+            "single",
+        ],
+        &["--format", "json"],
+    ));
+    let s = layout(&doc, "single");
+    assert_eq!(s["failures_tolerated"], 0);
+    assert_eq!(
+        s["usable_bytes"].as_u64(),
+        Some(iolab::plan::usable::xfs_size(8_000_000_000_000))
+    );
+    let out = Iolab::new()
+        .args([
+            "plan",
+            "--disks",
+            "2",
+            "--disk-size",
+            "8TB",
+            "--layouts",
+            "single",
+        ])
+        .run();
+    let (code, _, stderr) = out.parts();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("single is one plain disk"), "{stderr}");
+}

@@ -926,3 +926,35 @@ fn a_lab_concludes_ratios_baseline_and_layout_records() {
     assert_eq!(cmp.runs[1].label.as_deref(), Some("x"));
     assert!(cmp.runs[1].baseline && !cmp.runs[0].baseline);
 }
+
+/// A file named for a format the report does not render (`.csv`, `.json`, `.txt`) is refused
+/// in one line naming `--format` and the formats it has (exit 2), and nothing is written;
+/// `--format` still picks the format whatever the name.
+#[test]
+fn a_file_named_for_a_format_the_report_cannot_render_is_refused() {
+    let dir = tmp();
+    let db = dir.path().join("iolab.db");
+    let ids = save(&db, &three_runs());
+    for name in ["r.csv", "r.json", "r.txt"] {
+        let out = dir.path().join(name);
+        let (code, _, stderr) = report(&db, &[&ids[0], "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("--format html or --format md"),
+            "{name}: {stderr}"
+        );
+        assert!(!out.exists(), "{name} written");
+    }
+    let out = dir.path().join("r.csv");
+    let (code, _, stderr) = report(
+        &db,
+        &[&ids[0], "--format", "html", "-o", out.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::read_to_string(out)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+}

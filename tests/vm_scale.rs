@@ -244,7 +244,7 @@ fn a_ure_under_file_data_in_the_rebuild_loses_raid5_files_not_raid6() {
         fc["held"]["listed"][0]["after"]
             .as_str()
             .unwrap()
-            .starts_with("mismatch"),
+            .starts_with("silently wrong"),
         "{fc:#}"
     );
     // A URE far past the data (the end of the last allocation group) holds no file: the array

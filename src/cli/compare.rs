@@ -11,6 +11,9 @@ use super::out::emit;
 use crate::output::Format;
 use crate::report::compare::{self as cmp, CompareOptions};
 
+/// The formats `iolab compare` renders.
+const FORMATS: &[Format] = &[Format::Text, Format::Md, Format::Json, Format::Csv];
+
 /// Arguments of `iolab compare`.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -27,7 +30,7 @@ pub struct CompareArgs {
     pub baseline: Option<String>,
     /// Output format: an aligned table, a Markdown table, every statistic as JSON, or one CSV
     /// line per cell with every statistic.
-    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json, Format::Csv]))]
+    #[arg(long, default_value = "text", value_parser = Format::only(FORMATS))]
     pub format: Format,
     /// Only these metrics: a full name (`read.iops`), a figure (`iops`, `mbps`, `lat_p99_us`)
     /// or an operation (`read`, `create`). Repeatable.
@@ -70,7 +73,10 @@ pub fn compare(ctx: &Context, a: CompareArgs) -> anyhow::Result<ExitCode> {
         Format::Md => cmp::render_markdown(&c),
         Format::Json => cmp::render_json(&c),
         Format::Csv => cmp::render_csv(&c),
-        Format::Text | Format::Html => cmp::render_text(&c),
+        Format::Text => cmp::render_text(&c),
+        f @ Format::Html => {
+            return Err(super::usage(f.unsupported("compare", FORMATS).to_string()));
+        }
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

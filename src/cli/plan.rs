@@ -19,12 +19,15 @@ use crate::plan::{
 use crate::report::text::plan as render;
 use crate::sample::RunRecord;
 
+/// The formats `iolab plan` renders.
+const FORMATS: &[Format] = &[Format::Text, Format::Md, Format::Json];
+
 /// Capacity, predicted speed and data-loss risk of candidate layouts, in one table.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Example (the 45-disk pod of xfs-raid-45-spindles.txt):\n  \
 iolab plan --disks 45 --disk-size 2TB --layouts raid6,raid6+2spares,raid5+1spare,raid5\n\n\
-Layouts: raid0 raid1 raid5 raid6 raid10 and btrfs-single btrfs-raid0 btrfs-raid1 \
+Layouts: raid0 raid1 raid5 raid6 raid10, single (one plain disk, --disks 1) and btrfs-single btrfs-raid0 btrfs-raid1 \
 btrfs-raid1c3 btrfs-raid1c4 btrfs-raid10 btrfs-raid5 btrfs-raid6, and ZFS mirror raidz1 raidz2 \
 raidz3 draidP:Dd:Ss (6xmirror = six 2-way mirrors, 2xraidz2 = two raidz2 vdevs; --recordsize, \
 --ashift and --fill shape their capacity and resilver); add +Nspares for hot spares \
@@ -184,7 +187,7 @@ pub struct PlanOptions {
 
     /// Output format: aligned columns, a Markdown table, or one JSON object with a `layouts`
     /// array.
-    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
+    #[arg(long, default_value = "text", value_parser = Format::only(FORMATS))]
     pub format: Format,
 
     /// Same as --format json.
@@ -575,7 +578,10 @@ pub fn run(ctx: &Context, args: PlanArgs) -> anyhow::Result<ExitCode> {
     let plan = crate::plan::plan(&input, &source).map_err(|e| usage(e.to_string()))?;
     let format = if a.json { Format::Json } else { a.format };
     let text = match format {
-        Format::Text | Format::Csv | Format::Html => render::text(&plan),
+        Format::Text => render::text(&plan),
+        f @ (Format::Csv | Format::Html) => {
+            return Err(usage(f.unsupported("plan", FORMATS).to_string()));
+        }
         Format::Md => render::markdown(&plan),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&plan).context("encoding the plan as JSON")?;

@@ -41,27 +41,43 @@ pub struct ReportArgs {
     /// Output format (default: from the file's extension, else html): one self-contained HTML
     /// file (inline SVG charts, no script, no network), or Markdown with its charts as SVG files
     /// in `<name>-charts/` next to it.
-    #[arg(long, value_parser = Format::only(&[Format::Html, Format::Md]))]
+    #[arg(long, value_parser = Format::only(FORMATS))]
     pub format: Option<Format>,
     /// Heading of the report (default: made from the run names or the lab).
     #[arg(long)]
     pub title: Option<String>,
 }
 
-/// The format asked for, else the one the file name implies.
-fn format_for(a: &ReportArgs) -> Format {
-    a.format.unwrap_or_else(|| {
-        match a
-            .output
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("md" | "markdown") => Format::Md,
-            _ => Format::Html,
-        }
-    })
+/// The formats `iolab report` renders.
+const FORMATS: &[Format] = &[Format::Html, Format::Md];
+
+/// The format asked for, else the one the file name implies (html when it implies none); a
+/// file named for a format the report cannot render (`report.csv`) is refused, not written
+/// as HTML.
+fn format_for(a: &ReportArgs) -> anyhow::Result<Format> {
+    if let Some(f) = a.format {
+        return Ok(f);
+    }
+    let ext = a
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let implied = match ext.as_deref() {
+        Some("md" | "markdown") => Format::Md,
+        Some("txt" | "text") => Format::Text,
+        Some("json") => Format::Json,
+        Some("csv") => Format::Csv,
+        _ => Format::Html,
+    };
+    if FORMATS.contains(&implied) {
+        return Ok(implied);
+    }
+    Err(super::usage(format!(
+        "-o {}: names a {} file, which iolab report does not render; give --format html or --format md, or a .html or .md file",
+        a.output.display(),
+        implied.name()
+    )))
 }
 
 /// Refuses an output path that cannot be written before any work is done.
@@ -178,6 +194,7 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     check_output(&a.output)?;
+    let format = format_for(&a)?;
     let what = a
         .runs
         .first()
@@ -207,8 +224,11 @@ pub fn run(ctx: &Context, a: ReportArgs) -> anyhow::Result<ExitCode> {
         all.extend(siblings.iter().filter_map(|id| store.load_run(id).ok()));
         report.hosts = html::hosts::build(&all);
     }
-    let (bytes, extra) = match format_for(&a) {
-        Format::Html | Format::Text | Format::Json | Format::Csv => {
+    let (bytes, extra) = match format {
+        f @ (Format::Text | Format::Json | Format::Csv) => {
+            return Err(super::usage(f.unsupported("report", FORMATS).to_string()));
+        }
+        Format::Html => {
             let page = html::render(&report);
             write_whole(&a.output, &page)?;
             (page.len(), String::new())

@@ -77,9 +77,14 @@ pub fn assumptions(spec: &DecideSpec, disk: Option<&DiskMeasured>) -> Assumption
 }
 
 /// How the planner reads a lab layout: its layout name and disk count (spares included);
-/// `None` for an existing directory or a stack it does not model.
-pub fn plan_layout(l: &LayoutFacts) -> Option<(LayoutSpec, u32)> {
-    let (text, disks) = match l.stack.first()? {
+/// `Ok(None)` for an existing directory (no stack), `Err` saying why for a stack the planner
+/// cannot model, which the decision's notes say (`not modelled: <why>`) rather than drop.
+/// Every layer is named in the matches, so a new one is placed here where the compiler asks.
+pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String> {
+    let Some(base) = l.stack.first() else {
+        return Ok(None);
+    };
+    let (text, disks) = match base {
         Layer::Md {
             level,
             members,
@@ -100,19 +105,76 @@ pub fn plan_layout(l: &LayoutFacts) -> Option<(LayoutSpec, u32)> {
         Layer::Zfs {
             vdev, vdevs, width, ..
         } => (format!("{vdevs}x{vdev}"), vdevs * width),
-        Layer::Disk => ("btrfs-single".into(), 1),
-        _ => return None,
+        // One plain disk is itself under xfs or ext4; under btrfs it is btrfs `single`.
+        Layer::Disk if over_of(l).0.fs == FsKind::Btrfs => ("btrfs-single".into(), 1),
+        Layer::Disk => ("single".into(), 1),
+        Layer::Lvm | Layer::Cache { .. } | Layer::Fs { .. } => {
+            return Err(format!(
+                "its stack starts with {} where the disks' layer (md, btrfs, zfs or one disk) belongs",
+                layer_word(base)
+            ));
+        }
+        Layer::Member { kind, .. } => {
+            return Err(format!(
+                "its members sit on {kind}, which the planner has no model of (its space and speed are only in the measured figures)"
+            ));
+        }
+        Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
     };
-    // An SSD cache in front: the planner knows it is there and models the RAID under it.
-    let cache = l.stack.iter().find_map(|x| match x {
-        Layer::Cache { kind, .. } => Some(format!("+{kind}")),
-        _ => None,
-    });
-    let text = text + cache.as_deref().unwrap_or("");
-    let disks = u32::try_from(disks).ok().filter(|d| *d > 0)?;
-    let spec = LayoutSpec::parse(&text).ok()?;
-    spec.on_disks(disks).ok()?;
-    Some((spec, disks))
+    let mut text = text;
+    for x in &l.stack[1..] {
+        match x {
+            // An SSD cache in front: the planner knows it is there and models the RAID under it.
+            Layer::Cache { kind, .. } => match crate::plan::layout::cache_kind(kind) {
+                Some(k) => text = format!("{text}+{k}"),
+                None => {
+                    return Err(format!(
+                        "the planner has no model of a {kind} cache (it models {})",
+                        crate::plan::layout::CACHE_KINDS.join(", ")
+                    ));
+                }
+            },
+            // What sits over the RAID: read by `over_of` for the capacity.
+            Layer::Lvm | Layer::Fs { .. } => {}
+            Layer::Md { .. }
+            | Layer::Btrfs { .. }
+            | Layer::Zfs { .. }
+            | Layer::Disk
+            | Layer::Member { .. } => {
+                return Err(format!(
+                    "a second disks' layer ({}) over the first",
+                    layer_word(x)
+                ));
+            }
+            Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
+        }
+    }
+    let disks = u32::try_from(disks)
+        .ok()
+        .filter(|d| *d > 0)
+        .ok_or("its record has no member count")?;
+    let spec = LayoutSpec::parse(&text).map_err(|e| e.to_string())?;
+    spec.on_disks(disks).map_err(|e| e.to_string())?;
+    Ok(Some((spec, disks)))
+}
+
+/// Why a stack with a layer this iolab does not know is not modelled.
+const UNKNOWN_LAYER: &str =
+    "a layer of its stack was written by a newer iolab and this one does not know it";
+
+/// A record layer in a word, for the notes.
+fn layer_word(l: &Layer) -> &'static str {
+    match l {
+        Layer::Disk => "a disk",
+        Layer::Md { .. } => "md",
+        Layer::Btrfs { .. } => "btrfs",
+        Layer::Lvm => "lvm",
+        Layer::Cache { .. } => "a cache",
+        Layer::Fs { .. } => "a filesystem",
+        Layer::Zfs { .. } => "zfs",
+        Layer::Member { .. } => "a layer under each member",
+        Layer::Unknown => "an unknown layer",
+    }
 }
 
 /// Bytes per member disk: as recorded, else worked back from the capacity the RAID level
@@ -185,25 +247,16 @@ fn over_of(l: &LayoutFacts) -> (Over, u64) {
             }
             Layer::Lvm => over.lvm = true,
             Layer::Btrfs { metadata, .. } => over.btrfs_metadata = BtrfsProfile::parse(metadata),
-            Layer::Md {
-                chunk_bytes: Some(c),
-                ..
-            } => chunk = *c,
-            _ => {}
+            Layer::Md { chunk_bytes, .. } => chunk = chunk_bytes.unwrap_or(CHUNK),
+            // ZFS is its own filesystem; the rest keep nothing the capacity model counts.
+            Layer::Disk
+            | Layer::Cache { .. }
+            | Layer::Zfs { .. }
+            | Layer::Member { .. }
+            | Layer::Unknown => {}
         }
     }
     (over, chunk)
-}
-
-/// The planner's usable bytes for the layout at `disk` bytes per disk: its row's, except for
-/// one plain disk, which the planner reads as btrfs `single` for its risk, and whose capacity
-/// is the filesystem's on it.
-fn model_usable(l: &LayoutFacts, row: Option<&LayoutRow>, disk: u64) -> Option<u64> {
-    if matches!(l.stack.first(), Some(Layer::Disk)) {
-        let (over, _) = over_of(l);
-        return crate::plan::usable::fs_size(over.fs, disk).or(row.map(|r| r.usable_bytes));
-    }
-    row.map(|r| r.usable_bytes)
 }
 
 /// The planner's row for the layout at the real disk size with the rebuild speed chosen.
@@ -252,7 +305,10 @@ pub fn row(
     a: &Assumptions,
     notes: &mut Vec<String>,
 ) -> Row {
-    let model = plan_layout(l);
+    let model = plan_layout(l).unwrap_or_else(|why| {
+        notes.push(format!("{}: not modelled: {why}", l.name));
+        None
+    });
     if let Some((m, _)) = model.as_ref().filter(|(m, _)| m.cache.is_some()) {
         notes.push(format!(
             "{}: modelled as the RAID under its SSD cache ({}): capacity, P(loss) and any predicted speed are the RAID's; what the cache does is only in the measured figures",
@@ -273,7 +329,7 @@ pub fn row(
         _ => None,
     };
     let speed = workload.and_then(|w| speed_of(l, w));
-    let modelled = disk.and_then(|d| model_usable(l, planned.as_ref(), d));
+    let modelled = disk.and(planned.as_ref().map(|r| r.usable_bytes));
     let mut r = Row {
         name: l.name.clone(),
         description: l.description.clone(),
@@ -419,7 +475,7 @@ fn model_check(
         RebuildSpeed::Fraction(DEFAULT_REBUILD_FRACTION),
     )
     .ok();
-    let p = model_usable(l, row.as_ref(), m)?;
+    let p = row?.usable_bytes;
     let off = p as f64 / u as f64 - 1.0;
     (u > 0 && off.abs() > 0.01).then(|| {
         format!(
@@ -700,6 +756,153 @@ pub fn notes(rows: &[Row], a: &Assumptions, notes: &mut Vec<String>) {
     for r in rows {
         if let Some(n) = r.predicted.as_ref().and_then(|p| p.note.as_ref()) {
             notes.push(format!("{}: {n}", r.name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::tests::needs;
+    use crate::decide::{LabFacts, decide};
+    use crate::plan::layout::Level;
+
+    fn fs(name: &str) -> Layer {
+        Layer::Fs {
+            fs: name.into(),
+            mkfs_options: vec![],
+            mount_options: vec![],
+        }
+    }
+
+    fn md5() -> Layer {
+        Layer::Md {
+            level: "raid5".into(),
+            members: 3,
+            spares: 0,
+            chunk_bytes: None,
+            bitmap: None,
+            bitmap_chunk_bytes: None,
+            consistency_policy: None,
+            stripe_cache_size: None,
+            group_thread_cnt: None,
+        }
+    }
+
+    fn facts(name: &str, stack: Vec<Layer>) -> LayoutFacts {
+        LayoutFacts {
+            name: name.into(),
+            description: name.into(),
+            stack,
+            environment: None,
+            member_bytes: Some(1_000_000_000),
+            usable_bytes: Some(900_000_000),
+            expected_usable_bytes: None,
+            usable_at_size: None,
+            workloads: vec![],
+            rebuild: None,
+            integrity: Some("verified".into()),
+            power: None,
+            power_lost: false,
+        }
+    }
+
+    /// One disk under xfs or ext4 is the planner's plain `single`, its capacity that
+    /// filesystem's on the disk (less LVM's when a volume is between); under btrfs it is
+    /// btrfs `single`.
+    #[test]
+    fn a_single_disk_is_modelled_as_itself() {
+        let level = |stack| {
+            plan_layout(&facts("one", stack))
+                .unwrap()
+                .map(|(s, n)| (s.level, n))
+        };
+        assert_eq!(
+            level(vec![Layer::Disk, fs("xfs")]),
+            Some((Level::Single, 1))
+        );
+        assert_eq!(
+            level(vec![Layer::Disk, fs("ext4")]),
+            Some((Level::Single, 1))
+        );
+        assert_eq!(
+            level(vec![Layer::Disk, fs("btrfs")]),
+            Some((Level::BtrfsSingle, 1))
+        );
+        let tb8 = 8_000_000_000_000;
+        let lab = LabFacts {
+            lab_id: "one".into(),
+            name: "one".into(),
+            layouts: vec![
+                facts("xfs", vec![Layer::Disk, fs("xfs")]),
+                facts("lvm-ext4", vec![Layer::Disk, Layer::Lvm, fs("ext4")]),
+            ],
+            decide: None,
+        };
+        let d = decide(&lab, &needs(None, None), None).unwrap();
+        let usable = |n: &str| {
+            let r = d.rows.iter().find(|r| r.name == n).unwrap();
+            assert_eq!(r.model.as_deref(), Some("a single disk"));
+            r.usable_planner
+        };
+        use crate::plan::usable::{ext4_size, lvm_volume, xfs_size};
+        assert_eq!(usable("xfs"), Some(xfs_size(tb8)));
+        assert_eq!(
+            usable("lvm-ext4"),
+            Some(ext4_size(lvm_volume(tb8, 0))),
+            "{:?}",
+            d.notes
+        );
+        assert!(d.rows.iter().all(|r| r.loss_5y.is_some()), "{:?}", d.rows);
+    }
+
+    /// A stack the planner cannot model is named in the decision's notes with why, and its
+    /// measured figures stay: a cache kind the planner does not know, a layer a newer iolab
+    /// wrote.
+    #[test]
+    fn decide_names_a_layout_it_cannot_model() {
+        let cache = Layer::Cache {
+            kind: "flashcache".into(),
+            mode: "writeback".into(),
+            size_bytes: None,
+            disks: 1,
+        };
+        let lab = LabFacts {
+            lab_id: "x".into(),
+            name: "x".into(),
+            layouts: vec![
+                facts("md5", vec![md5(), fs("xfs")]),
+                facts("md5-wc", vec![md5(), cache, fs("xfs")]),
+                facts("md5-new", vec![md5(), Layer::Unknown, fs("xfs")]),
+                facts("bare-fs", vec![fs("xfs")]),
+            ],
+            decide: None,
+        };
+        let d = decide(&lab, &needs(None, None), None).unwrap();
+        let note = |name: &str| {
+            d.notes
+                .iter()
+                .find(|n| n.starts_with(&format!("{name}: not modelled: ")))
+                .cloned()
+                .unwrap_or_else(|| panic!("no note for {name}: {:?}", d.notes))
+        };
+        assert!(
+            note("md5-wc")
+                .contains("the planner has no model of a flashcache cache (it models lvmcache, "),
+            "{:?}",
+            d.notes
+        );
+        assert!(note("md5-new").contains("newer iolab"));
+        assert!(note("bare-fs").contains("starts with a filesystem"));
+        assert!(
+            !d.notes.iter().any(|n| n.starts_with("md5: not modelled")),
+            "{:?}",
+            d.notes
+        );
+        for name in ["md5-wc", "md5-new", "bare-fs"] {
+            let r = d.rows.iter().find(|r| r.name == name).unwrap();
+            assert_eq!((r.model.as_ref(), r.loss_5y.as_ref()), (None, None));
+            assert!(r.usable.is_some(), "{name}: the measured figure stays");
         }
     }
 }

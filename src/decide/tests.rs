@@ -552,6 +552,33 @@ fn a_cached_layout_is_modelled_as_its_raid_and_says_so() {
     );
 }
 
+/// A writecache in front of the RAID is a kind the planner knows: its RAID is modelled under
+/// it (a kind it does not know is named "not modelled": `decide_names_a_layout_it_cannot_model`).
+#[test]
+fn a_writecache_is_modelled_as_the_raid_under_its_cache() {
+    let mut lab = pod();
+    let mut cached = lab.layouts[0].clone();
+    cached.name = "md-raid6-43+2s-writecache".into();
+    cached.stack.insert(
+        1,
+        Layer::Cache {
+            kind: "writecache".into(),
+            mode: "writeback".into(),
+            size_bytes: Some(64 << 20),
+            disks: 1,
+        },
+    );
+    lab.layouts.push(cached);
+    let d = decide(&lab, &needs(None, None), None).unwrap();
+    let plain = row(&d, "md-raid6-43+2s");
+    let w = row(&d, "md-raid6-43+2s-writecache");
+    assert_eq!(
+        w.model.as_deref(),
+        Some("raid6+2spares+writecache on 45 disks")
+    );
+    assert_eq!(w.usable_planner, plain.usable_planner);
+}
+
 /// The seed case's spec: 2 TB disks of 150 MB/s, at least 70 TB, at most 0.5% in 5 years.
 pub(crate) fn seed_spec() -> DecideSpec {
     DecideSpec {

@@ -508,6 +508,7 @@ impl StackRun<'_, '_> {
                 .md
                 .as_deref()
                 .and_then(crate::layout::scrub::md_tunables);
+            lr.alignment = Some(self.session.alignment(&built));
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);
         self.observe_final(l, &built, &mut lr);

@@ -21,6 +21,9 @@ pub struct HeldFile {
     /// In the read-back after the fault's step: `intact`, or what was wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// Read again after md's `repair`: `intact`, or what was wrong (`None`: no repair ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_repair: Option<String>,
 }
 
 /// What a struck range on a member held when the fault struck, found through the files'
@@ -41,6 +44,10 @@ pub struct Held {
     /// until read back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<u64>,
+    /// How many of those files did not read back intact after md's `repair` (`None`: no
+    /// repair ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_after_repair: Option<u64>,
     /// The map checked against the member: which file's bytes were found where.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<String>,
@@ -130,6 +137,13 @@ impl Held {
             Some(n) => s.push_str(&format!("; {n} of them did not read back")),
             None => {}
         }
+        match self.lost_after_repair {
+            Some(0) => s.push_str("; after md's repair every one read back intact"),
+            Some(n) => s.push_str(&format!(
+                "; after md's repair {n} still did not read back (md made its copies agree with the wrong bytes)"
+            )),
+            None => {}
+        }
         s
     }
 }
@@ -197,11 +211,13 @@ mod tests {
                     path: "a".into(),
                     bytes: 1,
                     after: None,
+                    after_repair: None,
                 },
                 HeldFile {
                     path: "b".into(),
                     bytes: 1,
                     after: None,
+                    after_repair: None,
                 },
             ],
             ..Held::default()
@@ -221,6 +237,21 @@ mod tests {
         assert!(
             h.line(&fault(), None)
                 .ends_with("every one read back intact")
+        );
+        // md's repair made its copies agree: with the wrong bytes, or with the right ones.
+        h.lost = Some(3);
+        h.lost_after_repair = Some(3);
+        assert!(
+            h.line(&fault(), None).ends_with(
+                "; after md's repair 3 still did not read back (md made its copies agree with the wrong bytes)"
+            ),
+            "{}",
+            h.line(&fault(), None)
+        );
+        h.lost_after_repair = Some(0);
+        assert!(
+            h.line(&fault(), None)
+                .ends_with("; after md's repair every one read back intact")
         );
     }
 }

@@ -48,6 +48,10 @@ pub struct FaultReport {
     /// device's read/write/checksum errors, the files with permanent errors.
     #[serde(default)]
     pub zpool: Option<crate::layout::zfs::PoolStatus>,
+    /// btrfs's error counters right after the fault's step (`btrfs device stats`): the
+    /// checksum errors it caught, per device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub btrfs: Option<Vec<crate::layout::btrfs::DevStats>>,
     /// What the struck range held (files of the data set, parity, nothing), for range faults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<super::held::Held>,
@@ -263,6 +267,10 @@ pub struct LayoutReport {
     /// (`stripe_cache_size 4096, group_thread_cnt 2`), read back from sysfs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_tunables: Option<String>,
+    /// How the layers over the array's stripe were aligned after the build, read back from
+    /// the tools, with a warning and the fix for each misaligned layer (`alignment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<crate::layout::align::AlignmentReport>,
     /// Usable bytes the filesystem reports right after building (btrfs: estimated free space,
     /// which accounts for copies and parity; others: statvfs size).
     pub usable_bytes: Option<u64>,
@@ -317,6 +325,7 @@ impl LayoutReport {
             member_bytes: None,
             build_seconds: None,
             md_tunables: None,
+            alignment: None,
             usable_bytes: None,
             expected_usable_bytes: None,
             fill_bytes: None,

@@ -53,6 +53,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
         detail: Some(i.clone()),
     });
     rec.power.clone_from(&l.power);
+    rec.alignment.clone_from(&l.alignment);
     match rec.phase {
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);

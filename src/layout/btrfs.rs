@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use super::LayoutError;
 use super::cmd::Runner;
 use super::layer::{self, GuestTool, StorageLayer};
@@ -255,6 +257,79 @@ pub fn usable_bytes(runner: &Runner, mnt: &Path) -> Result<u64, LayoutError> {
     Ok(free + parse_data_used(&out.stdout))
 }
 
+/// One device's error counters as `btrfs device stats` keeps them: what btrfs noticed —
+/// `corruption_errs` counts blocks whose checksum did not match (silent corruption caught).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DevStats {
+    /// The device as btrfs names it (`/dev/loop3`).
+    pub device: String,
+    /// Writes that failed.
+    pub write_io_errs: u64,
+    /// Reads that failed.
+    pub read_io_errs: u64,
+    /// Flushes that failed.
+    pub flush_io_errs: u64,
+    /// Blocks read whose checksum did not match.
+    pub corruption_errs: u64,
+    /// Blocks of the wrong generation (lost writes).
+    pub generation_errs: u64,
+}
+
+impl DevStats {
+    /// `loop3: 16 checksum errors, 1 read error`, or `None` when every counter is 0.
+    pub fn describe(&self) -> Option<String> {
+        let name = self.device.rsplit('/').next().unwrap_or(&self.device);
+        let parts: Vec<String> = [
+            (self.corruption_errs, "checksum error"),
+            (self.read_io_errs, "read error"),
+            (self.write_io_errs, "write error"),
+            (self.flush_io_errs, "flush error"),
+            (self.generation_errs, "generation error"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+        (!parts.is_empty()).then(|| format!("{name}: {}", parts.join(", ")))
+    }
+}
+
+/// Parses `btrfs device stats MNT` (`[/dev/loop0].corruption_errs  16` lines).
+pub fn parse_device_stats(text: &str) -> Vec<DevStats> {
+    let mut out: Vec<DevStats> = Vec::new();
+    for l in text.lines() {
+        let Some((dev, rest)) = l.trim().strip_prefix('[').and_then(|x| x.split_once("].")) else {
+            continue;
+        };
+        let mut w = rest.split_whitespace();
+        let (Some(key), Some(n)) = (w.next(), w.next().and_then(|n| n.parse::<u64>().ok())) else {
+            continue;
+        };
+        if out.last().is_none_or(|d| d.device != dev) {
+            out.push(DevStats {
+                device: dev.to_string(),
+                ..DevStats::default()
+            });
+        }
+        let Some(d) = out.last_mut() else { continue };
+        match key {
+            "write_io_errs" => d.write_io_errs = n,
+            "read_io_errs" => d.read_io_errs = n,
+            "flush_io_errs" => d.flush_io_errs = n,
+            "corruption_errs" => d.corruption_errs = n,
+            "generation_errs" => d.generation_errs = n,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The error counters of every device of the filesystem mounted at `mnt`.
+pub fn device_stats(runner: &Runner, mnt: &Path) -> Result<Vec<DevStats>, LayoutError> {
+    let out = runner.run(&["btrfs", "device", "stats", &mnt.to_string_lossy()])?;
+    Ok(parse_device_stats(&out.stdout))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +392,19 @@ mod tests {
             replace_argv(2, Path::new("/dev/loop9"), Path::new("/tmp/m")).join(" "),
             "btrfs replace start -B -f 2 /dev/loop9 /tmp/m"
         );
+    }
+
+    #[test]
+    fn device_stats_are_read_per_device() {
+        let t = "[/dev/loop0].write_io_errs    0\n[/dev/loop0].read_io_errs     0\n[/dev/loop0].flush_io_errs    0\n[/dev/loop0].corruption_errs  16\n[/dev/loop0].generation_errs  0\n[/dev/mapper/x-1].write_io_errs 0\n[/dev/mapper/x-1].read_io_errs 1\n[/dev/mapper/x-1].corruption_errs 0\n";
+        let d = parse_device_stats(t);
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].corruption_errs, d[1].read_io_errs), (16, 1));
+        assert_eq!(
+            d[0].describe().as_deref(),
+            Some("loop0: 16 checksum errors")
+        );
+        assert_eq!(d[1].describe().as_deref(), Some("x-1: 1 read error"));
+        assert_eq!(DevStats::default().describe(), None);
     }
 }

@@ -1,9 +1,14 @@
 //! The SSD cache layer (issue 28): its command lines, its build step, its teardown entry and
-//! what a machine or VM needs for it. Two kinds:
+//! what a machine or VM needs for it. Three kinds:
 //!
 //! - **lvmcache**: the lab VG is extended onto the cache disks' PVs, a cache volume `cache` is
 //!   made there only, and `lvconvert --type cache --cachevol cache --cachemode MODE` puts it in
 //!   front of the data LV (which stays on the RAID's PV alone). Teardown is the VG's.
+//! - **writecache**: the same through LVM with the cache volume deactivated and
+//!   `lvconvert --type writecache --cachevol cache`
+//!   (dm-writecache, write-back only). LVM rather than a bare `dmsetup` table because the VG
+//!   then activates it again on its own after a power cut (`vgchange -ay`) and tears it down
+//!   with the VG, as lvmcache.
 //! - **bcache**: `make-bcache -B <array or LV> -C <cache disk>`, both registered through
 //!   `/sys/fs/bcache/register` (no udev needed), `cache_mode` set in sysfs, the filesystem made
 //!   on `/dev/bcacheN`. A `size` smaller than the cache disk puts a dm linear device of that
@@ -32,6 +37,9 @@ pub struct Lvmcache;
 
 /// bcache.
 pub struct Bcache;
+
+/// dm-writecache through LVM.
+pub struct Writecache;
 
 /// Whether the kernel has `kind`'s module (loaded, or loadable) and its tools are here.
 fn detect(kind: CacheKind, loaded: &str, module: &str, tools: &[GuestTool]) -> Result<(), String> {
@@ -81,6 +89,38 @@ impl StorageLayer for Lvmcache {
     }
 }
 
+impl StorageLayer for Writecache {
+    fn name(&self) -> &'static str {
+        CacheKind::Writecache.name()
+    }
+
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack
+            .cache()
+            .is_some_and(|c| c.kind == CacheKind::Writecache)
+    }
+
+    /// The kernel's device-mapper and dm-writecache, and LVM's tools (lvconvert makes it).
+    fn detect(&self) -> Result<(), String> {
+        if !layer::device_mapper() {
+            return Err(format!(
+                "the kernel has no device-mapper, which dm-writecache needs; {VM_HINT}"
+            ));
+        }
+        layer::tools(&["lvm"], "lvm2")?;
+        detect(
+            CacheKind::Writecache,
+            "/sys/module/dm_writecache",
+            "/dm-writecache.ko",
+            &[],
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_writecache"]
+    }
+}
+
 impl StorageLayer for Bcache {
     fn name(&self) -> &'static str {
         CacheKind::Bcache.name()
@@ -119,8 +159,10 @@ fn strings(v: &[&str]) -> Vec<String> {
 
 /// The commands that put a cache volume on `pvs` in front of the lab LV of `vg`: PV labels,
 /// `vgextend`, the cache volume on those PVs only (`size` bytes, or all their space), then
-/// `lvconvert`.
-pub fn lvmcache_argvs(
+/// `lvconvert` to `kind` (lvmcache: `--type cache` in `mode`; writecache: `--type writecache`,
+/// which has no mode to give).
+pub fn lvm_cache_argvs(
+    kind: CacheKind,
     vg: &str,
     pvs: &[PathBuf],
     size: Option<u64>,
@@ -152,18 +194,75 @@ pub fn lvmcache_argvs(
     create.extend(strings(&["--name", CACHE_LV, vg]));
     create.extend(pvs.iter().cloned());
     out.push(create);
-    out.push(strings(&[
-        "lvconvert",
-        "--yes",
-        "--type",
-        "cache",
-        "--cachevol",
-        CACHE_LV,
-        "--cachemode",
-        mode.name(),
-        &format!("{vg}/{}", lvm::LV_NAME),
-    ]));
+    if kind == CacheKind::Writecache {
+        // lvm attaches a writecache only from an inactive cache volume (`LV VG/cache must be
+        // inactive to attach`, lvm2 2.03.16 in the VM); lvcreate activated it to wipe it.
+        out.push(strings(&[
+            "lvchange",
+            "--yes",
+            "--activate",
+            "n",
+            &format!("{vg}/{CACHE_LV}"),
+        ]));
+    }
+    let mut convert = strings(&["lvconvert", "--yes", "--type"]);
+    if kind == CacheKind::Writecache {
+        convert.extend(strings(&["writecache", "--cachevol", CACHE_LV]));
+    } else {
+        convert.extend(strings(&[
+            "cache",
+            "--cachevol",
+            CACHE_LV,
+            "--cachemode",
+            mode.name(),
+        ]));
+    }
+    convert.push(format!("{vg}/{}", lvm::LV_NAME));
+    out.push(convert);
     out
+}
+
+/// What dm-writecache's status line says (`0 N writecache ERROR TOTAL FREE WRITEBACK ...`):
+/// the error flag (non-zero once the cache met an IO error), the cache's blocks, the free
+/// ones and those under writeback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WritecacheStatus {
+    /// Non-zero: the cache met an IO error and fails every IO from then on.
+    pub error: i64,
+    /// Blocks of the cache.
+    pub blocks: u64,
+    /// Free blocks.
+    pub free: u64,
+    /// Blocks being written back.
+    pub writeback: u64,
+}
+
+impl WritecacheStatus {
+    /// Parses one `dmsetup status` line of a writecache target; `None` for another target.
+    pub fn parse(line: &str) -> Option<WritecacheStatus> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let at = f.iter().position(|w| *w == "writecache")?;
+        let n = |k: usize| f.get(at + k)?.parse::<u64>().ok();
+        Some(WritecacheStatus {
+            error: f.get(at + 1)?.parse().ok()?,
+            blocks: n(2)?,
+            free: n(3)?,
+            writeback: n(4)?,
+        })
+    }
+
+    /// Blocks holding data the array may not have yet (in use: not free).
+    pub fn used(&self) -> u64 {
+        self.blocks.saturating_sub(self.free)
+    }
+}
+
+/// dm-writecache's block size in bytes from its `dmsetup table` line (`0 N writecache s
+/// ORIGIN CACHE BLOCK_SIZE ...`); `None` for another target.
+pub fn writecache_block_size(table: &str) -> Option<u64> {
+    let f: Vec<&str> = table.split_whitespace().collect();
+    let at = f.iter().position(|w| *w == "writecache")?;
+    f.get(at + 4)?.parse().ok()
 }
 
 /// The dm name of cache disk `k` of layout `index` in lab `lab`, when it is put under dm
@@ -194,16 +293,15 @@ pub fn dm_sectors(c: &CacheOptions, disk_bytes: u64) -> u64 {
     match (c.kind, c.size) {
         (CacheKind::Bcache, Some(s)) => s / 512,
         (CacheKind::Bcache, None) => disk_bytes / 512,
-        (CacheKind::Lvmcache, _) => (disk_bytes / 512).saturating_sub(LVM_DM_OFFSET),
+        (CacheKind::Lvmcache | CacheKind::Writecache, _) => {
+            (disk_bytes / 512).saturating_sub(LVM_DM_OFFSET)
+        }
     }
 }
 
 /// The `linear` table of the dm device over cache disk `dev` of `disk_bytes` bytes.
 pub fn dm_table(c: &CacheOptions, dev: &Path, disk_bytes: u64) -> String {
-    let at = match c.kind {
-        CacheKind::Lvmcache => LVM_DM_OFFSET,
-        CacheKind::Bcache => 0,
-    };
+    let at = if c.kind.is_lvm() { LVM_DM_OFFSET } else { 0 };
     format!(
         "0 {} linear {} {at}",
         dm_sectors(c, disk_bytes),
@@ -419,7 +517,8 @@ mod tests {
 
     #[test]
     fn lvmcache_command_lines() {
-        let a = lvmcache_argvs(
+        let a = lvm_cache_argvs(
+            CacheKind::Lvmcache,
             "iolab_ab_0",
             &[PathBuf::from("/dev/vde")],
             Some(256 << 20),
@@ -435,6 +534,44 @@ mod tests {
                 "lvconvert --yes --type cache --cachevol cache --cachemode writethrough iolab_ab_0/lab",
             ]
         );
+    }
+
+    /// dm-writecache goes on through LVM like lvmcache, with its own type and no mode.
+    #[test]
+    fn writecache_command_lines_and_status() {
+        let a = lvm_cache_argvs(
+            CacheKind::Writecache,
+            "iolab_ab_0",
+            &[PathBuf::from("/dev/vde")],
+            Some(64 << 20),
+            CacheMode::Writeback,
+        );
+        assert_eq!(
+            a.last().unwrap().join(" "),
+            "lvconvert --yes --type writecache --cachevol cache iolab_ab_0/lab"
+        );
+        assert_eq!(a.len(), 5);
+        assert_eq!(
+            a[3].join(" "),
+            "lvchange --yes --activate n iolab_ab_0/cache"
+        );
+        // Measured in the VM (kernel 6.1): error, blocks, free, under writeback, statistics.
+        let s =
+            WritecacheStatus::parse("0 1040384 writecache 0 15864 3108 0 10 0 12754 0 0 0 0 0 0 0")
+                .unwrap();
+        assert_eq!(
+            (s.error, s.blocks, s.free, s.writeback),
+            (0, 15864, 3108, 0)
+        );
+        assert_eq!(s.used(), 12756);
+        assert_eq!(WritecacheStatus::parse("0 2048 linear 7:1 0"), None);
+        let failed = WritecacheStatus::parse("0 1040384 writecache -5 15864 3108 0").unwrap();
+        assert_eq!(failed.error, -5);
+        assert_eq!(
+            writecache_block_size("0 1040384 writecache s 9:100 253:1 4096 0"),
+            Some(4096)
+        );
+        assert_eq!(writecache_block_size("0 2048 linear 7:1 0"), None);
     }
 
     /// Issue 28: a 256MiB bcache cache with make-bcache's default buckets was refused by the

@@ -26,11 +26,19 @@ pub static XFS: Filesystem = Filesystem {
     kind: FsKind::Xfs,
     package: "xfsprogs",
     modules: &["xfs"],
-    tools: &[GuestTool {
-        name: "mkfs.xfs",
-        package: "xfsprogs",
-        required: true,
-    }],
+    tools: &[
+        GuestTool {
+            name: "mkfs.xfs",
+            package: "xfsprogs",
+            required: true,
+        },
+        // What `xfs_info` runs on a mount: the alignment check reads sunit/swidth with it.
+        GuestTool {
+            name: "xfs_spaceman",
+            package: "xfsprogs",
+            required: false,
+        },
+    ],
 };
 
 /// ext4 on top of the stack.
@@ -38,11 +46,19 @@ pub static EXT4: Filesystem = Filesystem {
     kind: FsKind::Ext4,
     package: "e2fsprogs",
     modules: &["ext4"],
-    tools: &[GuestTool {
-        name: "mkfs.ext4",
-        package: "e2fsprogs",
-        required: true,
-    }],
+    tools: &[
+        GuestTool {
+            name: "mkfs.ext4",
+            package: "e2fsprogs",
+            required: true,
+        },
+        // The alignment check reads `RAID stride` / `RAID stripe width` with it.
+        GuestTool {
+            name: "dumpe2fs",
+            package: "e2fsprogs",
+            required: false,
+        },
+    ],
 };
 
 impl StorageLayer for Filesystem {

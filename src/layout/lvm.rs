@@ -65,10 +65,19 @@ fn with_args(mut argv: Vec<String>, extra: &[String]) -> Vec<String> {
 
 /// The commands that make `pv` into a VG `vg` with one linear LV over all its space.
 pub fn create_argvs(vg: &str, pv: &Path) -> Vec<Vec<String>> {
+    create_argvs_with(vg, pv, &[])
+}
+
+/// [`create_argvs`] with `pv_args` given to pvcreate before the device (`--dataalignment
+/// 1536k` when the layout aligns to the stripe itself).
+pub fn create_argvs_with(vg: &str, pv: &Path, pv_args: &[String]) -> Vec<Vec<String>> {
     let pv = pv.to_string_lossy().into_owned();
     let s = |v: &[&str]| v.iter().map(|x| (*x).to_string()).collect::<Vec<_>>();
+    let mut pvcreate = s(&["pvcreate", "--yes", "--force", "--force"]);
+    pvcreate.extend(pv_args.iter().cloned());
+    pvcreate.push(pv.clone());
     vec![
-        s(&["pvcreate", "--yes", "--force", "--force", &pv]),
+        pvcreate,
         s(&["vgcreate", "--yes", vg, &pv]),
         s(&[
             "lvcreate",
@@ -119,8 +128,18 @@ pub fn remove_argvs(vg: &str, pvs: &[PathBuf]) -> Vec<Vec<String>> {
 
 /// Creates the VG and LV; returns the LV's device node.
 pub fn create(runner: &Runner, vg: &str, pv: &Path) -> Result<PathBuf, LayoutError> {
+    create_with(runner, vg, pv, &[])
+}
+
+/// [`create`] with `pv_args` given to pvcreate ([`create_argvs_with`]).
+pub fn create_with(
+    runner: &Runner,
+    vg: &str,
+    pv: &Path,
+    pv_args: &[String],
+) -> Result<PathBuf, LayoutError> {
     let extra = no_udev_args(runner);
-    for argv in create_argvs(vg, pv) {
+    for argv in create_argvs_with(vg, pv, pv_args) {
         runner.run(&with_args(argv, &extra))?;
     }
     Ok(lv_path(vg))

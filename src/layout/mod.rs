@@ -11,8 +11,10 @@
 //! lists: a loop device is detached only when its backing file is one we created, a mount only
 //! when it sits on a directory we made, an array only when its name carries our lab id.
 
+pub mod align;
 pub mod avail;
 pub mod btrfs;
+pub mod btrfsmap;
 pub mod cache;
 pub mod cmd;
 pub mod fault;

@@ -16,6 +16,7 @@ pub static LAYERS: &[&dyn StorageLayer] = &[
     &lvm::Lvm,
     &cache::Lvmcache,
     &cache::Bcache,
+    &cache::Writecache,
     &btrfs::Btrfs,
     &fs::XFS,
     &fs::EXT4,
@@ -49,5 +50,6 @@ mod tests {
             .collect();
         assert_eq!(found, ["lvm", "ext4"]);
         assert!(names.contains(&"bcache") && !names.contains(&"raid7"));
+        assert!(names.contains(&"writecache"), "{names:?}");
     }
 }

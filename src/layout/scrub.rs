@@ -209,6 +209,40 @@ pub fn md_check(
     })
 }
 
+/// md's `repair` (sync_action): rewrites every stripe whose copies disagree so they agree —
+/// RAID4/5/6 parity computed anew from the data chunks as read, RAID1/10 the first readable
+/// mirror copied over the others. md keeps no checksum and cannot tell which copy was right:
+/// a corrupted data chunk stays corrupted (now with matching parity), a corrupted mirror is
+/// overwritten only when it is not the one copied. `mismatch_cnt` afterwards counts the sectors
+/// rewritten; whether the files are right again is for the files, read once more, to say.
+pub fn md_repair(runner: &Runner, md: &Path) -> Result<ScrubOutcome, LayoutError> {
+    runner.write_file(&md_sysfs(md, "sync_action"), "repair")?;
+    super::mdadm::wait_idle(runner, md)?;
+    let path = md_sysfs(md, "mismatch_cnt");
+    let text = runner.read_file(&path)?;
+    let n = if runner.is_dry_run() && text.trim().is_empty() {
+        0
+    } else {
+        parse_mismatch_cnt(&text).ok_or_else(|| {
+            LayoutError::Unexpected(format!(
+                "{} holds '{}', not a number",
+                path.display(),
+                text.trim()
+            ))
+        })?
+    };
+    Ok(ScrubOutcome {
+        tool: "md repair".into(),
+        errors: 0,
+        corrected: 0,
+        counters: BTreeMap::from([("mismatch_cnt".to_string(), n)]),
+        note: Some(format!(
+            "md rewrote {n} sectors so its copies agree (parity from the data as read; the first \
+             mirror over the others): it cannot tell which copy was right"
+        )),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

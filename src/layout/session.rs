@@ -325,6 +325,32 @@ impl Session {
         Some(super::zfs::parse_status(&out.stdout))
     }
 
+    /// btrfs's error counters of a btrfs layout (`None` for other layouts, dry runs, or when
+    /// btrfs does not answer).
+    pub fn btrfs_stats(&self, b: &Built) -> Option<Vec<super::btrfs::DevStats>> {
+        if self.runner.is_dry_run() || b.stack.fs() != crate::stack::FsKind::Btrfs {
+            return None;
+        }
+        super::btrfs::device_stats(&self.runner, &b.mount_point).ok()
+    }
+
+    /// How `b`'s layers sit on the array's stripe, as the tools report them after the build
+    /// (md's sysfs, `pvs`/`vgs`, `xfs_spaceman -c info`, `dumpe2fs -h`): a warning with the fix
+    /// per misaligned layer. The commands it runs are in the layout's command list.
+    pub fn alignment(&self, b: &Built) -> super::align::AlignmentReport {
+        super::align::probe(
+            &self.runner,
+            b.stack.alignment,
+            &super::align::Placed {
+                md: b.md.as_deref(),
+                vg: b.vg.as_deref(),
+                fs: b.stack.fs(),
+                fs_device: &b.fs_device,
+                mount: &b.mount_point,
+            },
+        )
+    }
+
     /// Makes mount points under `dir` instead of the system temp dir.
     pub fn with_mount_base(mut self, dir: PathBuf) -> Session {
         self.mount_base = dir;

@@ -19,7 +19,7 @@ impl Layout {
         let n = u128::from(self.per_group);
         let all = u128::from(self.active) * d;
         let v = match self.level() {
-            Level::Raid0 | Level::BtrfsSingle | Level::BtrfsRaid0 => all,
+            Level::Raid0 | Level::Single | Level::BtrfsSingle | Level::BtrfsRaid0 => all,
             Level::Raid1 => g * d,
             Level::Raid5 | Level::Raid6 | Level::BtrfsRaid5 | Level::BtrfsRaid6 => {
                 let p = u128::from(self.level().parity().unwrap_or(0));

@@ -25,6 +25,8 @@ pub enum Level {
     Raid6,
     /// mdadm raid10 (near=2): fixed pairs of mirrors, striped.
     Raid10,
+    /// One plain disk under its filesystem (xfs, ext4), no RAID: a lab's single-disk layout.
+    Single,
     /// btrfs `single`: each 1 GiB chunk lives on one disk.
     BtrfsSingle,
     /// btrfs `raid0`: chunks striped across all disks.
@@ -62,12 +64,13 @@ pub enum Level {
 }
 
 /// Every level, in the order `--help` lists them.
-pub const ALL_LEVELS: [Level; 17] = [
+pub const ALL_LEVELS: [Level; 18] = [
     Level::Raid0,
     Level::Raid1,
     Level::Raid5,
     Level::Raid6,
     Level::Raid10,
+    Level::Single,
     Level::BtrfsSingle,
     Level::BtrfsRaid0,
     Level::BtrfsRaid1,
@@ -91,6 +94,7 @@ impl Level {
             Level::Raid5 => "raid5",
             Level::Raid6 => "raid6",
             Level::Raid10 => "raid10",
+            Level::Single => "single",
             Level::BtrfsSingle => "btrfs-single",
             Level::BtrfsRaid0 => "btrfs-raid0",
             Level::BtrfsRaid1 => "btrfs-raid1",
@@ -150,26 +154,41 @@ impl Level {
 
     /// True for ZFS vdev kinds.
     pub fn is_zfs(self) -> bool {
-        matches!(
-            self,
-            Level::ZfsMirror | Level::Raidz1 | Level::Raidz2 | Level::Raidz3 | Level::Draid { .. }
-        )
+        self.family() == Family::Zfs
     }
 
     /// True for btrfs profiles (no groups, no hot spares).
     pub fn is_btrfs(self) -> bool {
-        !self.is_zfs()
-            && !matches!(
-                self,
-                Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 | Level::Raid10
-            )
+        self.family() == Family::Btrfs
+    }
+
+    /// What makes the level: every level named, so a new one is placed where the compiler
+    /// asks rather than counted among the others by a fallback.
+    fn family(self) -> Family {
+        match self {
+            Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 | Level::Raid10 => Family::Md,
+            Level::Single => Family::Disk,
+            Level::BtrfsSingle
+            | Level::BtrfsRaid0
+            | Level::BtrfsRaid1
+            | Level::BtrfsRaid1c3
+            | Level::BtrfsRaid1c4
+            | Level::BtrfsRaid10
+            | Level::BtrfsRaid5
+            | Level::BtrfsRaid6 => Family::Btrfs,
+            Level::ZfsMirror
+            | Level::Raidz1
+            | Level::Raidz2
+            | Level::Raidz3
+            | Level::Draid { .. } => Family::Zfs,
+        }
     }
 
     /// The fewest disks one group can have (mdadm's usual minimums; for btrfs the kernel's, with
     /// raid0 kept at 2 so that it stripes).
     pub fn min_disks(self) -> u32 {
         match self {
-            Level::BtrfsSingle => 1,
+            Level::Single | Level::BtrfsSingle => 1,
             Level::Raid0
             | Level::Raid1
             | Level::Raid10
@@ -212,6 +231,15 @@ impl Level {
     }
 }
 
+/// What makes a level: md, one plain disk, btrfs or ZFS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Md,
+    Disk,
+    Btrfs,
+    Zfs,
+}
+
 impl fmt::Display for Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.label())
@@ -229,15 +257,24 @@ pub struct LayoutSpec {
     pub groups: u32,
     /// Hot spares, taken out of the disk count and shared by all groups.
     pub spares: u32,
-    /// An SSD cache in front (`+lvmcache`, `+bcache`; issue 28): on disks of its own, so the
+    /// An SSD cache in front (`+lvmcache`, `+bcache`, `+writecache`; issue 28): on disks of its own, so the
     /// capacity is the RAID's; the planner models no speed for it (see [`cache_note`]).
     pub cache: Option<&'static str>,
 }
 
 /// The cache kinds a layout name may end with (`raid6+bcache`).
-const CACHE_SUFFIXES: [&str; 2] = ["lvmcache", "bcache"];
+pub const CACHE_SUFFIXES: [&str; 3] = ["lvmcache", "bcache", "writecache"];
 
-/// Splits a trailing `+lvmcache` or `+bcache` off a layout name.
+/// The cache kinds the planner models: a layout name's suffix, a lab record's cache kind.
+pub const CACHE_KINDS: &[&str] = &CACHE_SUFFIXES;
+
+/// The planner's cache kind named `kind` (a lab record's `bcache`), `None` for a kind it does
+/// not model: the caller says so (`iolab decide`'s `not modelled`), never drops the layout.
+pub fn cache_kind(kind: &str) -> Option<&'static str> {
+    CACHE_SUFFIXES.into_iter().find(|k| *k == kind)
+}
+
+/// Splits a trailing `+lvmcache`, `+bcache` or `+writecache` off a layout name.
 fn split_cache(name: &str) -> (&str, Option<&'static str>) {
     for k in CACHE_SUFFIXES {
         if let Some(body) = name.strip_suffix(k).and_then(|b| b.strip_suffix('+')) {
@@ -286,7 +323,8 @@ impl LayoutSpec {
                 let word = &tail[digits.len()..];
                 if !matches!(word, "spare" | "spares") {
                     return Err(bad(format!(
-                        "'+{tail}' is not a spare count (write +1spare or +2spares)"
+                        "'+{tail}' is neither a spare count (write +1spare or +2spares) nor a cache kind ({})",
+                        CACHE_KINDS.join(", ")
                     )));
                 }
                 let n: u32 = if digits.is_empty() {
@@ -330,20 +368,19 @@ impl LayoutSpec {
                     .into(),
             ));
         }
-        if matches!(level, Level::Raid0) && spares > 0 {
-            return Err(bad(
-                "raid0 has no redundancy to rebuild, so a hot spare cannot help; drop the '+spares'"
-                    .into(),
-            ));
+        if matches!(level, Level::Raid0 | Level::Single) && spares > 0 {
+            return Err(bad(format!(
+                "{level} has no redundancy to rebuild, so a hot spare cannot help; drop the '+spares'"
+            )));
         }
         if cache.is_some() && level.is_zfs() {
             return Err(bad(
-                "zfs caches in its own pool (L2ARC); drop the '+lvmcache' or '+bcache'".into(),
+                "zfs caches in its own pool (L2ARC); drop the '+lvmcache', '+bcache' or '+writecache'".into(),
             ));
         }
         if cache.is_some() && level.is_btrfs() {
             return Err(bad(
-                "btrfs is its own filesystem, so no cache sits between it and the RAID; drop the '+lvmcache' or '+bcache'".into(),
+                "btrfs is its own filesystem, so no cache sits between it and the RAID; drop the '+lvmcache', '+bcache' or '+writecache'".into(),
             ));
         }
         Ok(LayoutSpec {
@@ -397,6 +434,11 @@ impl LayoutSpec {
             return Err(bad(format!(
                 "{} needs at least {min} disks per group, got {what}",
                 self.level
+            )));
+        }
+        if self.level == Level::Single && (self.groups, active) != (1, 1) {
+            return Err(bad(format!(
+                "single is one plain disk, got {disks} (for several disks in one filesystem use raid0 or btrfs-single)"
             )));
         }
         if self.level == Level::Raid10 && per_group % 2 != 0 {
@@ -493,7 +535,9 @@ impl Layout {
         };
         match self.level() {
             // Striping: one unit of every disk, no failure survived, nothing to rebuild.
-            Level::Raid0 | Level::BtrfsSingle | Level::BtrfsRaid0 => unit(self.active, 0, 1, 0, 0),
+            Level::Raid0 | Level::Single | Level::BtrfsSingle | Level::BtrfsRaid0 => {
+                unit(self.active, 0, 1, 0, 0)
+            }
             // An n-way mirror survives n-1 failures; the last rebuild reads the one survivor.
             Level::Raid1 => unit(n, n - 1, g, 1, 2),
             // Fixed pairs: each pair is a unit.
@@ -534,6 +578,7 @@ impl Layout {
             Level::BtrfsRaid10 => Some(self.active / 2),
             // ZFS stripes records, not chunks: no mkfs stripe width to give.
             Level::Raid1
+            | Level::Single
             | Level::BtrfsSingle
             | Level::BtrfsRaid1
             | Level::BtrfsRaid1c3
@@ -586,6 +631,10 @@ mod tests {
         assert_eq!(
             LayoutSpec::parse("raid6+lvmcache").unwrap().cache,
             Some("lvmcache")
+        );
+        assert_eq!(
+            LayoutSpec::parse("raid1+writecache").unwrap().cache,
+            Some("writecache")
         );
         assert!(LayoutSpec::parse("btrfs-raid1+bcache").is_err());
         assert!(LayoutSpec::parse("raidz2+lvmcache").is_err());

@@ -302,8 +302,8 @@ fn shape(layout: &Layout) -> Shape {
                 s(g * data, g * data, n / data, p + 1.0, p + 1.0)
             }
         }
-        // One 1 GiB chunk at a time lives on one disk (or one set of mirrors).
-        Level::BtrfsSingle => s(1.0, 1.0, 1.0, 0.0, 1.0),
+        // One plain disk; btrfs single: one 1 GiB chunk at a time lives on one disk.
+        Level::Single | Level::BtrfsSingle => s(1.0, 1.0, 1.0, 0.0, 1.0),
         Level::BtrfsRaid1 => s(1.0, 1.0, 2.0, 0.0, 2.0),
         Level::BtrfsRaid1c3 => s(1.0, 1.0, 3.0, 0.0, 3.0),
         Level::BtrfsRaid1c4 => s(1.0, 1.0, 4.0, 0.0, 4.0),

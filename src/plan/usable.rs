@@ -270,6 +270,14 @@ impl Layout {
                 .unwrap_or_else(|| BtrfsProfile::default_metadata(data, self.active as usize));
             return Some(btrfs_usable(data, meta, n, disk_bytes));
         }
+        if level == Level::Single {
+            let vol = if over.lvm {
+                lvm_volume(disk_bytes, 0)
+            } else {
+                disk_bytes
+            };
+            return fs_size(over.fs, vol).or(Some(vol));
+        }
         let (array, align) = self.md_bytes(disk_bytes, Some(chunk))?;
         let vol = if over.lvm {
             lvm_volume(array, align)

@@ -171,6 +171,11 @@ pub struct FailedStep {
     pub message: String,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -184,6 +189,10 @@ pub enum Verdict {
         files: u64,
         /// Errors the scrub or check could not repair.
         scrub_errors: u64,
+        /// Files that read back with wrong bytes and no error (the most files one step saw):
+        /// the loss an application cannot notice, apart from the files that could not be read.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        silent: u64,
     },
     /// A step could not be done, and no data was seen lost before it.
     Failed {
@@ -201,10 +210,16 @@ impl Verdict {
             Verdict::DataLoss {
                 files,
                 scrub_errors,
+                silent,
             } => format!(
-                "DATA LOSS ({}, {})",
+                "DATA LOSS ({}, {}{})",
                 n(*files, "file", "files"),
-                n(*scrub_errors, "scrub error", "scrub errors")
+                n(*scrub_errors, "scrub error", "scrub errors"),
+                if *silent > 0 {
+                    format!("; {silent} silently wrong: wrong bytes, no error")
+                } else {
+                    String::new()
+                }
             ),
             Verdict::Failed { step } => format!("FAILED: {step}"),
         }
@@ -332,10 +347,12 @@ impl IntegrityReport {
     pub fn conclude(&mut self) {
         let files = self.lost_files();
         let scrub_errors = self.scrub_errors();
+        let silent = self.steps.iter().map(|s| s.mismatched).max().unwrap_or(0);
         self.verdict = if files > 0 || scrub_errors > 0 {
             Verdict::DataLoss {
                 files,
                 scrub_errors,
+                silent,
             }
         } else if let Some(f) = &self.failed {
             Verdict::Failed {
@@ -479,5 +496,34 @@ mod tests {
             "{:?}",
             r.lines()
         );
+    }
+
+    /// Wrong bytes with no error and bytes that could not be read are two losses: the first
+    /// is named apart (the verdict's text and `silent` in the JSON), and a record without it
+    /// reads and writes as before.
+    #[test]
+    fn files_read_back_wrong_without_an_error_are_silent_corruption() {
+        let mut r = IntegrityReport::new(10, 40960);
+        let mut wrong = v(7, &["a"]);
+        wrong.mismatched = 2;
+        wrong.read_errors = 1;
+        wrong.bad_paths = vec!["a".into(), "b".into(), "c".into()];
+        r.add(Step::Healthy, wrong);
+        assert_eq!(
+            r.verdict.text(),
+            "DATA LOSS (3 files, 0 scrub errors; 2 silently wrong: wrong bytes, no error)"
+        );
+        assert!(matches!(r.verdict, Verdict::DataLoss { silent: 2, .. }));
+        let j = serde_json::to_value(&r.verdict).unwrap();
+        assert_eq!(j["silent"], 2, "{j}");
+        let old = Verdict::DataLoss {
+            files: 1,
+            scrub_errors: 0,
+            silent: 0,
+        };
+        let j = serde_json::to_string(&old).unwrap();
+        assert_eq!(j, r#"{"kind":"data_loss","files":1,"scrub_errors":0}"#);
+        let back: Verdict = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, old);
     }
 }

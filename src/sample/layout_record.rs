@@ -65,6 +65,11 @@ pub struct LayoutRecord {
     /// What power cuts did to the layout (`powercut` in the VM lab): the POWER verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<super::power::PowerReport>,
+    /// How the layers sat on the array's stripe after the build (`alignment`): each layer's
+    /// offset or stripe unit read back from the tools, and a warning with the fix where one is
+    /// misaligned. Left out when not checked, so older records read and write unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<crate::layout::align::AlignmentReport>,
     /// The healthy run of the layout the lab spec named as `baseline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lab_baseline: bool,
@@ -193,7 +198,7 @@ pub enum Layer {
     Lvm,
     /// An SSD cache between the RAID (or LVM) and the filesystem (issue 28).
     Cache {
-        /// `lvmcache` or `bcache`.
+        /// `lvmcache`, `bcache` or `writecache`.
         kind: String,
         /// `writethrough` or `writeback`.
         mode: String,
@@ -321,11 +326,18 @@ pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<LayoutRe
 }
 
 impl LayoutRecord {
-    /// The RAID layer at the bottom of the stack, when there is one.
+    /// The RAID layer at the bottom of the stack (md, btrfs, a ZFS pool, one plain disk), when
+    /// there is one. The match names every layer, so a layer added to [`Layer`] is placed here
+    /// (pooling the disks or not) where the compiler asks, never dropped by a fallback.
     pub fn raid(&self) -> Option<&Layer> {
-        self.stack
-            .iter()
-            .find(|l| matches!(l, Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Disk))
+        self.stack.iter().find(|l| match l {
+            Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. } | Layer::Disk => true,
+            Layer::Lvm
+            | Layer::Cache { .. }
+            | Layer::Fs { .. }
+            | Layer::Member { .. }
+            | Layer::Unknown => false,
+        })
     }
 
     /// The filesystem layer, when there is one.

@@ -1,6 +1,7 @@
 //! An SSD cache in front of the RAID (issue 28): `lvmcache` (dm-cache under an LVM layer, the
-//! cache LV on the cache disks' PVs) or `bcache` (between the RAID, or its LV, and the
-//! filesystem). Plain data: the spec parser makes it, `layout::cache` builds it, the record,
+//! cache LV on the cache disks' PVs), `writecache` (dm-writecache through LVM the same way: a
+//! write-back cache only, which caches no reads) or `bcache` (between the RAID, or its LV, and
+//! the filesystem). Plain data: the spec parser makes it, `layout::cache` builds it, the record,
 //! planner and reports read it. The cache disks come after the members, spares and md's write
 //! journal in the lab's disk list.
 
@@ -15,13 +16,21 @@ pub enum CacheKind {
     Lvmcache,
     /// bcache: the RAID (or its LV) as backing device, the cache disk as cache set.
     Bcache,
+    /// dm-writecache through LVM: the data LV on the RAID's PV, a cache volume on the cache
+    /// disks' PVs, joined by `lvconvert --type writecache --cachevol`. Write-back only: it
+    /// holds writes until it writes them back, and reads come from it only while it holds them.
+    Writecache,
 }
 
 impl CacheKind {
     /// Every kind, for error messages.
-    pub const ALL: [CacheKind; 2] = [CacheKind::Lvmcache, CacheKind::Bcache];
+    pub const ALL: [CacheKind; 3] = [
+        CacheKind::Lvmcache,
+        CacheKind::Bcache,
+        CacheKind::Writecache,
+    ];
 
-    /// Parses `lvmcache`, `bcache`.
+    /// Parses `lvmcache`, `bcache`, `writecache`.
     pub fn parse(s: &str) -> Option<CacheKind> {
         Self::ALL
             .into_iter()
@@ -33,7 +42,28 @@ impl CacheKind {
         match self {
             CacheKind::Lvmcache => "lvmcache",
             CacheKind::Bcache => "bcache",
+            CacheKind::Writecache => "writecache",
         }
+    }
+
+    /// Whether the kind is an LVM layer (its cache volume lives in the lab VG, so the stack
+    /// has `lvm = true`).
+    pub fn is_lvm(self) -> bool {
+        matches!(self, CacheKind::Lvmcache | CacheKind::Writecache)
+    }
+
+    /// The modes the kind has: dm-writecache writes back only.
+    pub fn modes(self) -> &'static [CacheMode] {
+        match self {
+            CacheKind::Writecache => &[CacheMode::Writeback],
+            CacheKind::Lvmcache | CacheKind::Bcache => &CacheMode::ALL,
+        }
+    }
+
+    /// The mode a spec without `mode` gets: writethrough (nothing to lose) where the kind has
+    /// it, writeback for dm-writecache.
+    pub fn default_mode(self) -> CacheMode {
+        self.modes()[0]
     }
 }
 
@@ -77,7 +107,7 @@ impl CacheMode {
 /// The cache layer of a stack: `cache = { kind, disks, mode, size }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheOptions {
-    /// lvmcache or bcache.
+    /// lvmcache, bcache or writecache.
     pub kind: CacheKind,
     /// writethrough or writeback.
     pub mode: CacheMode,
@@ -125,14 +155,15 @@ impl CacheOptions {
 /// (`sample::layout_record`) keep it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheFailure {
-    /// lvmcache or bcache.
+    /// lvmcache, bcache or writecache.
     pub kind: CacheKind,
     /// writethrough or writeback.
     pub mode: CacheMode,
     /// The dm devices whose table became `error`.
     pub devices: Vec<String>,
     /// bcache: `dirty_data` at the moment of the failure, bytes (what writeback had not yet
-    /// written to the array).
+    /// written to the array); writecache: the blocks in use (total less free, from its dm
+    /// status) times its block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_bytes: Option<u64>,
     /// The cache's state just before: bcache's `state` (`clean`, `dirty`), dm-cache's status.
@@ -187,6 +218,10 @@ mod tests {
     fn parses_and_describes() {
         assert_eq!(CacheKind::parse("LVMcache"), Some(CacheKind::Lvmcache));
         assert_eq!(CacheKind::parse("dm-cache"), None);
+        assert_eq!(CacheKind::parse("writecache"), Some(CacheKind::Writecache));
+        assert!(CacheKind::Writecache.is_lvm() && !CacheKind::Bcache.is_lvm());
+        assert_eq!(CacheKind::Writecache.default_mode(), CacheMode::Writeback);
+        assert_eq!(CacheKind::Lvmcache.default_mode(), CacheMode::Writethrough);
         assert_eq!(CacheMode::parse("writeback"), Some(CacheMode::Writeback));
         let c = CacheOptions {
             kind: CacheKind::Bcache,

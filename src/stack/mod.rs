@@ -10,6 +10,7 @@
 //! disks it needs, whether it survives losing one, and how much space the RAID level leaves
 //! usable.
 
+pub mod align;
 pub mod btrfs;
 pub mod cache;
 pub mod fault;
@@ -19,6 +20,7 @@ pub mod rebuild;
 pub mod shape;
 pub mod zfs;
 
+pub use align::Alignment;
 pub use btrfs::BtrfsProfile;
 pub use md::{MdLevel, MdOptions};
 pub use member::MemberLayer;
@@ -164,6 +166,8 @@ pub struct Stack {
     pub spares: usize,
     /// The layers, bottom (over the disks) first, the filesystem last.
     pub layers: Vec<Layer>,
+    /// How the layers over a striped md array are aligned to it (`alignment` in the spec).
+    pub alignment: Alignment,
 }
 
 /// The RAID layer a stack without one has.
@@ -192,6 +196,7 @@ impl Stack {
             members,
             spares,
             layers,
+            alignment: Alignment::Auto,
         }
     }
 
@@ -367,14 +372,31 @@ impl Stack {
     /// One line saying what the stack is, its layers bottom first: `md raid6 x5 +1 spare,
     /// chunk 512KiB, bitmap internal > lvm > xfs (noatime)`.
     pub fn describe(&self) -> String {
+        self.words(false)
+    }
+
+    /// The stack in a few words, without options (the lab table's column): `md raid6 x5 +1 >
+    /// lvm > xfs`, `btrfs raid1 x2`, `disk > ext4`, `md raid5 x3 > lvm > lvmcache wt > xfs`
+    /// (a cache's mode: `wt` writethrough, `wb` writeback).
+    pub fn short(&self) -> String {
+        self.words(true)
+    }
+
+    /// The one walk of the layers behind both text forms, long or `short`.
+    fn words(&self, short: bool) -> String {
         let parts: Vec<String> = self
             .layers
             .iter()
             .filter_map(|l| match l {
                 // Named by the RAID layer they sit under: `md raid5 x4 over dm-integrity`.
                 Layer::Member(_) => None,
+                Layer::Raid(r) if short => Some(self.short_raid(r)),
                 Layer::Raid(r) => Some(self.describe_raid(r)),
                 Layer::Lvm => Some("lvm".into()),
+                Layer::Cache(c) if short => {
+                    let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
+                    Some(format!("{} {mode}", c.kind.name()))
+                }
                 Layer::Cache(c) => Some(c.describe()),
                 // btrfs and ZFS are their own filesystem: named once, by the RAID layer.
                 Layer::Fs(_) if self.raid().is_filesystem() => None,
@@ -382,6 +404,9 @@ impl Stack {
             })
             .collect();
         let mut s = parts.join(" > ");
+        if short {
+            return s;
+        }
         let f = self.fs_layer();
         if !f.mkfs_options.is_empty() {
             s.push_str(&format!(" [mkfs {}]", f.mkfs_options.join(" ")));
@@ -389,7 +414,43 @@ impl Stack {
         if !f.mount_options.is_empty() {
             s.push_str(&format!(" ({})", f.mount_options.join(",")));
         }
+        if !self.alignment.is_auto() {
+            s.push_str(&format!(" [alignment {}]", self.alignment.name()));
+        }
         s
+    }
+
+    /// The RAID layer's part of [`Stack::short`], with the layers under its members, top
+    /// first (`md raid5 x3 over luks over integrity`).
+    fn short_raid(&self, raid: &RaidLayer) -> String {
+        let mut out = self.short_pool(raid);
+        for m in self.member_layers().iter().rev() {
+            out.push_str(" over ");
+            out.push_str(match m {
+                MemberLayer::Integrity(_) => "integrity",
+                MemberLayer::Luks(_) => "luks",
+            });
+        }
+        out
+    }
+
+    /// The pooling layer's words in [`Stack::short`].
+    fn short_pool(&self, raid: &RaidLayer) -> String {
+        match raid {
+            RaidLayer::None => "disk".to_string(),
+            RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), self.members),
+            RaidLayer::Md(md) => {
+                let mut m = format!("md raid{} x{}", md.level.number(), self.members);
+                if self.spares > 0 {
+                    m.push_str(&format!(" +{}", self.spares));
+                }
+                m
+            }
+            RaidLayer::Zfs(z) if z.vdevs > 1 => {
+                format!("zfs {}x {}", z.vdevs, z.vdev.zpool_word(z.width))
+            }
+            RaidLayer::Zfs(z) => format!("zfs {}", z.vdev.zpool_word(z.width)),
+        }
     }
 
     /// The RAID layer's part of [`Stack::describe`], with what each member sits on, top

@@ -30,11 +30,14 @@ pub struct StackShape {
     /// The layers under each member, bottom first (issue 41).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub under_members: Vec<MemberLayer>,
+    /// How the layers are aligned to the array (left out when `auto`, the default).
+    #[serde(default, skip_serializing_if = "super::Alignment::is_auto")]
+    pub alignment: super::Alignment,
 }
 
 impl From<StackShape> for Stack {
     fn from(s: StackShape) -> Stack {
-        Stack::new(
+        let mut stack = Stack::new(
             s.raid,
             s.members,
             s.spares,
@@ -46,7 +49,9 @@ impl From<StackShape> for Stack {
                 mount_options: s.mount_options,
             },
         )
-        .with_member_layers(s.under_members)
+        .with_member_layers(s.under_members);
+        stack.alignment = s.alignment;
+        stack
     }
 }
 
@@ -54,6 +59,7 @@ impl From<Stack> for StackShape {
     fn from(s: Stack) -> StackShape {
         let fs = s.fs_layer().clone();
         let under_members = s.member_layers().into_iter().cloned().collect();
+        let alignment = s.alignment;
         StackShape {
             raid: s.raid().clone(),
             members: s.members,
@@ -67,6 +73,7 @@ impl From<Stack> for StackShape {
                 _ => None,
             }),
             under_members,
+            alignment,
         }
     }
 }

@@ -568,6 +568,29 @@ impl LoopDev {
     }
 }
 
+impl LoopDev {
+    /// Mounts the filesystem the test made on it on a new temp dir; unmounted on drop.
+    pub(crate) fn mount_made(&mut self) -> PathBuf {
+        let mnt = tempfile::Builder::new()
+            .prefix("iolab-test-mnt")
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        let o = Command::new("mount")
+            .arg(&self.dev)
+            .arg(&mnt)
+            .output()
+            .expect("mount");
+        assert!(
+            o.status.success(),
+            "mount: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        self.mounted = Some(mnt.clone());
+        mnt
+    }
+}
+
 /// Unmounts a mount a test made: retried while busy (a process that just exited may still hold
 /// it for a moment), then lazily as a last resort, so no test leaves a mount behind.
 pub(crate) fn unmount(dir: &Path) {

@@ -152,7 +152,7 @@ proptest! {
         level in prop::sample::select(iolab::plan::layout::ALL_LEVELS.to_vec()),
     ) {
         let groups = if level.is_btrfs() { 1 } else { groups };
-        let spares = if level.is_btrfs() || level == iolab::plan::Level::Raid0 { 0 } else { spares };
+        let spares = if level.is_btrfs() || matches!(level, iolab::plan::Level::Raid0 | iolab::plan::Level::Single) { 0 } else { spares };
         let name = format!(
             "{}{}{}",
             if groups > 1 { format!("{groups}x") } else { String::new() },
@@ -163,7 +163,11 @@ proptest! {
         let disks = groups * per + spares;
         let Ok(l) = spec.on_disks(disks) else {
             // Refused only for a reason the grammar states.
-            prop_assert!(per < level.min_disks() || (level == iolab::plan::Level::Raid10 && per % 2 == 1));
+            prop_assert!(
+                per < level.min_disks()
+                    || (level == iolab::plan::Level::Raid10 && per % 2 == 1)
+                    || (level == iolab::plan::Level::Single && (groups, per) != (1, 1))
+            );
             return Ok(());
         };
         let (g, n, s, dd) = (u128::from(groups), u128::from(per), u128::from(spares), u128::from(d));
@@ -173,7 +177,7 @@ proptest! {
         use iolab::plan::Level::*;
         match level {
             // Nothing spent on redundancy.
-            Raid0 | BtrfsSingle | BtrfsRaid0 => prop_assert_eq!(usable + s * dd, raw),
+            Raid0 | Single | BtrfsSingle | BtrfsRaid0 => prop_assert_eq!(usable + s * dd, raw),
             // Parity: exactly p disks per group.
             Raid5 | BtrfsRaid5 => prop_assert_eq!(usable + g * dd + s * dd, raw),
             Raid6 | BtrfsRaid6 => prop_assert_eq!(usable + 2 * g * dd + s * dd, raw),

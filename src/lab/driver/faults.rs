@@ -95,6 +95,7 @@ impl StackRun<'_, '_> {
                 md: None,
                 struck_at_pct: None,
                 zpool: None,
+                btrfs: None,
                 held: p.held,
             });
         }
@@ -116,10 +117,12 @@ impl StackRun<'_, '_> {
         }
         let md = observe(built, self.opts.dry_run);
         let zpool = self.session.zpool_status(built);
+        let btrfs = self.session.btrfs_stats(built);
         for r in &mut reports {
             r.files_bad = bad;
             r.md.clone_from(&md);
             r.zpool.clone_from(&zpool);
+            r.btrfs.clone_from(&btrfs);
             if let (Some(h), Some(set)) = (r.held.as_mut(), data) {
                 placement::observe_held(h, set);
             }
@@ -173,6 +176,7 @@ impl StackRun<'_, '_> {
                 md: None,
                 struck_at_pct: None,
                 zpool: None,
+                btrfs: None,
                 held: p.held,
             });
         }
@@ -235,6 +239,7 @@ impl StackRun<'_, '_> {
                 md: md.clone(),
                 struck_at_pct: s.at_pct,
                 zpool: zpool.clone(),
+                btrfs: self.session.btrfs_stats(built),
                 held,
             });
         }

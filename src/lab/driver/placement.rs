@@ -1,6 +1,7 @@
 //! Faults placed under data: the data set's files mapped from their extents on the
 //! filesystem's device (FIEMAP), through a linear LVM volume's table when there is one, through
-//! md's layout (chunk, level, parity rotation, each member's data offset, all from sysfs) to a
+//! md's layout (chunk, level, parity rotation, each member's data offset, all from sysfs) — or,
+//! on btrfs, from the filesystem's logical addresses through its chunk tree and profiles — to a
 //! member and a byte on it. A fault with `offset = "data"` starts where its range holds the
 //! most file data on its member; `offset = "file:PATH"` at that file's first block there. Every
 //! range fault then records what its range held ([`Held`]), and the map is checked against
@@ -11,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::super::dataset::DataSet;
 use super::super::held::{Held, HeldFile, MAX_HELD_LISTED};
+use crate::layout::btrfsmap::{self, BtrfsMap};
 use crate::layout::fault::{self, Fault, Under};
-use crate::layout::mdmap::{Content, MdGeometry};
+use crate::layout::mdmap::{Content, MdGeometry, Piece};
 use crate::layout::{Built, Runner};
 
 /// Bytes of one file on the array: `len` bytes from array byte `array` are the file's bytes
@@ -25,10 +27,60 @@ pub(super) struct Run {
     logical: u64,
 }
 
-/// The data set as md lays it out.
+/// How the pooling layer lays bytes on its members.
+#[derive(Debug)]
+enum Geo {
+    /// An md array: runs are array bytes.
+    Md(MdGeometry),
+    /// A btrfs filesystem: runs are its logical addresses.
+    Btrfs(BtrfsMap),
+}
+
+impl Geo {
+    /// Every copy of the bytes `[at, at + len)` on the members.
+    fn map(&self, at: u64, len: u64) -> Vec<Piece> {
+        match self {
+            Geo::Md(g) => g.map(at, len),
+            Geo::Btrfs(b) => b.map(at, len),
+        }
+    }
+
+    /// What byte `m` of member `disk` holds (`None`: neither file data nor parity — md's
+    /// superblock area, btrfs metadata, unallocated space) and how many bytes from it hold
+    /// the same.
+    fn content_at(&self, disk: usize, m: u64) -> Result<(Option<Content>, u64), String> {
+        match self {
+            Geo::Md(g) => {
+                let d = g
+                    .data_offsets
+                    .get(disk)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| format!("md shows no device in slot {disk}"))?;
+                if m < d {
+                    return Ok((None, d - m));
+                }
+                let (c, rest) = g.content(disk, m - d);
+                Ok((Some(c), rest))
+            }
+            Geo::Btrfs(b) => {
+                let (h, rest) = b.content(disk, m);
+                Ok((
+                    match h {
+                        btrfsmap::Held::Content(c) => Some(c),
+                        btrfsmap::Held::Metadata | btrfsmap::Held::Nothing => None,
+                    },
+                    rest,
+                ))
+            }
+        }
+    }
+}
+
+/// The data set as the pooling layer (md or btrfs) lays it out.
 #[derive(Debug)]
 pub(super) struct DataMap {
-    geo: MdGeometry,
+    geo: Geo,
     /// Every run of file data on the array, sorted by array offset.
     runs: Vec<Run>,
 }
@@ -84,6 +136,76 @@ fn through(lin: Option<&Linear>, at: u64, len: u64) -> Vec<(u64, u64)> {
     out
 }
 
+/// md's geometry of the layout's array, and the linear table of the LVM volume over it when
+/// the filesystem sits on one.
+fn md_map(runner: &Runner, built: &Built) -> Result<(MdGeometry, Option<Linear>), String> {
+    let md = built
+        .md
+        .as_ref()
+        .ok_or_else(|| format!("{}: the md layout has no array", built.name))?;
+    let md_name = fault::kernel_name(md).ok_or_else(|| format!("{} is gone", md.display()))?;
+    let geo = MdGeometry::from_sysfs(Path::new("/sys"), &PathBuf::from(format!("/dev/{md_name}")))?;
+    let fs_name = fault::kernel_name(&built.fs_device)
+        .ok_or_else(|| format!("{} is gone", built.fs_device.display()))?;
+    if fs_name == md_name {
+        return Ok((geo, None));
+    }
+    let dm = read_sys(format!("/sys/block/{fs_name}/dm/name"));
+    if dm.is_empty() {
+        return Err(format!(
+            "the filesystem is on {fs_name}, neither the array nor a volume over it"
+        ));
+    }
+    let out = runner
+        .run(&["dmsetup", "table", &dm])
+        .map_err(|e| e.to_string())?;
+    let dev = read_sys(format!("/sys/block/{md_name}/dev"));
+    Ok((geo, Some(parse_linear(&out.stdout, &dev)?)))
+}
+
+/// The btrfs filesystem's chunk tree (read from its first member, after a sync so the chunks
+/// the data set made are on disk) and the device id of each member.
+fn btrfs_map(runner: &Runner, built: &Built) -> Result<BtrfsMap, String> {
+    let mnt = built.mount_point.to_string_lossy().to_string();
+    runner
+        .run(&["btrfs", "filesystem", "sync", &mnt])
+        .map_err(|e| e.to_string())?;
+    let shown =
+        crate::layout::btrfs::show(runner, &built.mount_point).map_err(|e| e.to_string())?;
+    let devids: Vec<Option<u64>> = built
+        .members
+        .iter()
+        .map(|m| {
+            let k = fault::kernel_name(m);
+            shown
+                .iter()
+                .find(|d| k.is_some() && d.path.as_deref().and_then(fault::kernel_name) == k)
+                .map(|d| d.devid)
+        })
+        .collect();
+    let first = built
+        .members
+        .iter()
+        .zip(&devids)
+        .find(|(_, d)| d.is_some())
+        .map(|(m, _)| m.to_string_lossy().to_string())
+        .ok_or_else(|| "no member of the layout is a device of its btrfs filesystem".to_string())?;
+    let out = runner
+        .run(&[
+            "btrfs",
+            "inspect-internal",
+            "dump-tree",
+            "-t",
+            "chunk",
+            &first,
+        ])
+        .map_err(|e| e.to_string())?;
+    Ok(BtrfsMap::new(
+        btrfsmap::parse_chunk_tree(&out.stdout)?,
+        devids,
+    ))
+}
+
 fn read_sys(p: impl AsRef<Path>) -> String {
     std::fs::read_to_string(p)
         .map(|s| s.trim().to_string())
@@ -91,37 +213,21 @@ fn read_sys(p: impl AsRef<Path>) -> String {
 }
 
 impl DataMap {
-    /// Maps the data set `set` of layout `built` (md, optionally under one linear LVM volume).
+    /// Maps the data set `set` of layout `built`: md (optionally under one linear LVM volume)
+    /// or btrfs.
     pub(super) fn build(runner: &Runner, built: &Built, set: &DataSet) -> Result<DataMap, String> {
-        let md = built.md.as_ref().ok_or_else(|| {
-            format!(
-                "the place of file data on a {} member is not mapped (md layouts only)",
-                match built.stack.raid() {
-                    crate::layout::RaidLayer::Zfs(_) => "zfs",
-                    crate::layout::RaidLayer::Btrfs { .. } => "btrfs",
-                    _ => "non-md",
-                }
-            )
-        })?;
-        let md_name = fault::kernel_name(md).ok_or_else(|| format!("{} is gone", md.display()))?;
-        let geo =
-            MdGeometry::from_sysfs(Path::new("/sys"), &PathBuf::from(format!("/dev/{md_name}")))?;
-        let fs_name = fault::kernel_name(&built.fs_device)
-            .ok_or_else(|| format!("{} is gone", built.fs_device.display()))?;
-        let lin = if fs_name == md_name {
-            None
-        } else {
-            let dm = read_sys(format!("/sys/block/{fs_name}/dm/name"));
-            if dm.is_empty() {
-                return Err(format!(
-                    "the filesystem is on {fs_name}, neither the array nor a volume over it"
-                ));
+        let (geo, lin) = match built.stack.raid() {
+            crate::layout::RaidLayer::Btrfs { .. } => (Geo::Btrfs(btrfs_map(runner, built)?), None),
+            crate::layout::RaidLayer::Md(_) => {
+                let (g, lin) = md_map(runner, built)?;
+                (Geo::Md(g), lin)
             }
-            let out = runner
-                .run(&["dmsetup", "table", &dm])
-                .map_err(|e| e.to_string())?;
-            let dev = read_sys(format!("/sys/block/{md_name}/dev"));
-            Some(parse_linear(&out.stdout, &dev)?)
+            crate::layout::RaidLayer::Zfs(_) => {
+                return Err("the place of file data on a zfs member is not mapped".into());
+            }
+            crate::layout::RaidLayer::None => {
+                return Err("a plain disk has no pooling layer to place data through".into());
+            }
         };
         let mut runs = Vec::new();
         for i in 0..set.files.len() {
@@ -200,25 +306,20 @@ impl DataMap {
 
     /// What `length` bytes at `offset` of member `disk` hold.
     pub(super) fn held(&self, set: &DataSet, disk: usize, offset: u64, length: u64) -> Held {
-        let Some(data_offset) = self.geo.data_offsets.get(disk).copied().flatten() else {
-            return Held::unknown(format!("md shows no device in slot {disk}"));
-        };
         let mut h = Held::default();
         let mut per: BTreeMap<usize, u64> = BTreeMap::new();
         let end = offset.saturating_add(length);
         let mut m = offset;
         while m < end {
-            if m < data_offset {
-                let n = (data_offset - m).min(end - m);
-                h.other_bytes += n;
-                m += n;
-                continue;
-            }
-            let (content, rest) = self.geo.content(disk, m - data_offset);
+            let (content, rest) = match self.geo.content_at(disk, m) {
+                Ok(x) => x,
+                Err(e) => return Held::unknown(e),
+            };
             let n = rest.min(end - m);
             match content {
-                Content::Parity => h.parity_bytes += n,
-                Content::Data(a) => {
+                None => h.other_bytes += n,
+                Some(Content::Parity) => h.parity_bytes += n,
+                Some(Content::Data(a)) => {
                     let covered = self.file_bytes_in(a, n, &mut per);
                     h.file_bytes += covered;
                     h.other_bytes += n - covered;
@@ -235,6 +336,7 @@ impl DataMap {
                 path: set.files[i].path.clone(),
                 bytes,
                 after: None,
+                after_repair: None,
             })
             .collect();
         h
@@ -449,10 +551,33 @@ pub(super) fn observe_held(held: &mut Held, set: &DataSet) {
     held.lost = Some(lost);
 }
 
+/// Reads each file `held` names once more after md's `repair` and records what became of it.
+pub(super) fn observe_after_repair(held: &mut Held, set: &DataSet) {
+    if held.unmapped.is_some() || held.lost.is_none() {
+        return;
+    }
+    let mut lost = 0;
+    let mut after: BTreeMap<usize, String> = BTreeMap::new();
+    for &i in &held.indexes {
+        let text = match set.check_one(i) {
+            Ok(()) => "intact".to_string(),
+            Err((p, d)) => {
+                lost += 1;
+                format!("{}: {d}", problem_word(p))
+            }
+        };
+        after.insert(i, text);
+    }
+    for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
+        f.after_repair = after.remove(i);
+    }
+    held.lost_after_repair = Some(lost);
+}
+
 fn problem_word(p: super::super::dataset::Problem) -> &'static str {
     use super::super::dataset::Problem;
     match p {
-        Problem::Mismatch => "mismatch",
+        Problem::Mismatch => "silently wrong",
         Problem::ReadError => "read error",
         Problem::Missing => "missing",
     }
@@ -507,7 +632,7 @@ mod tests {
         // chunks 0, 1 in stripe 0 (disks 0, 1; parity 2), 2, 3 in stripe 1 (parity 1: data on
         // 2, 0).
         let map = DataMap {
-            geo,
+            geo: Geo::Md(geo),
             runs: vec![Run {
                 array: 0,
                 len: 262_144,

@@ -178,6 +178,58 @@ impl StackRun<'_, '_> {
             self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
         } else {
             self.scrub(l, built, lr, Step::Healthy)?;
+            self.md_repair(l, built, lr, data.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// After md's check found copies that disagree on a layout the lab wrote garbage under:
+    /// md's `repair`, then the struck files read once more — what md's repair did to them
+    /// (RAID5 recomputes parity from the corrupted data: the loss becomes permanent).
+    fn md_repair(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+        data: Option<&DataSet>,
+    ) -> Result<(), String> {
+        let (Some(md), Some(set)) = (built.md.as_ref(), data) else {
+            return Ok(());
+        };
+        let corrupt = l
+            .faults
+            .iter()
+            .any(|f| matches!(f.kind, FaultKind::Corrupt { .. }));
+        let disagree = lr
+            .integrity
+            .as_ref()
+            .and_then(|i| i.scrubs.last())
+            .is_some_and(|s| {
+                s.outcome.tool == "md check"
+                    && s.outcome.counters.get("mismatch_cnt").copied().unwrap_or(0) > 0
+            });
+        if self.opts.dry_run || !corrupt || !disagree {
+            return Ok(());
+        }
+        self.step(
+            &l.name,
+            "md repair (its check found copies that disagree)".into(),
+        );
+        let outcome = crate::layout::scrub::md_repair(self.session.runner(), md)
+            .map_err(|e| Self::failed(lr, "md repair", &e))?;
+        if let Some(i) = lr.integrity.as_mut() {
+            i.scrubs.push(ScrubCheck {
+                after: Step::Healthy,
+                outcome,
+            });
+            i.conclude();
+        }
+        let _ = crate::system::drop_caches();
+        for r in &mut lr.faults {
+            if let Some(h) = r.held.as_mut() {
+                super::placement::observe_after_repair(h, set);
+            }
+            r.settle_held();
         }
         Ok(())
     }

@@ -44,18 +44,47 @@ impl LayerSteps for CacheSteps<'_> {
         Ok(())
     }
 
-    /// Not yet: the spec refuses a power cut under a cache (`layout[NAME].powercut`).
+    /// writecache: the LVM layer's `vgchange -ay` activated the cached LV with its cache
+    /// volume (dm-writecache replays its own metadata); the cache disks' PVs join the recorded
+    /// VG so teardown removes their labels too. The other kinds not yet: the spec refuses a
+    /// power cut under them (`layout[NAME].powercut`).
     fn assemble(
         &self,
-        _s: &mut Session,
+        s: &mut Session,
         d: &OnDisk<'_>,
-        _vol: &mut Volume,
+        vol: &mut Volume,
     ) -> Result<(), LayoutError> {
-        Err(LayoutError::Refused(format!(
-            "{}: a {} cache cannot be assembled after a power cut yet",
-            d.name,
-            self.0.kind.name()
-        )))
+        if self.0.kind != CacheKind::Writecache {
+            return Err(LayoutError::Refused(format!(
+                "{}: a {} cache cannot be assembled after a power cut yet",
+                d.name,
+                self.0.kind.name()
+            )));
+        }
+        let vg = vol.vg.clone().ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: writecache without its volume group", d.name))
+        })?;
+        let mut argv: Vec<String> = ["pvs", "--noheadings", "-o", "pv_name,vg_name"]
+            .iter()
+            .map(|a| (*a).to_string())
+            .collect();
+        argv.splice(1..1, lvm::no_udev_args(&s.runner));
+        let listed = s.runner.run(&argv)?.stdout;
+        let pvs: Vec<PathBuf> = listed
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let (pv, in_vg) = (w.next()?, w.next()?);
+                (in_vg == vg).then(|| PathBuf::from(pv))
+            })
+            .collect();
+        s.edit_vg_pvs(&vg, |all| {
+            for p in pvs {
+                if !all.contains(&p) {
+                    all.push(p);
+                }
+            }
+        })
     }
 }
 
@@ -74,13 +103,16 @@ impl Session {
     ) -> Result<PathBuf, LayoutError> {
         let disks = self.wrap_cache_disks(index, c, disks, disk_bytes)?;
         match c.kind {
-            CacheKind::Lvmcache => {
+            CacheKind::Lvmcache | CacheKind::Writecache => {
                 let vg = vg.ok_or_else(|| {
-                    LayoutError::Unexpected("lvmcache needs the LVM layer under it".into())
+                    LayoutError::Unexpected(format!(
+                        "{} needs the LVM layer under it",
+                        c.kind.name()
+                    ))
                 })?;
                 self.extend_vg(vg, &disks)?;
                 let extra = lvm::no_udev_args(&self.runner);
-                for mut argv in cache::lvmcache_argvs(vg, &disks, c.size, c.mode) {
+                for mut argv in cache::lvm_cache_argvs(c.kind, vg, &disks, c.size, c.mode) {
                     argv.splice(1..1, extra.iter().cloned());
                     self.runner.run(&argv)?;
                 }
@@ -202,7 +234,9 @@ impl Session {
             Ok(())
         };
         match c.kind {
-            CacheKind::Lvmcache => self.fail_lvmcache(b, &mut f, fail_all)?,
+            CacheKind::Lvmcache | CacheKind::Writecache => {
+                self.fail_lvmcache(b, &mut f, fail_all)?;
+            }
             CacheKind::Bcache => self.fail_bcache(b, &mut f, fail_all)?,
         }
         // A dry run built nothing: what the filesystem did is not observed, not `usable`.
@@ -211,9 +245,10 @@ impl Session {
         Ok(Some(f))
     }
 
-    /// lvmcache: the cache volume (data and metadata) goes; the lab takes it off the LV
-    /// (`lvconvert --uncache --force`, else `--splitcache --force`) and drops the missing PVs,
-    /// so the LV is the array's alone.
+    /// lvmcache and writecache: the cache volume (data and metadata) goes; the lab takes it
+    /// off the LV (`lvconvert --uncache --force`, else `--splitcache --force`) and drops the
+    /// missing PVs, so the LV is the array's alone. writecache's status says what it held
+    /// (`dirty_bytes`: its blocks in use) and whether it met the error.
     fn fail_lvmcache(
         &mut self,
         b: &Built,
@@ -232,12 +267,25 @@ impl Session {
         };
         let dry = self.runner.is_dry_run();
         f.state_before = status(self);
+        if f.kind == CacheKind::Writecache {
+            f.dirty_bytes = self.writecache_used_bytes(&dm, &f.state_before);
+        }
         fail_all(self)?;
         let _ = self.runner.run(&["sync"]);
+        if f.kind == CacheKind::Writecache && !dry {
+            // dm-writecache meets the dead device on its next IO to it: a read of what it
+            // holds, a write, or its writeback; read through the LV so it does.
+            read_through(&b.fs_device);
+        }
+        let target = if f.kind == CacheKind::Writecache {
+            "dm-writecache"
+        } else {
+            "dm-cache"
+        };
         f.kernel = if dry {
             "not observed (dry run)".into()
         } else {
-            format!("dm-cache status {}", status(self))
+            format!("{target} status {}", status(self))
         };
         // A dry run printed the command: it did not see it succeed.
         let ok = if dry { "printed (dry run)" } else { "ok" };
@@ -272,18 +320,29 @@ impl Session {
                 .map(|n| Path::new("/dev/mapper").join(n))
                 .collect();
             self.edit_vg_pvs(&vg, |all| all.retain(|p| !gone.contains(p)))?;
-            self.remount_if_shut_down(b, f);
+            if !self.remount_if_shut_down(b, f) {
+                stand_in(self, b, f);
+            }
         }
         f.state_after = status(self);
         Ok(())
     }
 
+    /// writecache's blocks in use times its block size, from its status line `status` and
+    /// `dmsetup table` of `dm`; `None` when either cannot be read (a dry run).
+    fn writecache_used_bytes(&self, dm: &str, status: &str) -> Option<u64> {
+        let used = cache::WritecacheStatus::parse(status)?.used();
+        let table = self.runner.run(&["dmsetup", "table", dm]).ok()?;
+        Some(used * cache::writecache_block_size(&table.stdout)?)
+    }
+
     /// A filesystem that met the cache's IO errors before the cache came off (XFS shuts
     /// itself down on one, measured in the VM) is mounted again over the LV, now the array's
     /// alone: its log brings it back, and writethrough left nothing only in the cache.
-    fn remount_if_shut_down(&mut self, b: &Built, f: &mut CacheFailure) {
+    /// Whether the filesystem is mounted afterwards (a dry run: as it was).
+    fn remount_if_shut_down(&mut self, b: &Built, f: &mut CacheFailure) -> bool {
         if self.runner.is_dry_run() || probe_writable(&b.mount_point) {
-            return;
+            return true;
         }
         let mnt = b.mount_point.to_string_lossy().into_owned();
         let _ = self.runner.run(&["umount", &mnt]);
@@ -296,13 +355,18 @@ impl Session {
             false,
         );
         match self.runner.run(&mount) {
-            Ok(_) => f
-                .actions
-                .push("the filesystem had met the IO errors: mounted again".into()),
-            Err(e) => f.actions.push(format!(
-                "the filesystem had met the IO errors and would not mount again ({})",
-                first_line(&e)
-            )),
+            Ok(_) => {
+                f.actions
+                    .push("the filesystem had met the IO errors: mounted again".into());
+                true
+            }
+            Err(e) => {
+                f.actions.push(format!(
+                    "the filesystem had met the IO errors and would not mount again ({})",
+                    first_line(&e)
+                ));
+                false
+            }
         }
     }
 
@@ -431,21 +495,7 @@ impl Session {
             }
             None => f.actions.push("the filesystem is gone".into()),
         }
-        let stand_in = [
-            "mount",
-            "-t",
-            "tmpfs",
-            "-o",
-            "ro,size=64k",
-            "iolab-lost",
-            &mnt,
-        ];
-        match self.runner.run(&stand_in) {
-            Ok(_) => f.actions.push("an empty read-only tmpfs stands in".into()),
-            Err(e) => f
-                .actions
-                .push(format!("no stand-in mount ({})", first_line(&e))),
-        }
+        stand_in(self, b, f);
         Ok(())
     }
 
@@ -519,6 +569,28 @@ impl Session {
     }
 }
 
+/// Mounts an empty read-only tmpfs at `b`'s mount point where the filesystem did not come
+/// back, so the steps after write nothing into the bare directory and the data set reads back
+/// as lost.
+fn stand_in(s: &Session, b: &Built, f: &mut CacheFailure) {
+    let mnt = b.mount_point.to_string_lossy().into_owned();
+    let argv = [
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        "ro,size=64k",
+        "iolab-lost",
+        &mnt,
+    ];
+    match s.runner.run(&argv) {
+        Ok(_) => f.actions.push("an empty read-only tmpfs stands in".into()),
+        Err(e) => f
+            .actions
+            .push(format!("no stand-in mount ({})", first_line(&e))),
+    }
+}
+
 /// `argv` with lvm's no-udev arguments at `at` (after the command's name).
 fn with_extra(mut argv: Vec<String>, extra: &[String], at: usize) -> Vec<String> {
     argv.splice(at..at, extra.iter().cloned());
@@ -585,7 +657,11 @@ mod tests {
     /// true`, a measured outcome no dry run has.
     #[test]
     fn a_dry_run_cache_failure_claims_no_outcome() {
-        for (kind, lvm) in [(CacheKind::Bcache, false), (CacheKind::Lvmcache, true)] {
+        for (kind, lvm) in [
+            (CacheKind::Bcache, false),
+            (CacheKind::Lvmcache, true),
+            (CacheKind::Writecache, true),
+        ] {
             let cache = CacheOptions {
                 kind,
                 mode: CacheMode::Writeback,

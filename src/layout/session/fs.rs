@@ -20,7 +20,7 @@ impl LayerSteps for FsSteps<'_> {
     fn build(
         &self,
         s: &mut Session,
-        _on: &LayoutDisks<'_>,
+        on: &LayoutDisks<'_>,
         vol: &mut Volume,
     ) -> Result<(), LayoutError> {
         if vol.mkfs_done {
@@ -32,7 +32,14 @@ impl LayerSteps for FsSteps<'_> {
                 devices: vec![vol.base.clone()],
             })?;
         }
-        let argv = fs::mkfs_argv(f.kind, &f.mkfs_options, &vol.base);
+        // `alignment = "stripe"`: mkfs gets the array's stripe, not what it reads of the device.
+        let options = match crate::stack::align::Geometry::of(on.stack) {
+            Some(g) if on.stack.alignment == crate::stack::Alignment::Stripe => {
+                super::super::align::stripe_mkfs_options(f.kind, &f.mkfs_options, &g)
+            }
+            _ => f.mkfs_options.clone(),
+        };
+        let argv = fs::mkfs_argv(f.kind, &options, &vol.base);
         s.runner.run_interruptible(&argv, None::<&[&str]>)?;
         Ok(())
     }

@@ -26,7 +26,14 @@ impl LayerSteps for LvmSteps {
             name: name.clone(),
             pvs: vec![vol.base.clone()],
         })?;
-        vol.base = lvm::create(&s.runner, &name, &vol.base)?;
+        // `alignment = "stripe"`: the data offset is the array's stripe, not LVM's own pick.
+        let pv_args = match crate::stack::align::Geometry::of(on.stack) {
+            Some(g) if on.stack.alignment == crate::stack::Alignment::Stripe => {
+                super::super::align::data_alignment(&g)
+            }
+            _ => Vec::new(),
+        };
+        vol.base = lvm::create_with(&s.runner, &name, &vol.base, &pv_args)?;
         vol.vg = Some(name);
         Ok(())
     }

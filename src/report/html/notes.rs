@@ -13,7 +13,7 @@ use super::model::{Note, Report, Severity};
 use super::setup::LayoutFacts;
 
 /// Words that make a free-text note a warning.
-const WARN_WORDS: [&str; 15] = [
+const WARN_WORDS: [&str; 16] = [
     "slow",
     "fits in ram",
     "fail",
@@ -26,6 +26,7 @@ const WARN_WORDS: [&str; 15] = [
     "buffered",
     "corrupt",
     "mismatch",
+    "silently wrong",
     "lost",
     "page cache",
     "not sustained",

@@ -74,6 +74,9 @@ pub struct LayoutFacts {
     pub integrity: Option<String>,
     /// The degraded run's cache device failed first (`cache.fail`, issue 28): what it did.
     pub cache_failure: Option<crate::stack::cache::CacheFailure>,
+    /// How its layers sat on the array's stripe (`aligned (lvm, xfs)`, or each misaligned
+    /// layer's warning with its fix); `None` when the lab did not check.
+    pub alignment: Option<String>,
 }
 
 impl LayoutFacts {
@@ -98,8 +101,29 @@ impl LayoutFacts {
                 Some(*members).filter(|m| *m > 0),
                 None,
             ),
+            Some(Layer::Zfs {
+                vdev, vdevs, width, ..
+            }) => (
+                Some(if *vdevs > 1 {
+                    format!("zfs {vdevs}x {vdev}")
+                } else {
+                    format!("zfs {vdev}")
+                }),
+                None,
+                Some(vdevs * width).filter(|m| *m > 0),
+                None,
+            ),
             Some(Layer::Disk) => (Some("single disk".into()), None, Some(1), None),
-            _ => (None, None, None, None),
+            // `raid()` finds none of these: listed so a new layer is placed here by the
+            // compiler, not dropped by a fallback.
+            Some(
+                Layer::Lvm
+                | Layer::Cache { .. }
+                | Layer::Fs { .. }
+                | Layer::Member { .. }
+                | Layer::Unknown,
+            )
+            | None => (None, None, None, None),
         };
         let fs = r.fs();
         let mut f = LayoutFacts {
@@ -119,6 +143,7 @@ impl LayoutFacts {
             slow_members: r.slow_members.clone(),
             integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
             cache_failure: r.cache_failure.clone(),
+            alignment: r.alignment.as_ref().map(alignment_text),
         };
         f.description = r
             .description
@@ -161,6 +186,16 @@ impl LayoutFacts {
             parts.join(" > ")
         }
     }
+}
+
+/// The alignment fact: the summary, then each warning with its fix.
+fn alignment_text(a: &crate::layout::align::AlignmentReport) -> String {
+    let mut parts = vec![a.summary()];
+    if let Some(g) = &a.array {
+        parts[0].push_str(&format!(" over {g}"));
+    }
+    parts.extend(a.warnings().into_iter().map(str::to_string));
+    parts.join("; ")
 }
 
 fn opt(s: &Option<String>) -> String {
@@ -324,7 +359,7 @@ pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
             value
         },
     };
-    vec![
+    let mut out = vec![
         f("host", crate::report::labels::host_label(r)),
         f("kernel", s.kernel.clone()),
         f(
@@ -361,7 +396,12 @@ pub fn facts(r: &RunRecord, layout: Option<&LayoutFacts>) -> Vec<Fact> {
             layout.map_or_else(String::new, |l| l.description.clone()),
         ),
         f("lab", r.lab_id.clone().unwrap_or_default()),
-    ]
+    ];
+    // Only a lab that checked the alignment adds its row: older records show as before.
+    if let Some(a) = layout.and_then(|l| l.alignment.clone()) {
+        out.insert(out.len() - 1, f("alignment", a));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -416,8 +456,51 @@ mod tests {
         assert_eq!(f.level.as_deref(), Some("btrfs raid1"));
         assert_eq!(f.lvm, Some(false));
         let none = LayoutFacts::from_record(&LayoutRecord::default());
+        assert_eq!(none.level, None);
         assert_eq!(none.description, "-");
         assert_eq!(none.lvm, None);
+    }
+
+    /// A ZFS pool is the RAID layer of its stack: the setup table shows its vdev kind and
+    /// members like md's level and members, not `-`.
+    #[test]
+    fn a_zfs_layout_shows_its_level_and_members() {
+        let zfs = |vdev: &str, vdevs: u64, width: u64| -> LayoutRecord {
+            serde_json::from_value(serde_json::json!({
+                "name": "z",
+                "stack": [{"layer": "zfs", "vdev": vdev, "vdevs": vdevs, "width": width,
+                           "describe": "ashift=12"}]
+            }))
+            .unwrap()
+        };
+        let f = LayoutFacts::from_record(&zfs("raidz1", 1, 3));
+        assert_eq!(f.level.as_deref(), Some("zfs raidz1"));
+        assert_eq!(f.members, Some(3));
+        assert_eq!(f.lvm, Some(false));
+        assert_eq!(f.description, "zfs raidz1 x3");
+        let f = LayoutFacts::from_record(&zfs("mirror", 2, 2));
+        assert_eq!(f.level.as_deref(), Some("zfs 2x mirror"));
+        assert_eq!(f.members, Some(4));
+        let run = RunRecord {
+            id: "id-z".into(),
+            status: crate::sample::RunStatus::Complete,
+            started_unix_ms: 1_700_000_000_000,
+            ended_unix_ms: None,
+            command_line: vec![],
+            label: Some("z".into()),
+            note: None,
+            lab_id: None,
+            layout: None,
+            suite_name: "lab".into(),
+            system: crate::system::SystemInfo::default(),
+            target: crate::target::TargetInfo::directory("/mnt".into()),
+            workloads: Vec::new(),
+            notes: Vec::new(),
+            error: None,
+        };
+        let setup = facts(&run, Some(&f));
+        let raid = setup.iter().find(|x| x.key == "RAID").unwrap();
+        assert_eq!(raid.value, "zfs 2x mirror");
     }
 
     #[test]

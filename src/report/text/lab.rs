@@ -5,7 +5,7 @@
 
 use crate::lab::integrity::Verdict;
 use crate::lab::report::{LabReport, LayoutReport, LayoutStatus};
-use crate::stack::{Layer as StackLayer, RaidLayer, Stack};
+use crate::stack::Stack;
 use crate::units::{format_bytes, format_duration};
 
 /// How much the table says.
@@ -27,62 +27,6 @@ const SHORT_HEADERS: [&str; 7] = [
     "INTEGRITY",
 ];
 
-/// The stack in a few words, without mkfs or mount options: `md raid6 x5 +1 > lvm > xfs`,
-/// `btrfs raid1 x2`, `disk > ext4`, `md raid5 x3 > lvm > lvmcache wt > xfs` (a cache's mode:
-/// `wt` writethrough, `wb` writeback).
-pub fn short_stack(s: &Stack) -> String {
-    let parts: Vec<String> = s
-        .layers()
-        .iter()
-        .filter_map(|l| match l {
-            // Named with the RAID layer: `md raid5 x3 over integrity`.
-            StackLayer::Member(_) => None,
-            StackLayer::Raid(r) => Some(short_raid(s, r)),
-            StackLayer::Lvm => Some("lvm".into()),
-            StackLayer::Cache(c) => {
-                let mode = if c.mode.may_lose_data() { "wb" } else { "wt" };
-                Some(format!("{} {mode}", c.kind.name()))
-            }
-            StackLayer::Fs(_) if s.raid().is_filesystem() => None,
-            StackLayer::Fs(f) => Some(f.kind.name().to_string()),
-        })
-        .collect();
-    parts.join(" > ")
-}
-
-/// The RAID layer's part of [`short_stack`], with the layers under its members, top first
-/// (`md raid5 x3 over luks over integrity`).
-fn short_raid(s: &Stack, raid: &RaidLayer) -> String {
-    let mut out = short_pool(s, raid);
-    for m in s.member_layers().iter().rev() {
-        out.push_str(" over ");
-        out.push_str(match m {
-            crate::stack::MemberLayer::Integrity(_) => "integrity",
-            crate::stack::MemberLayer::Luks(_) => "luks",
-        });
-    }
-    out
-}
-
-/// The pooling layer's words in [`short_stack`].
-fn short_pool(s: &Stack, raid: &RaidLayer) -> String {
-    match raid {
-        RaidLayer::None => "disk".to_string(),
-        RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), s.members),
-        RaidLayer::Md(md) => {
-            let mut m = format!("md raid{} x{}", md.level.number(), s.members);
-            if s.spares > 0 {
-                m.push_str(&format!(" +{}", s.spares));
-            }
-            m
-        }
-        RaidLayer::Zfs(z) if z.vdevs > 1 => {
-            format!("zfs {}x {}", z.vdevs, z.vdev.zpool_word(z.width))
-        }
-        RaidLayer::Zfs(z) => format!("zfs {}", z.vdev.zpool_word(z.width)),
-    }
-}
-
 fn secs(s: f64) -> String {
     format_duration(std::time::Duration::from_secs_f64(s))
 }
@@ -100,7 +44,7 @@ fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
             }
             s
         },
-        short_stack,
+        Stack::short,
     );
     vec![
         l.name.clone(),
@@ -122,7 +66,8 @@ fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
         }),
         match l.integrity.as_ref().map(|i| &i.verdict) {
             None => dash(),
-            Some(Verdict::DataLoss { .. }) => "DATA LOSS".into(),
+            Some(Verdict::DataLoss { silent: 0, .. }) => "DATA LOSS".into(),
+            Some(Verdict::DataLoss { .. }) => "SILENT CORRUPTION".into(),
             Some(Verdict::Failed { .. }) => "FAILED".into(),
             Some(v) => v.text(),
         },
@@ -210,6 +155,7 @@ pub fn render_table(r: &LabReport, detail: Detail) -> String {
     out.push_str(&slo_notes(r));
     out.push_str(&notes(r));
     out.push_str(&power::notes(r));
+    out.push_str(&align::notes(r));
     out
 }
 
@@ -534,6 +480,7 @@ pub fn render_markdown(r: &LabReport) -> String {
     out
 }
 
+mod align;
 mod power;
 #[cfg(test)]
 mod status_tests;
@@ -563,6 +510,17 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
         }
         if let Some(o) = &f.md {
             parts.push(format!("md: {}", o.describe()));
+        }
+        if let Some(stats) = &f.btrfs {
+            let seen: Vec<String> = stats
+                .iter()
+                .filter_map(crate::layout::btrfs::DevStats::describe)
+                .collect();
+            parts.push(if seen.is_empty() {
+                "btrfs counted no errors".to_string()
+            } else {
+                format!("btrfs counted {}", seen.join(", "))
+            });
         }
         out.push_str(&format!("fault: {}: {}\n", l.name, parts.join("; ")));
     }
@@ -724,18 +682,112 @@ mod tests {
         );
     }
 
+    /// Both text forms of every kind of stack, pinned: the long one (reports, the record's
+    /// description) and the short one (the lab table's column) come from one walk of the
+    /// layers and must read as they always have.
+    #[test]
+    fn both_text_forms_of_every_stack_are_pinned() {
+        let md = |extra: serde_json::Value| {
+            let mut v = serde_json::json!({
+                "raid": {"type": "md", "level": "6", "chunk": 524288, "bitmap": "internal",
+                         "bitmap_chunk": 67108864, "assume_clean": false,
+                         "consistency_policy": "ppl", "stripe_cache_size": 4096,
+                         "group_thread_cnt": 2},
+                "members": 5, "spares": 2, "lvm": true, "fs": "xfs",
+                "mkfs_options": ["-m", "crc=1"], "mount_options": ["noatime", "nobarrier"]
+            });
+            for (k, x) in extra.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            stack(v)
+        };
+        let cases = [
+            (
+                md(serde_json::json!({})),
+                "md raid6 x5 +2 spares, chunk 512KiB, consistency ppl, bitmap internal/64MiB, stripe cache 4096, 2 thread groups > lvm > xfs [mkfs -m crc=1] (noatime,nobarrier)",
+                "md raid6 x5 +2 > lvm > xfs",
+            ),
+            (
+                md(serde_json::json!({
+                    "cache": {"kind": "lvmcache", "mode": "writethrough", "disks": 1,
+                              "size": 268435456}})),
+                "md raid6 x5 +2 spares, chunk 512KiB, consistency ppl, bitmap internal/64MiB, stripe cache 4096, 2 thread groups > lvm > lvmcache writethrough 256MiB (1 disk) > xfs [mkfs -m crc=1] (noatime,nobarrier)",
+                "md raid6 x5 +2 > lvm > lvmcache wt > xfs",
+            ),
+            (
+                stack(serde_json::json!({
+                    "raid": {"type": "md", "level": "5", "chunk": null, "bitmap": null,
+                             "bitmap_chunk": null, "assume_clean": false},
+                    "members": 3, "spares": 1, "lvm": false, "fs": "ext4",
+                    "mkfs_options": [], "mount_options": []
+                })),
+                "md raid5 x3 +1 spare > ext4",
+                "md raid5 x3 +1 > ext4",
+            ),
+            (
+                stack(serde_json::json!({
+                    "raid": {"type": "btrfs", "data": "raid1", "metadata": "raid1c3"},
+                    "members": 3, "spares": 0, "lvm": false, "fs": "btrfs",
+                    "mkfs_options": [], "mount_options": ["noatime"]
+                })),
+                "btrfs raid1 (metadata raid1c3) x3 (noatime)",
+                "btrfs raid1 x3",
+            ),
+            (
+                stack(serde_json::json!({
+                    "raid": {"type": "none"}, "members": 1, "spares": 0, "lvm": false,
+                    "fs": "ext4", "mkfs_options": ["-E", "nodiscard"], "mount_options": [],
+                    "cache": {"kind": "bcache", "mode": "writeback", "disks": 2, "fail": true}
+                })),
+                "single disk > bcache writeback (2 disks, failed) > ext4 [mkfs -E nodiscard]",
+                "disk > bcache wb > ext4",
+            ),
+        ];
+        for (s, long, short) in &cases {
+            assert_eq!(s.describe(), *long);
+            assert_eq!(s.short(), *short);
+        }
+    }
+
+    /// ZFS pools in both text forms, one vdev and several.
+    #[test]
+    fn both_text_forms_of_zfs_are_pinned() {
+        use crate::stack::zfs::{VdevKind, ZfsOptions};
+        use crate::stack::{FsKind, FsLayer, RaidLayer};
+        let z = |vdevs: usize, kind: VdevKind| {
+            let mut o = ZfsOptions::simple(kind, 3);
+            o.vdevs = vdevs;
+            o.log = 1;
+            o.pool = vec![("ashift".into(), "12".into())];
+            Stack::new(
+                RaidLayer::Zfs(o),
+                3 * vdevs,
+                0,
+                false,
+                None,
+                FsLayer::plain(FsKind::Zfs),
+            )
+        };
+        let one = z(1, VdevKind::Raidz(1));
+        assert_eq!(one.describe(), "zfs raidz1 x3, log x1 [ashift=12]");
+        assert_eq!(Stack::short(&one), "zfs raidz1");
+        let two = z(2, VdevKind::Mirror);
+        assert_eq!(two.describe(), "zfs 2 x mirror x3, log x1 [ashift=12]");
+        assert_eq!(Stack::short(&two), "zfs 2x mirror");
+    }
+
     #[test]
     fn short_stacks() {
         let s = stack(serde_json::json!({
             "raid": {"type": "none"}, "members": 1, "spares": 0, "lvm": false, "fs": "ext4",
             "mkfs_options": [], "mount_options": ["noatime"]
         }));
-        assert_eq!(short_stack(&s), "disk > ext4");
+        assert_eq!(Stack::short(&s), "disk > ext4");
         let c = stack(serde_json::json!({
             "raid": {"type": "none"}, "members": 1, "spares": 0, "lvm": false, "fs": "ext4",
             "mkfs_options": [], "mount_options": [],
             "cache": {"kind": "bcache", "mode": "writeback", "disks": 1}
         }));
-        assert_eq!(short_stack(&c), "disk > bcache wb > ext4");
+        assert_eq!(Stack::short(&c), "disk > bcache wb > ext4");
     }
 }

@@ -1,6 +1,7 @@
-//! `cache = { kind = "lvmcache" | "bcache", disks = 1, mode = "writethrough" | "writeback",
-//! size = "...", fail = false }`: an SSD cache between the RAID (or its LVM volume) and the filesystem, on
-//! disks of its own taken after the members, spares and md's journal disk (issue 28).
+//! `cache = { kind = "lvmcache" | "bcache" | "writecache", disks = 1, mode = "writethrough" |
+//! "writeback", size = "...", fail = false }`: an SSD cache between the RAID (or its LVM volume)
+//! and the filesystem, on disks of its own taken after the members, spares and md's journal
+//! disk (issue 28). `writecache` (dm-writecache) is write-back only.
 
 use super::raw::{RawCache, RawLayout};
 use super::section::{Cx, Draft, Section};
@@ -30,7 +31,7 @@ impl Section for Cache {
         };
         let kind = kind(cx, c)?;
         let mode = match &c.mode {
-            None => CacheMode::Writethrough,
+            None => kind.default_mode(),
             Some(m) => CacheMode::parse(m).ok_or_else(|| {
                 cx.err(
                     "mode",
@@ -39,6 +40,16 @@ impl Section for Cache {
                 )
             })?,
         };
+        if !kind.modes().contains(&mode) {
+            return Err(cx.err(
+                "mode",
+                "cache.mode",
+                format!(
+                    "{} writes back only (dm-writecache has no writethrough); set mode = \"writeback\" or use kind = \"lvmcache\"",
+                    kind.name()
+                ),
+            ));
+        }
         let disks = cx.count(c.disks, "cache.disks", 1)?;
         if disks == 0 {
             return Err(cx.err(
@@ -71,12 +82,13 @@ impl Section for Cache {
                 Some(b)
             }
         };
-        if kind == CacheKind::Lvmcache {
+        if kind.is_lvm() {
             if raw.lvm == Some(false) {
+                let k = kind.name();
                 return Err(cx.err(
                     "lvm",
                     "lvm",
-                    "lvmcache is an LVM layer; drop lvm = false (lvmcache implies lvm = true)",
+                    format!("{k} is an LVM layer; drop lvm = false ({k} implies lvm = true)"),
                 ));
             }
             draft.lvm = true;
@@ -106,17 +118,27 @@ impl Section for Cache {
         stack: &Stack,
         _draft: &mut Draft,
     ) -> Result<(), SpecError> {
-        if stack.cache().is_none() {
+        let Some(c) = stack.cache() else {
             return Ok(());
-        }
+        };
         if raw.powercut.is_some() {
-            // After a cut the lab assembles each layer again from its disks; a cache is not
-            // among the layers it can assemble yet.
-            return Err(cx.err(
-                "powercut",
-                "powercut",
-                "a layout with a cache layer cannot be power-cut yet; drop powercut or the cache table",
-            ));
+            // After a cut the lab assembles each layer again from its disks: writecache comes
+            // back with the VG (`vgchange -ay`); the other caches not yet, nor a cache under
+            // the dm device the lab fails it through.
+            let why = if c.kind != CacheKind::Writecache {
+                format!(
+                    "a layout with a {} cache cannot be power-cut yet; drop powercut or the cache table (kind = \"writecache\" can be)",
+                    c.kind.name()
+                )
+            } else if c.fail {
+                "a writecache that the lab fails cannot be power-cut too; drop powercut or cache.fail"
+                    .to_string()
+            } else {
+                String::new()
+            };
+            if !why.is_empty() {
+                return Err(cx.err("powercut", "powercut", why));
+            }
         }
         let why = match stack.raid() {
             RaidLayer::Md(_) | RaidLayer::None => return Ok(()),
@@ -143,7 +165,7 @@ impl Section for Cache {
             return Ok(());
         };
         let room = match c.kind {
-            CacheKind::Lvmcache => {
+            CacheKind::Lvmcache | CacheKind::Writecache => {
                 // A cache the lab fails sits on a dm device 1MiB into each disk.
                 let dm = if c.fail { 1 << 20 } else { 0 };
                 disk.saturating_sub(PV_OVERHEAD + dm) * c.disks as u64
@@ -172,14 +194,14 @@ fn kind(cx: &Cx, c: &RawCache) -> Result<CacheKind, SpecError> {
         cx.err(
             "cache",
             "cache.kind",
-            "missing; which cache: kind = \"lvmcache\" or \"bcache\"",
+            "missing; which cache: kind = \"lvmcache\", \"bcache\" or \"writecache\"",
         )
     })?;
     CacheKind::parse(k).ok_or_else(|| {
         cx.err(
             "kind",
             "cache.kind",
-            format!("unknown cache '{k}' (use lvmcache or bcache)"),
+            format!("unknown cache '{k}' (use lvmcache, bcache or writecache)"),
         )
     })
 }

@@ -70,6 +70,46 @@ cache = { kind = "bcache", mode = "writeback", disks = 1 }"#,
     );
 }
 
+/// dm-writecache over md RAID1: an LVM layer (lvm implied), write-back without being asked
+/// (it has no other mode), described and stored like the other kinds; a power cut is allowed
+/// (the VG activates it again).
+#[test]
+fn writecache_over_md_raid1_is_writeback_and_implies_lvm() {
+    let st = stack(
+        r#"fs = "xfs"
+mdadm = { level = 1, members = 2 }
+cache = { kind = "writecache", size = "64MiB" }"#,
+    );
+    assert!(st.lvm(), "writecache implies lvm");
+    assert_eq!(
+        st.cache(),
+        Some(&CacheOptions {
+            kind: CacheKind::Writecache,
+            mode: CacheMode::Writeback,
+            disks: 1,
+            size: Some(64 << 20),
+            fail: false,
+        })
+    );
+    assert_eq!(
+        st.describe(),
+        "md raid1 x2 > lvm > writecache writeback 64MiB (1 disk) > xfs"
+    );
+    let explicit = stack(
+        r#"fs = "xfs"
+mdadm = { level = 1, members = 2 }
+cache = { kind = "writecache", mode = "writeback", disks = 2 }"#,
+    );
+    assert_eq!(explicit.cache().map(|c| c.disks), Some(2));
+    let cut = stack(
+        r#"fs = "xfs"
+mdadm = { level = 1, members = 2 }
+cache = { kind = "writecache" }
+powercut = { cuts = 1 }"#,
+    );
+    assert!(cut.cache().is_some());
+}
+
 #[test]
 fn every_refusal_names_its_field() {
     let cases = [
@@ -135,7 +175,31 @@ cache = { kind = "bcache", fail = true }"#,
 mdadm = { level = 5, members = 3 }
 cache = { kind = "lvmcache" }
 powercut = { cuts = 1 }"#,
-            "layout[c].powercut: a layout with a cache layer cannot be power-cut yet; drop powercut or the cache table",
+            "layout[c].powercut: a layout with a lvmcache cache cannot be power-cut yet; drop powercut or the cache table",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "writecache", mode = "writethrough" }"#,
+            "layout[c].cache.mode: writecache writes back only (dm-writecache has no writethrough); set mode = \"writeback\" or use kind = \"lvmcache\"",
+        ),
+        (
+            r#"fs = "xfs"
+lvm = false
+cache = { kind = "writecache" }"#,
+            "layout[c].lvm: writecache is an LVM layer; drop lvm = false (writecache implies lvm = true)",
+        ),
+        (
+            r#"fs = "xfs"
+mdadm = { level = 1, members = 2 }
+degrade = true
+cache = { kind = "writecache", fail = true }
+powercut = { cuts = 1 }"#,
+            "layout[c].powercut: a writecache that the lab fails cannot be power-cut too",
+        ),
+        (
+            r#"fs = "xfs"
+cache = { kind = "writecache", size = "2GiB" }"#,
+            "layout[c].cache.size: the cache disks hold 1016MiB of cache, 2GiB asked",
         ),
         (
             r#"fs = "xfs"

@@ -7,7 +7,7 @@
 //! faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
 //! ```
 //!
-//! `offset = "data"` (md layouts with a data set) lets the lab place the range under the data
+//! `offset = "data"` (md and btrfs layouts with a data set) lets the lab place the range under the data
 //! set's files on that member, `offset = "file:PATH"` under one named file: a range written in
 //! bytes may hold no file, and a fault that misses the data answers the wrong question.
 
@@ -48,7 +48,7 @@ impl Section for Faults {
             ));
         }
         for (i, f) in list.iter().enumerate() {
-            let fault = one(cx, i + 1, f, stack, draft)?;
+            let fault = one(cx, i + 1, f, stack, draft, raw.fill.is_some())?;
             draft.faults.push(fault);
         }
         Ok(())
@@ -99,7 +99,14 @@ impl Section for Faults {
 }
 
 /// Reads and checks fault number `n` (1-based, as errors name it).
-fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<Fault, SpecError> {
+fn one(
+    cx: &Cx,
+    n: usize,
+    f: &RawFault,
+    stack: &Stack,
+    draft: &Draft,
+    fill: bool,
+) -> Result<Fault, SpecError> {
     let field = |k: &str| format!("faults[{n}].{k}");
     let err = |k: &str, msg: String| cx.err("faults", &field(k), msg);
     let member = match f.member {
@@ -169,7 +176,7 @@ fn one(cx: &Cx, n: usize, f: &RawFault, stack: &Stack, draft: &Draft) -> Result<
     };
     placement(cx, n, at, member, stack, draft)?;
     if under.is_some() {
-        under_data(cx, n, stack, draft)?;
+        under_data(cx, n, stack, draft, fill)?;
     }
     let progress = progress(cx, n, f.progress, at, stack)?;
     if at == FaultStep::AfterRebuild
@@ -250,15 +257,23 @@ fn under(text: &str) -> Option<Under> {
 }
 
 /// Whether fault `n` can be placed under file data on this stack: the data set's files are
-/// found through the filesystem's extent map and md's layout, so it needs md and a data set.
-fn under_data(cx: &Cx, n: usize, stack: &Stack, draft: &Draft) -> Result<(), SpecError> {
+/// found through the filesystem's extent map and md's layout or btrfs's chunk tree, so it
+/// needs md or btrfs RAID and a data set.
+/// `fill`: the layout sets `fill` (read after the faults, in the size phase).
+fn under_data(
+    cx: &Cx,
+    n: usize,
+    stack: &Stack,
+    draft: &Draft,
+    fill: bool,
+) -> Result<(), SpecError> {
     let err = |msg: &str| cx.err("faults", &format!("faults[{n}].offset"), msg.to_string());
-    if !matches!(stack.raid(), RaidLayer::Md(_)) {
+    if !matches!(stack.raid(), RaidLayer::Md(_) | RaidLayer::Btrfs { .. }) {
         return Err(err(
-            "\"data\" is placed through md's layout; on btrfs or zfs the file data's place on a member is not mapped: give bytes (\"16MiB\")",
+            "\"data\" is placed through md's layout or btrfs's chunk tree; on zfs the file data's place on a member is not mapped yet: give bytes (\"16MiB\")",
         ));
     }
-    if !(draft.degrade || draft.fill.is_some()) {
+    if !(draft.degrade || fill || draft.fill.is_some()) {
         return Err(err(
             "\"data\" needs the lab's data set on the layout: set fill = \"48MiB\" (or degrade = true)",
         ));

@@ -9,8 +9,8 @@ use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use super::{
-    Disks, LayoutKind, LayoutSpec, btrfs, cache, failures, faults, fill, fs, integrity, lvm, mdadm,
-    powercut, zfs,
+    Disks, LayoutKind, LayoutSpec, align, btrfs, cache, failures, faults, fill, fs, integrity, lvm,
+    mdadm, powercut, zfs,
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
@@ -27,6 +27,7 @@ static SECTIONS: &[&dyn Section] = &[
     &lvm::Lvm,
     &cache::Cache,
     &fs::Fs,
+    &align::Align,
     &failures::Failures,
     &fill::Fill,
     &faults::Faults,
@@ -178,8 +179,9 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         mkfs_options: std::mem::take(&mut draft.mkfs_options),
         mount_options: std::mem::take(&mut draft.mount_options),
     };
-    let stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs)
+    let mut stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs)
         .with_member_layers(std::mem::take(&mut draft.under_members));
+    stack.alignment = draft.alignment;
     Ok((stack, members_key))
 }
 

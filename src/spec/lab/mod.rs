@@ -39,6 +39,7 @@
 //! the machine (devices, directories) goes through a [`Host`]: [`parse_lab`] asks this
 //! machine, [`parse_lab_spec`] the text alone.
 
+mod align;
 mod btrfs;
 mod cache;
 mod decide;

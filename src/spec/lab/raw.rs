@@ -73,6 +73,8 @@ pub(super) struct RawLayout {
     pub(super) fill: Option<SizeValue>,
     pub(super) faults: Option<Vec<RawFault>>,
     pub(super) powercut: Option<RawPowerCut>,
+    /// How the layers over a striped md array are aligned to it (`auto`, `stripe`, `none`).
+    pub(super) alignment: Option<String>,
     /// A sweep (issue 43): spec keys and the values each takes; the layout is expanded into
     /// one layout per combination before anything else reads it (`vary.rs`).
     pub(super) vary: Option<toml::Table>,

@@ -113,6 +113,8 @@ pub(super) struct Draft {
     pub(super) faults: Vec<crate::stack::fault::Fault>,
     /// Power cuts (VM lab only).
     pub(super) powercut: Option<super::PowerCutSpec>,
+    /// How the layers are aligned to the array (`alignment`).
+    pub(super) alignment: crate::stack::Alignment,
 }
 
 impl Default for Draft {
@@ -132,6 +134,7 @@ impl Default for Draft {
             fill: None,
             faults: Vec::new(),
             powercut: None,
+            alignment: crate::stack::Alignment::Auto,
         }
     }
 }

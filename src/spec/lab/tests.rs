@@ -499,6 +499,22 @@ fn faults_placed_under_data_are_read_and_checked() {
     }
 }
 
+/// A btrfs layout places a fault under data through its chunk tree, and `fill` alone (no
+/// degrade) gives it the data set to place by — `fill` is read after the faults.
+#[test]
+fn a_btrfs_layout_with_a_data_set_places_faults_under_data() {
+    use crate::stack::fault::Under;
+    let s = lab(
+        "[[layout]]\nname = \"b1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\nfill = \"48MiB\"\nfaults = [{ member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }]\n",
+    )
+    .unwrap();
+    assert_eq!(s.layouts[0].faults[0].under, Some(Under::Data));
+    let e = err(
+        "[[layout]]\nname = \"b1\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\nfaults = [{ member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }]\n",
+    );
+    assert!(e.msg.contains("needs the lab's data set"), "{e}");
+}
+
 #[test]
 fn rebuild_faults_have_a_point_on_md_and_a_place_on_zfs_not_btrfs() {
     let s = lab(&format!(

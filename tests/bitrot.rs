@@ -1,0 +1,190 @@
+//! Silent corruption under file data, on the host's btrfs: garbage written onto one member
+//! exactly where a file of the lab's data set lies (placed through btrfs's chunk tree, the map
+//! checked against the member's own bytes before anything is struck), then every struck file
+//! read back past the cache and the layout scrubbed. btrfs checksums every block, so with one
+//! copy struck it must notice (its counters or its scrub) and every file must read back
+//! intact; with every copy struck it must refuse to read the file (an IO error, the scrub's
+//! uncorrectable count), never hand back the wrong bytes. Needs root, loop devices and btrfs; skips with a reason where the machine lacks
+//! them.
+
+mod common;
+mod lab_world;
+use lab_world::World;
+
+macro_rules! need_root_and_btrfs {
+    () => {
+        lab_world::require_lab!(
+            "losetup" => "mount",
+            "mkfs.btrfs" => "btrfs-progs",
+            "btrfs" => "btrfs-progs",
+            "wipefs" => "util-linux",
+        );
+    };
+}
+
+/// A btrfs layout of `profile` over `members` disks with a 48MiB data set and one corrupt
+/// fault of 256KiB placed under file data on `member`.
+fn layout(name: &str, profile: &str, members: usize, member: usize) -> String {
+    format!(
+        "[[layout]]\nname = \"{name}\"\nbtrfs = {{ data = \"{profile}\", metadata = \"raid1\", members = {members} }}\n\
+         fill = \"48MiB\"\n\
+         faults = [{{ member = {member}, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }}]\n"
+    )
+}
+
+/// btrfs raid1 with the same 64KiB struck on both copies: the first block of one file, on
+/// each member.
+const BOTH_COPIES: &str = "[[layout]]\nname = \"b1-both\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\n\
+     fill = \"48MiB\"\n\
+     faults = [{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }, \
+     { member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }]\n";
+
+fn base(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Every copy struck: nothing can heal it, and btrfs must say so — the file is unreadable
+/// (an IO error), never handed back with wrong bytes, and the scrub counts it uncorrectable.
+fn both_copies_struck(l: &serde_json::Value) {
+    let faults = l["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 2, "{l:#}");
+    for f in faults {
+        assert!(f["error"].is_null(), "{f:#}");
+        assert_eq!(f["fault"]["placed"], true, "{f:#}");
+        let held = &f["held"];
+        let files = held["files"].as_u64().unwrap();
+        assert!(files >= 1, "{held:#}");
+        assert_eq!(
+            held["lost"].as_u64(),
+            Some(files),
+            "every struck file is lost: {held:#}"
+        );
+        for file in held["listed"].as_array().unwrap() {
+            let after = file["after"].as_str().unwrap();
+            assert!(
+                after.starts_with("read error"),
+                "btrfs handed back a struck file without an error: {file:#}"
+            );
+        }
+    }
+    let verdict = &l["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
+    assert!(verdict["files"].as_u64().unwrap() >= 1, "{verdict:#}");
+    assert!(
+        verdict["silent"].is_null(),
+        "btrfs returned wrong bytes silently: {verdict:#}"
+    );
+    let scrub = &l["integrity"]["scrubs"][0];
+    assert!(
+        scrub["errors"].as_u64().unwrap() >= 1,
+        "the scrub found it uncorrectable: {scrub:#}"
+    );
+}
+
+#[test]
+#[allow(clippy::too_many_lines)] // one scenario per profile, end to end
+fn btrfs_heals_one_corrupted_copy_under_file_data_and_reports_every_copy_struck_as_unreadable() {
+    need_root_and_btrfs!();
+    let w = World::new("bitrot");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"bitrot\"\n[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{}\" }}\n{}{}{}\
+             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
+            w.disk_dir.display(),
+            layout("b1", "raid1", 2, 1),
+            layout("b5", "raid5", 3, 1),
+            BOTH_COPIES,
+        ),
+    )
+    .unwrap();
+    let (out, v) = w.lab_json(&spec, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    for l in v["layouts"].as_array().unwrap() {
+        let name = l["name"].as_str().unwrap();
+        assert_eq!(l["status"], "ok", "{name}: {l:#}");
+        if name == "b1-both" {
+            both_copies_struck(l);
+            continue;
+        }
+        let f = &l["faults"][0];
+        assert!(f["error"].is_null(), "{name}: {f:#}");
+        assert_eq!(f["fault"]["placed"], true, "{name}: {f:#}");
+        let held = &f["held"];
+        // The range lies under file data, and the map was checked against the member's own
+        // bytes before the garbage went in (the independent truth of the placement).
+        assert!(held["files"].as_u64().unwrap() >= 1, "{name}: {held:#}");
+        assert!(
+            held["file_bytes"].as_u64().unwrap() >= 128 << 10,
+            "{name}: a 256KiB window under data holds mostly file bytes: {held:#}"
+        );
+        let confirmed = held["confirmed"].as_str().unwrap_or_default();
+        assert!(
+            confirmed.contains("bytes at") && confirmed.contains(".iolab-data/"),
+            "{name}: the map was not confirmed on the member: {held:#}"
+        );
+        // btrfs healed it: every struck file read back intact, the whole set verified.
+        assert_eq!(held["lost"], 0, "{name}: {held:#}");
+        assert_eq!(f["files_bad"], 0, "{name}: {f:#}");
+        assert_eq!(
+            l["integrity"]["verdict"]["kind"], "verified",
+            "{name}: {:#}",
+            l["integrity"]
+        );
+        // And it noticed, on the struck member only: either the read-back hit the bad copy
+        // (its checksum errors counted there), or it read the good one and the scrub found
+        // and corrected the bad one.
+        let struck = base(f["device"].as_str().unwrap()).to_string();
+        let stats = f["btrfs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: {f:#}"));
+        assert_eq!(
+            stats.len(),
+            if name == "b1" { 2 } else { 3 },
+            "{name}: {f:#}"
+        );
+        let mut at_read = 0;
+        for d in stats {
+            let n = d["corruption_errs"].as_u64().unwrap();
+            if base(d["device"].as_str().unwrap()) == struck {
+                at_read = n;
+            } else {
+                assert_eq!(
+                    n, 0,
+                    "{name}: checksum errors on a member not struck: {d:#}"
+                );
+            }
+            assert_eq!(d["read_io_errs"], 0, "{name}: {d:#}");
+        }
+        let scrub = &l["integrity"]["scrubs"][0];
+        assert_eq!(scrub["tool"], "btrfs scrub", "{name}: {scrub:#}");
+        assert_eq!(
+            scrub["errors"], 0,
+            "{name}: nothing uncorrectable: {scrub:#}"
+        );
+        let corrected = scrub["corrected"].as_u64().unwrap();
+        assert!(
+            at_read > 0 || corrected > 0,
+            "{name}: btrfs never noticed the garbage: read-back counted {at_read}, scrub corrected {corrected}"
+        );
+    }
+    let table = w.lab(&[
+        spec.to_str().unwrap(),
+        "--disk-dir",
+        &w.disk_dir.to_string_lossy(),
+    ]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(
+        table.stdout.contains("btrfs counted"),
+        "the fault line says what btrfs counted:\n{}",
+        table.stdout
+    );
+}
