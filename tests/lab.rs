@@ -1374,3 +1374,77 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
         assert!(table.stdout.contains(n), "{n} not in:\n{}", table.stdout);
     }
 }
+
+/// Issue 41: the layers under each member, in a dry run, on each disk in order — the fault's
+/// dm wrapper closest to the disk, dm-integrity on it, LUKS over that — before mdadm pools the
+/// top devices; the corrupt fault's garbage goes onto the wrapper (under dm-integrity); the
+/// layers come down after the array, before the loop devices.
+#[test]
+fn dry_run_puts_integrity_and_luks_under_each_member() {
+    let w = World::new("labtest");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "member.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 3, size = \"1GiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"md5-integrity-luks\"\nfs = \"xfs\"\nfill = \"8MiB\"\n\
+             mdadm = {{ level = 5, members = 3 }}\n\
+             integrity = {{ algorithm = \"sha256\" }}\nluks = {{ key_size = 256 }}\n\
+             faults = [{{ member = 1, at = \"before_degrade\", kind = \"unreadable\", offset = \"16MiB\", length = \"64KiB\" }}, \
+             {{ member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"32MiB\", length = \"64KiB\" }}]\n",
+            w.disk_dir.display()
+        ),
+    );
+    let out = w.lab(&[spec.to_str().unwrap(), "--dry-run"]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
+    assert!(
+        stdout.contains("md raid5 x3 over luks over integrity > xfs"),
+        "{stdout}"
+    );
+    // The lab id, from the name the first member's integrity device opens as.
+    let lab = stdout
+        .lines()
+        .find(|l| l.starts_with("integritysetup open") && l.contains("/dev/loop100 "))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.strip_prefix("iolab-"))
+        .and_then(|n| n.strip_suffix("-0-m0-integrity"))
+        .expect(stdout)
+        .to_string();
+    let m = |k: usize, l: &str| format!("/dev/mapper/iolab-{lab}-0-m{k}-{l}");
+    let wrap = format!("/dev/mapper/iolab-{lab}-0-d1");
+    assert_in_order(
+        stdout,
+        &[
+            // Member 1 is wrapped for its fault first, then every member gets its layers.
+            &format!("dmsetup create iolab-{lab}-0-d1 --table 0 2097152 linear /dev/loop101 0"),
+            "integritysetup format --batch-mode --integrity sha256 /dev/loop100\n",
+            &format!(
+                "integritysetup open --integrity sha256 /dev/loop100 iolab-{lab}-0-m0-integrity\n"
+            ),
+            "cryptsetup luksFormat --type luks2 --batch-mode --cipher aes-xts-plain64 --key-size 256 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-file ",
+            &format!(" {}\n", m(0, "integrity")),
+            &format!(" {} iolab-{lab}-0-m0-luks\n", m(0, "integrity")),
+            &format!("integritysetup format --batch-mode --integrity sha256 {wrap}\n"),
+            &format!(" {} iolab-{lab}-0-m1-luks\n", m(1, "integrity")),
+            &format!(" {} iolab-{lab}-0-m2-luks\n", m(2, "integrity")),
+            &format!(
+                "--level=5 --raid-devices=3 {} {} {}\n",
+                m(0, "luks"),
+                m(1, "luks"),
+                m(2, "luks")
+            ),
+            "mkfs.xfs -f /dev/md",
+            // The corrupt fault writes under dm-integrity: onto the disk's wrapper.
+            &format!("iolab-corrupt {wrap} offset="),
+            "mdadm --stop /dev/md",
+            &format!("dmsetup remove iolab-{lab}-0-m2-luks"),
+            &format!("dmsetup remove iolab-{lab}-0-m2-integrity"),
+            &format!("dmsetup remove iolab-{lab}-0-m0-integrity"),
+            "losetup -d /dev/loop100",
+        ],
+    );
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}

@@ -296,6 +296,7 @@ fn kind(l: &Layer) -> String {
         Layer::Cache { kind, mode, .. } => format!("cache {kind} {mode}"),
         Layer::Fs { fs, .. } => format!("fs {fs}"),
         Layer::Zfs { vdev, width, .. } => format!("zfs {vdev} x{width}"),
+        Layer::Member { kind, .. } => format!("under each member {kind}"),
         Layer::Unknown => "unknown".into(),
     }
 }

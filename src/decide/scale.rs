@@ -114,6 +114,11 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
                 layer_word(base)
             ));
         }
+        Layer::Member { kind, .. } => {
+            return Err(format!(
+                "its members sit on {kind}, which the planner has no model of (its space and speed are only in the measured figures)"
+            ));
+        }
         Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
     };
     let mut text = text;
@@ -131,7 +136,11 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
             },
             // What sits over the RAID: read by `over_of` for the capacity.
             Layer::Lvm | Layer::Fs { .. } => {}
-            Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. } | Layer::Disk => {
+            Layer::Md { .. }
+            | Layer::Btrfs { .. }
+            | Layer::Zfs { .. }
+            | Layer::Disk
+            | Layer::Member { .. } => {
                 return Err(format!(
                     "a second disks' layer ({}) over the first",
                     layer_word(x)
@@ -163,6 +172,7 @@ fn layer_word(l: &Layer) -> &'static str {
         Layer::Cache { .. } => "a cache",
         Layer::Fs { .. } => "a filesystem",
         Layer::Zfs { .. } => "zfs",
+        Layer::Member { .. } => "a layer under each member",
         Layer::Unknown => "an unknown layer",
     }
 }
@@ -239,7 +249,11 @@ fn over_of(l: &LayoutFacts) -> (Over, u64) {
             Layer::Btrfs { metadata, .. } => over.btrfs_metadata = BtrfsProfile::parse(metadata),
             Layer::Md { chunk_bytes, .. } => chunk = chunk_bytes.unwrap_or(CHUNK),
             // ZFS is its own filesystem; the rest keep nothing the capacity model counts.
-            Layer::Disk | Layer::Cache { .. } | Layer::Zfs { .. } | Layer::Unknown => {}
+            Layer::Disk
+            | Layer::Cache { .. }
+            | Layer::Zfs { .. }
+            | Layer::Member { .. }
+            | Layer::Unknown => {}
         }
     }
     (over, chunk)

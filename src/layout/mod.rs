@@ -24,6 +24,7 @@ pub mod loopdev;
 pub mod lvm;
 pub mod mdadm;
 pub mod mdmap;
+pub mod member;
 pub mod probe;
 pub mod registry;
 pub mod scrub;

@@ -4,11 +4,13 @@
 //! (docs/architecture.md, "Adding a storage layer", lists the rest).
 
 use super::layer::StorageLayer;
-use super::{btrfs, cache, fs, lvm, mdadm, zfs};
+use super::{btrfs, cache, fs, lvm, mdadm, member, zfs};
 
 /// The layers, in the order a stack is checked: what pools the disks, then what goes over it,
 /// the filesystems last (the first missing piece is the reason a layout is unavailable).
 pub static LAYERS: &[&dyn StorageLayer] = &[
+    &member::Integrity,
+    &member::Luks,
     &mdadm::Md,
     &zfs::Zfs,
     &lvm::Lvm,

@@ -21,6 +21,7 @@ mod fs;
 mod layers;
 mod lvm;
 mod md;
+mod member;
 mod steps;
 mod strike;
 mod zfs;
@@ -83,6 +84,9 @@ pub struct Built {
     pub usable_bytes: u64,
     /// Disks put under device-mapper at build time (faults, emulated latency).
     wrapped: Vec<Wrapped>,
+    /// Each member's (and spare's, and replacement's) layers under the pooling layer, with
+    /// the disk under them (empty when the stack has none).
+    under: Vec<member::Under>,
     /// Indexes in `members` of the failed members while degraded.
     failed: Vec<usize>,
     /// Members replaced so far (names the next replacement's backing file).
@@ -126,10 +130,10 @@ impl Built {
 
     /// The dm device member `idx` was built on, when it was put under device-mapper.
     pub fn wrapped_device(&self, idx: usize) -> Option<&Path> {
-        let m = self.members.get(idx)?;
+        let m = self.disk_under(self.members.get(idx)?);
         self.wrapped
             .iter()
-            .find(|w| &w.path == m)
+            .find(|w| w.path == m)
             .map(|w| w.path.as_path())
     }
 
@@ -258,21 +262,29 @@ impl Session {
         let member = b.members.get(f.member).ok_or_else(|| {
             LayoutError::Unexpected(format!("{}: no member {}", b.name, f.member))
         })?;
-        let w = b.wrapped.iter().find(|w| &w.path == member);
+        // Faults strike the disk, under the member's own layers: the offset on the member
+        // is carried down through them.
+        let (disk, offset_on_disk) = match f.kind.range() {
+            Some((offset, _)) => self.disk_offset(b, member, offset)?,
+            None => (b.disk_under(member), 0),
+        };
+        let w = b.wrapped.iter().find(|w| w.path == disk);
         match f.kind {
-            FaultKind::Corrupt { offset, length } => {
+            FaultKind::Corrupt { length, .. } => {
+                let offset = offset_on_disk;
                 self.runner.record(&[
                     "iolab-corrupt".to_string(),
-                    member.to_string_lossy().into_owned(),
+                    disk.to_string_lossy().into_owned(),
                     format!("offset={offset}"),
                     format!("length={length}"),
                 ]);
                 if self.runner.is_dry_run() {
                     return Ok(());
                 }
-                fault::corrupt(member, offset, length)
+                fault::corrupt(&disk, offset, length)
             }
-            FaultKind::Unreadable { offset, length } => {
+            FaultKind::Unreadable { length, .. } => {
+                let offset = offset_on_disk;
                 let w = w.ok_or_else(|| not_wrapped(b, f))?;
                 let t = fault::error_range_table(
                     &w.under,
@@ -512,10 +524,11 @@ impl Session {
             // Real devices: leave them without our signatures (udev would otherwise keep
             // registering a stale btrfs or assembling a stale array).
             // A dRAID's distributed spare (`draid1-0-0`) stands in a member's place: no device.
+            // The disks under any member layers (their LUKS or dm-integrity superblocks).
             for d in b
-                .members
+                .disks_under(&b.members)
                 .iter()
-                .chain(&b.spares)
+                .chain(&b.disks_under(&b.spares))
                 .chain(&b.cache_disks)
                 .filter(|d| d.is_absolute())
             {

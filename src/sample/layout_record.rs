@@ -233,6 +233,15 @@ pub enum Layer {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         describe: String,
     },
+    /// A layer made on each member disk before the RAID layer pools them (issue 41):
+    /// recorded bottom first, before the RAID layer.
+    Member {
+        /// `dm-integrity`, `luks`.
+        kind: String,
+        /// Its options in words: `dm-integrity (crc32c)`.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        describe: String,
+    },
     /// A layer a newer iolab wrote.
     #[serde(other)]
     Unknown,
@@ -246,6 +255,10 @@ impl Layer {
         s.layers()
             .iter()
             .filter_map(|l| match l {
+                StackLayer::Member(m) => Some(Layer::Member {
+                    kind: m.name().to_string(),
+                    describe: m.describe(),
+                }),
                 StackLayer::Raid(r) => Some(Self::of_raid(s, r)),
                 StackLayer::Lvm => Some(Layer::Lvm),
                 StackLayer::Cache(c) => Some(Layer::Cache {
@@ -319,7 +332,11 @@ impl LayoutRecord {
     pub fn raid(&self) -> Option<&Layer> {
         self.stack.iter().find(|l| match l {
             Layer::Md { .. } | Layer::Btrfs { .. } | Layer::Zfs { .. } | Layer::Disk => true,
-            Layer::Lvm | Layer::Cache { .. } | Layer::Fs { .. } | Layer::Unknown => false,
+            Layer::Lvm
+            | Layer::Cache { .. }
+            | Layer::Fs { .. }
+            | Layer::Member { .. }
+            | Layer::Unknown => false,
         })
     }
 

@@ -15,6 +15,7 @@ pub mod btrfs;
 pub mod cache;
 pub mod fault;
 pub mod md;
+pub mod member;
 pub mod rebuild;
 pub mod shape;
 pub mod zfs;
@@ -22,6 +23,7 @@ pub mod zfs;
 pub use align::Alignment;
 pub use btrfs::BtrfsProfile;
 pub use md::{MdLevel, MdOptions};
+pub use member::MemberLayer;
 pub use rebuild::Rebuild;
 
 use serde::{Deserialize, Serialize};
@@ -116,6 +118,9 @@ impl FsKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "layer", rename_all = "lowercase")]
 pub enum Layer {
+    /// A layer made on each disk before the pooling layer sees it (dm-integrity, LUKS):
+    /// bottom-most, bottom first among themselves.
+    Member(MemberLayer),
     /// What pools the disks: btrfs profiles, an md array, a ZFS pool, or one plain disk.
     Raid(RaidLayer),
     /// A linear LVM volume over the layer below.
@@ -195,6 +200,28 @@ impl Stack {
         }
     }
 
+    /// The stack with `under` made on each disk before the pooling layer (bottom first; sorted
+    /// into their order, integrity under LUKS), replacing any it had.
+    #[must_use]
+    pub fn with_member_layers(mut self, mut under: Vec<MemberLayer>) -> Stack {
+        under.sort_by_key(MemberLayer::rank);
+        self.layers.retain(|l| !matches!(l, Layer::Member(_)));
+        self.layers
+            .splice(0..0, under.into_iter().map(Layer::Member));
+        self
+    }
+
+    /// The layers under each member, bottom first (empty for most stacks).
+    pub fn member_layers(&self) -> Vec<&MemberLayer> {
+        self.layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Member(m) => Some(m),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The layers, bottom first.
     pub fn layers(&self) -> &[Layer] {
         &self.layers
@@ -260,10 +287,11 @@ impl Stack {
     /// build order when the stack has none): how tests and the planner vary one layer.
     pub fn set(&mut self, layer: Layer) {
         let rank = |l: &Layer| match l {
-            Layer::Raid(_) => 0,
-            Layer::Lvm => 1,
-            Layer::Cache(_) => 2,
-            Layer::Fs(_) => 3,
+            Layer::Member(m) => m.rank(),
+            Layer::Raid(_) => 10,
+            Layer::Lvm => 11,
+            Layer::Cache(_) => 12,
+            Layer::Fs(_) => 13,
         };
         let r = rank(&layer);
         if let Some(i) = self.layers.iter().position(|l| rank(l) == r) {
@@ -325,9 +353,14 @@ impl Stack {
         }
     }
 
-    /// Usable bytes the RAID level leaves from members of `member_size` bytes, before
-    /// filesystem overhead (btrfs data profile; md level; one disk otherwise).
+    /// Usable bytes the RAID level leaves from members of `member_size` bytes (less what the
+    /// layers under each member keep: [`MemberLayer::usable`]), before filesystem overhead (btrfs data profile; md level; one disk otherwise).
     pub fn expected_usable(&self, member_size: u64) -> u64 {
+        // What each member offers the pooling layer once the layers under it took theirs.
+        let member_size = self
+            .member_layers()
+            .iter()
+            .fold(member_size, |s, m| m.usable(s));
         match self.raid() {
             RaidLayer::None => member_size,
             RaidLayer::Btrfs { data, .. } => data.usable(self.members, member_size),
@@ -355,6 +388,8 @@ impl Stack {
             .layers
             .iter()
             .filter_map(|l| match l {
+                // Named by the RAID layer they sit under: `md raid5 x4 over dm-integrity`.
+                Layer::Member(_) => None,
                 Layer::Raid(r) if short => Some(self.short_raid(r)),
                 Layer::Raid(r) => Some(self.describe_raid(r)),
                 Layer::Lvm => Some("lvm".into()),
@@ -385,8 +420,22 @@ impl Stack {
         s
     }
 
-    /// The RAID layer's part of [`Stack::short`].
+    /// The RAID layer's part of [`Stack::short`], with the layers under its members, top
+    /// first (`md raid5 x3 over luks over integrity`).
     fn short_raid(&self, raid: &RaidLayer) -> String {
+        let mut out = self.short_pool(raid);
+        for m in self.member_layers().iter().rev() {
+            out.push_str(" over ");
+            out.push_str(match m {
+                MemberLayer::Integrity(_) => "integrity",
+                MemberLayer::Luks(_) => "luks",
+            });
+        }
+        out
+    }
+
+    /// The pooling layer's words in [`Stack::short`].
+    fn short_pool(&self, raid: &RaidLayer) -> String {
         match raid {
             RaidLayer::None => "disk".to_string(),
             RaidLayer::Btrfs { data, .. } => format!("btrfs {} x{}", data.name(), self.members),
@@ -404,8 +453,19 @@ impl Stack {
         }
     }
 
-    /// The RAID layer's part of [`Stack::describe`].
+    /// The RAID layer's part of [`Stack::describe`], with what each member sits on, top
+    /// first: `md raid5 x4 over luks (...) over dm-integrity (crc32c)`.
     fn describe_raid(&self, raid: &RaidLayer) -> String {
+        let mut s = self.describe_pool(raid);
+        for m in self.member_layers().iter().rev() {
+            s.push_str(" over ");
+            s.push_str(&m.describe());
+        }
+        s
+    }
+
+    /// The pooling layer's own words.
+    fn describe_pool(&self, raid: &RaidLayer) -> String {
         use crate::units::format_bytes;
         match raid {
             RaidLayer::None => "single disk".to_string(),
@@ -593,5 +653,59 @@ mod tests {
         assert_eq!(s.disks(), 4);
         let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// Issue 41: layers under each member sit bottom-most, sorted (integrity under LUKS),
+    /// named after the RAID layer top first, stored after the old fields only when present,
+    /// and shrink each member in the capacity the stack expects.
+    #[test]
+    fn member_layers_are_bottom_most_and_stored_only_when_present() {
+        use member::{IntegrityAlgorithm, IntegrityOptions, LuksOptions};
+        let plain = Stack::new(
+            md(MdLevel::Raid5),
+            4,
+            0,
+            false,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
+        let luks = MemberLayer::Luks(LuksOptions {
+            cipher: "aes-xts-plain64".into(),
+            key_size: 512,
+        });
+        let integrity = MemberLayer::Integrity(IntegrityOptions {
+            algorithm: IntegrityAlgorithm::Crc32c,
+            journal: true,
+        });
+        let s = plain
+            .clone()
+            .with_member_layers(vec![luks.clone(), integrity.clone()]);
+        assert_eq!(
+            s.layers()[..2],
+            [Layer::Member(integrity), Layer::Member(luks)]
+        );
+        assert_eq!(
+            s.describe(),
+            "md raid5 x4 over luks (aes-xts-plain64, 512-bit key) over dm-integrity (crc32c) > xfs"
+        );
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            json.ends_with(r#","under_members":[{"type":"integrity","algorithm":"crc32c","journal":true},{"type":"luks","cipher":"aes-xts-plain64","key_size":512}]}"#),
+            "{json}"
+        );
+        assert!(
+            !serde_json::to_string(&plain)
+                .unwrap()
+                .contains("under_members")
+        );
+        let back: Stack = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        // 1 GiB members: less than the bare disks give, by the journal, tags and header.
+        let bare = plain.expected_usable(G);
+        let under = s.expected_usable(G);
+        assert!(
+            under < bare - 3 * (16 << 20) && under > bare - 3 * (40 << 20),
+            "{under}"
+        );
     }
 }

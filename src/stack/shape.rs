@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FsKind, FsLayer, Layer, RaidLayer, Stack, cache::CacheOptions};
+use super::{FsKind, FsLayer, Layer, MemberLayer, RaidLayer, Stack, cache::CacheOptions};
 
 /// A stack as it is stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -27,6 +27,9 @@ pub struct StackShape {
     /// The SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheOptions>,
+    /// The layers under each member, bottom first (issue 41).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub under_members: Vec<MemberLayer>,
     /// How the layers are aligned to the array (left out when `auto`, the default).
     #[serde(default, skip_serializing_if = "super::Alignment::is_auto")]
     pub alignment: super::Alignment,
@@ -45,7 +48,8 @@ impl From<StackShape> for Stack {
                 mkfs_options: s.mkfs_options,
                 mount_options: s.mount_options,
             },
-        );
+        )
+        .with_member_layers(s.under_members);
         stack.alignment = s.alignment;
         stack
     }
@@ -54,6 +58,7 @@ impl From<StackShape> for Stack {
 impl From<Stack> for StackShape {
     fn from(s: Stack) -> StackShape {
         let fs = s.fs_layer().clone();
+        let under_members = s.member_layers().into_iter().cloned().collect();
         let alignment = s.alignment;
         StackShape {
             raid: s.raid().clone(),
@@ -67,6 +72,7 @@ impl From<Stack> for StackShape {
                 Layer::Cache(c) => Some(c),
                 _ => None,
             }),
+            under_members,
             alignment,
         }
     }

@@ -69,6 +69,23 @@ impl Session {
         log_mark: usize,
     ) -> Result<Assembled, LayoutError> {
         let t0 = Instant::now();
+        // The layers under each member opened again on its disk (nothing formatted); the
+        // pooling layer then finds the members on their top devices.
+        let mut under = Vec::new();
+        let mut tops: Vec<PathBuf> = d.members.iter().chain(d.spares).cloned().collect();
+        if !d.stack.member_layers().is_empty() {
+            for (k, disk) in tops.iter_mut().enumerate() {
+                let u = self.member_stack(d.stack, d.index, &format!("m{k}"), disk, false)?;
+                disk.clone_from(&u.top);
+                under.push(u);
+            }
+        }
+        let (top_members, top_spares) = tops.split_at(d.members.len());
+        let d = &OnDisk {
+            members: top_members,
+            spares: top_spares,
+            ..d.clone()
+        };
         let mut vol = Volume {
             base: d.members.first().cloned().ok_or_else(|| {
                 LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
@@ -109,6 +126,7 @@ impl Session {
                 build_time: t0.elapsed(),
                 usable_bytes,
                 wrapped: Vec::new(),
+                under,
                 failed: Vec::new(),
                 replaced: 0,
                 degraded_at: None,

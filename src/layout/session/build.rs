@@ -44,6 +44,10 @@ impl Session {
             member_size,
         } = self.take_disks(index, name, stack, disks)?;
         let wrapped = self.wrap_disks(index, &mut devs, member_size)?;
+        // The layers under each member go on the members and spares, over the fault wrappers.
+        let pooled = stack.members + stack.spares;
+        let (under, member_size) =
+            self.under_members(stack, index, &mut devs, pooled, member_size)?;
         // The cache disks come last; the RAID layer sees the others.
         let (devs, cache_disks) = devs.split_at(devs.len() - stack.cache_disks());
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
@@ -88,6 +92,7 @@ impl Session {
             build_time,
             usable_bytes,
             wrapped,
+            under,
             failed: Vec::new(),
             replaced: 0,
             degraded_at: None,

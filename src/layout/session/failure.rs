@@ -90,8 +90,37 @@ impl Session {
     }
 
     /// A fresh disk to replace member `idx`: a new loop disk, the next real device nobody uses
-    /// (after the layout's own), or the wiped failed device itself.
+    /// (after the layout's own), or the wiped failed device itself — with the stack's layers
+    /// under each member made on it (the top device is returned).
     pub(super) fn replacement(
+        &mut self,
+        b: &mut Built,
+        idx: usize,
+        disks: &DiskSource,
+        taken: &[PathBuf],
+    ) -> Result<(PathBuf, Option<PathBuf>), LayoutError> {
+        let (disk, backing) = self.replacement_disk(b, idx, disks, taken)?;
+        if b.stack.member_layers().is_empty() {
+            return Ok((disk, backing));
+        }
+        if b.under.iter().any(|u| u.disk == disk) {
+            // The failed device itself: its old layers still hold it open.
+            return Err(LayoutError::Refused(format!(
+                "{}: no unused device to replace {} with; the layers under each member need a fresh one (give one more device)",
+                b.name,
+                b.members[idx].display()
+            )));
+        }
+        let tag = format!("r{idx}-{}", b.replaced);
+        let stack = b.stack.clone();
+        let u = self.member_stack(&stack, b.index, &tag, &disk, true)?;
+        let top = u.top.clone();
+        b.under.push(u);
+        Ok((top, backing))
+    }
+
+    /// The bare disk [`Session::replacement`] puts the member layers on.
+    fn replacement_disk(
         &mut self,
         b: &Built,
         idx: usize,
@@ -114,7 +143,10 @@ impl Session {
             }
             DiskSource::Devices(list) => {
                 let unused = list.iter().skip(b.stack.disks()).find(|d| {
-                    !b.members.contains(d) && !b.spares.contains(d) && !taken.contains(d)
+                    !b.members.contains(d)
+                        && !b.spares.contains(d)
+                        && !taken.contains(d)
+                        && !b.under.iter().any(|u| &u.disk == *d)
                 });
                 match unused {
                     Some(d) => {

@@ -3,12 +3,13 @@
 //! under `session/` and one arm here (the compiler names it: the match is exhaustive).
 
 use super::steps::LayerSteps;
-use super::{btrfs, cache, fs, lvm, md, zfs};
+use super::{btrfs, cache, fs, lvm, md, member, zfs};
 use crate::stack::{Layer, RaidLayer};
 
 /// The steps of `layer`, with its options.
 pub(super) fn steps(layer: &Layer) -> Box<dyn LayerSteps + '_> {
     match layer {
+        Layer::Member(m) => Box::new(member::MemberSteps(m)),
         Layer::Raid(RaidLayer::None) => Box::new(NoPool),
         Layer::Raid(RaidLayer::Md(o)) => Box::new(md::MdSteps(o)),
         Layer::Raid(RaidLayer::Btrfs { data, metadata }) => Box::new(btrfs::BtrfsSteps {
@@ -54,6 +55,7 @@ mod tests {
     use super::*;
     use crate::layout::registry::LAYERS;
     use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
+    use crate::stack::member::{IntegrityAlgorithm, IntegrityOptions, LuksOptions, MemberLayer};
     use crate::stack::zfs::{VdevKind, ZfsOptions};
     use crate::stack::{BtrfsProfile, FsKind, FsLayer, MdLevel, MdOptions, Stack};
 
@@ -105,6 +107,25 @@ mod tests {
                 None,
                 FsLayer::plain(FsKind::Ext4),
             ),
+            // Layers under each member: dm-integrity under LUKS under md.
+            Stack::new(
+                RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
+                3,
+                0,
+                false,
+                None,
+                FsLayer::plain(FsKind::Xfs),
+            )
+            .with_member_layers(vec![
+                MemberLayer::Luks(LuksOptions {
+                    cipher: "aes-xts-plain64".into(),
+                    key_size: 512,
+                }),
+                MemberLayer::Integrity(IntegrityOptions {
+                    algorithm: IntegrityAlgorithm::Crc32c,
+                    journal: true,
+                }),
+            ]),
         ];
         for st in &stacks {
             let mut taken: Vec<&str> = st

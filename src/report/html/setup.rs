@@ -116,9 +116,14 @@ impl LayoutFacts {
             Some(Layer::Disk) => (Some("single disk".into()), None, Some(1), None),
             // `raid()` finds none of these: listed so a new layer is placed here by the
             // compiler, not dropped by a fallback.
-            Some(Layer::Lvm | Layer::Cache { .. } | Layer::Fs { .. } | Layer::Unknown) | None => {
-                (None, None, None, None)
-            }
+            Some(
+                Layer::Lvm
+                | Layer::Cache { .. }
+                | Layer::Fs { .. }
+                | Layer::Member { .. }
+                | Layer::Unknown,
+            )
+            | None => (None, None, None, None),
         };
         let fs = r.fs();
         let mut f = LayoutFacts {

@@ -9,8 +9,8 @@ use super::host::Host;
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use super::{
-    Disks, LayoutKind, LayoutSpec, align, btrfs, cache, failures, faults, fill, fs, lvm, mdadm,
-    powercut, zfs,
+    Disks, LayoutKind, LayoutSpec, align, btrfs, cache, failures, faults, fill, fs, integrity, lvm,
+    mdadm, powercut, zfs,
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
@@ -19,6 +19,8 @@ use crate::stack::{FsLayer, RaidLayer, Stack};
 /// Every part a layout may have, in the order their rules run (a dir layout names the first
 /// one it sets). A new layer is one file and one line here, plus its fields in `RawLayout`.
 static SECTIONS: &[&dyn Section] = &[
+    &integrity::Integrity,
+    &integrity::Luks,
     &btrfs::Btrfs,
     &mdadm::Mdadm,
     &zfs::Zfs,
@@ -177,7 +179,8 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         mkfs_options: std::mem::take(&mut draft.mkfs_options),
         mount_options: std::mem::take(&mut draft.mount_options),
     };
-    let mut stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs);
+    let mut stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs)
+        .with_member_layers(std::mem::take(&mut draft.under_members));
     stack.alignment = draft.alignment;
     Ok((stack, members_key))
 }

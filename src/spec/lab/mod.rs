@@ -49,6 +49,7 @@ mod faults;
 mod fill;
 mod fs;
 mod host;
+mod integrity;
 mod layout;
 mod lvm;
 mod mdadm;

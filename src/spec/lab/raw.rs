@@ -61,6 +61,8 @@ pub(super) struct RawLayout {
     pub(super) zfs: Option<RawZfs>,
     pub(super) lvm: Option<bool>,
     pub(super) cache: Option<RawCache>,
+    pub(super) integrity: Option<RawIntegrity>,
+    pub(super) luks: Option<RawLuks>,
     pub(super) fs: Option<String>,
     pub(super) mkfs_options: Option<StrList>,
     pub(super) mount_options: Option<StrList>,
@@ -154,6 +156,22 @@ pub(super) struct RawCache {
     pub(super) mode: Option<String>,
     pub(super) size: Option<SizeValue>,
     pub(super) fail: Option<bool>,
+}
+
+/// The `integrity` table as written (dm-integrity under each member).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIntegrity {
+    pub(super) algorithm: Option<String>,
+    pub(super) journal: Option<bool>,
+}
+
+/// The `luks` table as written (LUKS2 under each member).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLuks {
+    pub(super) cipher: Option<String>,
+    pub(super) key_size: Option<i64>,
 }
 
 /// One fault as written.

@@ -97,6 +97,8 @@ pub(super) struct Draft {
     pub(super) mkfs_options: Vec<String>,
     /// Mount options.
     pub(super) mount_options: Vec<String>,
+    /// The layers under each member (dm-integrity, LUKS), in the order the sections read them.
+    pub(super) under_members: Vec<crate::stack::MemberLayer>,
     /// Fail a member after the healthy runs.
     pub(super) degrade: bool,
     /// Replace it and time the rebuild.
@@ -124,6 +126,7 @@ impl Default for Draft {
             cache: None,
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
+            under_members: Vec::new(),
             degrade: false,
             rebuild: false,
             during_rebuild: false,
