@@ -7,7 +7,7 @@
 //! degrading and reading it back after every step into an [`integrity`] verdict (kept with the
 //! runs, so its types live in `sample`); [`report`] is what comes out (`report::text::lab`
 //! draws it for a terminal), and [`summary`] what the lab concludes from its stored runs.
-//! The driver takes the workloads as a callback; [`conduct`] is the whole loop the command
+//! The driver takes the workloads as a callback; [`conduct()`] is the whole loop the command
 //! line calls: each mounted layout's suite as one stored run, then conclude, save, decide.
 
 pub mod conduct;
