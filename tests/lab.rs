@@ -1418,7 +1418,7 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
         stdout,
         &[
             // Member 1 is wrapped for its fault first, then every member gets its layers.
-            &format!("dmsetup create iolab-{lab}-0-d1 --table 0 2097152 linear /dev/loop101 0"),
+            &format!("dmsetup create iolab-{lab}-0-d1 --table '0 2097152 linear /dev/loop101 0'"),
             "integritysetup format --batch-mode --integrity sha256 /dev/loop100\n",
             &format!(
                 "integritysetup open --integrity sha256 /dev/loop100 iolab-{lab}-0-m0-integrity\n"
