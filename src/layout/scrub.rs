@@ -172,21 +172,7 @@ pub fn md_check(
     md: &Path,
     written_under: bool,
 ) -> Result<ScrubOutcome, LayoutError> {
-    runner.write_file(&md_sysfs(md, "sync_action"), "check")?;
-    super::mdadm::wait_idle(runner, md)?;
-    let path = md_sysfs(md, "mismatch_cnt");
-    let text = runner.read_file(&path)?;
-    let n = if runner.is_dry_run() && text.trim().is_empty() {
-        0
-    } else {
-        parse_mismatch_cnt(&text).ok_or_else(|| {
-            LayoutError::Unexpected(format!(
-                "{} holds '{}', not a number",
-                path.display(),
-                text.trim()
-            ))
-        })?
-    };
+    let n = md_sync_action(runner, md, "check")?;
     let mirrored = n > 0 && is_mirrored_level(&runner.read_file(&md_sysfs(md, "level"))?);
     let (errors, note) = if mirrored && !written_under {
         (
@@ -209,6 +195,25 @@ pub fn md_check(
     })
 }
 
+/// Runs md's `action` (`check`, `repair`) through `sync_action`, waits for md to be idle and
+/// returns `mismatch_cnt` (0 in a dry run).
+fn md_sync_action(runner: &Runner, md: &Path, action: &str) -> Result<u64, LayoutError> {
+    runner.write_file(&md_sysfs(md, "sync_action"), action)?;
+    super::mdadm::wait_idle(runner, md)?;
+    let path = md_sysfs(md, "mismatch_cnt");
+    let text = runner.read_file(&path)?;
+    if runner.is_dry_run() && text.trim().is_empty() {
+        return Ok(0);
+    }
+    parse_mismatch_cnt(&text).ok_or_else(|| {
+        LayoutError::Unexpected(format!(
+            "{} holds '{}', not a number",
+            path.display(),
+            text.trim()
+        ))
+    })
+}
+
 /// md's `repair` (sync_action): rewrites every stripe whose copies disagree so they agree —
 /// RAID4/5/6 parity computed anew from the data chunks as read, RAID1/10 the first readable
 /// mirror copied over the others. md keeps no checksum and cannot tell which copy was right:
@@ -216,21 +221,7 @@ pub fn md_check(
 /// overwritten only when it is not the one copied. `mismatch_cnt` afterwards counts the sectors
 /// rewritten; whether the files are right again is for the files, read once more, to say.
 pub fn md_repair(runner: &Runner, md: &Path) -> Result<ScrubOutcome, LayoutError> {
-    runner.write_file(&md_sysfs(md, "sync_action"), "repair")?;
-    super::mdadm::wait_idle(runner, md)?;
-    let path = md_sysfs(md, "mismatch_cnt");
-    let text = runner.read_file(&path)?;
-    let n = if runner.is_dry_run() && text.trim().is_empty() {
-        0
-    } else {
-        parse_mismatch_cnt(&text).ok_or_else(|| {
-            LayoutError::Unexpected(format!(
-                "{} holds '{}', not a number",
-                path.display(),
-                text.trim()
-            ))
-        })?
-    };
+    let n = md_sync_action(runner, md, "repair")?;
     Ok(ScrubOutcome {
         tool: "md repair".into(),
         errors: 0,

@@ -533,18 +533,7 @@ pub(super) fn observe_held(held: &mut Held, set: &DataSet) {
     if held.unmapped.is_some() {
         return;
     }
-    let mut lost = 0;
-    let mut after: BTreeMap<usize, String> = BTreeMap::new();
-    for &i in &held.indexes {
-        let text = match set.check_one(i) {
-            Ok(()) => "intact".to_string(),
-            Err((p, d)) => {
-                lost += 1;
-                format!("{}: {d}", problem_word(p))
-            }
-        };
-        after.insert(i, text);
-    }
+    let (lost, mut after) = read_held(held, set);
     for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
         f.after = after.remove(i);
     }
@@ -556,6 +545,16 @@ pub(super) fn observe_after_repair(held: &mut Held, set: &DataSet) {
     if held.unmapped.is_some() || held.lost.is_none() {
         return;
     }
+    let (lost, mut after) = read_held(held, set);
+    for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
+        f.after_repair = after.remove(i);
+    }
+    held.lost_after_repair = Some(lost);
+}
+
+/// Each held file read back alone: how many did not come back intact, and per file index
+/// `intact` or what was wrong.
+fn read_held(held: &Held, set: &DataSet) -> (u64, BTreeMap<usize, String>) {
     let mut lost = 0;
     let mut after: BTreeMap<usize, String> = BTreeMap::new();
     for &i in &held.indexes {
@@ -568,10 +567,7 @@ pub(super) fn observe_after_repair(held: &mut Held, set: &DataSet) {
         };
         after.insert(i, text);
     }
-    for (f, i) in held.listed.iter_mut().zip(&held.indexes) {
-        f.after_repair = after.remove(i);
-    }
-    held.lost_after_repair = Some(lost);
+    (lost, after)
 }
 
 fn problem_word(p: super::super::dataset::Problem) -> &'static str {
