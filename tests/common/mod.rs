@@ -548,23 +548,7 @@ impl LoopDev {
             "mkfs.{fs}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let mnt = tempfile::Builder::new()
-            .prefix("iolab-test-mnt")
-            .tempdir()
-            .expect("tempdir")
-            .keep();
-        let o = Command::new("mount")
-            .arg(&self.dev)
-            .arg(&mnt)
-            .output()
-            .expect("mount");
-        assert!(
-            o.status.success(),
-            "mount: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        self.mounted = Some(mnt.clone());
-        mnt
+        self.mount_made()
     }
 }
 
