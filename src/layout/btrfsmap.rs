@@ -66,16 +66,20 @@ impl Chunk {
         let n = self.stripes.len();
         let phys = |i: usize, row: u64, within: u64| (i, self.stripes[i].1 + row * sl + within);
         match self.profile {
-            Profile::Single | Profile::Copies => (
-                self.length - off,
-                (0..n.min(if self.profile == Profile::Single {
+            Profile::Single | Profile::Copies => {
+                // Single keeps one stripe; DUP and RAID1/1C3/1C4 a whole copy on each.
+                let copies = if self.profile == Profile::Single {
                     1
                 } else {
                     n
-                }))
-                    .map(|i| (i, self.stripes[i].1 + off))
-                    .collect(),
-            ),
+                };
+                (
+                    self.length - off,
+                    (0..copies.min(n))
+                        .map(|i| (i, self.stripes[i].1 + off))
+                        .collect(),
+                )
+            }
             Profile::Raid0 => {
                 let (nr, within) = (off / sl, off % sl);
                 let i = (nr % n as u64) as usize;
