@@ -52,9 +52,22 @@ pub(crate) fn write_lab_spec(
     disks: &Path,
     body: &str,
 ) -> PathBuf {
+    write_sized_lab_spec(dir, file, name, disks, "256MiB", body)
+}
+
+/// [`write_lab_spec`] with disks of `size`: smaller disks for a lab whose layers write every
+/// member whole under emulation (dm-integrity's format, a rebuild through LUKS).
+pub(crate) fn write_sized_lab_spec(
+    dir: &Path,
+    file: &str,
+    name: &str,
+    disks: &Path,
+    size: &str,
+    body: &str,
+) -> PathBuf {
     let p = dir.join(file);
     let text = format!(
-        "name = \"{name}\"\n[disks]\nloop = {{ count = 5, size = \"256MiB\", dir = \"{}\" }}\n{body}",
+        "name = \"{name}\"\n[disks]\nloop = {{ count = 5, size = \"{size}\", dir = \"{}\" }}\n{body}",
         disks.display()
     );
     std::fs::write(&p, text).unwrap();
@@ -194,6 +207,18 @@ impl VmLab {
     /// Writes the spec `vm-lab.toml` ([`write_lab_spec`]: 5 loop disks of 256 MiB) with `body`.
     pub(crate) fn spec(&self, body: &str) -> PathBuf {
         write_lab_spec(self.dir.path(), "vm-lab.toml", "vm-test", &self.disks, body)
+    }
+
+    /// [`VmLab::spec`] on disks of `size` ([`write_sized_lab_spec`]).
+    pub(crate) fn sized_spec(&self, size: &str, body: &str) -> PathBuf {
+        write_sized_lab_spec(
+            self.dir.path(),
+            "vm-lab.toml",
+            "vm-test",
+            &self.disks,
+            size,
+            body,
+        )
     }
 
     /// Runs the lab in `spec` in the VM: exit code, JSON document, stderr; prints the wall
