@@ -91,50 +91,15 @@ pub fn run_io_trial(
     trial: u32,
 ) -> Result<TrialSample, IoRunError> {
     let direct = w.direct && file.direct_ok;
-    let seq = !w.pattern.is_random();
     let size = file.size;
-    // Verify mode gives each thread its own blocks, so no two writes race for one block.
-    let regs: Vec<Region> = regions(size, w.block_size, w.threads, seq || file.verify.is_some())
-        .into_iter()
-        .map(|r| Region {
-            start: r.start + file.offset,
-            len: r.len,
-        })
-        .collect();
+    let regs = thread_regions(w, file);
     // A replay's schedule: the trace's IOs mapped onto this file (read once per trial).
     let plan = w
         .replay
         .as_ref()
         .map(|r| super::replay::plan(r, w.loops, size))
         .transpose()?;
-    let per_thread_quota = |i: usize| -> u64 {
-        let t = u64::from(w.threads);
-        if plan.is_some() {
-            // A replay ends with its trace.
-            return u64::MAX;
-        }
-        let one_pass = match (w.total_bytes, w.runtime) {
-            (Some(b), _) => {
-                let share = b / t + u64::from((i as u64) < b % t);
-                share.div_ceil(w.block_size) * w.block_size
-            }
-            (None, Some(_)) => return u64::MAX,
-            // Neither: one pass over the working set in all.
-            (None, None) => {
-                if seq && w.skip != 0 {
-                    // With holes, fio's pass may end before `size` bytes (spec::holes::pass_ios).
-                    crate::spec::holes::pass_ios(regs[i].len, w.block_size, w.skip)
-                        .map_or(regs[i].len, |n| (n * w.block_size).min(regs[i].len))
-                } else if seq {
-                    regs[i].len
-                } else {
-                    (size / w.block_size / t).max(1) * w.block_size
-                }
-            }
-        };
-        // `loops`: that many passes (fio's loops).
-        one_pass.saturating_mul(u64::from(w.loops.max(1)))
-    };
+    let per_thread_quota = |i: usize| thread_quota(w, regs[i], size, plan.is_some(), i);
     let ramp_ns = w.ramp.as_nanos() as u64;
     let deadline_ns = w
         .runtime
@@ -216,6 +181,59 @@ pub fn run_io_trial(
     Ok(sample)
 }
 
+/// The part of the file each worker thread works in, placed at the file's offset on the target.
+///
+/// Sequential workloads, and verify mode (so no two writes race for one block), give each
+/// thread its own blocks.
+fn thread_regions(w: &IoWorkload, file: &IoFile) -> Vec<Region> {
+    let seq = !w.pattern.is_random();
+    regions(
+        file.size,
+        w.block_size,
+        w.threads,
+        seq || file.verify.is_some(),
+    )
+    .into_iter()
+    .map(|r| Region {
+        start: r.start + file.offset,
+        len: r.len,
+    })
+    .collect()
+}
+
+/// How many bytes worker thread `i` may issue in a trial: its share of `total_bytes`, or one
+/// pass over its part of the working set, times `loops`; unbounded (`u64::MAX`) when the
+/// runtime or a replay's trace (`replay`) ends the trial instead.
+fn thread_quota(w: &IoWorkload, region: Region, size: u64, replay: bool, i: usize) -> u64 {
+    let seq = !w.pattern.is_random();
+    let t = u64::from(w.threads);
+    if replay {
+        // A replay ends with its trace.
+        return u64::MAX;
+    }
+    let one_pass = match (w.total_bytes, w.runtime) {
+        (Some(b), _) => {
+            let share = b / t + u64::from((i as u64) < b % t);
+            share.div_ceil(w.block_size) * w.block_size
+        }
+        (None, Some(_)) => return u64::MAX,
+        // Neither: one pass over the working set in all.
+        (None, None) => {
+            if seq && w.skip != 0 {
+                // With holes, fio's pass may end before `size` bytes (spec::holes::pass_ios).
+                crate::spec::holes::pass_ios(region.len, w.block_size, w.skip)
+                    .map_or(region.len, |n| (n * w.block_size).min(region.len))
+            } else if seq {
+                region.len
+            } else {
+                (size / w.block_size / t).max(1) * w.block_size
+            }
+        }
+    };
+    // `loops`: that many passes (fio's loops).
+    one_pass.saturating_mul(u64::from(w.loops.max(1)))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn merge(
     outs: Vec<WorkerOut>,
@@ -228,9 +246,11 @@ fn merge(
     file: &IoFile,
     ru: ((u64, u64), (u64, u64)),
 ) -> Result<TrialSample, IoRunError> {
-    let mut read = OpSample::new("read");
-    let mut write = OpSample::new("write");
-    let mut sync = OpSample::new("sync");
+    let mut per_op = [
+        OpSample::new("read"),
+        OpSample::new("write"),
+        OpSample::new("sync"),
+    ];
     let mut acct = IoAccounting::default();
     let mut waits = crate::engine::WaitCounts::default();
     let mut sched: Option<crate::system::sched::ThreadSched> = None;
@@ -244,26 +264,10 @@ fn merge(
     let mut verify = VerifySummary::default();
     for o in outs {
         verify.merge(o.verify);
-        for (dst, src) in [
-            (&mut read, &o.read),
-            (&mut write, &o.write),
-            (&mut sync, &o.sync),
-        ] {
-            dst.count += src.count;
-            dst.bytes += src.bytes;
-            dst.latency.merge(&src.latency);
-            if let Some(h) = &src.service {
-                dst.service
-                    .get_or_insert_with(crate::sample::LatencyHistogram::new)
-                    .merge(h);
-            }
+        for (dst, src) in per_op.iter_mut().zip([&o.read, &o.write, &o.sync]) {
+            add_op(dst, src);
         }
-        acct.submitted += o.acct.submitted;
-        acct.completed += o.acct.completed;
-        acct.short += o.acct.short;
-        acct.errors += o.acct.errors;
-        acct.syncs += o.acct.syncs;
-        acct.after_window += o.acct.after_window;
+        add_accounting(&mut acct, &o.acct);
         waits.add(o.waits);
         sched = Some(sched.map_or(o.sched, |s| s.plus(o.sched)));
         if let Some(ol) = &o.open_loop {
@@ -271,14 +275,7 @@ fn merge(
                 .get_or_insert_with(OpenLoopSample::default)
                 .merge(ol);
         }
-        if series.len() < o.series.len() {
-            series.resize(o.series.len(), SeriesPoint::default());
-        }
-        for (i, p) in o.series.iter().enumerate() {
-            series[i].t = i as u32;
-            series[i].bytes += p.bytes;
-            series[i].ops += p.ops;
-        }
+        add_series(&mut series, &o.series);
         end = end.max(o.end_ns);
         engine = engine.or(o.engine);
         if first_error.is_none() {
@@ -289,19 +286,7 @@ fn merge(
         return Err(e);
     }
     let elapsed_ns = end.saturating_sub(ramp_ns).max(1);
-    let mut ops = Vec::new();
-    for mut o in [read, write, sync] {
-        o.elapsed_ns = elapsed_ns;
-        let wanted = match o.op.as_str() {
-            "read" => w.pattern.reads(),
-            "write" => w.pattern.writes(),
-            // A replay's flushes are the trace's.
-            _ => w.fsync_every > 0 || w.fsync_at_end || (w.replay.is_some() && o.count > 0),
-        };
-        if wanted {
-            ops.push(o);
-        }
-    }
+    let ops = reported_ops(per_op, w, elapsed_ns);
     if w.direct && !direct {
         notes.push(format!(
             "O_DIRECT is not supported on {}: ran buffered (page cache in the figures)",
@@ -348,6 +333,60 @@ fn merge(
         verify: file.verify.is_some().then_some(verify),
         open_loop,
     })
+}
+
+/// Adds one worker's figures for an op (counts, bytes, latency and service histograms) to the
+/// trial's.
+fn add_op(dst: &mut OpSample, src: &OpSample) {
+    dst.count += src.count;
+    dst.bytes += src.bytes;
+    dst.latency.merge(&src.latency);
+    if let Some(h) = &src.service {
+        dst.service
+            .get_or_insert_with(crate::sample::LatencyHistogram::new)
+            .merge(h);
+    }
+}
+
+/// Adds one worker's IO accounting to the trial's.
+fn add_accounting(acct: &mut IoAccounting, o: &IoAccounting) {
+    acct.submitted += o.submitted;
+    acct.completed += o.completed;
+    acct.short += o.short;
+    acct.errors += o.errors;
+    acct.syncs += o.syncs;
+    acct.after_window += o.after_window;
+}
+
+/// Adds one worker's per-second throughput to the trial's series (second by second).
+fn add_series(series: &mut Vec<SeriesPoint>, o: &[SeriesPoint]) {
+    if series.len() < o.len() {
+        series.resize(o.len(), SeriesPoint::default());
+    }
+    for (i, p) in o.iter().enumerate() {
+        series[i].t = i as u32;
+        series[i].bytes += p.bytes;
+        series[i].ops += p.ops;
+    }
+}
+
+/// The ops a trial reports, given the window's length: reads and writes when the pattern does
+/// them, syncs when the workload asks for them (or a replay's trace had flushes).
+fn reported_ops(per_op: [OpSample; 3], w: &IoWorkload, elapsed_ns: u64) -> Vec<OpSample> {
+    let mut ops = Vec::new();
+    for mut o in per_op {
+        o.elapsed_ns = elapsed_ns;
+        let wanted = match o.op.as_str() {
+            "read" => w.pattern.reads(),
+            "write" => w.pattern.writes(),
+            // A replay's flushes are the trace's.
+            _ => w.fsync_every > 0 || w.fsync_at_end || (w.replay.is_some() && o.count > 0),
+        };
+        if wanted {
+            ops.push(o);
+        }
+    }
+    ops
 }
 
 /// How the note on an open-loop rate the device could not keep up with begins.
