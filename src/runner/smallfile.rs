@@ -240,6 +240,40 @@ pub fn run_smallfile_trial(
         outs.push(r?);
     }
     drop(tree);
+    let (ops, series, total_ns) = merge_phases(w, &outs, &phase_start)?;
+    let n_ops = w.files * PHASES.len() as u64;
+    Ok(TrialSample {
+        workload: name.to_string(),
+        trial,
+        started_unix_ms,
+        elapsed_ns: total_ns,
+        ops,
+        series,
+        accounting: IoAccounting {
+            submitted: n_ops,
+            completed: n_ops,
+            short: 0,
+            errors: 0,
+            syncs: syncs.load(Ordering::Relaxed),
+            after_window: 0,
+        },
+        cpu_user_ns: ru1.0.saturating_sub(ru0.0),
+        cpu_sys_ns: ru1.1.saturating_sub(ru0.1),
+        notes: Vec::new(),
+        verify: None,
+        open_loop: None,
+    })
+}
+
+/// Merges the worker threads' phases into the trial's: one op sample per phase (its window
+/// from the phase's start to the last thread's end), the per-second series on the trial's
+/// timeline, and where the last phase ended (ns since the trial's origin). Fails when a phase
+/// did not do every file.
+fn merge_phases(
+    w: &SmallFileWorkload,
+    outs: &[Vec<PhaseOut>],
+    phase_start: &[AtomicU64],
+) -> Result<(Vec<OpSample>, Vec<SeriesPoint>, u64), SmallFileError> {
     let mut ops = Vec::new();
     let mut series: Vec<SeriesPoint> = Vec::new();
     let mut total_ns = 0u64;
@@ -247,7 +281,7 @@ pub fn run_smallfile_trial(
         let mut s = OpSample::new(phase);
         let start = phase_start[pi].load(Ordering::Relaxed);
         let mut end = start;
-        for o in &outs {
+        for o in outs {
             let p = &o[pi];
             s.count += p.sample.count;
             s.bytes += p.sample.bytes;
@@ -278,28 +312,7 @@ pub fn run_smallfile_trial(
     for (i, p) in series.iter_mut().enumerate() {
         p.t = i as u32;
     }
-    let n_ops = w.files * PHASES.len() as u64;
-    Ok(TrialSample {
-        workload: name.to_string(),
-        trial,
-        started_unix_ms,
-        elapsed_ns: total_ns,
-        ops,
-        series,
-        accounting: IoAccounting {
-            submitted: n_ops,
-            completed: n_ops,
-            short: 0,
-            errors: 0,
-            syncs: syncs.load(Ordering::Relaxed),
-            after_window: 0,
-        },
-        cpu_user_ns: ru1.0.saturating_sub(ru0.0),
-        cpu_sys_ns: ru1.1.saturating_sub(ru0.1),
-        notes: Vec::new(),
-        verify: None,
-        open_loop: None,
-    })
+    Ok((ops, series, total_ns))
 }
 
 fn cstr_path(tf: &ThreadFiles, d: usize, name: &CString) -> PathBuf {
