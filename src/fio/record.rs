@@ -278,20 +278,7 @@ pub fn to_run_record(out: &FioOutput, text: &str, meta: &ImportMeta) -> RunRecor
                 filenames.push(f.clone());
             }
         }
-        let shown: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        notes.push(format!(
-            "fio job '{}'{}{}: {}",
-            g.name,
-            g.host
-                .as_ref()
-                .map_or(String::new(), |h| format!(" on host {h}")),
-            if g.jobs.len() > 1 {
-                format!(" ({} jobs summed)", g.jobs.len())
-            } else {
-                String::new()
-            },
-            shown.join(" ")
-        ));
+        notes.push(job_note(&g, &opts));
         let trial_and_workload = group_trial(&g, &opts, started, &mut kinds);
         let (workload, trial) = trial_and_workload;
         workloads.push(WorkloadRecord {
@@ -353,6 +340,25 @@ pub fn to_run_record(out: &FioOutput, text: &str, meta: &ImportMeta) -> RunRecor
         notes,
         error: None,
     }
+}
+
+/// The note that records one fio job of an import: its name, host, how many jobs were summed
+/// into it, and its options as fio was given them.
+fn job_note(g: &Group<'_>, opts: &[(String, String)]) -> String {
+    let shown: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "fio job '{}'{}{}: {}",
+        g.name,
+        g.host
+            .as_ref()
+            .map_or(String::new(), |h| format!(" on host {h}")),
+        if g.jobs.len() > 1 {
+            format!(" ({} jobs summed)", g.jobs.len())
+        } else {
+            String::new()
+        },
+        shown.join(" ")
+    )
 }
 
 fn short_name(file: &str) -> String {
