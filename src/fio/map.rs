@@ -263,23 +263,7 @@ impl JobMapper {
             "rw" | "readwrite" => self.pattern(o, &v),
             "rwmixread" => self.read_pct = self.number(o).map(|n| n.min(100) as u32),
             "rwmixwrite" => self.read_pct = self.number(o).map(|n| 100 - n.min(100) as u32),
-            "bs" | "blocksize" => {
-                if v.contains([',', ':']) {
-                    self.refuse_value(o, "one block size for reads and writes");
-                } else if let Some(b) = self.size(o) {
-                    self.bs = Some(b);
-                    self.raw.bs = Some(bytes_value(b));
-                }
-            }
-            "bsrange" | "blocksize_range" => {
-                if v.contains(',') {
-                    return self.refuse_value(o, "one range for reads and writes");
-                }
-                match geometry::bsrange_sizes(&v) {
-                    Ok(r) => self.bsrange = Some((r, o.clone())),
-                    Err(e) => self.refuse_value(o, &e),
-                }
-            }
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" => self.block_size(o, &v),
             "filesize" => {
                 if v.contains(['-', ':']) {
                     self.refuse_value(
@@ -327,20 +311,7 @@ impl JobMapper {
                 self.direct_set = true;
                 self.raw.direct = Some(!truthy(o));
             }
-            "fsync" | "fdatasync" => {
-                if let Some(n) = self.number(o) {
-                    self.raw.fsync_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
-                    if n > 0 {
-                        self.raw.sync = Some(o.key.clone());
-                    }
-                }
-            }
-            "end_fsync" => {
-                if truthy(o) {
-                    self.raw.fsync_at_end = Some(true);
-                    self.raw.sync.get_or_insert_with(|| "fsync".into());
-                }
-            }
+            "fsync" | "fdatasync" | "end_fsync" => self.sync(o),
             "filename" | "directory" => {
                 if v.contains(':') && !v.starts_with("/dev/") {
                     self.refuse_value(o, "one file or directory per job");
@@ -368,6 +339,45 @@ impl JobMapper {
             }
             k if MAPPED_ACCESS.contains(&k) => self.access_option(o, &v),
             _ => self.refuse(o),
+        }
+    }
+
+    /// Maps `bs`/`blocksize` (one size) and `bsrange`/`blocksize_range` (a range), refusing
+    /// the split read,write forms iolab has no equivalent for.
+    fn block_size(&mut self, o: &JobOption, v: &str) {
+        if matches!(o.key.as_str(), "bs" | "blocksize") {
+            if v.contains([',', ':']) {
+                self.refuse_value(o, "one block size for reads and writes");
+            } else if let Some(b) = self.size(o) {
+                self.bs = Some(b);
+                self.raw.bs = Some(bytes_value(b));
+            }
+            return;
+        }
+        if v.contains(',') {
+            return self.refuse_value(o, "one range for reads and writes");
+        }
+        match geometry::bsrange_sizes(v) {
+            Ok(r) => self.bsrange = Some((r, o.clone())),
+            Err(e) => self.refuse_value(o, &e),
+        }
+    }
+
+    /// Maps `fsync`/`fdatasync` (a sync every N writes, with that call) and `end_fsync` (one
+    /// at the end).
+    fn sync(&mut self, o: &JobOption) {
+        if o.key == "end_fsync" {
+            if truthy(o) {
+                self.raw.fsync_at_end = Some(true);
+                self.raw.sync.get_or_insert_with(|| "fsync".into());
+            }
+            return;
+        }
+        if let Some(n) = self.number(o) {
+            self.raw.fsync_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
+            if n > 0 {
+                self.raw.sync = Some(o.key.clone());
+            }
         }
     }
 
