@@ -38,16 +38,7 @@ pub fn parse_iolog(text: &str, name: &str) -> Result<Trace, TraceError> {
         }
         let mut f: Vec<&str> = line.split_whitespace().collect();
         if version == 3 {
-            let t = f
-                .first()
-                .and_then(|t| t.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    err(
-                        n,
-                        format!("'{line}': a version 3 line starts with a time in microseconds"),
-                    )
-                })?;
-            now_ns = t.saturating_mul(1000);
+            now_ns = line_time_ns(&f, line, n, &err)?;
             f.remove(0);
         }
         let (file, action) = match f.as_slice() {
@@ -59,17 +50,7 @@ pub fn parse_iolog(text: &str, name: &str) -> Result<Trace, TraceError> {
                 ));
             }
         };
-        let nums = |f: &[&str]| -> Result<(u64, u64), TraceError> {
-            match f {
-                [_, _, o, l] => Ok((
-                    o.parse::<u64>()
-                        .map_err(|_| err(n, format!("offset '{o}' is not a number")))?,
-                    l.parse::<u64>()
-                        .map_err(|_| err(n, format!("length '{l}' is not a number")))?,
-                )),
-                _ => Err(err(n, format!("'{action}' needs an offset and a length"))),
-            }
-        };
+        let nums = |f: &[&str]| offset_len(f, action, n, &err);
         let op = match action {
             "add" | "open" | "close" => {
                 if action == "add" && !files.iter().any(|x| x == file) {
@@ -126,6 +107,44 @@ pub fn parse_iolog(text: &str, name: &str) -> Result<Trace, TraceError> {
         });
     }
     Ok(finish(ios, version, files.first().cloned(), last_ns))
+}
+
+/// A version 3 line's leading time (microseconds since the start), in nanoseconds.
+fn line_time_ns(
+    f: &[&str],
+    line: &str,
+    n: usize,
+    err: &impl Fn(usize, String) -> TraceError,
+) -> Result<u64, TraceError> {
+    let t = f
+        .first()
+        .and_then(|t| t.parse::<u64>().ok())
+        .ok_or_else(|| {
+            err(
+                n,
+                format!("'{line}': a version 3 line starts with a time in microseconds"),
+            )
+        })?;
+    Ok(t.saturating_mul(1000))
+}
+
+/// The two numbers after FILE ACTION on line `n`: an IO's offset and length, or a version 2
+/// wait's pause in microseconds (and an unused 0).
+fn offset_len(
+    f: &[&str],
+    action: &str,
+    n: usize,
+    err: &impl Fn(usize, String) -> TraceError,
+) -> Result<(u64, u64), TraceError> {
+    match f {
+        [_, _, o, l] => Ok((
+            o.parse::<u64>()
+                .map_err(|_| err(n, format!("offset '{o}' is not a number")))?,
+            l.parse::<u64>()
+                .map_err(|_| err(n, format!("length '{l}' is not a number")))?,
+        )),
+        _ => Err(err(n, format!("'{action}' needs an offset and a length"))),
+    }
 }
 
 /// The iolog's version from its first line.
