@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::format::{MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, RECORD_BYTES, VERSION, decode};
-use super::{NO_PROCESS, Trace, TraceError, TraceHeader};
+use super::{NO_PROCESS, Trace, TraceError, TraceHeader, TraceIo};
 
 /// Reads and checks a whole trace file.
 pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
@@ -101,6 +101,18 @@ pub fn read_trace_bytes(bytes: &[u8], name: &str) -> Result<Trace, TraceError> {
             why: "no IO reached the device while it was recorded".into(),
         });
     }
+    let ios = decode_records(body, &header, name)?;
+    Ok(Trace { header, ios })
+}
+
+/// Decodes the checked records of a trace (`body`, a whole number of them), refusing any that
+/// is out of issue order or names a process the header does not list.
+fn decode_records(
+    body: &[u8],
+    header: &TraceHeader,
+    name: &str,
+) -> Result<Vec<TraceIo>, TraceError> {
+    let path = || name.to_string();
     let mut ios = Vec::with_capacity(header.ios as usize);
     let mut last = 0u64;
     for (i, chunk) in body.chunks_exact(RECORD_BYTES).enumerate() {
@@ -129,5 +141,5 @@ pub fn read_trace_bytes(bytes: &[u8], name: &str) -> Result<Trace, TraceError> {
         last = io.issue_ns;
         ios.push(io);
     }
-    Ok(Trace { header, ios })
+    Ok(ios)
 }
