@@ -105,18 +105,9 @@ fn split_of(m: &Model, op: Op) -> Option<(String, u64)> {
     Some((text, s.sizes.len() as u64))
 }
 
-/// The workload a model describes. `name` names it in tables.
-pub fn from_model(m: &Model, name: &str) -> Result<FromTrace, crate::spec::SpecError> {
-    let mut notes = Vec::new();
-    let (reads, writes) = (m.count(Op::Read), m.count(Op::Write));
-    if reads + writes == 0 {
-        return Err(crate::spec::SpecError::field(
-            "trace",
-            "the trace holds no read or write: no workload to make of it",
-        ));
-    }
-    let pattern = pattern(m);
-    let bs = main_size(m);
+/// The spec's `bssplit` when one block size does not describe the trace (several sizes of at
+/// least 1%, or reads and writes of different sizes), noting in `notes` the sizes it leaves out.
+fn bssplit(m: &Model, notes: &mut Vec<String>) -> Option<String> {
     let (r_split, w_split) = (split_of(m, Op::Read), split_of(m, Op::Write));
     let multi = [&r_split, &w_split]
         .iter()
@@ -140,6 +131,22 @@ pub fn from_model(m: &Model, name: &str) -> Result<FromTrace, crate::spec::SpecE
             }
         }
     }
+    bssplit
+}
+
+/// The workload a model describes. `name` names it in tables.
+pub fn from_model(m: &Model, name: &str) -> Result<FromTrace, crate::spec::SpecError> {
+    let mut notes = Vec::new();
+    let (reads, writes) = (m.count(Op::Read), m.count(Op::Write));
+    if reads + writes == 0 {
+        return Err(crate::spec::SpecError::field(
+            "trace",
+            "the trace holds no read or write: no workload to make of it",
+        ));
+    }
+    let pattern = pattern(m);
+    let bs = main_size(m);
+    let bssplit = bssplit(m, &mut notes);
     let zipf = m
         .skew
         .as_ref()
