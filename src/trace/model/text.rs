@@ -78,37 +78,7 @@ impl Model {
             format_rate(self.arrivals.iops),
             self.summary()
         ));
-        s.push_str(&format!(
-            "{:<10} {:>10} {:>7} {:>10}  {}\n",
-            "op", "IOs", "share", "bytes", "sizes (most frequent first)"
-        ));
-        for m in &self.mix {
-            let sizes = self
-                .sizes
-                .iter()
-                .find(|x| x.op == m.op)
-                .map(|x| {
-                    let mut v: Vec<String> = x
-                        .sizes
-                        .iter()
-                        .take(4)
-                        .map(|c| format!("{} {:.0}%", size_name(c.size), c.pct))
-                        .collect();
-                    if x.sizes.len() > 4 {
-                        v.push(format!("+{} more", x.sizes.len() - 4));
-                    }
-                    v.join(", ")
-                })
-                .unwrap_or_default();
-            s.push_str(&format!(
-                "{:<10} {:>10} {:>6.1}% {:>10}  {}\n",
-                m.op.name(),
-                m.count,
-                m.pct,
-                format_bytes(m.bytes),
-                sizes
-            ));
-        }
+        s.push_str(&self.mix_table());
         s.push('\n');
         let q = &self.sequential;
         s.push_str(&format!(
@@ -183,6 +153,44 @@ impl Model {
                 .map(|(n, c)| format!("{n} {c}"))
                 .collect();
             s.push_str(&format!("processes   {}\n", p.join(", ")));
+        }
+        s
+    }
+
+    /// The op mix part of [`Model::table`]: one row per op with its IOs, share, bytes and most
+    /// frequent sizes.
+    fn mix_table(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "{:<10} {:>10} {:>7} {:>10}  {}\n",
+            "op", "IOs", "share", "bytes", "sizes (most frequent first)"
+        ));
+        for m in &self.mix {
+            let sizes = self
+                .sizes
+                .iter()
+                .find(|x| x.op == m.op)
+                .map(|x| {
+                    let mut v: Vec<String> = x
+                        .sizes
+                        .iter()
+                        .take(4)
+                        .map(|c| format!("{} {:.0}%", size_name(c.size), c.pct))
+                        .collect();
+                    if x.sizes.len() > 4 {
+                        v.push(format!("+{} more", x.sizes.len() - 4));
+                    }
+                    v.join(", ")
+                })
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "{:<10} {:>10} {:>6.1}% {:>10}  {}\n",
+                m.op.name(),
+                m.count,
+                m.pct,
+                format_bytes(m.bytes),
+                sizes
+            ));
         }
         s
     }
