@@ -196,14 +196,9 @@ fn op_and_flags(category: u32, bytes: u32) -> (Op, u8) {
     (op, f)
 }
 
-/// Imports blktrace files (one per CPU) of one device into a trace.
-pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
-    let mut recs = Vec::new();
-    for (name, bytes) in files {
-        recs.extend(parse_records(bytes, name)?);
-    }
-    let first = files.first().map_or_else(String::new, |f| f.0.clone());
-    recs.sort_by_key(|r| r.time);
+/// The device numbers the IO records (not the tracer's notify records) are of: at most one,
+/// since a trace is one device (`first`, the first file's name, is where an error points).
+fn device_of(recs: &[Record], first: &str) -> Result<Vec<u32>, TraceError> {
     let mut devices: Vec<u32> = recs
         .iter()
         .filter(|r| (r.action >> 16) & TC_NOTIFY == 0)
@@ -213,7 +208,7 @@ pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
     devices.dedup();
     if devices.len() > 1 {
         return Err(TraceError::Import {
-            at: first,
+            at: first.to_string(),
             why: format!(
                 "IOs of {} devices ({}); a trace is one device: give the files of one blktrace -d",
                 devices.len(),
@@ -225,6 +220,34 @@ pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
             ),
         });
     }
+    Ok(devices)
+}
+
+/// The index in `processes` of the process `pid` is named in the notify records (added on
+/// first sight), or [`NO_PROCESS`] when it is unnamed or the table is full.
+fn process_index(names: &HashMap<u32, String>, processes: &mut Vec<String>, pid: u32) -> u16 {
+    match names.get(&pid) {
+        Some(n) => match processes.iter().position(|p| p == n) {
+            Some(i) => i as u16,
+            None if processes.len() < usize::from(NO_PROCESS) => {
+                processes.push(n.clone());
+                (processes.len() - 1) as u16
+            }
+            None => NO_PROCESS,
+        },
+        None => NO_PROCESS,
+    }
+}
+
+/// Imports blktrace files (one per CPU) of one device into a trace.
+pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
+    let mut recs = Vec::new();
+    for (name, bytes) in files {
+        recs.extend(parse_records(bytes, name)?);
+    }
+    let first = files.first().map_or_else(String::new, |f| f.0.clone());
+    recs.sort_by_key(|r| r.time);
+    let devices = device_of(&recs, &first)?;
     // Time zero is the first IO event (notify records carry the tracer's own times).
     let t0 = recs
         .iter()
@@ -256,17 +279,7 @@ pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
         let (op, f) = op_and_flags(category, r.bytes);
         let t = r.time.saturating_sub(t0);
         if what == TA_ISSUE {
-            let process = match names.get(&r.pid) {
-                Some(n) => match processes.iter().position(|p| p == n) {
-                    Some(i) => i as u16,
-                    None if processes.len() < usize::from(NO_PROCESS) => {
-                        processes.push(n.clone());
-                        (processes.len() - 1) as u16
-                    }
-                    None => NO_PROCESS,
-                },
-                None => NO_PROCESS,
-            };
+            let process = process_index(&names, &mut processes, r.pid);
             open.entry((r.sector, op)).or_default().push_back(ios.len());
             ios.push(TraceIo {
                 issue_ns: t,
