@@ -147,6 +147,60 @@ fn header_for(t: &Traced, target: &Path) -> TraceHeader {
     }
 }
 
+/// The decoder of the issue and completion events' records, from their format files in the
+/// tracefs instance (an error if the kernel's layout is not one iolab reads).
+fn decoder_for(
+    inst: &tracefs::Instance,
+    issue_ev: &str,
+    complete_ev: &str,
+) -> Result<events::Decoder, CaptureError> {
+    let bad_format =
+        |e: String| CaptureError::Tracefs(format!("unexpected tracepoint layout: {e}"));
+    let fmt = |name: &str| -> Result<events::EventFormat, CaptureError> {
+        events::parse_format(&inst.format(name)?)
+            .ok_or_else(|| bad_format(format!("{name}: unreadable format file")))
+    };
+    events::Decoder::new(fmt(issue_ev)?, fmt(complete_ev)?).map_err(bad_format)
+}
+
+/// Writes the IOs the pairer has paired so far to the trace, counting them in the progress
+/// counters; the first write error stops the writing and is returned.
+fn write_paired(
+    pairer: &mut pair::Pairer,
+    writer: &mut TraceWriter,
+    counters: Option<&Counters>,
+) -> Result<(), TraceError> {
+    let mut write_err: Option<TraceError> = None;
+    pairer.drain(&mut |io| {
+        if write_err.is_none() {
+            if let Err(e) = writer.push(&io) {
+                write_err = Some(e);
+            }
+            if let Some(c) = counters {
+                c.add(u64::from(io.len), 1);
+            }
+        }
+    });
+    write_err.map_or(Ok(()), Err)
+}
+
+/// The notes a capture's header ends with: the passthrough requests left out, the events the
+/// kernel dropped (`header.lost_events`, or whole pages missed), and what was traced.
+fn closing_notes(header: &mut TraceHeader, passthrough: u64, missed_pages: u64, said: &str) {
+    if passthrough > 0 {
+        header.notes.push(format!(
+            "{passthrough} passthrough requests (driver commands without a data range, such as reading the disk's serial) left out, as blktrace's pc requests"
+        ));
+    }
+    if header.lost_events > 0 || missed_pages > 0 {
+        header.notes.push(format!(
+            "the kernel dropped {} events (its trace buffer was full): some IOs are missing; capture with a larger --buffer-kb",
+            header.lost_events.max(missed_pages)
+        ));
+    }
+    header.notes.push(format!("traced {said}"));
+}
+
 /// Records the IOs of `traced` until the time is up or the stop flag is set, and writes the
 /// trace. `on_start` is called once the events are on (a test or the CLI starts its workload
 /// then).
@@ -158,13 +212,7 @@ pub fn capture(
 ) -> Result<CaptureOutcome, CaptureError> {
     let mut inst = tracefs::Instance::create(opts.buffer_kb.unwrap_or_else(default_buffer_kb))?;
     let (issue_ev, complete_ev) = traced.events();
-    let bad_format =
-        |e: String| CaptureError::Tracefs(format!("unexpected tracepoint layout: {e}"));
-    let fmt = |name: &str| -> Result<events::EventFormat, CaptureError> {
-        events::parse_format(&inst.format(name)?)
-            .ok_or_else(|| bad_format(format!("{name}: unreadable format file")))
-    };
-    let decoder = events::Decoder::new(fmt(issue_ev)?, fmt(complete_ev)?).map_err(bad_format)?;
+    let decoder = decoder_for(&inst, issue_ev, complete_ev)?;
     let mut writer = TraceWriter::create(&opts.output)?;
     let mut header = header_for(traced, target);
     inst.open_readers()?;
@@ -177,7 +225,6 @@ pub fn capture(
     let mut pairer = pair::Pairer::new(traced.filter, t0);
     let mut pending: Vec<events::BlockEvent> = Vec::new();
     let mut missed_pages = 0u64;
-    let mut write_err: Option<TraceError> = None;
     let mut end: Option<(u64, Instant)> = None;
     loop {
         let stop_asked = opts.stop.load(Ordering::Relaxed);
@@ -223,32 +270,15 @@ pub fn capture(
         for e in pending.drain(..ready) {
             pairer.push(&e, &mut procs);
         }
-        let counters = opts.counters.as_deref();
-        pairer.drain(&mut |io| {
-            if write_err.is_none() {
-                if let Err(e) = writer.push(&io) {
-                    write_err = Some(e);
-                }
-                if let Some(c) = counters {
-                    c.add(u64::from(io.len), 1);
-                }
-            }
-        });
-        if let Some(e) = write_err.take() {
-            return Err(e.into());
-        }
+        write_paired(&mut pairer, &mut writer, opts.counters.as_deref())?;
         if draining_done {
             break;
         }
     }
     header.lost_events = inst.lost_events();
     let tracefs = inst.close();
-    if pairer.passthrough > 0 {
-        header.notes.push(format!(
-            "{} passthrough requests (driver commands without a data range, such as reading the disk's serial) left out, as blktrace's pc requests",
-            pairer.passthrough
-        ));
-    }
+    let passthrough = pairer.passthrough;
+    let mut write_err: Option<TraceError> = None;
     let (unmatched, orphans) = pairer.finish(&mut |io| {
         if write_err.is_none() {
             if let Err(e) = writer.push(&io) {
@@ -260,13 +290,7 @@ pub fn capture(
         return Err(e.into());
     }
     header.unmatched = unmatched;
-    if header.lost_events > 0 || missed_pages > 0 {
-        header.notes.push(format!(
-            "the kernel dropped {} events (its trace buffer was full): some IOs are missing; capture with a larger --buffer-kb",
-            header.lost_events.max(missed_pages)
-        ));
-    }
-    header.notes.push(format!("traced {}", traced.said));
+    closing_notes(&mut header, passthrough, missed_pages, &traced.said);
     let header = writer.finish(header)?;
     Ok(CaptureOutcome {
         header,
