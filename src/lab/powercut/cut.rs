@@ -263,16 +263,10 @@ fn sync_pct(md_dir: &Path) -> Option<f64> {
         .map(|(done, total)| 100.0 * done as f64 / total as f64)
 }
 
-/// Assembles the layout of the pending cut from its disks after the power came back, fails a
-/// member when asked, judges every file and tears the layout down.
-pub(super) fn recover(
-    session: &mut Session,
-    l: &LayoutSpec,
-    p: &Pending,
-    dir: &Path,
-    step: &mut dyn FnMut(&str, String),
-) -> CutReport {
-    let durable = Durable::read(dir, &p.prefix);
+/// A cut's report as far as it is known before the layout is assembled again: when the power
+/// went, what the host recorded of the cut, what the writer had made durable, and whether the
+/// writer had already stopped with an error.
+fn cut_report(dir: &Path, p: &Pending, durable: &Durable) -> CutReport {
     let host = host_record(dir, p);
     let mut r = CutReport {
         cut: p.cut,
@@ -291,6 +285,20 @@ pub(super) fn recover(
             if durable.errors.len() == 1 { "" } else { "s" }
         ));
     }
+    r
+}
+
+/// Assembles the layout of the pending cut from its disks after the power came back, fails a
+/// member when asked, judges every file and tears the layout down.
+pub(super) fn recover(
+    session: &mut Session,
+    l: &LayoutSpec,
+    p: &Pending,
+    dir: &Path,
+    step: &mut dyn FnMut(&str, String),
+) -> CutReport {
+    let durable = Durable::read(dir, &p.prefix);
+    let mut r = cut_report(dir, p, &durable);
     let (Some(pc), crate::spec::lab::LayoutKind::Stack(stack)) = (&l.powercut, &l.kind) else {
         r.error = Some("the layout no longer asks for power cuts".into());
         return r;
