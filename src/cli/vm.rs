@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use super::Context;
 use super::lab::LabArgs;
+use crate::decide::Decision;
 use crate::output::Format;
-use crate::vm::{VmError, VmOptions};
+use crate::vm::{VmError, VmOptions, VmOutcome};
 
 /// The guest's `iolab lab` flags: everything that shapes the lab itself.
 fn guest_args(a: &LabArgs) -> Vec<String> {
@@ -55,6 +56,37 @@ fn strip_ansi(s: &str) -> String {
         }
     }
     out
+}
+
+/// The document `iolab lab --vm --format json` prints: the guest's JSON output (or its text,
+/// as `guest_output`, when it is not JSON) with the environment, the VM's figures and the
+/// decision added.
+fn json_doc(
+    out: &VmOutcome,
+    env: &str,
+    shown: Option<&Decision>,
+) -> anyhow::Result<serde_json::Value> {
+    let mut doc: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|_| serde_json::json!({ "guest_output": out.stdout }));
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("environment".into(), env.into());
+        obj.insert(
+            "vm".into(),
+            serde_json::json!({
+                "accel": out.accel.name(),
+                "prepare_seconds": out.prepare_seconds,
+                "boot_seconds": out.boot_seconds.iter().map(|b| b.1).collect::<Vec<_>>(),
+                "kvm_try_seconds": out.kvm_try_seconds,
+                "lab_seconds": out.lab_seconds,
+                "runs_copied": out.copied,
+                "exit_code": out.exit_code,
+            }),
+        );
+        if let Some(d) = shown {
+            obj.insert("decision".into(), serde_json::to_value(d)?);
+        }
+    }
+    Ok(doc)
 }
 
 /// `iolab lab --vm`: runs the lab in a VM and prints what the guest printed, labelled.
@@ -125,26 +157,7 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
     let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
     match a.format {
         Format::Json => {
-            let mut doc: serde_json::Value = serde_json::from_str(&out.stdout)
-                .unwrap_or_else(|_| serde_json::json!({ "guest_output": out.stdout }));
-            if let Some(obj) = doc.as_object_mut() {
-                obj.insert("environment".into(), env.clone().into());
-                obj.insert(
-                    "vm".into(),
-                    serde_json::json!({
-                        "accel": out.accel.name(),
-                        "prepare_seconds": out.prepare_seconds,
-                        "boot_seconds": out.boot_seconds.iter().map(|b| b.1).collect::<Vec<_>>(),
-                        "kvm_try_seconds": out.kvm_try_seconds,
-                        "lab_seconds": out.lab_seconds,
-                        "runs_copied": out.copied,
-                        "exit_code": out.exit_code,
-                    }),
-                );
-                if let Some(d) = shown {
-                    obj.insert("decision".into(), serde_json::to_value(d)?);
-                }
-            }
+            let doc = json_doc(&out, &env, shown)?;
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         Format::Md => {
