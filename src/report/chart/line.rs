@@ -129,42 +129,7 @@ pub fn render(c: &LineChart, embed: Embed) -> String {
     text(&mut o, x1, y_bot + 28.0, "end", "ax", &c.x.label);
 
     for l in &c.lines {
-        if l.points.is_empty() {
-            continue;
-        }
-        let (ci, dashed) = colour(l.colour);
-        let cls = format!(
-            "{} k{ci}{}",
-            if l.thin { "tr" } else { "ln" },
-            if dashed { " dd" } else { "" }
-        );
-        let mut pts = String::with_capacity(l.points.len() * 12);
-        for (i, (x, y)) in l.points.iter().enumerate() {
-            if !x.is_finite() || !y.is_finite() || (c.y.scale == Scale::Log && *y <= 0.0) {
-                continue;
-            }
-            if i > 0 && !pts.is_empty() {
-                pts.push(' ');
-            }
-            let _ = write!(pts, "{},{}", n(xa.px(*x)), n(ya.px(*y)));
-        }
-        if l.points.len() == 1 {
-            // A single point is no line: draw a dot so the run is still visible.
-            let (x, y) = l.points[0];
-            let _ = write!(
-                o,
-                "<circle class=\"f{ci}\" cx=\"{}\" cy=\"{}\" r=\"3\"><title>{}</title></circle>",
-                n(xa.px(x)),
-                n(ya.px(y)),
-                esc(&l.name)
-            );
-            continue;
-        }
-        let _ = write!(
-            o,
-            "<polyline class=\"{cls}\" points=\"{pts}\"><title>{}</title></polyline>",
-            esc(&l.name)
-        );
+        draw_line(&mut o, l, &xa, &ya, c.y.scale == Scale::Log);
     }
     for m in &c.markers {
         let (ci, _) = colour(m.colour);
@@ -216,6 +181,47 @@ pub fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
             )
         })
         .collect()
+}
+
+/// Draws one line of the chart into `o`: a polyline through its points (those a log axis can
+/// show), or a dot when it has a single point, with its name as the tooltip.
+fn draw_line(o: &mut String, l: &Line, xa: &Mapped, ya: &Mapped, log_y: bool) {
+    if l.points.is_empty() {
+        return;
+    }
+    let (ci, dashed) = colour(l.colour);
+    let cls = format!(
+        "{} k{ci}{}",
+        if l.thin { "tr" } else { "ln" },
+        if dashed { " dd" } else { "" }
+    );
+    let mut pts = String::with_capacity(l.points.len() * 12);
+    for (i, (x, y)) in l.points.iter().enumerate() {
+        if !x.is_finite() || !y.is_finite() || (log_y && *y <= 0.0) {
+            continue;
+        }
+        if i > 0 && !pts.is_empty() {
+            pts.push(' ');
+        }
+        let _ = write!(pts, "{},{}", n(xa.px(*x)), n(ya.px(*y)));
+    }
+    if l.points.len() == 1 {
+        // A single point is no line: draw a dot so the run is still visible.
+        let (x, y) = l.points[0];
+        let _ = write!(
+            o,
+            "<circle class=\"f{ci}\" cx=\"{}\" cy=\"{}\" r=\"3\"><title>{}</title></circle>",
+            n(xa.px(x)),
+            n(ya.px(y)),
+            esc(&l.name)
+        );
+        return;
+    }
+    let _ = write!(
+        o,
+        "<polyline class=\"{cls}\" points=\"{pts}\"><title>{}</title></polyline>",
+        esc(&l.name)
+    );
 }
 
 #[cfg(test)]
