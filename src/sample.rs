@@ -10,6 +10,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub mod fault_outcome;
 pub mod headline;
 pub mod integrity;
 pub mod labels;

@@ -442,3 +442,132 @@ fn help_documents_exit_codes() {
         .stdout_has("Exit status")
         .stdout_has("--tolerance");
 }
+
+/// A mount made by a test, unmounted on drop (also when an assertion fails).
+struct Mounted(tempfile::TempDir);
+
+impl Mounted {
+    fn new(dev: &str) -> Mounted {
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-test-disks-rot")
+            .tempdir()
+            .expect("tempdir");
+        let o = Command::new("mount")
+            .arg(dev)
+            .arg(dir.path())
+            .output()
+            .expect("mount");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Mounted(dir)
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// Issue 42: a btrfs raid1 whose one copy of a file went bad under it (garbage written into
+/// one member's backing file, where that file's first block lies), read back and scrubbed:
+/// btrfs mends it from the other copy, and `iolab disks` names the checksum errors on the
+/// struck member — and only there — as a user's real array would be asked.
+#[test]
+fn disks_names_the_checksum_errors_btrfs_counted_on_the_struck_member() {
+    require_root!();
+    require_tool!("mkfs.btrfs", apt = "btrfs-progs");
+    require_tool!("btrfs", apt = "btrfs-progs");
+    let a = Loop::new("rot-a", 160 << 20, &[]);
+    let b = Loop::new("rot-b", 160 << 20, &[]);
+    let o = Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid1", "-m", "raid1"])
+        .args([a.path(), b.path()])
+        .output()
+        .expect("mkfs.btrfs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 1 MiB whose every 4 KiB block starts with its own marker: found on the member by its
+    // first block.
+    let data: Vec<u8> = (0..256u32)
+        .flat_map(|i| {
+            let mut blk = format!("iolab-rot-{i:08}-").into_bytes();
+            blk.resize(4096, (i % 251) as u8 + 1);
+            blk
+        })
+        .collect();
+    {
+        let m = Mounted::new(a.path());
+        std::fs::write(m.path().join("f"), &data).expect("write the file");
+        assert!(Command::new("sync").status().expect("sync").success());
+    }
+    // Strike the first block of the file on member a only.
+    let mut img = std::fs::read(&a.file).expect("read member a");
+    let at = img
+        .windows(4096)
+        .position(|w| w == &data[..4096])
+        .expect("the file's first block on member a");
+    img[at..at + 4096].fill(0x5a);
+    std::fs::write(&a.file, &img).expect("strike member a");
+    drop(img);
+
+    let m = Mounted::new(a.path());
+    let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+    let back = std::fs::read(m.path().join("f")).expect("btrfs reads the file back");
+    assert!(back == data, "btrfs handed back wrong bytes");
+    let o = Command::new("btrfs")
+        .args(["scrub", "start", "-B"])
+        .arg(m.path())
+        .output()
+        .expect("btrfs scrub");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let j = Iolab::new()
+        .args(["disks", "--json", a.path(), b.path()])
+        .run()
+        .success()
+        .json();
+    let counters = j["counters"].as_array().expect("counters");
+    assert_eq!(
+        counters.len(),
+        1,
+        "only the struck member has a counter above zero: {counters:#?}"
+    );
+    let c = &counters[0];
+    assert_eq!(c["device"], a.name().as_str(), "{c}");
+    assert_eq!(c["layer"], "btrfs", "{c}");
+    assert!(
+        c["counters"]["corruption_errs"].as_u64().unwrap() >= 1,
+        "{c}"
+    );
+    assert_eq!(c["counters"]["read_io_errs"], 0, "{c}");
+
+    let (code, so, se) = Iolab::new()
+        .args(["disks", a.path(), b.path()])
+        .run()
+        .parts();
+    assert_eq!(code, 0, "{se}");
+    let line = format!(
+        "  {}: btrfs at {}: corruption_errs ",
+        a.name(),
+        m.path().display()
+    );
+    assert!(so.contains(&line), "{so}");
+    assert!(!so.contains(&format!("  {}: btrfs", b.name())), "{so}");
+
+    // Asked for, every counter is shown: the healthy member's zeros too.
+    let all = Iolab::new()
+        .args(["disks", "--counters", "--json", a.path(), b.path()])
+        .run()
+        .success()
+        .json();
+    let healthy = all["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["device"] == b.name().as_str())
+        .unwrap_or_else(|| panic!("{all:#}"));
+    assert_eq!(healthy["counters"]["corruption_errs"], 0, "{healthy}");
+}

@@ -62,6 +62,10 @@ pub struct DecideFlags {
     /// Time to replace a failed disk without a hot spare (default 72h).
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub replace_time: Option<String>,
+    /// A loss that rules no layout out: `silent-corruption` (files a lab fault returned with
+    /// wrong bytes and no error; the application checks its own data). Repeatable.
+    #[arg(long, value_name = "LOSS")]
+    pub accept: Vec<String>,
 }
 
 fn flag<T>(
@@ -122,6 +126,10 @@ impl DecideFlags {
                 _ => Err("is in IOPS (e.g. 2000)".into()),
             },
         )?;
+        for a in &self.accept {
+            n.accept
+                .push(needs::Accept::parse(a).map_err(|e| usage(format!("--accept: {e}")))?);
+        }
         for m in &self.min {
             n.min
                 .push(needs::parse_min(m).map_err(|e| usage(format!("--min: {e}")))?);

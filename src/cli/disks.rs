@@ -24,7 +24,7 @@ use crate::system::BlockDevice;
 #[derive(clap::Args, Debug, Default)]
 #[command(
     after_help = "Exit status: 0 ok; 1 with --check when a device is flagged (SLOW, HOT, ERROR) or when the read\ntest failed; 2 bad input (no such device, not a block device); 130 interrupted.\n\
-Examples:\n  iolab disks                          whole disks\n  iolab disks --all --json             every block device, for scripts\n  iolab disks --bench                  read every whole disk (read-only), flag the slow one\n  iolab disks --bench --parallel sdb sdc sdd sde   also all at once: controller limit?\n  iolab disks --bench --check --time 10s            for cron: exit 1 when anything is flagged"
+Examples:\n  iolab disks                          whole disks\n  iolab disks --all --json             every block device, for scripts\n  iolab disks --counters               every member's error counters (btrfs, md, dm-integrity, ZFS)\n  iolab disks --bench                  read every whole disk (read-only), flag the slow one\n  iolab disks --bench --parallel sdb sdc sdd sde   also all at once: controller limit?\n  iolab disks --bench --check --time 10s            for cron: exit 1 when anything is flagged"
 )]
 pub struct DisksArgs {
     /// Devices to list or read (`/dev/sdb`, `sdb`, `/dev/disk/by-id/...`). Default: every
@@ -60,6 +60,11 @@ pub struct DisksArgs {
     /// Exit 1 when anything is flagged (for cron and monitoring).
     #[arg(long)]
     pub check: bool,
+    /// Show every error counter the storage layers keep per member (btrfs device stats, md
+    /// mismatch_cnt and member errors, dm-integrity mismatches, ZFS READ/WRITE/CKSUM), zeros
+    /// included; without it only the counters above zero are shown.
+    #[arg(long, conflicts_with = "bench")]
+    pub counters: bool,
     /// Print one JSON document on stdout (diagnostics go to stderr).
     #[arg(long)]
     pub json: bool,
@@ -147,8 +152,12 @@ fn run_inner(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
     };
     let infos = census::describe_all(devs);
     let flags = hot_flags(&infos, a.max_temp);
+    let counters: Vec<_> = crate::disks::counters::gather(&infos)
+        .into_iter()
+        .filter(|c| a.counters || c.any())
+        .collect();
     if a.json {
-        let doc = serde_json::json!({ "devices": infos, "flags": flags });
+        let doc = serde_json::json!({ "devices": infos, "flags": flags, "counters": counters });
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).context("cannot render JSON")?
@@ -157,6 +166,7 @@ fn run_inner(ctx: &Context, a: DisksArgs) -> anyhow::Result<ExitCode> {
         println!("no block devices found (try --all)");
     } else {
         print!("{}", render::census_table(&infos, &flags));
+        print!("{}", render::counter_lines(&counters, a.counters));
     }
     Ok(if a.check && !flags.is_empty() {
         ExitCode::from(EXIT_FAILED)

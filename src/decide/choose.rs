@@ -11,9 +11,9 @@
 
 use std::cmp::Ordering;
 
-use super::{DecideError, LabFacts, Miss, Relax, Row, format_probability};
+use super::{DecideError, LabFacts, LayoutFacts, Miss, Relax, Row, format_probability};
 use crate::sample::layout_record::VERIFIED_TEXT;
-use crate::spec::decide::{DecideSpec, Needs, Prefer, SpeedUnit};
+use crate::spec::decide::{Accept, DecideSpec, Needs, Prefer, SpeedUnit};
 use crate::units::{format_bytes_si, format_rate};
 
 /// Usable capacities closer than this (relative) are a tie.
@@ -316,7 +316,25 @@ pub fn misses(r: &Row, lab: &LabFacts, spec: &DecideSpec) -> Vec<Miss> {
             )),
         }
     }
-    if let Some(v) = r.integrity.as_deref().filter(|v| *v != VERIFIED_TEXT) {
+    out.extend(loss_misses(r, facts, spec));
+    out
+}
+
+/// The losses that rule a layout out: a failed integrity verdict, files silently wrong under
+/// a lab fault (unless accepted), a power cut that lost durable writes.
+fn loss_misses(r: &Row, facts: Option<&LayoutFacts>, spec: &DecideSpec) -> Vec<Miss> {
+    let mut out = Vec::new();
+    let losses = facts.and_then(|l| l.losses.as_ref());
+    let silent = facts.and_then(|l| silent_miss(l, spec));
+    // A layout whose only loss is files silently wrong is rejected for that, by its own
+    // reason (and kept when it is accepted); one that also lost files to errors keeps the
+    // integrity verdict's rejection.
+    let only_silent = losses.is_some_and(|l| l.silent > 0 && l.unreadable == 0);
+    if let Some(v) = r
+        .integrity
+        .as_deref()
+        .filter(|v| *v != VERIFIED_TEXT && !only_silent)
+    {
         out.push(Miss {
             need: "integrity".into(),
             reason: format!("integrity: {v}"),
@@ -326,6 +344,7 @@ pub fn misses(r: &Row, lab: &LabFacts, spec: &DecideSpec) -> Vec<Miss> {
             want_text: None,
         });
     }
+    out.extend(silent);
     // A power cut that lost what the layout had acknowledged as durable (or the write hole:
     // a file read back wrong without an error) is a loss like a failed integrity check.
     if let Some(v) = r.power.as_deref().filter(|_| r.power_lost) {
@@ -339,6 +358,70 @@ pub fn misses(r: &Row, lab: &LabFacts, spec: &DecideSpec) -> Vec<Miss> {
         });
     }
     out
+}
+
+/// The pooling layer in a few words (`md raid5 x3`, `btrfs raid1 x2`, `zfs raidz1 x3`), to
+/// name a layout's redundancy beside a loss; the description when the stack is not recorded.
+fn pool_words(l: &LayoutFacts) -> String {
+    use crate::sample::layout_record::Layer;
+    let pool = l.stack.iter().find_map(|x| match x {
+        Layer::Md { level, members, .. } => Some(format!("md {level} x{members}")),
+        Layer::Btrfs { data, members, .. } => Some(format!("btrfs {data} x{members}")),
+        Layer::Zfs { vdev, width, .. } => Some(format!("zfs {vdev} x{width}")),
+        Layer::Disk => Some("one disk".into()),
+        _ => None,
+    });
+    let over: Vec<&str> = l
+        .stack
+        .iter()
+        .filter_map(|x| match x {
+            Layer::Member { kind, .. } => Some(kind.as_str()),
+            _ => None,
+        })
+        .collect();
+    match pool {
+        Some(p) if over.is_empty() => p,
+        Some(p) => format!("{p} over {}", over.join(" over ")),
+        None => l.description.clone(),
+    }
+}
+
+/// The need a layout misses when a lab fault returned wrong bytes without an error
+/// (`silent corruption: 1 file silently wrong under a corrupt fault (md raid5 x3)`), unless the
+/// needs accept it.
+fn silent_miss(l: &LayoutFacts, spec: &DecideSpec) -> Option<Miss> {
+    let loss = l.losses.as_ref().filter(|x| x.silent > 0)?;
+    if spec.needs.accept.contains(&Accept::SilentCorruption) {
+        return None;
+    }
+    let files = format!(
+        "{} file{}",
+        loss.silent,
+        if loss.silent == 1 { "" } else { "s" }
+    );
+    let under = match loss.under.as_slice() {
+        [] => String::new(),
+        [k] => format!(
+            " under {} {k} fault",
+            if k.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            }
+        ),
+        ks => format!(" under {} faults", ks.join(" and ")),
+    };
+    Some(Miss {
+        need: "silent_corruption".into(),
+        reason: format!(
+            "silent corruption: {files} silently wrong{under} ({})",
+            pool_words(l)
+        ),
+        have: Some(loss.silent as f64),
+        want: Some(0.0),
+        have_text: Some(files),
+        want_text: Some("0 files".into()),
+    })
 }
 
 /// Whether `b` dominates `a`: at least as good on every figure both have (ties count as

@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::sample::fault_outcome::FaultOutcome;
+use crate::sample::integrity::IntegrityReport;
 use crate::sample::layout_record::Phase;
 use crate::sample::layout_record::{Layer, RebuildRecord};
 use crate::sample::{RunRecord, WorkloadRecord};
@@ -70,6 +72,51 @@ pub struct LayoutFacts {
     pub power: Option<String>,
     /// Whether any power cut lost a durable write or read a file back wrong.
     pub power_lost: bool,
+    /// What the lab's faults and read-backs lost, split by how (`None`: nothing lost, or no
+    /// data set checked).
+    pub losses: Option<Losses>,
+    /// Each injected fault's outcome, file by file.
+    pub faults: Vec<FaultOutcome>,
+}
+
+/// A layout's data loss through the lab, split into the loss an application sees (an error)
+/// and the one it cannot (wrong bytes, no error).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Losses {
+    /// Files read back with wrong bytes and no error (the most one read-back saw).
+    pub silent: u64,
+    /// Files that could not be read or were gone (the most one read-back saw).
+    pub unreadable: u64,
+    /// Errors the layer's scrub or check could not repair.
+    pub scrub_errors: u64,
+    /// The kinds of fault the silently wrong files came back under (`corrupt`), in order.
+    pub under: Vec<String>,
+}
+
+impl Losses {
+    /// The losses of a layout from its integrity record and fault outcomes.
+    pub fn of(i: Option<&IntegrityReport>, faults: &[FaultOutcome]) -> Option<Losses> {
+        let steps = i.map_or(&[][..], |i| i.steps.as_slice());
+        let from_faults = crate::sample::fault_outcome::silently_wrong(faults);
+        let l = Losses {
+            silent: steps
+                .iter()
+                .map(|s| s.mismatched)
+                .max()
+                .unwrap_or(0)
+                .max(from_faults.as_ref().map_or(0, |x| x.0)),
+            unreadable: steps
+                .iter()
+                .map(|s| s.read_errors + s.missing)
+                .chain(faults.iter().map(|f| f.read_error))
+                .max()
+                .unwrap_or(0),
+            scrub_errors: i.map_or(0, IntegrityReport::scrub_errors),
+            under: from_faults
+                .map_or_else(Vec::new, |x| x.1.into_iter().map(str::to_string).collect()),
+        };
+        (l.silent + l.unreadable + l.scrub_errors > 0).then_some(l)
+    }
 }
 
 impl LayoutFacts {
@@ -199,6 +246,15 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
         let degraded = of_phase(Phase::Degraded);
         let rebuilding = of_phase(Phase::Rebuilding);
         let dl = degraded.and_then(|d| d.layout.as_ref());
+        let integrity = rec
+            .integrity
+            .as_ref()
+            .or_else(|| dl.and_then(|l| l.integrity.as_ref()));
+        let faults = if rec.faults.is_empty() {
+            dl.map_or(&[][..], |l| l.faults.as_slice())
+        } else {
+            rec.faults.as_slice()
+        };
         layouts.push(LayoutFacts {
             name: lname,
             description: rec.description.clone().unwrap_or_default(),
@@ -217,16 +273,14 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
                 .rebuild
                 .clone()
                 .or_else(|| dl.and_then(|l| l.rebuild.clone())),
-            integrity: rec
-                .integrity
-                .as_ref()
-                .or_else(|| dl.and_then(|l| l.integrity.as_ref()))
-                .map(|i| i.verdict.clone()),
+            integrity: integrity.map(|i| i.verdict.clone()),
             power: rec
                 .power
                 .as_ref()
                 .map(crate::sample::power::PowerReport::text),
             power_lost: rec.power.as_ref().is_some_and(|p| p.lost_cuts() > 0),
+            losses: Losses::of(integrity.and_then(|i| i.detail.as_ref()), faults),
+            faults: faults.to_vec(),
         });
     }
     LabFacts {

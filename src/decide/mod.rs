@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::plan::MeasuredPerf;
 use crate::spec::decide::{DecideSpec, Needs, Prefer};
 
-pub use facts::{AtSize, LabFacts, LayoutFacts, WorkloadFacts, from_runs};
+pub use facts::{AtSize, LabFacts, LayoutFacts, Losses, WorkloadFacts, from_runs};
 pub use runs::{AtRealSize, RunsDecideError, decide_runs};
 
 /// Where a figure comes from.

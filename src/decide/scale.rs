@@ -804,6 +804,8 @@ mod tests {
             integrity: Some("verified".into()),
             power: None,
             power_lost: false,
+            losses: None,
+            faults: vec![],
         }
     }
 

@@ -79,6 +79,8 @@ fn layout(
         integrity: Some("verified".into()),
         power: None,
         power_lost: false,
+        losses: None,
+        faults: vec![],
     }
 }
 
@@ -696,4 +698,91 @@ fn no_line_when_no_verdict_turns_on_the_risk_inputs() {
     assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
     assert!(d.flips.is_empty(), "{:#?}", d.flips);
     assert_eq!(d.turns_on, None);
+}
+
+/// A corrupt fault whose files came back wrong without an error: `silently_wrong` of them, and
+/// `unreadable` files that could not be read.
+fn corrupted(silently_wrong: u64, unreadable: u64) -> crate::sample::fault_outcome::FaultOutcome {
+    crate::sample::fault_outcome::FaultOutcome {
+        kind: "corrupt".into(),
+        files: 40,
+        intact: 40 - silently_wrong - unreadable,
+        silently_wrong,
+        read_error: unreadable,
+        md_mismatch_cnt: Some(8),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_layout_that_returned_wrong_bytes_silently_is_rejected_unless_accepted() {
+    let mut lab = pod();
+    lab.layouts.truncate(2);
+    let r5 = &mut lab.layouts[1];
+    r5.integrity =
+        Some("DATA LOSS (1 file, 8 scrub errors; 1 silently wrong: wrong bytes, no error)".into());
+    r5.stack = md("raid5", 3, 0);
+    r5.faults = vec![corrupted(1, 0)];
+    r5.losses = Losses::of(None, &r5.faults);
+    assert_eq!(
+        r5.losses.as_ref().map(|l| (l.silent, l.unreadable)),
+        Some((1, 0))
+    );
+    let d = decide(&lab, &needs(None, None), None).unwrap();
+    let misses = &row(&d, "md-raid5-44+1s").misses;
+    // One reason, its own: not the integrity verdict's as well.
+    assert_eq!(misses.len(), 1, "{misses:?}");
+    assert_eq!(misses[0].need, "silent_corruption");
+    assert_eq!(
+        misses[0].reason,
+        "silent corruption: 1 file silently wrong under a corrupt fault (md raid5 x3)"
+    );
+    assert_eq!(d.recommended.as_deref(), Some("md-raid6-43+2s"));
+
+    let mut accepting = needs(None, None);
+    accepting.needs.accept = vec![crate::spec::decide::Accept::SilentCorruption];
+    let d = decide(&lab, &accepting, None).unwrap();
+    assert!(
+        row(&d, "md-raid5-44+1s").qualifies(),
+        "{:?}",
+        row(&d, "md-raid5-44+1s").misses
+    );
+}
+
+#[test]
+fn files_that_could_not_be_read_keep_the_integrity_rejection_even_when_silence_is_accepted() {
+    let mut lab = pod();
+    lab.layouts.truncate(2);
+    let r6 = &mut lab.layouts[0];
+    r6.integrity = Some("DATA LOSS (2 files, 0 scrub errors)".into());
+    r6.faults = vec![corrupted(0, 2)];
+    r6.losses = Losses::of(None, &r6.faults);
+    let r5 = &mut lab.layouts[1];
+    r5.integrity =
+        Some("DATA LOSS (3 files, 0 scrub errors; 1 silently wrong: wrong bytes, no error)".into());
+    r5.faults = vec![corrupted(1, 2)];
+    r5.losses = Losses::of(None, &r5.faults);
+    let mut accepting = needs(None, None);
+    accepting.needs.accept = vec![crate::spec::decide::Accept::SilentCorruption];
+    for spec in [needs(None, None), accepting] {
+        let d = decide(&lab, &spec, None).unwrap();
+        let r6 = row(&d, "md-raid6-43+2s");
+        assert_eq!(
+            r6.misses
+                .iter()
+                .map(|m| m.need.as_str())
+                .collect::<Vec<_>>(),
+            ["integrity"]
+        );
+        let r5: Vec<&str> = row(&d, "md-raid5-44+1s")
+            .misses
+            .iter()
+            .map(|m| m.need.as_str())
+            .collect();
+        if spec.needs.accept.is_empty() {
+            assert_eq!(r5, ["integrity", "silent_corruption"]);
+        } else {
+            assert_eq!(r5, ["integrity"]);
+        }
+    }
 }

@@ -15,11 +15,14 @@
 //! - [`outliers`]: grouping by model and firmware and the `SLOW` / `HOT` / `ERROR` flags, as
 //!   pure functions; [`outliers::slow_by_busy`] is the rule for devices loaded together (the
 //!   members of a lab's array), judged per second of their own busy time.
+//! - [`counters`]: the error counters the storage layers keep per member (btrfs device stats,
+//!   md mismatch_cnt, dm-integrity mismatches, ZFS CKSUM): silent corruption caught or not.
 //! - [`stat`]: a device's own counters (`/sys/class/block/NAME/stat`), busy time included.
 //! - The terminal tables are drawn by `report::text::disks`, the one home of text renderers.
 
 pub mod bench;
 pub mod census;
+pub mod counters;
 pub mod membership;
 pub mod outliers;
 pub mod stat;

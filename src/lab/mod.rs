@@ -14,6 +14,7 @@ pub mod conduct;
 pub mod dataset;
 pub mod driver;
 pub mod held;
+pub mod outcomes;
 pub mod powercut;
 pub mod report;
 pub mod spec;

@@ -52,6 +52,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
         verdict: i.verdict.text(),
         detail: Some(i.clone()),
     });
+    rec.faults = super::outcomes::of_layout(l);
     rec.power.clone_from(&l.power);
     rec.alignment.clone_from(&l.alignment);
     match rec.phase {

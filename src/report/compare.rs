@@ -196,8 +196,9 @@ pub fn open_loop_sentence(c: &Comparison) -> Option<String> {
     ))
 }
 
-/// Each layout's verdicts (integrity, power cuts, a cache device the lab failed), one line per
-/// run that has any: a comparison of speeds must not hide that one of the layouts lost data.
+/// Each layout's verdicts (integrity, what the lab's faults did to its files, power cuts, a
+/// cache device the lab failed), one line per run that has any: a comparison of speeds must
+/// not hide that one of the layouts lost data.
 fn verdict_lines(c: &Comparison) -> Vec<String> {
     c.runs
         .iter()
@@ -205,6 +206,9 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
             let mut parts = Vec::new();
             if let Some(i) = &r.integrity {
                 parts.push(format!("integrity {i}"));
+            }
+            if let Some(f) = &r.faults {
+                parts.push(format!("lab faults {f}"));
             }
             if let Some(p) = &r.power {
                 parts.push(format!("power cuts {p}"));

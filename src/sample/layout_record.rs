@@ -62,6 +62,11 @@ pub struct LayoutRecord {
     /// so older records read and write unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_failure: Option<crate::stack::cache::CacheFailure>,
+    /// What each injected fault did to the data set, file by file (intact, repaired, read
+    /// error, silently wrong) beside what the layer counted. Left out when the lab injected
+    /// none, so older records read and write unchanged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<super::fault_outcome::FaultOutcome>,
     /// What power cuts did to the layout (`powercut` in the VM lab): the POWER verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<super::power::PowerReport>,

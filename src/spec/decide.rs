@@ -227,6 +227,38 @@ pub struct Needs {
     /// Least headline per workload.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub min: Vec<MinSpeed>,
+    /// Losses the user accepts, which then rule no layout out (`--accept silent-corruption`:
+    /// the application checks its own data, so wrong bytes without an error are its to find).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accept: Vec<Accept>,
+}
+
+/// A loss a decision may be told to accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Accept {
+    /// Files a lab fault returned with wrong bytes and no error (md without dm-integrity
+    /// under a corrupt fault): the layout is not rejected for it.
+    SilentCorruption,
+}
+
+impl Accept {
+    /// The word as written (`silent-corruption`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Accept::SilentCorruption => "silent-corruption",
+        }
+    }
+
+    /// Parses the word (`silent-corruption`, or with an underscore).
+    pub fn parse(text: &str) -> Result<Accept, String> {
+        match text.trim().replace('_', "-").as_str() {
+            "silent-corruption" => Ok(Accept::SilentCorruption),
+            _ => Err(format!(
+                "'{text}' is not a loss one can accept (known: silent-corruption)"
+            )),
+        }
+    }
 }
 
 impl Needs {
@@ -334,6 +366,11 @@ impl DecideSpec {
             self.needs.min.retain(|x| x.workload != m.workload);
             self.needs.min.push(m.clone());
         }
+        for a in &over.needs.accept {
+            if !self.needs.accept.contains(a) {
+                self.needs.accept.push(*a);
+            }
+        }
         set(&mut self.prefer, &over.prefer);
         set(&mut self.workload, &over.workload);
         set(&mut self.risk.afr, &over.risk.afr);
@@ -386,6 +423,7 @@ pub struct RawDecide {
     afr: Option<NumOrText>,
     ure: Option<NumOrText>,
     replace_time: Option<TimeValue>,
+    accept: Option<Vec<String>>,
 }
 
 /// A value of `[decide]` that is wrong: the key (`min.seq-write-1m`) and what to do.
@@ -470,6 +508,12 @@ impl RawDecide {
                 max_loss_5y: prob("max_loss_5y", &self.max_loss_5y)?,
                 min_capacity_at_slo: slo,
                 min,
+                accept: self
+                    .accept
+                    .iter()
+                    .flatten()
+                    .map(|a| Accept::parse(a).map_err(|e| bad("accept", e)))
+                    .collect::<Result<_, _>>()?,
             },
             prefer: self
                 .prefer
@@ -598,10 +642,33 @@ mod tests {
             ("afr = \"100%\"", "afr"),
             ("ure = \"often\"", "ure"),
             ("disk_size = 0", "disk_size"),
+            ("accept = [\"bitrot\"]", "accept"),
         ] {
             let raw: RawDecide = toml::from_str(text).unwrap();
             assert_eq!(raw.validate().unwrap_err().key, key, "{text}");
         }
         assert!(toml::from_str::<RawDecide>("min_usuable = \"1TB\"").is_err());
+    }
+
+    /// `accept` reads as the flag does, and flags add to the table's list without repeats.
+    #[test]
+    fn accepted_losses_read_from_the_table_and_add_up_with_flags() {
+        let raw: RawDecide = toml::from_str("accept = [\"silent_corruption\"]").unwrap();
+        let mut d = raw.validate().unwrap();
+        assert_eq!(d.needs.accept, [Accept::SilentCorruption]);
+        assert!(!d.asks(), "accepting a loss is not a need");
+        let flags = DecideSpec {
+            needs: Needs {
+                accept: vec![Accept::parse("silent-corruption").unwrap()],
+                ..Needs::default()
+            },
+            ..DecideSpec::default()
+        };
+        d.merge(&flags);
+        assert_eq!(d.needs.accept, [Accept::SilentCorruption]);
+        assert_eq!(
+            Accept::parse("bitrot").unwrap_err(),
+            "'bitrot' is not a loss one can accept (known: silent-corruption)"
+        );
     }
 }

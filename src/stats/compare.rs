@@ -55,6 +55,10 @@ pub struct ComparedRun {
     /// in the lab's words (`bcache writeback cache device failed (2MiB dirty): ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_failure: Option<String>,
+    /// What the lab's injected faults did to the layout's files: `intact`, `repaired (N
+    /// files)`, `read error (N files)`, `silently wrong (N files)` (wrong bytes, no error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<String>,
 }
 
 /// One cell: a run's figure for one workload metric.
@@ -586,6 +590,10 @@ fn compared_runs(runs: &[RunRecord], headers: Vec<String>, baseline: usize) -> V
                 .as_ref()
                 .and_then(|l| l.cache_failure.as_ref())
                 .map(crate::stack::cache::CacheFailure::describe),
+            faults: r
+                .layout
+                .as_ref()
+                .and_then(|l| crate::sample::fault_outcome::layout_verdict(&l.faults)),
         })
         .collect()
 }

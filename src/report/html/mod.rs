@@ -10,6 +10,7 @@
 //! the charts, this file lays out the page; `report::markdown` renders the same model.
 
 pub mod decision;
+mod faults;
 pub mod figures;
 pub mod hosts;
 pub mod model;
@@ -436,6 +437,7 @@ fn lab(o: &mut String, r: &Report) {
     }
     .write(o);
     degraded_table(o, r, lab, &rebuild);
+    faults::outcome_table(o, r, lab);
     o.push_str("</section>\n");
 }
 

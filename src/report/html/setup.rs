@@ -77,6 +77,9 @@ pub struct LayoutFacts {
     /// How its layers sat on the array's stripe (`aligned (lvm, xfs)`, or each misaligned
     /// layer's warning with its fix); `None` when the lab did not check.
     pub alignment: Option<String>,
+    /// What each fault the lab injected did to the data set's files, and what the layer
+    /// counted (the report's fault table).
+    pub faults: Vec<crate::sample::fault_outcome::FaultOutcome>,
 }
 
 impl LayoutFacts {
@@ -144,6 +147,7 @@ impl LayoutFacts {
             integrity: r.integrity.as_ref().map(|i| i.verdict.clone()),
             cache_failure: r.cache_failure.clone(),
             alignment: r.alignment.as_ref().map(alignment_text),
+            faults: r.faults.clone(),
         };
         f.description = r
             .description

@@ -87,6 +87,23 @@ fn flags_of(device: &str, flags: &[Flag]) -> String {
     }
 }
 
+/// The layers' error counters below the census table, one line per member and layer (every
+/// counter with `all`, else only those above zero; nothing when none is above zero).
+pub fn counter_lines(counters: &[crate::disks::counters::DeviceCounters], all: bool) -> String {
+    let mut out = String::new();
+    if counters.is_empty() {
+        if all {
+            out.push_str("\nerror counters: no layer keeps any for these devices\n");
+        }
+        return out;
+    }
+    out.push_str("\nerror counters (what the storage layer noticed on each member):\n");
+    for c in counters {
+        out.push_str(&format!("  {}\n", c.line(all)));
+    }
+    out
+}
+
 /// The census table.
 pub fn census_table(devs: &[DiskInfo], flags: &[Flag]) -> String {
     let headers = [
