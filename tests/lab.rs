@@ -1448,3 +1448,69 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
     assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
     assert!(w.state_files().is_empty());
 }
+
+/// Issue 43: `examples/lab-tuning.toml` expands into its sweeps' layouts (chunk x stripe cache
+/// x worker threads over a 24-member RAID6, and the bitmap's chunk beside a layout without
+/// one), and a dry run shows each array made and tuned as its combination says.
+#[test]
+fn dry_run_of_the_tuning_example_builds_each_combination() {
+    let w = World::new("labtest");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab-tuning.toml");
+    let out = w.lab(&[
+        spec.to_str().unwrap(),
+        "--dry-run",
+        "--disk-dir",
+        w.disk_dir.to_str().unwrap(),
+    ]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{stdout}{}", out.stderr.as_str());
+    let sections: Vec<&str> = stdout.split("\n# ").skip(1).collect();
+    let names: Vec<&str> = sections
+        .iter()
+        .map(|s| s.lines().next().unwrap_or_default())
+        .collect();
+    let mut want = Vec::new();
+    for chunk in ["512KiB", "64KiB"] {
+        for cache in [256, 4096] {
+            for groups in [0, 4] {
+                want.push(format!(
+                    "md6[chunk={chunk},stripe_cache_size={cache},group_thread_cnt={groups}]"
+                ));
+            }
+        }
+    }
+    want.extend([
+        "md6-no-bitmap".to_string(),
+        "md6-bitmap[bitmap_chunk=64MiB]".into(),
+        "md6-bitmap[bitmap_chunk=256MiB]".into(),
+    ]);
+    assert_eq!(names, want, "{stdout}");
+    // Each array is made with its combination's chunk and bitmap over 24 members, and tuned
+    // with its own stripe cache and thread groups.
+    let of = |name: &str| sections[names.iter().position(|n| *n == name).unwrap()];
+    let s = of("md6[chunk=64KiB,stripe_cache_size=4096,group_thread_cnt=4]");
+    let create = s
+        .lines()
+        .find(|l| l.starts_with("mdadm --create"))
+        .expect(s);
+    assert!(
+        create.contains("--level=6 --raid-devices=24 ")
+            && create.contains("--chunk=64K")
+            && create.contains("--bitmap=none"),
+        "{create}"
+    );
+    assert!(s.contains("echo 4096 > /sys/block/md"), "{s}");
+    assert!(s.contains("/md/group_thread_cnt"), "{s}");
+    let s = of("md6[chunk=512KiB,stripe_cache_size=256,group_thread_cnt=0]");
+    assert!(
+        s.contains("--chunk=512K") && s.contains("echo 256 > /sys/block/md"),
+        "{s}"
+    );
+    let s = of("md6-bitmap[bitmap_chunk=256MiB]");
+    assert!(
+        s.contains("--bitmap=internal --bitmap-chunk=262144K"),
+        "{s}"
+    );
+    assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
+    assert!(w.state_files().is_empty());
+}

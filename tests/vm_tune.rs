@@ -87,3 +87,61 @@ fn an_md_tunable_sweep_builds_each_array_tuned_as_its_combination_says() {
     );
     lab.assert_nothing_left();
 }
+
+const READ_AHEAD: &str = r#"
+[[layout]]
+name = "md5-ra"
+mdadm = { level = 5, members = 4, assume_clean = true, read_ahead = "4MiB", scheduler = "none" }
+fs = "xfs"
+
+"#;
+
+/// The array's read-ahead and its members' IO scheduler, set before the workloads and read
+/// back from the kernel (`queue/read_ahead_kb` of the array, each member's
+/// `queue/scheduler`, where the kernel brackets the active one): a virtio disk with one queue
+/// gets mq-deadline by default, so `none` read back is what the layout set, not the kernel's
+/// own choice; md sizes its own read-ahead from the stripe (not 4 MiB on 4 members of 512 KiB).
+#[test]
+fn read_ahead_and_the_members_scheduler_read_back_as_set() {
+    if !vm_or_skip(&[]) {
+        return;
+    }
+    let lab = VmLab::new("iolab-vmtune-ra");
+    let spec =
+        lab.spec(&(READ_AHEAD.to_string() + &workloads_tail("4MiB", "200ms", &[SEQ_WRITE_1M])));
+    let (code, v, stderr) = lab.run(&spec, "md read-ahead and scheduler");
+    assert_eq!(code, 0, "stderr: {stderr}\n{v:#}");
+    let l = layout(&v, "md5-ra");
+    assert_eq!(l["status"], "ok", "{l:#}");
+    assert_eq!(
+        l["md_tunables"],
+        "stripe_cache_size 256, group_thread_cnt 0, read_ahead_kb 4096, scheduler none",
+        "{l:#}"
+    );
+    let stack = l["stack"].as_str().unwrap();
+    assert!(
+        stack.contains("read-ahead 4MiB") && stack.contains("members' scheduler none"),
+        "{stack}"
+    );
+    let run = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["layout"] == "md5-ra")
+        .and_then(|r| r["run_id"].as_str())
+        .expect("the layout's run")
+        .to_string();
+    let doc = lab
+        .iolab()
+        .args(["show", &run, "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        doc["layout"]["tunables"],
+        "stripe_cache_size 256, group_thread_cnt 0, read_ahead_kb 4096, scheduler none",
+        "the stored record keeps what the kernel held: {:#}",
+        doc["layout"]
+    );
+    lab.assert_nothing_left();
+}

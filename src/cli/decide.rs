@@ -241,5 +241,9 @@ pub fn run(ctx: &Context, a: DecideArgs) -> anyhow::Result<ExitCode> {
     let disk = disk_measured(ctx, &spec)?;
     let d = decide_runs(&lab, &runs, &spec, disk.as_ref(), AtRealSize::Build)?;
     print(&d, a.format)?;
+    if let (Some(name), Format::Text) = (&d.recommended, a.format) {
+        let cmds = crate::decide::tunables::for_runs(&runs, name);
+        print!("{}", crate::decide::tunables::render(name, &cmds));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -251,10 +251,18 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
                         &spec.workloads.suite
                     )
                 );
+                print!(
+                    "{}",
+                    crate::report::text::lab_sweep::render(&sweeps(spec, c))
+                );
             }
             if let Some(d) = decision {
                 println!();
                 print!("{}", crate::report::text::decide::render_table(d));
+                if let Some(name) = &d.recommended {
+                    let cmds = tunable_commands(spec, report, name);
+                    print!("{}", crate::decide::tunables::render(name, &cmds));
+                }
             }
             let shown = notes.as_designed.iter().filter(|_| a.verbose);
             for n in notes.cpu_wait.iter().chain(shown) {
@@ -280,6 +288,10 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
             if let Some(c) = comparison {
                 println!();
                 print!("{}", crate::report::compare::render_markdown(c));
+                let text = crate::report::text::lab_sweep::render(&sweeps(spec, c));
+                if !text.is_empty() {
+                    print!("\n```text{text}```\n");
+                }
             }
             if let Some(d) = decision {
                 println!();
@@ -290,6 +302,8 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
             let mut doc = serde_json::to_value(report)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+                let answers = comparison.map(|c| sweeps(spec, c)).unwrap_or_default();
+                obj.insert("sweeps".into(), serde_json::to_value(answers)?);
                 obj.insert(
                     "cpu_wait_notes".into(),
                     serde_json::to_value(&notes.cpu_wait)?,
@@ -300,12 +314,46 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
                 );
                 if let Some(d) = decision {
                     obj.insert("decision".into(), serde_json::to_value(d)?);
+                    let cmds = d
+                        .recommended
+                        .as_ref()
+                        .map(|n| tunable_commands(spec, report, n))
+                        .unwrap_or_default();
+                    obj.insert("tunable_commands".into(), serde_json::to_value(cmds)?);
                 }
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
     }
     Ok(())
+}
+
+/// The answer of each sweep among the lab's layouts, judged on each workload's headline.
+fn sweeps(
+    spec: &lab::LabSpec,
+    c: &crate::stats::compare::Comparison,
+) -> Vec<crate::stats::sweep::Sweep> {
+    let rows = crate::stats::sweep::headline_rows(c, &spec.workloads.suite.workloads);
+    crate::stats::sweep::answer(c, &rows)
+}
+
+/// The commands that set the layout `name`'s runtime tunables on the real array: from its
+/// stack as the spec wrote it and what the kernel held after the lab's build.
+fn tunable_commands(spec: &lab::LabSpec, report: &lab::LabReport, name: &str) -> Vec<String> {
+    let Some(lab::LayoutKind::Stack(s)) = spec
+        .layouts
+        .iter()
+        .find(|l| l.name == name)
+        .map(|l| &l.kind)
+    else {
+        return Vec::new();
+    };
+    let held = report
+        .layouts
+        .iter()
+        .find(|l| l.name == name)
+        .and_then(|l| l.md_tunables.as_deref());
+    crate::decide::tunables::commands(&crate::sample::layout_record::Layer::of_stack(s), held)
 }
 
 fn cleanup(a: &LabArgs) -> anyhow::Result<ExitCode> {

@@ -504,10 +504,7 @@ impl StackRun<'_, '_> {
         if !self.opts.dry_run {
             lr.build_seconds = Some(built.build_time.as_secs_f64());
             lr.usable_bytes = Some(built.usable_bytes);
-            lr.md_tunables = built
-                .md
-                .as_deref()
-                .and_then(crate::layout::scrub::md_tunables);
+            lr.md_tunables = self.session.tunables(&built);
             lr.alignment = Some(self.session.alignment(&built));
         }
         let res = self.exercise(l, &mut built, &src, &mut lr);

@@ -274,8 +274,9 @@ pub struct LayoutReport {
     pub member_bytes: Option<u64>,
     /// Seconds from the first command to mounted (md resync included).
     pub build_seconds: Option<f64>,
-    /// md RAID4/5/6: the runtime tunables as the kernel holds them after the build
-    /// (`stripe_cache_size 4096, group_thread_cnt 2`), read back from sysfs.
+    /// The RAID layer's runtime tunables as the kernel (md: sysfs, `queue/read_ahead_kb`, the
+    /// members' `queue/scheduler`) or ZFS (`zfs get`) holds them after the build
+    /// (`stripe_cache_size 4096, group_thread_cnt 2`; `recordsize 1M, primarycache all`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_tunables: Option<String>,
     /// How the layers over the array's stripe were aligned after the build, read back from

@@ -55,6 +55,7 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
     rec.faults = super::outcomes::of_layout(l);
     rec.power.clone_from(&l.power);
     rec.alignment.clone_from(&l.alignment);
+    rec.tunables.clone_from(&l.md_tunables);
     match rec.phase {
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);

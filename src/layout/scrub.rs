@@ -135,15 +135,89 @@ fn md_attr(md: &Path, file: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// A RAID4/5/6 array's runtime tunables as the kernel holds them (`stripe_cache_size 4096,
-/// group_thread_cnt 2`): what was asked is only what was written, this is what md took.
-/// `None` for levels without them.
-pub fn md_tunables(md: &Path) -> Option<String> {
-    Some(format!(
-        "stripe_cache_size {}, group_thread_cnt {}",
-        md_attr(md, "stripe_cache_size")?,
-        md_attr(md, "group_thread_cnt")?
-    ))
+/// An md array's runtime tunables as the kernel holds them (`stripe_cache_size 4096,
+/// group_thread_cnt 2, read_ahead_kb 4096, scheduler mq-deadline`): what was asked is only
+/// what was written, this is what md took. The stripe cache and thread groups of a RAID4/5/6
+/// array always; the read-ahead and the members' scheduler when the layout set them (`o`),
+/// the scheduler as the kernel marks it active on each of `members` (`mixed` when they
+/// differ). `None` when there is nothing to say.
+pub fn md_tunables(md: &Path, o: &crate::stack::MdOptions, members: &[PathBuf]) -> Option<String> {
+    let mut parts = Vec::new();
+    if let (Some(c), Some(g)) = (
+        md_attr(md, "stripe_cache_size"),
+        md_attr(md, "group_thread_cnt"),
+    ) {
+        parts.push(format!("stripe_cache_size {c}, group_thread_cnt {g}"));
+    }
+    if o.read_ahead.is_some() {
+        let kb = std::fs::read_to_string(queue_sysfs(md, "read_ahead_kb")).ok();
+        parts.push(format!(
+            "read_ahead_kb {}",
+            kb.as_deref().map_or("?", str::trim)
+        ));
+    }
+    if o.scheduler.is_some() {
+        let mut seen: Vec<String> = members
+            .iter()
+            .map(|m| {
+                std::fs::read_to_string(queue_sysfs(m, "scheduler"))
+                    .ok()
+                    .and_then(|t| active_scheduler(&t))
+                    .unwrap_or_else(|| "?".into())
+            })
+            .collect();
+        seen.dedup();
+        let one = if seen.len() == 1 {
+            seen[0].clone()
+        } else {
+            "mixed".into()
+        };
+        parts.push(format!("scheduler {one}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// The scheduler the kernel marks active in a `queue/scheduler` file (`none [mq-deadline]`).
+pub fn active_scheduler(text: &str) -> Option<String> {
+    let t = text.trim();
+    let bracketed = t
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'));
+    // A queue with one scheduler may print it bare (`none`).
+    bracketed
+        .or_else(|| (!t.is_empty() && !t.contains(' ')).then_some(t))
+        .map(str::to_string)
+}
+
+/// A block device's `queue/` sysfs file, found through its device number (a partition's
+/// queue is its disk's); by name under `/sys/block` when the device cannot be read (a dry
+/// run).
+pub fn queue_sysfs(dev: &Path, file: &str) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let by_name = || {
+        let name = dev
+            .canonicalize()
+            .unwrap_or_else(|_| dev.to_path_buf())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        PathBuf::from(format!("/sys/block/{name}/queue/{file}"))
+    };
+    let Ok(m) = std::fs::metadata(dev) else {
+        return by_name();
+    };
+    let rdev = m.rdev();
+    let base = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ));
+    let own = base.join("queue").join(file);
+    if own.exists() {
+        return own;
+    }
+    let parent = base.join("..").join("queue").join(file);
+    if parent.exists() { parent } else { by_name() }
 }
 
 /// Parses md's `mismatch_cnt` (sectors whose copies or parity disagreed in the last check).

@@ -486,6 +486,41 @@ impl Session {
         Ok(())
     }
 
+    /// The runtime tunables of `b`'s RAID layer as the kernel or ZFS holds them after the
+    /// build, in words (`stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096,
+    /// scheduler mq-deadline`; ZFS: `recordsize 1M, primarycache metadata`): what was asked
+    /// is only what was written, this is what was taken. `None` when there is nothing to say
+    /// (or in a dry run).
+    pub fn tunables(&self, b: &Built) -> Option<String> {
+        match b.stack.raid() {
+            RaidLayer::Md(o) => super::scrub::md_tunables(b.md.as_deref()?, o, &b.members),
+            RaidLayer::Zfs(z) if !z.dataset.is_empty() => {
+                let ds = super::zfs::dataset_name(&super::zfs::pool_name(&self.lab_id, b.index));
+                let keys: Vec<&str> = z.dataset.iter().map(|(k, _)| k.as_str()).collect();
+                let out = self
+                    .runner
+                    .run(&[
+                        "zfs",
+                        "get",
+                        "-H",
+                        "-o",
+                        "property,value",
+                        &keys.join(","),
+                        &ds,
+                    ])
+                    .ok()?;
+                let pairs: Vec<String> = out
+                    .stdout
+                    .lines()
+                    .filter_map(|l| l.split_once('\t'))
+                    .map(|(k, v)| format!("{k} {}", v.trim()))
+                    .collect();
+                (!pairs.is_empty()).then(|| pairs.join(", "))
+            }
+            _ => None,
+        }
+    }
+
     /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
     pub fn zpool_of(&self, b: &Built) -> Option<String> {
         matches!(b.stack.raid(), RaidLayer::Zfs(_))

@@ -75,6 +75,11 @@ pub struct LayoutRecord {
     /// misaligned. Left out when not checked, so older records read and write unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alignment: Option<crate::layout::align::AlignmentReport>,
+    /// The RAID layer's runtime tunables as the kernel or ZFS held them after the build
+    /// (`stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096`), read back: the
+    /// stack says what was asked, this what was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tunables: Option<String>,
     /// The healthy run of the layout the lab spec named as `baseline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lab_baseline: bool,

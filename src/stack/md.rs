@@ -129,6 +129,15 @@ pub struct MdOptions {
     /// computes parity, one core's worth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_thread_cnt: Option<u64>,
+    /// The array's read-ahead, bytes (`blockdev --setra`, 512-byte sectors; `None`: the
+    /// kernel's, which md sizes from the stripe). Sequential reads over a wide stripe want a
+    /// whole stripe or more ahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<u64>,
+    /// The members' IO scheduler (`/sys/block/X/queue/scheduler`: `none`, `mq-deadline`,
+    /// `bfq`, `kyber`; `None`: the kernel's choice per disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
 }
 
 impl MdOptions {
@@ -146,6 +155,8 @@ impl MdOptions {
             sync_speed_max: None,
             stripe_cache_size: None,
             group_thread_cnt: None,
+            read_ahead: None,
+            scheduler: None,
         }
     }
 

@@ -505,6 +505,12 @@ impl Stack {
                 if let Some(n) = md.group_thread_cnt {
                     s.push_str(&format!(", {n} thread groups"));
                 }
+                if let Some(b) = md.read_ahead {
+                    s.push_str(&format!(", read-ahead {}", format_bytes(b)));
+                }
+                if let Some(x) = &md.scheduler {
+                    s.push_str(&format!(", members' scheduler {x}"));
+                }
                 s
             }
             RaidLayer::Zfs(z) => z.describe(),

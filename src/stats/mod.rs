@@ -10,6 +10,7 @@ pub mod ratio;
 pub mod slo;
 pub mod steady;
 pub mod summary;
+pub mod sweep;
 pub mod tdist;
 
 use serde::{Deserialize, Serialize};

@@ -17,8 +17,23 @@ use crate::stack::{MdOptions, Rebuild};
 pub(super) struct MdSteps<'a>(pub &'a MdOptions);
 
 /// md's runtime tunables the layout sets (`stripe_cache_size`, `group_thread_cnt`), written
-/// to the array's sysfs; the kernel keeps them until the array stops.
-fn tune(s: &Session, dev: &Path, o: &MdOptions) -> Result<(), LayoutError> {
+/// to the array's sysfs, its read-ahead (`blockdev --setra`) and the IO scheduler of its
+/// devices `devs` (members, spares); the kernel keeps them until the array stops.
+fn tune(s: &Session, dev: &Path, o: &MdOptions, devs: &[PathBuf]) -> Result<(), LayoutError> {
+    if let Some(b) = o.read_ahead {
+        s.runner.run(&[
+            "blockdev".to_string(),
+            "--setra".into(),
+            (b / 512).to_string(),
+            dev.display().to_string(),
+        ])?;
+    }
+    if let Some(x) = &o.scheduler {
+        for d in devs {
+            s.runner
+                .write_file(&scrub::queue_sysfs(d, "scheduler"), x)?;
+        }
+    }
     for (file, v) in [
         ("stripe_cache_size", o.stripe_cache_size),
         ("group_thread_cnt", o.group_thread_cnt),
@@ -63,7 +78,7 @@ impl LayerSteps for MdSteps<'_> {
                     .write_file(&scrub::md_sysfs(&dev, file), &(b / 1024).to_string())?;
             }
         }
-        tune(s, &dev, o)?;
+        tune(s, &dev, o, on.devs)?;
         mdadm::wait_idle(&s.runner, &dev)?;
         vol.base = dev.clone();
         vol.md = Some(dev);
@@ -94,7 +109,7 @@ impl LayerSteps for MdSteps<'_> {
         argv.extend(all.iter().map(|p| p.display().to_string()));
         s.runner.run(&argv)?;
         // Runtime tunables live in the kernel, not on the disks: set again at each assembly.
-        tune(s, &dev, self.0)?;
+        tune(s, &dev, self.0, &all)?;
         vol.base = dev.clone();
         vol.md = Some(dev);
         Ok(())

@@ -16,6 +16,7 @@ pub mod hosts;
 pub mod model;
 pub mod notes;
 pub mod setup;
+pub mod sweep;
 mod tables;
 
 use std::fmt::Write as _;
@@ -164,6 +165,7 @@ pub fn render(r: &Report) -> String {
     summary(&mut o, r);
     setup(&mut o, r);
     lab(&mut o, r);
+    sweep::section(&mut o, r);
     for (i, w) in r.workloads.iter().enumerate() {
         workload(&mut o, r, i, w);
     }

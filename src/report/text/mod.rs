@@ -9,5 +9,6 @@ pub mod decide;
 pub mod disks;
 pub mod lab;
 pub mod lab_summary;
+pub mod lab_sweep;
 pub mod plan;
 pub mod slo;

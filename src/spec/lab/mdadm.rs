@@ -1,5 +1,7 @@
 //! `mdadm = { level, members, spares, chunk, bitmap, bitmap_chunk, assume_clean,
-//! consistency_policy }`: a Linux md array under LVM and/or a filesystem.
+//! consistency_policy }` and its runtime tunables (`stripe_cache_size`, `group_thread_cnt`,
+//! `sync_speed_min/max`, `read_ahead`, the members' `scheduler`): a Linux md array under LVM
+//! and/or a filesystem.
 
 use super::raw::{RawLayout, RawMd};
 use super::section::{Cx, Draft, Raid, Section};
@@ -85,6 +87,8 @@ impl Section for Mdadm {
         )?;
         let group_thread_cnt =
             tunable(cx, m.group_thread_cnt, level, "group_thread_cnt", 0..=8192)?;
+        let read_ahead = read_ahead(cx, m.read_ahead.as_ref())?;
+        let scheduler = scheduler(cx, m.scheduler.as_deref())?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
                 "mdadm",
@@ -105,6 +109,8 @@ impl Section for Mdadm {
                 sync_speed_max,
                 stripe_cache_size,
                 group_thread_cnt,
+                read_ahead,
+                scheduler,
             }),
             members,
             spares,
@@ -319,4 +325,37 @@ fn sync_speeds(
         }
     }
     Ok((min, max))
+}
+
+/// The IO schedulers a member may get (what `/sys/block/X/queue/scheduler` lists on a blk-mq
+/// kernel).
+pub(crate) const SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "bfq", "kyber"];
+
+/// `read_ahead`: the array's read-ahead (`"4MiB"`), set with `blockdev --setra` in 512-byte
+/// sectors, so a whole number of them; at most what the kernel's `read_ahead_kb` holds.
+fn read_ahead(cx: &Cx, v: Option<&SizeValue>) -> Result<Option<u64>, SpecError> {
+    let Some(v) = v else { return Ok(None) };
+    let field = "mdadm.read_ahead";
+    let b = v.bytes().map_err(|e| cx.err("read_ahead", field, e))?;
+    if b % 512 != 0 || b > (1 << 30) {
+        return Err(cx.err(
+            "read_ahead",
+            field,
+            "must be a multiple of 512 bytes up to 1GiB, e.g. \"4MiB\" (blockdev --setra counts sectors)",
+        ));
+    }
+    Ok(Some(b))
+}
+
+/// `scheduler`: the members' IO scheduler, one of [`SCHEDULERS`].
+fn scheduler(cx: &Cx, v: Option<&str>) -> Result<Option<String>, SpecError> {
+    let Some(v) = v else { return Ok(None) };
+    if SCHEDULERS.contains(&v) {
+        return Ok(Some(v.to_string()));
+    }
+    Err(cx.err(
+        "scheduler",
+        "mdadm.scheduler",
+        format!("unknown scheduler '{v}' (use {})", SCHEDULERS.join(", ")),
+    ))
 }

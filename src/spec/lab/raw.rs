@@ -130,6 +130,8 @@ pub(super) struct RawMd {
     pub(super) sync_speed_max: Option<SizeValue>,
     pub(super) stripe_cache_size: Option<i64>,
     pub(super) group_thread_cnt: Option<i64>,
+    pub(super) read_ahead: Option<SizeValue>,
+    pub(super) scheduler: Option<String>,
 }
 
 /// The `zfs` table as written.

@@ -829,6 +829,20 @@ fn md_tunables_read_and_refuse_in_one_line() {
         "{}",
         m.describe()
     );
+    // Any level has a read-ahead and members with a scheduler.
+    let s = lab("[[layout]]\nname = \"m\"\nfs = \"xfs\"\nmdadm = { level = 1, members = 2, read_ahead = \"4MiB\", scheduler = \"mq-deadline\" }\n").unwrap();
+    let LayoutKind::Stack(m) = &s.layouts[0].kind else {
+        panic!()
+    };
+    let RaidLayer::Md(o) = m.raid() else { panic!() };
+    assert_eq!(o.read_ahead, Some(4 << 20));
+    assert_eq!(o.scheduler.as_deref(), Some("mq-deadline"));
+    assert!(
+        m.describe()
+            .contains("read-ahead 4MiB, members' scheduler mq-deadline"),
+        "{}",
+        m.describe()
+    );
     for (table, key, words) in [
         (
             "{ level = 1, stripe_cache_size = 4096 }",
@@ -849,6 +863,16 @@ fn md_tunables_read_and_refuse_in_one_line() {
             "{ level = 5, group_thread_cnt = -1 }",
             "mdadm.group_thread_cnt",
             "0 to 8192",
+        ),
+        (
+            "{ level = 5, read_ahead = \"1000\" }",
+            "mdadm.read_ahead",
+            "multiple of 512 bytes",
+        ),
+        (
+            "{ level = 5, scheduler = \"cfq\" }",
+            "mdadm.scheduler",
+            "unknown scheduler 'cfq' (use none, mq-deadline, bfq, kyber)",
         ),
     ] {
         let e = err(&format!(
