@@ -376,6 +376,7 @@ mod tests {
                 integrity: None,
                 power: None,
                 cache_failure: None,
+                faults: None,
             })
             .collect();
         let rows = rows
