@@ -164,6 +164,7 @@ mod tests {
             progress: None,
             under: None,
             placed: false,
+            copies: crate::stack::fault::Copies::One,
         }
     }
 

@@ -188,6 +188,31 @@ impl MdGeometry {
         }
     }
 
+    /// The parity (P, and Q on RAID6) covering data piece `p` (one of [`MdGeometry::map`]'s):
+    /// the same bytes of the parity chunks of its stripe. Empty on levels without parity.
+    pub fn parity_of(&self, p: &Piece) -> Vec<Piece> {
+        if self.parity_count() == 0 || self.chunk == 0 {
+            return Vec::new();
+        }
+        let Ok(d) = self.offset_of(p.disk) else {
+            return Vec::new();
+        };
+        let within = p.member_offset.saturating_sub(d);
+        let (p_slot, q_slot, _) = self.parity_layout(within / self.chunk, 0);
+        [Some(p_slot), q_slot]
+            .into_iter()
+            .flatten()
+            .filter_map(|slot| {
+                Some(Piece {
+                    disk: slot,
+                    member_offset: self.offset_of(slot).ok()? + within,
+                    array_offset: p.array_offset,
+                    len: p.len,
+                })
+            })
+            .collect()
+    }
+
     /// The data offset of slot `disk`, or why not.
     fn offset_of(&self, disk: usize) -> Result<u64, String> {
         self.data_offsets
@@ -321,6 +346,15 @@ mod tests {
         assert_eq!(r6.content(0, 0).0, Content::Parity);
         // Stripe 1: P on 3, Q on 4, data from disk 0.
         assert_eq!(r6.map(3 * c, 1)[0].disk, 0);
+        // The parity covering a data piece: the same bytes of P and Q's chunks.
+        let d = r6.map(3 * c + 100, 10)[0];
+        let par: Vec<_> = r6
+            .parity_of(&d)
+            .iter()
+            .map(|p| (p.disk, p.member_offset, p.len))
+            .collect();
+        assert_eq!(par, [(3, d.member_offset, 10), (4, d.member_offset, 10)]);
+        assert!(g(1, 0, 2).parity_of(&d).is_empty());
     }
 
     #[test]

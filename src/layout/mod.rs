@@ -32,6 +32,7 @@ pub mod session;
 pub mod signature;
 pub mod state;
 pub mod zfs;
+pub mod zfsmap;
 
 pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 pub use avail::Availability;

@@ -325,6 +325,12 @@ impl Session {
         Some(super::zfs::parse_status(&out.stdout))
     }
 
+    /// The name of `b`'s ZFS pool (`None` for other layouts).
+    pub fn zfs_pool(&self, b: &Built) -> Option<String> {
+        matches!(b.stack.raid(), crate::stack::RaidLayer::Zfs(_))
+            .then(|| super::zfs::pool_name(&self.lab_id, b.index))
+    }
+
     /// btrfs's error counters of a btrfs layout (`None` for other layouts, dry runs, or when
     /// btrfs does not answer).
     pub fn btrfs_stats(&self, b: &Built) -> Option<Vec<super::btrfs::DevStats>> {

@@ -84,6 +84,16 @@ impl FaultKind {
         }
     }
 
+    /// The same fault with `length` bytes.
+    #[must_use]
+    pub fn with_length(self, length: u64) -> FaultKind {
+        match self {
+            FaultKind::Unreadable { offset, .. } => FaultKind::Unreadable { offset, length },
+            FaultKind::Corrupt { offset, .. } => FaultKind::Corrupt { offset, length },
+            FaultKind::Fail => FaultKind::Fail,
+        }
+    }
+
     /// The spec's word for it.
     pub fn name(self) -> &'static str {
         match self {
@@ -113,6 +123,25 @@ pub enum Under {
     File(String),
 }
 
+/// Which copies of the struck blocks a corrupt fault placed under file data overwrites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Copies {
+    /// The range on its member only: one copy or column, what redundancy should heal.
+    #[default]
+    One,
+    /// Every copy of the file bytes the range holds (every mirror, every DVA) and the parity
+    /// that covers them: nothing can heal it, and the layout must say so.
+    All,
+}
+
+impl Copies {
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if takes a reference
+    fn is_one(&self) -> bool {
+        *self == Copies::One
+    }
+}
+
 /// One fault of a layout's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
@@ -134,6 +163,9 @@ pub struct Fault {
     /// The lab has found the range's offset for `under`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub placed: bool,
+    /// `copies = "all"`: every copy of the struck file bytes is overwritten too.
+    #[serde(default, skip_serializing_if = "Copies::is_one")]
+    pub copies: Copies,
 }
 
 impl Fault {
@@ -163,6 +195,11 @@ impl Fault {
             FaultKind::Corrupt { offset, length } => format!("corrupt {}", range(offset, length)),
             FaultKind::Fail => "whole-disk failure".into(),
         };
-        format!("{what} on member {} {when}", self.member)
+        let every = if self.copies == Copies::All {
+            ", every copy"
+        } else {
+            ""
+        };
+        format!("{what} on member {}{every} {when}", self.member)
     }
 }

@@ -77,8 +77,9 @@ pub fn find(root: &Path, kernel: &str) -> Result<ZfsModules, VmError> {
     })
 }
 
-/// The host's ZFS tools the guest runs (their libraries are copied with them).
-pub const TOOLS: &[&str] = &["zpool", "zfs"];
+/// The host's ZFS tools the guest runs (their libraries are copied with them; zdb maps a
+/// file's blocks for faults placed under file data).
+pub const TOOLS: &[&str] = &["zpool", "zfs", "zdb"];
 
 /// Finds the host's `zpool` and `zfs`; the error names the package.
 pub fn tools() -> Result<Vec<(String, PathBuf)>, VmError> {

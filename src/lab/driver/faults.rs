@@ -65,9 +65,11 @@ impl StackRun<'_, '_> {
         if faults.is_empty() {
             return Ok(());
         }
+        let pool = self.session.zfs_pool(built);
         let prepared = placement::prepare(
             self.session.runner(),
             built,
+            pool.as_deref(),
             data,
             faults,
             self.opts.dry_run,
@@ -79,14 +81,30 @@ impl StackRun<'_, '_> {
                 .members
                 .get(f.member)
                 .map_or(String::new(), |m| m.display().to_string());
+            let mut description = f.describe();
             let error = if let Some(e) = p.error {
                 Some(e)
             } else {
                 self.step(&l.name, format!("injecting {}", f.describe()));
-                self.session.inject(built, &f).err().map(|e| e.to_string())
+                let mut errors: Vec<String> = self
+                    .session
+                    .inject(built, &f)
+                    .err()
+                    .map(|e| e.to_string())
+                    .into_iter()
+                    .collect();
+                for a in &p.also {
+                    if let Err(e) = self.session.inject(built, a) {
+                        errors.push(format!("{}: {e}", a.describe()));
+                    }
+                }
+                if !p.also.is_empty() {
+                    description.push_str(&also_line(&p.also));
+                }
+                (!errors.is_empty()).then(|| errors.join("; "))
             };
             reports.push(FaultReport {
-                description: f.describe(),
+                description,
                 fault: f,
                 device,
                 error,
@@ -153,9 +171,11 @@ impl StackRun<'_, '_> {
             self.session.set_rebuild_faults(Vec::new());
             return Vec::new();
         }
+        let pool = self.session.zfs_pool(built);
         let (armed, refused): (Vec<_>, Vec<_>) = placement::prepare(
             self.session.runner(),
             built,
+            pool.as_deref(),
             data,
             faults,
             self.opts.dry_run,
@@ -272,6 +292,20 @@ impl StackRun<'_, '_> {
             lr.md_final = observe(built, self.opts.dry_run);
         }
     }
+}
+
+/// ` (and the other copies: 64KiB on member 0, 128KiB on member 2)`: what `copies = "all"`
+/// struck besides the fault's own range, per member.
+fn also_line(also: &[crate::layout::fault::Fault]) -> String {
+    let mut per: BTreeMap<usize, u64> = BTreeMap::new();
+    for a in also {
+        *per.entry(a.member).or_default() += a.kind.range().map_or(0, |r| r.1);
+    }
+    let parts: Vec<String> = per
+        .iter()
+        .map(|(m, n)| format!("{} on member {m}", crate::units::format_bytes(*n)))
+        .collect();
+    format!(" (and the other copies: {})", parts.join(", "))
 }
 
 /// How a rebuild ended, from md's view after it: `completed`, or whether the replacements

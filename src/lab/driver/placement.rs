@@ -15,6 +15,7 @@ use super::super::held::{Held, HeldFile, MAX_HELD_LISTED};
 use crate::layout::btrfsmap::{self, BtrfsMap};
 use crate::layout::fault::{self, Fault, Under};
 use crate::layout::mdmap::{Content, MdGeometry, Piece};
+use crate::layout::zfsmap::{self, ZfsMap};
 use crate::layout::{Built, Runner};
 
 /// Bytes of one file on the array: `len` bytes from array byte `array` are the file's bytes
@@ -34,6 +35,8 @@ enum Geo {
     Md(MdGeometry),
     /// A btrfs filesystem: runs are its logical addresses.
     Btrfs(BtrfsMap),
+    /// A ZFS pool: runs are block addresses ([`zfsmap::block_addr`]).
+    Zfs(ZfsMap),
 }
 
 impl Geo {
@@ -42,6 +45,22 @@ impl Geo {
         match self {
             Geo::Md(g) => g.map(at, len),
             Geo::Btrfs(b) => b.map(at, len),
+            Geo::Zfs(z) => z.map(at, len),
+        }
+    }
+
+    /// Every place of the bytes `[at, at + len)` and the parity covering them: every copy
+    /// (mirrors, DVAs), and md RAID4/5/6's and raidz's parity of the same rows. (btrfs
+    /// RAID5/6 parity is not included: its copies only.)
+    fn protect(&self, at: u64, len: u64) -> Vec<Piece> {
+        match self {
+            Geo::Md(g) => {
+                let data = g.map(at, len);
+                let parity: Vec<Piece> = data.iter().flat_map(|p| g.parity_of(p)).collect();
+                data.into_iter().chain(parity).collect()
+            }
+            Geo::Btrfs(b) => b.map(at, len),
+            Geo::Zfs(z) => z.pieces(at, len, true).into_iter().map(|p| p.0).collect(),
         }
     }
 
@@ -73,6 +92,7 @@ impl Geo {
                     rest,
                 ))
             }
+            Geo::Zfs(z) => Ok(z.content(disk, m)),
         }
     }
 }
@@ -95,6 +115,9 @@ pub(super) struct Prepared {
     pub fault: Fault,
     pub held: Option<Held>,
     pub error: Option<String>,
+    /// For `copies = "all"`: the other copies and parity of the file bytes the range holds,
+    /// as corrupt faults on their members, struck with it.
+    pub also: Vec<Fault>,
 }
 
 /// `(start, len, target offset)` segments of a linear device-mapper table, in bytes.
@@ -206,6 +229,94 @@ fn btrfs_map(runner: &Runner, built: &Built) -> Result<BtrfsMap, String> {
     ))
 }
 
+/// The member slot and the member byte where a ZFS leaf's allocatable space starts: the leaf
+/// is the member itself or a partition ZFS made on it (its start from sysfs), past the labels.
+fn zfs_child(built: &Built, path: &str) -> Option<(usize, u64)> {
+    let name = fault::kernel_name(Path::new(path))?;
+    let sys = PathBuf::from(format!("/sys/class/block/{name}"));
+    let (disk, start) = if sys.join("partition").exists() {
+        let parent = std::fs::canonicalize(&sys)
+            .ok()?
+            .parent()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned();
+        let start: u64 = read_sys(sys.join("start")).parse().ok()?;
+        (parent, start * 512)
+    } else {
+        (name, 0)
+    };
+    let slot = built
+        .members
+        .iter()
+        .position(|m| fault::kernel_name(m).as_deref() == Some(disk.as_str()))?;
+    Some((slot, start + zfsmap::LABEL_START))
+}
+
+/// The ZFS pool's map of the data set and its runs: the pool synced (so zdb reads what the
+/// data set wrote), its vdev tree (`zdb -C`), each file's level-0 block pointers (`zdb -dddddd
+/// DATASET OBJECT`, the object being the file's inode number).
+fn zfs_map(
+    runner: &Runner,
+    built: &Built,
+    pool: &str,
+    set: &DataSet,
+) -> Result<(ZfsMap, Vec<Run>), String> {
+    use std::os::unix::fs::MetadataExt;
+    runner
+        .run(&["zpool", "sync", pool])
+        .map_err(|e| e.to_string())?;
+    let config = runner
+        .run(&["zdb", "-C", pool])
+        .map_err(|e| e.to_string())?;
+    let vdevs = zfsmap::parse_config(&config.stdout)?;
+    for v in &vdevs {
+        if let zfsmap::Shape::Other(kind) = &v.shape {
+            return Err(format!(
+                "vdev {} is a {kind}; file data is placed on plain disks, mirrors and raidz only",
+                v.id
+            ));
+        }
+    }
+    let children: Vec<Vec<zfsmap::ChildAt>> = vdevs
+        .iter()
+        .map(|v| v.children.iter().map(|c| zfs_child(built, c)).collect())
+        .collect();
+    let dataset = crate::layout::zfs::dataset_name(pool);
+    let (mut blocks, mut runs) = (Vec::new(), Vec::new());
+    for (i, f) in set.files.iter().enumerate() {
+        let path = set.root.join(&f.path);
+        let ino = std::fs::metadata(&path)
+            .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
+            .ino();
+        let out = runner
+            .run(&["zdb", "-dddddd", &dataset, &ino.to_string()])
+            .map_err(|e| e.to_string())?;
+        for b in zfsmap::parse_object_blocks(&out.stdout).map_err(|e| format!("{}: {e}", f.path))? {
+            let addr = zfsmap::block_addr(&b.dvas[0]);
+            let len = b.lsize.min(f.bytes.saturating_sub(b.file_offset));
+            if len > 0 {
+                runs.push(Run {
+                    array: addr,
+                    len,
+                    file: i,
+                    logical: b.file_offset,
+                });
+            }
+            blocks.push(zfsmap::Block {
+                addr,
+                psize: b.psize,
+                dvas: b.dvas,
+            });
+        }
+    }
+    runs.sort_by_key(|r| r.array);
+    Ok((
+        ZfsMap::new(vdevs, children, blocks, built.members.len()),
+        runs,
+    ))
+}
+
 fn read_sys(p: impl AsRef<Path>) -> String {
     std::fs::read_to_string(p)
         .map(|s| s.trim().to_string())
@@ -213,9 +324,14 @@ fn read_sys(p: impl AsRef<Path>) -> String {
 }
 
 impl DataMap {
-    /// Maps the data set `set` of layout `built`: md (optionally under one linear LVM volume)
-    /// or btrfs.
-    pub(super) fn build(runner: &Runner, built: &Built, set: &DataSet) -> Result<DataMap, String> {
+    /// Maps the data set `set` of layout `built`: md (optionally under one linear LVM volume),
+    /// btrfs, or ZFS (`pool`: the layout's pool).
+    pub(super) fn build(
+        runner: &Runner,
+        built: &Built,
+        set: &DataSet,
+        pool: Option<&str>,
+    ) -> Result<DataMap, String> {
         let (geo, lin) = match built.stack.raid() {
             crate::layout::RaidLayer::Btrfs { .. } => (Geo::Btrfs(btrfs_map(runner, built)?), None),
             crate::layout::RaidLayer::Md(_) => {
@@ -223,7 +339,12 @@ impl DataMap {
                 (Geo::Md(g), lin)
             }
             crate::layout::RaidLayer::Zfs(_) => {
-                return Err("the place of file data on a zfs member is not mapped".into());
+                let pool = pool.ok_or_else(|| "the layout's pool is not known".to_string())?;
+                let (z, runs) = zfs_map(runner, built, pool, set)?;
+                return Ok(DataMap {
+                    geo: Geo::Zfs(z),
+                    runs,
+                });
             }
             crate::layout::RaidLayer::None => {
                 return Err("a plain disk has no pooling layer to place data through".into());
@@ -356,6 +477,40 @@ impl DataMap {
         covered
     }
 
+    /// The other copies of the file bytes that `length` bytes at `offset` of member `disk`
+    /// hold, and the parity covering them, as `(member, offset, length)` on members other than
+    /// `disk`, adjacent ranges merged.
+    fn every_copy(&self, disk: usize, offset: u64, length: u64) -> Vec<(usize, u64, u64)> {
+        let mut out: Vec<(usize, u64, u64)> = Vec::new();
+        let end = offset.saturating_add(length);
+        let mut m = offset;
+        while m < end {
+            let Ok((content, rest)) = self.geo.content_at(disk, m) else {
+                break;
+            };
+            let n = rest.min(end - m);
+            if let Some(Content::Data(a)) = content {
+                for p in self.geo.protect(a, n) {
+                    if p.disk != disk {
+                        out.push((p.disk, p.member_offset, p.len));
+                    }
+                }
+            }
+            m += n;
+        }
+        out.sort_unstable();
+        let mut merged: Vec<(usize, u64, u64)> = Vec::new();
+        for (d, o, l) in out {
+            match merged.last_mut() {
+                Some(last) if last.0 == d && last.1 + last.2 >= o => {
+                    last.2 = last.2.max(o + l - last.1);
+                }
+                _ => merged.push((d, o, l)),
+            }
+        }
+        merged
+    }
+
     /// Checks the map against member `disk` (its device `dev`): the first 4 KiB block of file
     /// data inside `[offset, offset + length)` read from the member (O_DIRECT) must be the
     /// file's own bytes. `Ok(None)` when the range holds no file data.
@@ -443,6 +598,7 @@ fn best_window(pieces: &[OnMember], length: u64) -> Option<u64> {
 pub(super) fn prepare(
     runner: &Runner,
     built: &Built,
+    pool: Option<&str>,
     data: Option<&DataSet>,
     faults: Vec<Fault>,
     dry: bool,
@@ -460,7 +616,7 @@ pub(super) fn prepare(
     }
     let map = match data {
         _ if dry || !wants_map => None,
-        Some(set) => Some(DataMap::build(runner, built, set).map(|m| (m, set))),
+        Some(set) => Some(DataMap::build(runner, built, set, pool).map(|m| (m, set))),
         None => Some(Err("the layout has no data set".to_string())),
     };
     faults
@@ -471,6 +627,7 @@ pub(super) fn prepare(
                     fault: f,
                     held: None,
                     error: None,
+                    also: Vec::new(),
                 };
             };
             let Some(map) = &map else {
@@ -478,6 +635,7 @@ pub(super) fn prepare(
                     fault: f,
                     held: None,
                     error: None,
+                    also: Vec::new(),
                 };
             };
             let (m, set) = match map {
@@ -491,6 +649,7 @@ pub(super) fn prepare(
                         fault: f,
                         held: Some(Held::unknown(e.clone())),
                         error,
+                        also: Vec::new(),
                     };
                 }
             };
@@ -506,6 +665,7 @@ pub(super) fn prepare(
                             fault: f,
                             held: None,
                             error: Some(format!("cannot be placed under file data: {e}")),
+                            also: Vec::new(),
                         };
                     }
                 }
@@ -518,10 +678,27 @@ pub(super) fn prepare(
                 Err(e) if f.under.is_some() => error = Some(e),
                 Err(e) => held.confirmed = Some(format!("not confirmed: {e}")),
             }
+            let also = if f.copies == crate::stack::fault::Copies::All && error.is_none() {
+                m.every_copy(f.member, offset, length)
+                    .into_iter()
+                    .map(|(member, offset, length)| Fault {
+                        member,
+                        at: f.at,
+                        kind: f.kind.at_offset(offset).with_length(length),
+                        progress: None,
+                        under: None,
+                        placed: false,
+                        copies: crate::stack::fault::Copies::One,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             Prepared {
                 fault: f,
                 held: Some(held),
                 error,
+                also,
             }
         })
         .collect()

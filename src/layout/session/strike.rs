@@ -219,6 +219,7 @@ mod tests {
             progress,
             under: None,
             placed: false,
+            copies: crate::stack::fault::Copies::One,
         }
     }
 

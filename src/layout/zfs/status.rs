@@ -68,6 +68,24 @@ pub struct Device {
     pub cksum: u64,
 }
 
+impl Device {
+    /// `vdb1: 12 checksum errors, 1 read error`, or `None` when every counter is 0: what the
+    /// fault line says ZFS counted on the device.
+    pub fn describe(&self) -> Option<String> {
+        let name = self.name.rsplit('/').next().unwrap_or(&self.name);
+        let parts: Vec<String> = [
+            (self.cksum, "checksum error"),
+            (self.read, "read error"),
+            (self.write, "write error"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+        (!parts.is_empty()).then(|| format!("{name}: {}", parts.join(", ")))
+    }
+}
+
 /// Scrub or resilver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

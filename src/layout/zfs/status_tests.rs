@@ -103,6 +103,13 @@ fn a_scrub_with_errors() {
     assert_eq!(st.devices[0].vdev, "mirror-0");
     assert_eq!(st.data_error_count, 2);
     assert_eq!(st.permanent_errors(), 2);
+    // What the fault line says ZFS counted, per device.
+    let said: Vec<String> = st.devices.iter().filter_map(Device::describe).collect();
+    assert!(
+        said.iter().any(|s| s.ends_with("checksum errors")),
+        "{said:?}"
+    );
+    assert!(said.iter().all(|s| !s.contains('/')), "{said:?}");
 }
 
 /// `zpool status -v` after a raidz1 lost blocks: the files listed one per line.

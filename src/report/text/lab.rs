@@ -522,6 +522,18 @@ fn fault_notes(l: &crate::lab::report::LayoutReport) -> String {
                 format!("btrfs counted {}", seen.join(", "))
             });
         }
+        if let Some(st) = &f.zpool {
+            let seen: Vec<String> = st
+                .devices
+                .iter()
+                .filter_map(crate::layout::zfs::status::Device::describe)
+                .collect();
+            parts.push(if seen.is_empty() {
+                format!("zfs counted no errors (pool {})", st.state)
+            } else {
+                format!("zfs counted {} (pool {})", seen.join(", "), st.state)
+            });
+        }
         out.push_str(&format!("fault: {}: {}\n", l.name, parts.join("; ")));
     }
     if let Some(o) = &l.md_final {

@@ -7,15 +7,17 @@
 //! faults = [{ member = 0, at = "rebuild", kind = "unreadable", offset = "16MiB", length = "1MiB" }]
 //! ```
 //!
-//! `offset = "data"` (md and btrfs layouts with a data set) lets the lab place the range under the data
+//! `offset = "data"` (md, btrfs and ZFS layouts with a data set) lets the lab place the range under the data
 //! set's files on that member, `offset = "file:PATH"` under one named file: a range written in
 //! bytes may hold no file, and a fault that misses the data answers the wrong question.
+//! `copies = "all"` on a corrupt fault placed so overwrites every copy of the struck file
+//! bytes (every mirror, every DVA) and the parity covering them: what no redundancy can heal.
 
 use super::raw::{RawFault, RawLayout};
 use super::section::{Cx, Draft, Section};
 use crate::spec::SpecError;
 use crate::spec::locate::SizeValue;
-use crate::stack::fault::{Fault, FaultKind, FaultStep, Under};
+use crate::stack::fault::{Copies, Fault, FaultKind, FaultStep, Under};
 use crate::stack::{RaidLayer, Stack};
 use crate::units;
 
@@ -179,6 +181,7 @@ fn one(
         under_data(cx, n, stack, draft, fill)?;
     }
     let progress = progress(cx, n, f.progress, at, stack)?;
+    let copies = copies(cx, n, f, kind, under.is_some(), at)?;
     if at == FaultStep::AfterRebuild
         && kind.needs_dm()
         && draft.degrade
@@ -198,7 +201,42 @@ fn one(
         progress,
         under,
         placed: false,
+        copies,
     })
+}
+
+/// The `copies` of fault `n`: `"one"` (the default) or `"all"`, which needs a corrupt fault
+/// placed under file data (the lab finds the other copies through the same map) struck
+/// before degrading or after the rebuild.
+fn copies(
+    cx: &Cx,
+    n: usize,
+    f: &RawFault,
+    kind: FaultKind,
+    under: bool,
+    at: FaultStep,
+) -> Result<Copies, SpecError> {
+    let err = |msg: String| cx.err("faults", &format!("faults[{n}].copies"), msg);
+    let c = match f.copies.as_deref().map(str::trim) {
+        None | Some("one") => return Ok(Copies::One),
+        Some("all") => Copies::All,
+        Some(o) => {
+            return Err(err(format!(
+                "unknown '{o}' (use \"one\": the struck copy only, or \"all\": every copy of the struck blocks)"
+            )));
+        }
+    };
+    if !matches!(kind, FaultKind::Corrupt { .. }) || !under {
+        return Err(err(
+            "\"all\" overwrites every copy of the file bytes under the range: it needs kind = \"corrupt\" with offset = \"data\" or \"file:PATH\"".into(),
+        ));
+    }
+    if at == FaultStep::Rebuild {
+        return Err(err(
+            "\"all\" is struck before degrading or after the rebuild; use at = \"before_degrade\" or \"after_rebuild\"".into(),
+        ));
+    }
+    Ok(c)
 }
 
 /// The `(offset, length)` of fault `n`'s `what` range (offset 0 when the lab places it:
@@ -257,8 +295,8 @@ fn under(text: &str) -> Option<Under> {
 }
 
 /// Whether fault `n` can be placed under file data on this stack: the data set's files are
-/// found through the filesystem's extent map and md's layout or btrfs's chunk tree, so it
-/// needs md or btrfs RAID and a data set.
+/// found through the filesystem's extent map and md's layout, btrfs's chunk tree or ZFS's
+/// block pointers (not on dRAID), so it needs a data set.
 /// `fill`: the layout sets `fill` (read after the faults, in the size phase).
 fn under_data(
     cx: &Cx,
@@ -268,10 +306,12 @@ fn under_data(
     fill: bool,
 ) -> Result<(), SpecError> {
     let err = |msg: &str| cx.err("faults", &format!("faults[{n}].offset"), msg.to_string());
-    if !matches!(stack.raid(), RaidLayer::Md(_) | RaidLayer::Btrfs { .. }) {
-        return Err(err(
-            "\"data\" is placed through md's layout or btrfs's chunk tree; on zfs the file data's place on a member is not mapped yet: give bytes (\"16MiB\")",
-        ));
+    if let RaidLayer::Zfs(z) = stack.raid() {
+        if matches!(z.vdev, crate::stack::zfs::VdevKind::Draid { .. }) {
+            return Err(err(
+                "\"data\" is placed through ZFS's block pointers on plain disks, mirrors and raidz; a dRAID's layout is not mapped: give bytes (\"16MiB\") or use raidz",
+            ));
+        }
     }
     if !(draft.degrade || fill || draft.fill.is_some()) {
         return Err(err(

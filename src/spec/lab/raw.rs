@@ -186,6 +186,7 @@ pub(super) struct RawFault {
     pub(super) offset: Option<SizeValue>,
     pub(super) length: Option<SizeValue>,
     pub(super) progress: Option<i64>,
+    pub(super) copies: Option<String>,
 }
 
 /// The `powercut` table as written.

@@ -438,6 +438,44 @@ fn faults_are_read_and_checked() {
 /// Issue 27: a range written in bytes may hold no file; `offset = "data"` (or `"file:PATH"`)
 /// lets the lab place it under the data set, on md layouts that write one.
 #[test]
+fn copies_all_strikes_every_copy_of_a_corrupt_fault_under_data_and_nothing_else() {
+    use crate::stack::fault::Copies;
+    let z = "[[layout]]\nname = \"z\"\nzfs = { vdev = \"raidz1\", width = 3 }\nfill = \"12MiB\"\n";
+    let s = lab(&format!(
+        "{z}faults = [{{ member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\", copies = \"all\" }}, {{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"4k\" }}]\n"
+    ))
+    .unwrap();
+    let f = &s.layouts[0].faults;
+    assert_eq!((f[0].copies, f[1].copies), (Copies::All, Copies::One));
+    assert!(
+        f[0].describe().contains("on member 1, every copy before"),
+        "{}",
+        f[0].describe()
+    );
+    let bad = [
+        (
+            "kind = \"unreadable\", offset = \"data\", length = \"4k\", copies = \"all\"",
+            "layout[z].faults[1].copies: \"all\" overwrites every copy",
+        ),
+        (
+            "kind = \"corrupt\", offset = \"16MiB\", length = \"4k\", copies = \"all\"",
+            "needs kind = \"corrupt\" with offset = \"data\"",
+        ),
+        (
+            "kind = \"corrupt\", offset = \"data\", length = \"4k\", copies = \"both\"",
+            "layout[z].faults[1].copies: unknown 'both'",
+        ),
+    ];
+    for (fault, want) in bad {
+        let e = err(&format!(
+            "{z}faults = [{{ member = 1, at = \"before_degrade\", {fault} }}]\n"
+        ));
+        assert!(e.to_string().contains(want), "{fault}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+}
+
+#[test]
 fn faults_placed_under_data_are_read_and_checked() {
     use crate::stack::fault::{FaultKind, Under};
     let s = lab(&format!(
@@ -476,8 +514,8 @@ fn faults_placed_under_data_are_read_and_checked() {
     let data = "{ member = 0, at = \"rebuild\", kind = \"unreadable\", offset = \"data\", length = \"1MiB\" }";
     let cases = [
         (
-            format!("[[layout]]\nname = \"z1\"\nzfs = {{ vdev = \"raidz1\", width = 3 }}\ndegrade = true\nrebuild = true\nfaults = [{data}]\n"),
-            "layout[z1].faults[1].offset: \"data\" is placed through md's layout",
+            format!("[[layout]]\nname = \"z1\"\nzfs = {{ vdev = \"draid1:2d:1s\", width = 4 }}\ndegrade = true\nrebuild = true\nfaults = [{data}]\n"),
+            "layout[z1].faults[1].offset: \"data\" is placed through ZFS's block pointers on plain disks, mirrors and raidz; a dRAID",
         ),
         (
             "[[layout]]\nname = \"r1\"\nfs = \"xfs\"\nmdadm = { level = 1, members = 2 }\nfaults = [{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"data\", length = \"4k\" }]\n".to_string(),
