@@ -5,6 +5,7 @@
 use super::integrity::{IntegrityReport, Step, StepCheck};
 use super::report::{FaultReport, LayoutReport};
 use crate::sample::fault_outcome::FaultOutcome;
+use crate::stack::fault::Copies;
 use crate::stack::fault::FaultStep;
 
 /// The read-back that followed a fault at `at`: right after it (before degrading: the first
@@ -48,7 +49,7 @@ fn outcome(r: &FaultReport, i: Option<&IntegrityReport>) -> FaultOutcome {
         member: r.fault.member,
         offset: range.map(|x| x.0),
         length: range.map(|x| x.1),
-        copies: None,
+        copies: (r.fault.copies == Copies::All).then(|| "all".to_string()),
         description: r.description.clone(),
         error: r.error.clone(),
         md_mismatch_cnt: scrub("md check").and_then(|s| s.counters.get("mismatch_cnt").copied()),
@@ -107,6 +108,7 @@ mod tests {
             progress: None,
             under: None,
             placed: false,
+            copies: crate::stack::fault::Copies::One,
         };
         FaultReport {
             description: fault.describe(),
