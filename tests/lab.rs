@@ -1514,3 +1514,148 @@ fn dry_run_of_the_tuning_example_builds_each_combination() {
     assert!(!w.disk_dir.exists(), "a dry run made the disk dir");
     assert!(w.state_files().is_empty());
 }
+
+/// The rounds' figure (IOPS of reads and writes) of each stored trial.
+fn round_iops(trials: &Value) -> Vec<f64> {
+    trials
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|o| o["op"] == "read" || o["op"] == "write")
+                .map(|o| o["count"].as_f64().unwrap() / (o["elapsed_ns"].as_f64().unwrap() / 1e9))
+                .sum()
+        })
+        .collect()
+}
+
+/// PTS's two rules over the window of `v` ending at round `end`, worked out here apart from
+/// the code: range within 20% of the mean, the best-fit line's excursion within 10%.
+fn pts_steady(v: &[f64], end: usize) -> bool {
+    let w = &v[end - 5..end];
+    let mean = w.iter().sum::<f64>() / 5.0;
+    let hi = w.iter().copied().fold(f64::MIN, f64::max);
+    let lo = w.iter().copied().fold(f64::MAX, f64::min);
+    let slope = w
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (i as f64 - 2.0) * (y - mean))
+        .sum::<f64>()
+        / 10.0;
+    (hi - lo) / mean <= 0.20 && slope.abs() * 4.0 / mean <= 0.10
+}
+
+/// Issue 44 in the lab: `[workloads] precondition = true` and `steady_state` give every
+/// layout's closed-loop workloads PTS's rounds. Each layout's stored run holds its
+/// precondition (the working set written twice) and the rounds, ending at the first window
+/// that meets both rules (worked out here from the stored rounds) or at `max_rounds`; the
+/// table says each layout's verdict, the JSON carries it. The workload is paced by a 5 ms
+/// think time, so its rate is the clock's, not the busy machine's: steady in PTS's least 5.
+#[test]
+fn a_lab_with_steady_state_records_rounds_per_layout_and_says_steady_or_not() {
+    need_root_and_loop!();
+    let w = World::new("labsteady");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_spec(
+        dir.path(),
+        "steady.toml",
+        &format!(
+            "[disks]\nloop = {{ count = 1, size = \"320MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"ext4-single\"\nfs = \"ext4\"\n\
+             [[layout]]\nname = \"xfs-single\"\nfs = \"xfs\"\n\
+             [workloads]\nprecondition = true\nsteady_state = \"iops\"\nround = \"500ms\"\n\
+             max_rounds = 7\n\
+             [[workloads.workload]]\nname = \"rr\"\npattern = \"randread\"\nbs = \"4k\"\nqd = 1\n\
+             thinktime = \"5ms\"\nsize = \"16MiB\"\n",
+            w.disk_dir.display()
+        ),
+    );
+    let (out, v) = w.lab_json(&p, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    let lab_id = v["lab_id"].as_str().unwrap().to_string();
+    let judged = v["steady"].as_array().unwrap();
+    let labels: Vec<&str> = judged
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["ext4-single", "xfs-single"], "{judged:#?}");
+    let pre = v["precondition"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{pre:?}");
+    assert!(
+        pre[0]
+            .as_str()
+            .unwrap()
+            .starts_with("ext4-single: precondition: 128 KiB sequential writes: 32MiB in "),
+        "{pre:?}"
+    );
+    for r in v["runs"].as_array().unwrap() {
+        let id = r["run_id"].as_str().unwrap();
+        let shown = w.iolab().args(["show", id, "--json"]).run();
+        assert_eq!(shown.code, 0, "{}", shown.stderr);
+        let doc: Value = shown.json();
+        let ws = doc["workloads"].as_array().unwrap();
+        let names: Vec<&str> = ws
+            .iter()
+            .map(|w| w["workload"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["precondition", "rr"], "{id}");
+        let written: u64 = ws[0]["trials"][0]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["op"] == "write")
+            .map(|o| o["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(written, 2 * (16 << 20), "{id}: the working set twice");
+        let st = &ws[1]["workload"]["kind"]["steady"];
+        assert_eq!(st["figure"], "iops", "{id}: {st}");
+        assert_eq!(st["max_rounds"], 7, "{id}: {st}");
+        // Each round was a 500 ms trial; the run stopped at the first steady window.
+        let rounds = round_iops(&ws[1]["trials"]);
+        let first = (5..=rounds.len()).find(|&end| pts_steady(&rounds, end));
+        let label = doc["label"].as_str().unwrap();
+        let mine = judged.iter().find(|s| s["label"] == label).unwrap();
+        eprintln!(
+            "{label}: rounds {rounds:.0?}: {}",
+            mine["steadiness"]["steady_at"]
+        );
+        match first {
+            Some(end) => assert_eq!(rounds.len(), end, "{label}: ran past its steady window"),
+            None => assert_eq!(rounds.len(), 7, "{label}: stopped before max_rounds"),
+        }
+        assert_eq!(
+            mine["steadiness"]["steady_at"].as_u64(),
+            first.map(|e| e as u64),
+            "{label}: {mine:#}"
+        );
+        // 5 ms between IOs: at most 200 a second, and well over 100 unless the machine stalled.
+        assert!(rounds.iter().all(|&r| r < 200.0), "{label}: {rounds:?}");
+        assert_eq!(
+            first,
+            Some(5),
+            "{label}: a paced workload is steady in 5: {rounds:?}"
+        );
+    }
+    let table = w.lab(&[p.to_str().unwrap()]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    for l in ["ext4-single", "xfs-single"] {
+        assert!(
+            table.stdout.contains(&format!(
+                "steady state: {l} rr: steady at round 5 (rounds 1-5: mean "
+            )),
+            "{}",
+            table.stdout
+        );
+    }
+    w.assert_clean(&lab_id);
+}

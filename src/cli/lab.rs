@@ -264,6 +264,12 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
                     print!("{}", crate::decide::tunables::render(name, &cmds));
                 }
             }
+            for p in &notes.precondition {
+                println!("{p}");
+            }
+            for s in &notes.steady {
+                println!("steady state: {}", s.line());
+            }
             let shown = notes.as_designed.iter().filter(|_| a.verbose);
             for n in notes.cpu_wait.iter().chain(shown) {
                 println!("note: {n}");
@@ -311,6 +317,11 @@ fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyho
                 obj.insert(
                     "as_designed_notes".into(),
                     serde_json::to_value(&notes.as_designed)?,
+                );
+                obj.insert("steady".into(), serde_json::to_value(&notes.steady)?);
+                obj.insert(
+                    "precondition".into(),
+                    serde_json::to_value(&notes.precondition)?,
                 );
                 if let Some(d) = decision {
                     obj.insert("decision".into(), serde_json::to_value(d)?);

@@ -168,9 +168,9 @@ fn unit_of(metric: &str) -> SpeedUnit {
 
 /// A workload's speed over its trials: its throughput, the unit a speed need is written in
 /// (an open loop's headline is its latency from the schedule, `sample::headline`; a decision
-/// still holds its throughput against the needs).
+/// still holds its throughput against the needs). A steady-state run's: its window's rounds.
 fn headline(w: &WorkloadRecord) -> Option<Summary> {
-    Summary::of(&w.throughput_values())
+    super::steady::headline_summary(w)
 }
 
 /// The workload of run `r` named `name`.
@@ -267,6 +267,7 @@ pub fn from_runs(lab_id: &str, runs: &[RunRecord]) -> LabFacts {
             workloads: r
                 .workloads
                 .iter()
+                .filter(|w| !crate::stats::steady::is_precondition(w))
                 .map(|w| workload_facts(w, degraded, rebuilding))
                 .collect(),
             rebuild: rec

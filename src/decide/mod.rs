@@ -24,6 +24,7 @@ pub mod measure;
 pub mod runs;
 pub mod scale;
 pub mod sensitivity;
+mod steady;
 pub mod tunables;
 
 #[cfg(test)]

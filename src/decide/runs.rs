@@ -52,5 +52,7 @@ pub fn decide_runs(
     }
     let mut decision = super::decide(&facts, spec, disk)?;
     decision.notes.extend(notes);
+    let steady = super::steady::notes(&decision, runs);
+    decision.notes.extend(steady);
     Ok(decision)
 }

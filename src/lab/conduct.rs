@@ -142,6 +142,84 @@ pub struct LabNotes {
     pub cpu_wait: Vec<String>,
     /// How the engine waited, over the whole lab: `--verbose` and the JSON.
     pub as_designed: Vec<String>,
+    /// Each steady-state workload of each run judged by SNIA PTS's rules (`[workloads]
+    /// steady_state`): every screen says whether its figure is steady, since a figure that
+    /// is not must never pass for one.
+    pub steady: Vec<LabSteady>,
+    /// Each run's preconditioning (`[workloads] precondition`): what it wrote and how long
+    /// it took, one line per run.
+    pub precondition: Vec<String>,
+}
+
+/// One steady-state workload of one lab run, judged.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LabSteady {
+    /// The run's label (the layout, `NAME-degraded` ...).
+    pub label: String,
+    /// The workload.
+    pub workload: String,
+    /// Its rounds judged.
+    pub steadiness: crate::stats::steady::Steadiness,
+}
+
+impl LabSteady {
+    /// `ext4-single rr: steady at round 5 (rounds 1-5: ...)`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {}: {}",
+            self.label,
+            self.workload,
+            self.steadiness.describe()
+        )
+    }
+}
+
+/// The run's label as the lab's notes say it.
+fn run_label(l: &LabRun, r: &RunRecord) -> String {
+    r.label.clone().unwrap_or_else(|| l.layout.clone())
+}
+
+/// The steady-state workloads of the lab's runs, judged, in the order they ran.
+fn steady_of(runs: &[(LabRun, RunRecord)]) -> Vec<LabSteady> {
+    runs.iter()
+        .flat_map(|(l, r)| {
+            r.workloads.iter().filter_map(move |w| {
+                Some(LabSteady {
+                    label: run_label(l, r),
+                    workload: w.workload.name.clone(),
+                    steadiness: crate::stats::steady::of_workload(w)?,
+                })
+            })
+        })
+        .collect()
+}
+
+/// Each run's precondition: `ext4-single: precondition: 4 KiB random writes: 64.0 MiB in 1.2 s`.
+fn precondition_of(runs: &[(LabRun, RunRecord)]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (l, r) in runs {
+        for w in r
+            .workloads
+            .iter()
+            .filter(|w| w.workload.name == "precondition")
+        {
+            let what = match w.workload.io().map(|io| io.pattern) {
+                Some(crate::spec::Pattern::RandWrite) => crate::spec::Precondition::Random,
+                _ => crate::spec::Precondition::Seq,
+            };
+            for t in &w.trials {
+                let bytes: u64 = t.ops.iter().map(|o| o.bytes).sum();
+                lines.push(format!(
+                    "{}: precondition: {}: {} in {:.1} s",
+                    run_label(l, r),
+                    what.describe(),
+                    crate::units::format_bytes(bytes),
+                    t.elapsed().as_secs_f64()
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// A run's trials, every workload's.
@@ -169,6 +247,8 @@ impl LabNotes {
         LabNotes {
             cpu_wait,
             as_designed,
+            steady: steady_of(runs),
+            precondition: precondition_of(runs),
         }
     }
 }
@@ -208,9 +288,10 @@ fn run_layout(
         repeat: spec.workloads.repeat,
         default_size: default_size(m.usable_bytes),
         space_reserve: false,
-        precondition: None,
+        precondition: spec.workloads.precondition,
         ..SuiteOptions::default()
     };
+    let suite = spec.workloads.suite_to_run();
     // The layout's mount point, always written (it is the lab's own); replays are not fitted
     // to it: their working set is the lab's, like every workload's.
     let request = TargetRequest {
@@ -227,18 +308,10 @@ fn run_layout(
     };
     let progress = crate::progress::Progress::new(
         opts.show_progress,
-        crate::runner::suite::estimate(&spec.workloads.suite, &suite_opts),
+        crate::runner::suite::estimate(&suite, &suite_opts),
     );
     progress.set_message(m.layout.name.clone());
-    let r = crate::session::run(
-        &spec.workloads.suite,
-        &suite_opts,
-        &request,
-        meta,
-        store,
-        &progress,
-        false,
-    );
+    let r = crate::session::run(&suite, &suite_opts, &request, meta, store, &progress, false);
     progress.finish();
     // And this phase's, before the lab degrades, replaces or fills the layout next.
     commit_fs(m.path);

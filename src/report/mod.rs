@@ -6,6 +6,7 @@ pub mod compare;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod pts;
 pub mod show;
 pub mod terminal;
 pub mod text;

@@ -61,6 +61,9 @@ pub fn run_table(run: &RunRecord, verbose: bool) -> String {
             );
         }
     }
+    if let Some(t) = super::pts::iops_table(run) {
+        out.push_str(&t);
+    }
     footer(&mut out, run, verbose);
     out
 }

@@ -44,7 +44,44 @@ pub const PROFILES: &[Profile] = &[
         name: "hdparm",
         about: "hdparm -tT: cached reads of one 2MiB block, and ~3 s of sequential device reads bypassing the cache",
     },
+    Profile {
+        name: "pts-iops",
+        about: "SNIA PTS IOPS: 4k random writes in 60 s rounds until steady, then 4k..1M x 100/0..0/100 read/write, 60 s each (--time shortens)",
+    },
+    Profile {
+        name: "pts-throughput",
+        about: "SNIA PTS throughput: 128KiB and 1MiB sequential write and read, each in 60 s rounds until its bandwidth is steady",
+    },
 ];
+
+/// PTS's IOPS test block sizes, bytes, in its order (the summary table's rows).
+pub const PTS_BLOCK_SIZES: [u64; 7] = [
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    1 << 20,
+];
+
+/// A block size as PTS's tables write it: `4k`, `128k`, `1m`.
+pub fn bs_name(bs: u64) -> String {
+    if bs >= 1 << 20 && bs % (1 << 20) == 0 {
+        format!("{}m", bs >> 20)
+    } else {
+        format!("{}k", bs >> 10)
+    }
+}
+
+/// PTS's IOPS test read/write mixes, read percentage, in its order (the table's columns).
+pub const PTS_READ_PCTS: [u8; 7] = [100, 95, 65, 50, 35, 5, 0];
+
+/// The name of the `pts-iops` workload of block size `bs` and read share `read_pct`
+/// (`pts-4k-r65w35`): what the summary table finds its cells by.
+pub fn pts_iops_name(bs: u64, read_pct: u8) -> String {
+    format!("pts-{}-r{read_pct}w{}", bs_name(bs), 100 - read_pct)
+}
 
 /// The mail profile's default scale: 1/32 of the post's 131072 files (4096), about a minute
 /// here with three trials.
@@ -80,6 +117,8 @@ pub fn profile(name: &str, scale: ProfileScale) -> Option<Suite> {
         "db" => Some(db(scale)),
         "backup" => Some(backup(scale)),
         "hdparm" => Some(hdparm(scale)),
+        "pts-iops" => Some(pts_iops(scale)),
+        "pts-throughput" => Some(pts_throughput(scale)),
         _ => None,
     }
 }
@@ -208,6 +247,89 @@ fn hdparm(scale: ProfileScale) -> Suite {
     }
 }
 
+/// A PTS workload: closed loop at queue depth 32, O_DIRECT, random data, one round long
+/// (`--time`, else PTS's 60 s); `steady` tracks a figure in rounds until steady.
+fn pts(
+    name: String,
+    pattern: Pattern,
+    bs: u64,
+    read_pct: u8,
+    scale: ProfileScale,
+    steady: Option<super::SteadyFigure>,
+) -> Workload {
+    let round = scale.runtime.unwrap_or(super::STEADY_ROUND);
+    Workload {
+        name,
+        drop_caches: false,
+        kind: WorkloadKind::Io(IoWorkload {
+            pattern,
+            block_size: bs,
+            queue_depth: 32,
+            read_pct,
+            size: scale.size,
+            runtime: Some(round),
+            steady: steady.map(|figure| super::SteadyState {
+                figure,
+                round,
+                max_rounds: super::STEADY_MAX_ROUNDS,
+            }),
+            ..IoWorkload::default()
+        }),
+    }
+}
+
+/// SNIA PTS's IOPS test: the device driven to steady state on 4k random writes (PTS's
+/// tracked variable), then every block size x read/write mix measured once at that state.
+/// PTS runs all 49 in every round and judges the 4k writes among them; here the rounds are
+/// the 4k writes alone, which is where the device's state is set (docs/steady-state.md).
+fn pts_iops(scale: ProfileScale) -> Suite {
+    let mut w = vec![pts(
+        "pts-steady-4k-r0w100".into(),
+        Pattern::RandWrite,
+        4 << 10,
+        0,
+        scale,
+        Some(super::SteadyFigure::Iops),
+    )];
+    for &bs in &PTS_BLOCK_SIZES {
+        for &rp in &PTS_READ_PCTS {
+            let pattern = match rp {
+                100 => Pattern::RandRead,
+                0 => Pattern::RandWrite,
+                _ => Pattern::RandRw,
+            };
+            w.push(pts(pts_iops_name(bs, rp), pattern, bs, rp, scale, None));
+        }
+    }
+    Suite {
+        name: "pts-iops".into(),
+        workloads: w,
+    }
+}
+
+/// SNIA PTS's throughput test: 128 KiB and 1 MiB sequential writes then reads, each in rounds
+/// until its bandwidth is steady.
+fn pts_throughput(scale: ProfileScale) -> Suite {
+    let mut w = Vec::new();
+    for bs in [128 << 10, 1 << 20] {
+        for (pattern, op, rp) in [(Pattern::Write, "write", 0), (Pattern::Read, "read", 100)] {
+            let name = format!("pts-seq-{op}-{}", bs_name(bs));
+            w.push(pts(
+                name,
+                pattern,
+                bs,
+                rp,
+                scale,
+                Some(super::SteadyFigure::Bw),
+            ));
+        }
+    }
+    Suite {
+        name: "pts-throughput".into(),
+        workloads: w,
+    }
+}
+
 /// The names of all profiles, for error messages.
 pub fn profile_names() -> Vec<&'static str> {
     PROFILES.iter().map(|p| p.name).collect()
@@ -325,5 +447,63 @@ mod tests {
             assert_eq!(back, s, "{text}");
         }
         assert!(profile("nope", ProfileScale::default()).is_none());
+    }
+
+    /// `pts-iops`: the 4k random writes tracked first, in rounds, then PTS's 7 block sizes x
+    /// 7 mixes, each one round long; `--time` shortens the round (for tests).
+    #[test]
+    fn pts_iops_is_the_tracked_writes_then_49_cells() {
+        let s = profile("pts-iops", ProfileScale::default()).unwrap();
+        assert_eq!(s.workloads.len(), 50);
+        let first = s.workloads[0].io().unwrap();
+        let st = first.steady.unwrap();
+        assert_eq!(
+            (first.pattern, first.block_size, st.figure, st.round),
+            (
+                Pattern::RandWrite,
+                4096,
+                crate::spec::SteadyFigure::Iops,
+                Duration::from_secs(60)
+            )
+        );
+        let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names[1], "pts-4k-r100w0");
+        assert_eq!(names[3], "pts-4k-r65w35");
+        assert_eq!(names[49], "pts-1m-r0w100");
+        let c = s.workloads[3].io().unwrap();
+        assert_eq!(
+            (c.pattern, c.read_pct, c.steady),
+            (Pattern::RandRw, 65, None)
+        );
+        let short = profile(
+            "pts-iops",
+            ProfileScale {
+                runtime: Some(Duration::from_millis(200)),
+                ..ProfileScale::default()
+            },
+        )
+        .unwrap();
+        let w = short.workloads[0].io().unwrap();
+        assert_eq!(w.steady.unwrap().round, Duration::from_millis(200));
+        assert_eq!(
+            short.workloads[7].io().unwrap().runtime,
+            Some(Duration::from_millis(200))
+        );
+        let tp = profile("pts-throughput", ProfileScale::default()).unwrap();
+        let tpn: Vec<&str> = tp.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(
+            tpn,
+            [
+                "pts-seq-write-128k",
+                "pts-seq-read-128k",
+                "pts-seq-write-1m",
+                "pts-seq-read-1m"
+            ]
+        );
+        assert!(
+            tp.workloads
+                .iter()
+                .all(|w| w.io().unwrap().steady.unwrap().figure == crate::spec::SteadyFigure::Bw)
+        );
     }
 }

@@ -377,7 +377,7 @@ impl RawWorkload {
     }
 
     /// The steady-state rounds, when asked: the figure, the round length and the limit.
-    fn steady(&self, scheduled: bool) -> Result<Option<SteadyState>, SpecError> {
+    pub(crate) fn steady(&self, scheduled: bool) -> Result<Option<SteadyState>, SpecError> {
         let figure = match &self.steady_state {
             None | Some(SteadyValue::Flag(false)) => {
                 if self.round.is_some() || self.max_rounds.is_some() {

@@ -119,6 +119,17 @@ pub fn figure_of(t: &TrialSample, figure: SteadyFigure) -> f64 {
     }
 }
 
+/// Whether a stored workload is a run's preconditioning (`--precondition`, `[workloads]
+/// precondition`): the target written twice over before the workloads — preparation, not a
+/// figure to choose a layout by.
+pub fn is_precondition(wr: &crate::sample::WorkloadRecord) -> bool {
+    wr.workload.name == "precondition"
+        && wr
+            .workload
+            .io()
+            .is_some_and(|io| io.loops == 2 && io.queue_depth == 32)
+}
+
 /// The rounds of a stored workload judged, when it ran as a steady-state run.
 pub fn of_workload(wr: &crate::sample::WorkloadRecord) -> Option<Steadiness> {
     let st = wr.workload.io()?.steady?;

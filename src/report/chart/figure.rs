@@ -24,6 +24,8 @@ pub enum FigureKind {
     HostsP99,
     /// Latency against offered load of an SLO search, the capacity marked.
     Slo,
+    /// A steady-state run's figure per round (SNIA PTS), its measurement window marked.
+    Steady,
 }
 
 impl FigureKind {
@@ -37,6 +39,7 @@ impl FigureKind {
             FigureKind::HostsSeries => "hosts-series",
             FigureKind::HostsP99 => "hosts-p99",
             FigureKind::Slo => "slo",
+            FigureKind::Steady => "steady",
         }
     }
 }

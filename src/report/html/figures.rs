@@ -323,11 +323,199 @@ pub fn slo(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
     })
 }
 
+/// A steady-state workload's figure per round, one line per run, each run's measurement
+/// window marked at its first and last round; the caption gives each run's verdict by SNIA
+/// PTS's rules (range and slope excursion against 20% and 10% of the mean).
+pub fn steady(r: &Report, w: &WorkloadView, embed: Embed) -> Option<Figure> {
+    let judged: Vec<(usize, &crate::stats::steady::Steadiness)> = w
+        .steady
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s.as_ref()?)))
+        .collect();
+    let (_, first) = judged.first()?;
+    let header = |i: usize| r.comparison.runs[i].header.clone();
+    let lines = judged
+        .iter()
+        .map(|&(i, s)| Line {
+            name: header(i),
+            colour: i,
+            thin: false,
+            points: (1..)
+                .zip(&s.rounds)
+                .map(|(n, v)| (f64::from(n), *v))
+                .collect(),
+        })
+        .collect();
+    let mut markers = Vec::new();
+    for &(i, s) in &judged {
+        let Some(win) = &s.window else { continue };
+        let what = if s.steady_at.is_some() {
+            "steady window"
+        } else {
+            "last window (NOT steady)"
+        };
+        for (n, edge) in [(win.first_round, "starts"), (win.last_round, "ends")] {
+            markers.push(Marker {
+                x: f64::from(n),
+                colour: i,
+                tooltip: format!("{}: {what} {edge} at round {n}", header(i)),
+            });
+        }
+    }
+    let verdicts: Vec<String> = judged
+        .iter()
+        .map(|&(i, s)| format!("{}: {}", header(i), s.describe()))
+        .collect();
+    let unit = match first.figure {
+        crate::spec::SteadyFigure::Iops => "IOPS",
+        crate::spec::SteadyFigure::Bw => "bytes/s",
+        crate::spec::SteadyFigure::Lat => "mean latency (ns)",
+    };
+    let caption = format!(
+        "{}: {unit} per round, measurement window marked (SNIA PTS: range <= 20%, slope excursion <= 10% of the mean). {}",
+        w.name,
+        verdicts.join("; ")
+    );
+    let axis = |label: &str| AxisSpec {
+        scale: Scale::Linear,
+        label: label.into(),
+        format: compact,
+    };
+    let c = LineChart {
+        title: caption.clone(),
+        x: axis("round"),
+        y: axis(unit),
+        lines,
+        markers,
+        legend: legend(r, |i| w.steady.get(i).is_some_and(Option::is_some)),
+    };
+    Some(Figure {
+        kind: FigureKind::Steady,
+        part: String::new(),
+        caption,
+        svg: chart::line::render(&c, embed),
+    })
+}
+
 /// All charts of a workload, in page order.
 pub fn workload_figures(r: &Report, w: &WorkloadView, embed: Embed) -> Vec<Figure> {
     let mut v: Vec<Figure> = bars(r, w, embed).into_iter().collect();
+    v.extend(steady(r, w, embed));
     v.extend(slo(r, w, embed));
     v.extend(w.latency.iter().map(|l| latency(r, w, l, embed)));
     v.extend(series(r, w, embed));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{OpSample, RunRecord, RunStatus, TrialSample, WorkloadRecord};
+    use crate::spec::{IoWorkload, Pattern, SteadyFigure, SteadyState, Workload, WorkloadKind};
+
+    /// A run of `rr` in steady-state rounds of 1 s at `iops` each.
+    fn run(label: &str, iops: &[u64]) -> RunRecord {
+        let round = |n: u32, v: u64| {
+            let mut o = OpSample::new("write");
+            o.count = v;
+            o.bytes = v * 4096;
+            o.elapsed_ns = 1_000_000_000;
+            TrialSample {
+                trial: n,
+                elapsed_ns: 1_000_000_000,
+                ops: vec![o],
+                ..TrialSample::default()
+            }
+        };
+        RunRecord {
+            id: format!("id-{label}"),
+            status: RunStatus::Complete,
+            started_unix_ms: 0,
+            ended_unix_ms: Some(1),
+            command_line: vec![],
+            label: Some(label.into()),
+            note: None,
+            lab_id: None,
+            layout: None,
+            suite_name: "s".into(),
+            system: crate::system::SystemInfo::default(),
+            target: crate::target::TargetInfo::directory("/mnt".into()),
+            workloads: vec![WorkloadRecord {
+                workload: Workload {
+                    name: "rw".into(),
+                    drop_caches: false,
+                    kind: WorkloadKind::Io(IoWorkload {
+                        pattern: Pattern::RandWrite,
+                        steady: Some(SteadyState {
+                            figure: SteadyFigure::Iops,
+                            round: std::time::Duration::from_secs(1),
+                            max_rounds: 25,
+                        }),
+                        ..IoWorkload::default()
+                    }),
+                },
+                trials: (1..)
+                    .zip(iops.iter().copied())
+                    .map(|(n, v)| round(n, v))
+                    .collect(),
+            }],
+            notes: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The HTML report draws a steady-state workload's figure per round for each run, marks
+    /// each run's window at its first and last round (the steady one; the last, said NOT
+    /// steady, for a run that never got there), and its caption gives each verdict with the
+    /// window's range and slope excursion against PTS's limits.
+    #[test]
+    fn the_rounds_chart_marks_each_window_and_says_each_verdict() {
+        let swing: Vec<u64> = (0..25)
+            .map(|i| if i % 2 == 0 { 3000 } else { 2000 })
+            .collect();
+        let runs = [
+            run("ssd", &[9000, 6000, 2000, 2010, 1990, 2000, 2000]),
+            run("hdd", &swing),
+        ];
+        let opts = super::super::model::ReportOptions {
+            baseline: None,
+            title: None,
+            generated_unix_ms: 0,
+        };
+        let r = super::super::build(&runs, &opts);
+        let w = r.workloads.iter().find(|w| w.name == "rw").unwrap();
+        let f = steady(&r, w, Embed::Inline).expect("a steady chart");
+        assert_eq!(f.kind, FigureKind::Steady);
+        assert!(
+            f.caption.starts_with("rw: IOPS per round, measurement window marked (SNIA PTS: range <= 20%, slope excursion <= 10% of the mean). ssd: steady at round 7 (rounds 3-7: mean 2000 IOPS, range 1.0% <= 20%, "),
+            "{}",
+            f.caption
+        );
+        assert!(
+            f.caption.contains("hdd: NOT steady after 25 rounds (last window rounds 21-25: mean 2600 IOPS, range 38.5% > 20%"),
+            "{}",
+            f.caption
+        );
+        for mark in [
+            "ssd: steady window starts at round 3",
+            "ssd: steady window ends at round 7",
+            "hdd: last window (NOT steady) starts at round 21",
+            "hdd: last window (NOT steady) ends at round 25",
+        ] {
+            assert!(f.svg.contains(mark), "{mark}: {}", f.svg);
+        }
+        let html = super::super::render(&r);
+        assert!(html.contains("rw: IOPS per round, measurement window marked"));
+        assert!(html.contains("ssd: steady window starts at round 3"));
+        // A workload without rounds has no such chart.
+        let mut plain = runs.clone();
+        for p in &mut plain {
+            if let WorkloadKind::Io(io) = &mut p.workloads[0].workload.kind {
+                io.steady = None;
+            }
+        }
+        let r = super::super::build(&plain, &opts);
+        assert!(steady(&r, &r.workloads[0], Embed::Inline).is_none());
+    }
 }

@@ -131,6 +131,8 @@ pub struct WorkloadView {
     /// An open loop's sustained rows (`read.sustained`, `write.sustained`): a run short of the
     /// asked rate is marked beside its headline (empty for a closed loop).
     pub sustained: Vec<usize>,
+    /// Per run column, its steady-state rounds judged by SNIA PTS's rules (`--steady-state`).
+    pub steady: Vec<Option<crate::stats::steady::Steadiness>>,
 }
 
 /// A degraded run against its healthy layout.
@@ -569,6 +571,10 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
                     .collect(),
                 latency: latency_views(runs, &name, headline_name.as_deref()),
                 series: series_view(runs, &name),
+                steady: runs
+                    .iter()
+                    .map(|r| find_workload(r, &name).and_then(crate::stats::steady::of_workload))
+                    .collect(),
                 cliffs: (0..c.cliffs.len())
                     .filter(|&i| c.cliffs[i].workload == name)
                     .collect(),

@@ -252,6 +252,38 @@ pub struct LabWorkloads {
     /// read by the command line, which adds them to `suite` (a spec is parsed without files).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<String>,
+    /// `workloads.precondition`: each layout written twice over before its workloads (SNIA
+    /// PTS), so a cache or an SSD is measured in the state it will be in use, not fresh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<crate::spec::Precondition>,
+    /// `workloads.steady_state`: every closed-loop block-IO workload runs in rounds until
+    /// steady by PTS's rules (see [`LabWorkloads::suite_to_run`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::spec::SteadyState>,
+}
+
+impl LabWorkloads {
+    /// The suite each layout runs: [`LabWorkloads::suite`] with the lab's steady-state rounds
+    /// given to every closed-loop block-IO workload without its own (applied here, at run
+    /// time, so `--quick`, the command line's overrides and trace models get them too).
+    /// Open-loop, SLO and replay workloads keep their own timing: their figures are at a
+    /// schedule, not a device's settled state.
+    pub fn suite_to_run(&self) -> Suite {
+        let mut suite = self.suite.clone();
+        if let Some(st) = self.steady {
+            for w in &mut suite.workloads {
+                if let crate::spec::WorkloadKind::Io(io) = &mut w.kind {
+                    let scheduled =
+                        io.open_loop.is_some() || io.slo.is_some() || io.replay.is_some();
+                    if !scheduled && io.steady.is_none() {
+                        io.steady = Some(st);
+                        io.total_bytes = None;
+                    }
+                }
+            }
+        }
+        suite
+    }
 }
 
 /// A validated lab spec.

@@ -103,6 +103,16 @@ pub(super) struct RawWorkloads {
     pub(super) replay: Option<StrList>,
     /// Traces whose workload models run on every layout.
     pub(super) model: Option<StrList>,
+    /// Write each layout twice over before its workloads (SNIA PTS): `true`, `"seq"` or
+    /// `"random"`.
+    pub(super) precondition: Option<crate::spec::SteadyValue>,
+    /// Every closed-loop block-IO workload in rounds until steady by PTS's rules: `true` or
+    /// `"iops"`, `"bw"`, `"lat"`.
+    pub(super) steady_state: Option<crate::spec::SteadyValue>,
+    /// One steady-state round (default `time`, else PTS's 60s).
+    pub(super) round: Option<TimeValue>,
+    /// Steady-state rounds at most (PTS: 25).
+    pub(super) max_rounds: Option<u32>,
 }
 
 /// The `btrfs` table as written.

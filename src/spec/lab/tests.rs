@@ -920,3 +920,110 @@ fn md_tunables_read_and_refuse_in_one_line() {
         assert!(e.msg.contains(words), "{table}: {e}");
     }
 }
+
+/// `[workloads] precondition` and `steady_state` (SNIA PTS on every layout): the kind, the
+/// figure, the round (`time` when no `round`) and the limit are read; every closed-loop
+/// block-IO workload gets the rounds at run time (also after `--quick` replaced the suite),
+/// a rate-paced one keeps its schedule; bad values name their key.
+#[test]
+fn workloads_precondition_and_steady_state_apply_to_every_closed_loop_workload() {
+    use crate::spec::{Precondition, SteadyFigure};
+    let mut s = lab(r#"
+[[layout]]
+name = "a"
+fs = "xfs"
+[workloads]
+precondition = "random"
+steady_state = "bw"
+time = "2s"
+max_rounds = 8
+[[workloads.workload]]
+name = "sw"
+pattern = "write"
+bs = "1M"
+io_size = "64MiB"
+[[workloads.workload]]
+name = "paced"
+pattern = "randread"
+rate = "100"
+"#)
+    .unwrap();
+    assert_eq!(s.workloads.precondition, Some(Precondition::Random));
+    let st = s.workloads.steady.expect("steady");
+    assert_eq!(
+        (st.figure, st.round, st.max_rounds),
+        (SteadyFigure::Bw, std::time::Duration::from_secs(2), 8)
+    );
+    // The spec's own suite is as written; the suite a layout runs has the rounds.
+    assert!(
+        s.workloads.suite.workloads[0]
+            .io()
+            .unwrap()
+            .steady
+            .is_none()
+    );
+    let run = s.workloads.suite_to_run();
+    let sw = run.workloads[0].io().unwrap();
+    assert_eq!(sw.steady, Some(st));
+    assert_eq!(sw.total_bytes, None, "the rounds time the workload");
+    assert!(run.workloads[1].io().unwrap().steady.is_none());
+    s.quick();
+    assert!(
+        s.workloads
+            .suite_to_run()
+            .workloads
+            .iter()
+            .filter_map(|w| w.io())
+            .all(|io| io.steady == Some(st))
+    );
+
+    let on = lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nprecondition = true\nsteady_state = true\n").unwrap();
+    assert_eq!(on.workloads.precondition, Some(Precondition::Seq));
+    let st = on.workloads.steady.unwrap();
+    assert_eq!(
+        (st.figure, st.round, st.max_rounds),
+        (SteadyFigure::Iops, std::time::Duration::from_secs(60), 25)
+    );
+    let off = lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nprecondition = false\nsteady_state = false\n").unwrap();
+    assert_eq!(
+        (off.workloads.precondition, off.workloads.steady),
+        (None, None)
+    );
+
+    for (text, key, says) in [
+        (
+            "precondition = \"twice\"",
+            "workloads.precondition",
+            "unknown kind 'twice'",
+        ),
+        (
+            "steady_state = \"mbps\"",
+            "workloads.steady_state",
+            "unknown figure 'mbps'",
+        ),
+        (
+            "round = \"5s\"",
+            "workloads.round",
+            "add steady_state = true",
+        ),
+        (
+            "steady_state = true\nmax_rounds = 3",
+            "workloads.max_rounds",
+            "at least 5",
+        ),
+        (
+            "steady_state = true\nslo = \"p99<=5ms\"",
+            "workloads.steady_state",
+            "drop slo or steady_state",
+        ),
+    ] {
+        let e = err(&format!(
+            "[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\n{text}\n"
+        ));
+        assert_eq!(e.key, key, "{text}: {e:?}");
+        assert!(e.msg.contains(says), "{text}: {}", e.msg);
+        let short = key.trim_start_matches("workloads.");
+        let line = text.lines().position(|l| l.starts_with(short)).unwrap();
+        assert_eq!(e.line, Some(7 + line), "{text}: {e:?}");
+    }
+}

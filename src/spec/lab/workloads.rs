@@ -6,7 +6,7 @@ use super::raw::RawWorkloads;
 use super::{LabWorkloads, LayoutSpec};
 use crate::spec::locate::{Locator, list_of, split_commas};
 use crate::spec::profiles::{self, ProfileScale};
-use crate::spec::{SpecError, Suite};
+use crate::spec::{Precondition, SpecError, SteadyState, SteadyValue, Suite};
 
 pub(super) fn parse_workloads(
     loc: &Locator,
@@ -23,6 +23,8 @@ pub(super) fn parse_workloads(
             size: None,
             runtime: None,
             models: Vec::new(),
+            precondition: None,
+            steady: None,
         });
     };
     let w = sw.get_ref();
@@ -112,6 +114,7 @@ pub(super) fn parse_workloads(
             ));
         }
     }
+    let (precondition, steady) = pts(loc, &at, w)?;
     Ok(LabWorkloads {
         profiles: profiles_used,
         suite,
@@ -120,7 +123,47 @@ pub(super) fn parse_workloads(
         size: scale.size,
         runtime: scale.runtime,
         models,
+        precondition,
+        steady,
     })
+}
+
+/// `[workloads] precondition`, `steady_state`, `round`, `max_rounds`: SNIA PTS on every
+/// layout, checked as a workload's own keys are (`round` defaults to `time`, else 60s).
+fn pts(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+) -> Result<(Option<Precondition>, Option<SteadyState>), SpecError> {
+    let precondition = match &w.precondition {
+        None | Some(SteadyValue::Flag(false)) => None,
+        Some(SteadyValue::Flag(true)) => Some(Precondition::Seq),
+        Some(SteadyValue::Figure(k)) => Some(Precondition::parse(k).ok_or_else(|| {
+            loc.err(
+                at("precondition"),
+                "workloads.precondition",
+                format!("unknown kind '{k}' (use true, \"seq\" or \"random\")"),
+            )
+        })?),
+    };
+    let raw = crate::spec::RawWorkload {
+        steady_state: w.steady_state.clone(),
+        round: w.round.clone(),
+        max_rounds: w.max_rounds,
+        time: w.time.clone(),
+        ..crate::spec::RawWorkload::default()
+    };
+    let steady = raw
+        .steady(false)
+        .map_err(|e| loc.err(at(&e.key), format!("workloads.{}", e.key), e.msg))?;
+    if steady.is_some() && w.slo.is_some() {
+        return Err(loc.err(
+            at("steady_state"),
+            "workloads.steady_state",
+            "an SLO search runs at chosen rates, steady-state rounds closed-loop: drop slo or steady_state",
+        ));
+    }
+    Ok((precondition, steady))
 }
 
 /// `[workloads] slo`, `budget`, `slo_precision` as one search's settings, checked as a
