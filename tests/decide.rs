@@ -384,3 +384,99 @@ fn bad_decide_keys_are_one_line_naming_the_key() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("decide.min.nosuch"), "{}", out.stderr);
 }
+
+/// A lab's layout as the store keeps it: md `level` over 3 disks, healthy, its integrity
+/// verdict, and one corrupt fault that returned `silent` files wrong without an error.
+fn stored_layout(name: &str, level: &str, silent: u64) -> iolab::sample::LayoutRecord {
+    use iolab::sample::fault_outcome::FaultOutcome;
+    use iolab::sample::layout_record::{Capacity, IntegrityRecord, Layer, Phase};
+    iolab::sample::LayoutRecord {
+        name: Some(name.into()),
+        lab: Some("rot".into()),
+        description: Some(format!("md {level} x3 > xfs")),
+        stack: vec![Layer::Md {
+            level: level.into(),
+            members: 3,
+            spares: 0,
+            chunk_bytes: None,
+            bitmap: None,
+            bitmap_chunk_bytes: None,
+            consistency_policy: None,
+            stripe_cache_size: None,
+            group_thread_cnt: None,
+        }],
+        phase: Some(Phase::Healthy),
+        capacity: Capacity {
+            usable_bytes: Some(2 << 30),
+            ..Capacity::default()
+        },
+        integrity: Some(IntegrityRecord {
+            verdict: if silent > 0 {
+                format!(
+                    "DATA LOSS ({silent} file, 8 scrub errors; {silent} silently wrong: wrong bytes, no error)"
+                )
+            } else {
+                "verified".into()
+            },
+            detail: None,
+        }),
+        faults: vec![FaultOutcome {
+            kind: "corrupt".into(),
+            files: 40,
+            intact: 40 - silent,
+            silently_wrong: silent,
+            md_mismatch_cnt: Some(8 * silent),
+            ..FaultOutcome::default()
+        }],
+        ..iolab::sample::LayoutRecord::default()
+    }
+}
+
+/// Issue 42: the fault outcomes kept with a lab's runs reach `iolab decide LAB`: md RAID5,
+/// which handed back a file wrong without an error, is rejected for silent corruption with
+/// its reason; `--accept silent-corruption` lets it qualify. Runs stored as the lab stores
+/// them, so no lab (and no VM, where md runs) is needed to ask again.
+#[test]
+fn a_stored_layout_that_returned_wrong_bytes_silently_is_rejected_unless_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("iolab.db");
+    let mut store = iolab::store::Store::open(&db).unwrap();
+    for (name, level, silent) in [("md-raid5", "raid5", 1), ("md-raid6", "raid6", 0)] {
+        let mut rec = common::records::record(Some(name), &[1000.0, 1010.0, 990.0]);
+        rec.lab_id = Some("lab-rot".into());
+        rec.layout = Some(stored_layout(name, level, silent));
+        common::records::store_like_run_loop(&mut store, &rec);
+    }
+    drop(store);
+    let decide = |extra: &[&str]| -> Value {
+        let mut args = vec!["decide", "lab-rot", "--format", "json"];
+        args.extend(extra);
+        common::Iolab::new()
+            .db(&db)
+            .args(args)
+            .run()
+            .success()
+            .json()
+    };
+    let d = decide(&[]);
+    let r5 = row(&d, "md-raid5");
+    assert_eq!(missed_needs(r5), ["silent_corruption"], "{r5:#}");
+    assert_eq!(
+        r5["misses"][0]["reason"],
+        "silent corruption: 1 file silently wrong under a corrupt fault (md raid5 x3)"
+    );
+    assert_eq!(d["recommended"], "md-raid6", "{d:#}");
+    let d = decide(&["--accept", "silent-corruption"]);
+    assert!(missed_needs(row(&d, "md-raid5")).is_empty(), "{d:#}");
+
+    let (code, _, se) = common::Iolab::new()
+        .db(&db)
+        .args(["decide", "lab-rot", "--accept", "bitrot"])
+        .run()
+        .parts();
+    assert_eq!(code, 2, "{se}");
+    assert!(
+        se.contains("--accept: 'bitrot' is not a loss one can accept (known: silent-corruption)"),
+        "{se}"
+    );
+}
