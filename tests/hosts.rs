@@ -23,6 +23,7 @@ fn stored_histogram(db: &Path, id: &str) -> LatencyHistogram {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     if !require_hosts() {
         return;

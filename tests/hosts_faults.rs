@@ -96,6 +96,7 @@ fn one_sweep_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 /// Kills the controller of a 2-host run over ssh at each of its steps.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn a_hosts_controller_killed_at_every_step_leaves_nothing() {
     if !require_hosts() {
         return;

@@ -259,6 +259,7 @@ fn find_aligned(file: &Path, pat: &[u8]) -> Option<u64> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn a_damaged_single_layout_is_data_loss_never_verified() {
     need_root_and_btrfs!();
     let w = World::new("integrity-bad");

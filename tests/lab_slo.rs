@@ -58,6 +58,7 @@ fn search_span(w: &World, run_id: &str) -> (f64, f64) {
 /// the layout delivers 2000 — "met at the peak" is the peak, and each search ends inside its
 /// budget (+ one trial).
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn a_lab_slo_gives_each_layout_its_capacity_healthy_degraded_and_during_the_rebuild() {
     need_root_and_btrfs!();
     require_throttle!();

@@ -71,6 +71,7 @@ faults = [{ member = 1, at = "before_degrade", kind = "corrupt", offset = "240Mi
 });
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
     if !vm_or_skip(&[]) {
         return;

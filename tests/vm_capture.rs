@@ -405,6 +405,12 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
         f.flag_mismatches.len(),
         f.name_mismatches.len()
     );
+    report_worst_latencies(cap, bt, m);
+    report_unfinished(cap, bt);
+}
+
+/// Prints the five matched IOs whose latencies differ most between the two sources.
+fn report_worst_latencies(cap: &Trace, bt: &Trace, m: &Matched) {
     let mut worst: Vec<(u64, usize, usize)> = m
         .pairs
         .iter()
@@ -426,6 +432,10 @@ fn report(cap: &Trace, bt: &Trace, m: &Matched, f: &Figures) {
             us(b.latency_ns)
         );
     }
+}
+
+/// Prints each source's IOs without a completion, with the IOs of both sources near each.
+fn report_unfinished(cap: &Trace, bt: &Trace) {
     for (name, t) in [("capture", cap), ("blktrace", bt)] {
         let open: Vec<String> = t
             .ios

@@ -63,6 +63,7 @@ const SEQ_WRITE: &str =
 /// log loses nothing, a resync after a PPL cut is reported as one; at least one of the two
 /// PPL cuts must have replayed its log, or the closing of the hole was never shown.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, end to end, reads best as one story
 fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it_where_md_replays_its_log() {
     if !vm_or_skip(&[]) {
         return;
