@@ -54,28 +54,28 @@ fn fault(copies: &str) -> String {
     )
 }
 
-/// Every layout of the one lab run: ZFS mirror and raidz1 with one copy struck and with every
-/// copy struck, md RAID6 with one copy struck and md RAID1 with both.
+/// Every layout of the one lab run: a ZFS mirror with one copy struck, a raidz1 with every
+/// column of the struck blocks struck (its data column confirmed under the file first, then
+/// the parity rows), md RAID6 with one copy struck. Three layouts, not every combination: each
+/// ZFS layout costs minutes under emulation (the raidz1 one-column and mirror all-copies rows
+/// of docs/lab.md were observed once with all six, see its table).
 fn layouts() -> String {
     let z = |name: &str, vdev: &str, width: u32, copies: &str| {
         format!(
-            "[[layout]]\nname = \"{name}\"\nzfs = {{ vdev = \"{vdev}\", width = {width}, pool = {{ ashift = 12 }}, dataset = {{ compression = \"off\" }} }}\nfill = \"12MiB\"\n{}\n",
+            "[[layout]]\nname = \"{name}\"\nzfs = {{ vdev = \"{vdev}\", width = {width}, pool = {{ ashift = 12 }}, dataset = {{ compression = \"off\" }} }}\nfill = \"8MiB\"\n{}\n",
             fault(copies)
         )
     };
     let md = |name: &str, level: u32, members: u32, copies: &str| {
         format!(
-            "[[layout]]\nname = \"{name}\"\nmdadm = {{ level = {level}, members = {members}, assume_clean = true }}\nfs = \"ext4\"\nfill = \"16MiB\"\n{}\n",
+            "[[layout]]\nname = \"{name}\"\nmdadm = {{ level = {level}, members = {members}, assume_clean = true }}\nfs = \"ext4\"\nfill = \"8MiB\"\n{}\n",
             fault(copies)
         )
     };
     [
         z("zmirror", "mirror", 2, "one"),
-        z("zraidz1", "raidz1", 3, "one"),
-        z("zmirror-all", "mirror", 2, "all"),
         z("zraidz1-all", "raidz1", 3, "all"),
         md("md6", 6, 4, "one"),
-        md("md1-all", 1, 2, "all"),
     ]
     .concat()
 }
@@ -196,13 +196,6 @@ fn zfs_mirror_heals_one_corrupted_copy_and_counts_it() {
     }
 }
 
-#[test]
-fn zfs_raidz1_heals_one_corrupted_column_and_counts_it() {
-    if let Some(l) = lab_layout("zraidz1") {
-        one_copy_healed(&l, "zraidz1");
-    }
-}
-
 /// Every copy struck: ZFS refuses the file (EIO) rather than hand back wrong bytes, counts
 /// the checksum errors and lists the file among its permanent errors; the scrub cannot
 /// repair it.
@@ -229,11 +222,6 @@ fn zfs_every_copy(name: &str) {
         scrub["errors"].as_u64().unwrap() > 0,
         "{name}: the scrub could not repair it: {scrub:#}"
     );
-}
-
-#[test]
-fn zfs_mirror_with_every_copy_corrupted_refuses_the_file_never_returns_wrong_bytes() {
-    zfs_every_copy("zmirror-all");
 }
 
 #[test]
@@ -268,13 +256,4 @@ fn md_raid6_hands_one_corrupted_copy_back_silently_and_only_its_check_counts_it(
         "{sc:#}"
     );
     eprintln!("md6: held {held:#} scrubs {:#}", l["integrity"]["scrubs"]);
-}
-
-/// md RAID1 with both mirrors struck: md has no checksum, so the loss is silent.
-#[test]
-fn md_raid1_with_both_mirrors_corrupted_hands_the_wrong_bytes_back_silently() {
-    if let Some(l) = lab_layout("md1-all") {
-        every_copy_lost(&l, "md1-all", "silently wrong");
-        assert!(l["integrity"]["verdict"]["silent"].as_u64().unwrap() >= 1);
-    }
 }
