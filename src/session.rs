@@ -275,7 +275,7 @@ mod tests {
         }
     }
 
-    /// Issue 28: a run is a library call (what `iolab run` and the lab call): a real suite on
+    /// A run is a library call (what `iolab run` and the lab call): a real suite on
     /// a real directory, the record back, nothing printed, no store needed.
     #[test]
     fn a_suite_runs_on_a_target_through_the_library_alone() {
@@ -309,7 +309,7 @@ mod tests {
         );
     }
 
-    /// Issue 28: what cannot start comes back typed, before anything is written: a target that
+    /// What cannot start comes back typed, before anything is written: a target that
     /// does not exist is a [`TargetError`] the user can fix (exit 2 at the command line).
     #[test]
     fn a_run_that_cannot_start_is_a_typed_error() {

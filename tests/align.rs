@@ -1,4 +1,4 @@
-//! Alignment (issue 43) on this host: the tools' own reports read back from filesystems made
+//! Alignment on this host: the tools' own reports read back from filesystems made
 //! with an explicit stripe on loop disks (xfs `su/sw`, ext4 `stride/stripe_width`), checked
 //! against md geometries they match and do not; `alignment = "stripe"` as the command lines a
 //! dry run prints; and a lab on a plain loop disk, which has no stripe and gets no warning.

@@ -1,4 +1,4 @@
-//! The module graph is one-way (issue 28). Every `crate::` and `super::` path in `src/` (in
+//! The module graph is one-way. Every `crate::` and `super::` path in `src/` (in
 //! `use` lines and in code alike, test modules included) is mapped to the file and the
 //! top-level module it names, and the test fails, naming the file and the path, when
 //!
@@ -544,7 +544,7 @@ fn crate_sources() -> (Vec<Source>, Vec<String>) {
 // ---------------------------------------------------------------------------------------------
 // The crate.
 
-/// Issue 28: no module imports a later stage, no files import each other.
+/// No module imports a later stage, no files import each other.
 #[test]
 fn the_module_graph_is_one_way() {
     let (sources, order) = crate_sources();
@@ -566,7 +566,7 @@ fn the_module_graph_is_one_way() {
     );
 }
 
-/// Issue 28: the order in docs/architecture.md is the order of src/lib.rs.
+/// The order in docs/architecture.md is the order of src/lib.rs.
 #[test]
 fn the_documented_order_is_the_order_of_lib_rs() {
     let (_, order) = crate_sources();
@@ -602,7 +602,7 @@ fn fixture(files: &[(&str, &str)]) -> Vec<Source> {
 
 const LIB: &str = "pub mod low;\npub mod mid;\npub mod high;\n";
 
-/// Issue 28: a back-import is named with its file and its path, whether it is a `use` line,
+/// A back-import is named with its file and its path, whether it is a `use` line,
 /// a group, a path in code or a `super::` climbing out of a folder.
 #[test]
 fn a_back_import_is_named_with_its_file_and_path() {
@@ -636,7 +636,7 @@ fn a_back_import_is_named_with_its_file_and_path() {
     );
 }
 
-/// Issue 28: two files of one folder that import each other fail, and so does a longer circle;
+/// Two files of one folder that import each other fail, and so does a longer circle;
 /// a module's own test module importing it does not count as a circle.
 #[test]
 fn files_that_import_each_other_are_named() {
@@ -690,7 +690,7 @@ fn files_that_import_each_other_are_named() {
     );
 }
 
-/// Issue 28: a module missing from the order is named, so a new module is placed on purpose.
+/// A module missing from the order is named, so a new module is placed on purpose.
 #[test]
 fn a_module_outside_the_order_is_named() {
     let order = order_of_lib("pub mod a;\n");

@@ -1,4 +1,4 @@
-//! Usable capacity at the real disk size (issue 40). What btrfs, xfs and ext4 keep for
+//! Usable capacity at the real disk size. What btrfs, xfs and ext4 keep for
 //! themselves does not grow with the disk, so a lab on 1 GiB disks scaled up to 4 TB said
 //! btrfs raid6 of four disks holds 6.45 TB when mkfs.btrfs on four sparse 4 TB files reports
 //! 7.998 TB, and the decision said no layout meets 7 TB. Here the filesystems are built by
@@ -166,7 +166,7 @@ fn plan_usable(size: &str) -> Value {
     out.json()
 }
 
-/// Issue 40: decide's and plan's usable within 1% of what the layouts report built on sparse
+/// Decide's and plan's usable within 1% of what the layouts report built on sparse
 /// files of the real size, at 4 TB and at 1 GiB; the issue's decision then recommends raid6,
 /// which the lab's 1 GiB figures scaled up (6.45 TB) had rejected.
 #[test]

@@ -1,4 +1,4 @@
-//! `iolab capture` on real loop devices (issue 29): the IOs a known workload sends reach the
+//! `iolab capture` on real loop devices: the IOs a known workload sends reach the
 //! trace exactly (op, offset, size, process), a mounted filesystem's device is found, Ctrl-C
 //! keeps what was captured, a killed capture's tracing instance is removed by
 //! `iolab run --cleanup`, imports and damaged files, and the model of a known workload.
@@ -38,7 +38,7 @@ fn ios_of(t: &Trace, name: &str) -> Vec<(Op, u64, u32)> {
 }
 
 /// Direct reads and writes of `dd` on a loop device reach the trace one for one: op, offset,
-/// size and process name, each with a completion; the device is named in the header. Issue 29.
+/// size and process name, each with a completion; the device is named in the header.
 #[test]
 fn capture_records_every_direct_io_of_a_loop_device_exactly() {
     require_root!();
@@ -420,7 +420,7 @@ fn assert_model_of_the_mix(t: &Trace) {
     assert!((theta - 1.2).abs() < 0.1, "zipf exponent {theta}");
 }
 
-/// The model of a known workload (issue 29's ground truth): iolab's own 70/30 random mix of
+/// The model of a known workload (the ground truth): iolab's own 70/30 random mix of
 /// 8k and 128k IOs (50/50), zipf 1.2 offsets, at 10000 IOPS with up to 8 in flight, 2600 MiB
 /// of them (about 39,000 IOs however long a loaded machine takes), captured on a loop device
 /// until the run is done — the mix within 1 point, the size histogram exact (only 8k and 128k,
@@ -505,7 +505,7 @@ fn the_model_of_a_captured_workload_recovers_it() {
         .success();
 }
 
-/// The same ground truth with fio as the workload (issue 29: "capture while fio runs a job
+/// The same ground truth with fio as the workload ("capture while fio runs a job
 /// file — the same"): a 70/30 random mix of 8k and 128k IOs (50/50), zipf 1.2 offsets, 8 in
 /// flight, direct IO, 36,000 IOs as fast as the loop device goes (fio's `rate_iops` with a
 /// `bssplit` paces by the smallest size and ran at ~1200 IOPS, so it is not used; a fixed
@@ -558,7 +558,7 @@ fn the_model_of_a_fio_workload_recovers_it() {
 
 /// The sequential read/write mix (`rw`), `loops` and `thinktime` reach the device as asked:
 /// two passes over a 1 MiB working set in 4k IOs is exactly 512 IOs, all sequential, about
-/// half reads, and at least 1 ms apart (the think time). Issue 29.
+/// half reads, and at least 1 ms apart (the think time).
 #[test]
 fn rw_loops_and_thinktime_reach_the_device() {
     require_root!();

@@ -1,4 +1,4 @@
-//! The decision (issue 31) end to end: a real lab on loop disks with a `[decide]` table ends
+//! The decision end to end: a real lab on loop disks with a `[decide]` table ends
 //! with the decision table and its JSON; `iolab decide LAB` decides the stored lab again with
 //! other needs without re-running; `iolab report --lab` opens with the decision; needs the lab
 //! cannot answer are one line naming the field, exit 2, nothing built.
@@ -61,7 +61,7 @@ fn decide_json(w: &World, args: &[&str]) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
 }
 
-/// Issue 31: a lab with needs ends with its decision — figures scaled to the real disks and
+/// A lab with needs ends with its decision — figures scaled to the real disks and
 /// labelled, rejections naming the need, the recommendation; `iolab decide` re-decides the
 /// stored lab with other needs; the HTML report opens with the decision.
 #[test]
@@ -150,7 +150,7 @@ fn a_lab_decides_at_its_end_and_again_from_the_store() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(field), "{args:?}: {err}");
     }
-    // `iolab plan --from-lab`: the planner calibrated from this lab (issue 31): the per-disk
+    // `iolab plan --from-lab`: the planner calibrated from this lab: the per-disk
     // write speed of its single-disk layout, the rebuild rate per member of its two btrfs
     // rebuilds; the lab measured no reads, so those are asked for by name, then given.
     let out = w
@@ -235,7 +235,7 @@ fn a_lab_decides_at_its_end_and_again_from_the_store() {
     assert!(page.contains("<del>xfs-single</del>"));
 }
 
-/// Issue 31, the parity profiles on the host: btrfs raid5 over three disks and raid6 over four
+/// The parity profiles on the host: btrfs raid5 over three disks and raid6 over four
 /// both give two disks of space (~16 TB at 8 TB), but with consumer disks (1e-14 URE) raid5's
 /// rebuild reads 16 TB with nothing left to correct a bad sector (1 - e^-1.28 = 72%), so its
 /// five-year loss is far above 5% and raid6 is the answer.
@@ -321,7 +321,7 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
         l5 > 0.05 && l6 < 0.05 && l5 > 10.0 * l6,
         "raid5 {l5}, raid6 {l6}"
     );
-    // Issue 40: the rejection turns on the URE. Three disks at 1.57% see a first failure at
+    // The rejection turns on the URE. Three disks at 1.57% see a first failure at
     // 0.0475 a year; the rebuild then reads 16 TB = 1.28e14 bits: at 1e-15 one unreadable
     // sector in eight, 2.8% in five years, under the 5% need. The need is met below
     // p = 0.216, URE = -ln(1 - 0.216) / 1.28e14 = 1.9e-15: the decision says so.
@@ -345,7 +345,7 @@ fn btrfs_raid5_and_raid6_on_the_host_are_decided_on_risk() {
     }
 }
 
-/// Issue 31: a `[decide]` table the lab cannot answer is refused before anything is built,
+/// A `[decide]` table the lab cannot answer is refused before anything is built,
 /// one line naming the key.
 #[test]
 fn bad_decide_keys_are_one_line_naming_the_key() {
@@ -432,7 +432,7 @@ fn stored_layout(name: &str, level: &str, silent: u64) -> iolab::sample::LayoutR
     }
 }
 
-/// Issue 42: the fault outcomes kept with a lab's runs reach `iolab decide LAB`: md RAID5,
+/// The fault outcomes kept with a lab's runs reach `iolab decide LAB`: md RAID5,
 /// which handed back a file wrong without an error, is rejected for silent corruption with
 /// its reason; `--accept silent-corruption` lets it qualify. Runs stored as the lab stores
 /// them, so no lab (and no VM, where md runs) is needed to ask again.

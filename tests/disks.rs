@@ -472,7 +472,7 @@ impl Drop for Mounted {
     }
 }
 
-/// Issue 42: a btrfs raid1 whose one copy of a file went bad under it (garbage written into
+/// A btrfs raid1 whose one copy of a file went bad under it (garbage written into
 /// one member's backing file, where that file's first block lies), read back and scrubbed:
 /// btrfs mends it from the other copy, and `iolab disks` names the checksum errors on the
 /// struck member — and only there — as a user's real array would be asked.

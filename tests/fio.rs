@@ -407,8 +407,8 @@ fn fio_example_job_files_convert_or_are_refused_by_name() {
         converted.len()
     );
     assert_eq!(converted.len() + refused, files.len());
-    // 8 before issue 27 accepted the options that change only fio's reports and clocks; 14
-    // before issue 40 read an open last zone, bsrange and holes.
+    // 8 before iolab accepted the options that change only fio's reports and clocks; 14
+    // before it read an open last zone, bsrange and holes.
     assert!(converted.len() >= 17, "{converted:?}");
     for name in [
         "rand-zones.fio",
@@ -422,7 +422,7 @@ fn fio_example_job_files_convert_or_are_refused_by_name() {
     }
 }
 
-/// Issue 27: fio's examples refused only for reporting or timekeeping options (`gtod_reduce`
+/// Fio's examples refused only for reporting or timekeeping options (`gtod_reduce`
 /// in null.fio, `write_bw_log` in ssd-steadystate.fio) convert, saying what is not reproduced.
 #[test]
 fn fio_examples_with_reporting_options_convert_with_a_note() {
@@ -445,7 +445,7 @@ fn fio_examples_with_reporting_options_convert_with_a_note() {
     }
 }
 
-/// fio's rate caps run as iolab's open loop (issue 27): `rate_iops` per clone of `numjobs`,
+/// fio's rate caps run as iolab's open loop: `rate_iops` per clone of `numjobs`,
 /// `rate_process=poisson`; the spec says so, the run schedules the rate fio asked of all
 /// clones together, and a cap that would change a mix is refused by name.
 #[test]

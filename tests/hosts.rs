@@ -86,7 +86,7 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     }
     assert_eq!(merged.len(), sum);
     assert_eq!(agg["latency"]["count"].as_u64(), Some(sum));
-    // The aggregate's own count is the counted IOs' sum (issue 27), the rest drained.
+    // The aggregate's own count is the counted IOs' sum, the rest drained.
     let counted: u64 = rows
         .iter()
         .map(|r| r["count"].as_u64().expect("count"))
@@ -146,7 +146,7 @@ fn three_hosts_over_ssh_with_push_merge_their_histograms() {
     assert_eq!(statuses, ["complete"; 4], "{statuses:?}");
 }
 
-/// Issue 27: a two-host randread gave host counts 113,943 and 114,015 and an aggregate of
+/// A two-host randread gave host counts 113,943 and 114,015 and an aggregate of
 /// 227,974 (the merged histogram's count, which also holds the IOs in flight at each host's
 /// deadline). Real hosts over ssh, a read/write mix at a depth that leaves IOs in flight: per
 /// operation, the aggregate's count and bytes are the hosts' sums exactly, in the JSON and in

@@ -1,4 +1,4 @@
-//! `iolab run --hosts` through Slurm, for real (issue 27 item 8): Debian's slurmctld, a slurmd
+//! `iolab run --hosts` through Slurm, for real: Debian's slurmctld, a slurmd
 //! per node (each node a network namespace) and munge, started by the test
 //! (tests/common/slurm.rs) and stopped at its end, also when it fails. The agents are job
 //! steps started by `srun`, as README's `--launch 'srun --nodelist={host} ...'` says, or by

@@ -697,7 +697,7 @@ fn dry_run_prints_the_md_and_lvm_commands() {
     assert!(w.state_files().is_empty());
 }
 
-/// Issue 28: a dry run prints the cache layer's commands in order between the LVM layer (or
+/// A dry run prints the cache layer's commands in order between the LVM layer (or
 /// the array) and mkfs, and its teardown: lvmcache's vgextend/lvconvert onto the cache disk
 /// (the lab's disk after the members), bcache's make-bcache, registration and stop.
 #[test]
@@ -754,7 +754,7 @@ fn dry_run_prints_the_lvmcache_and_bcache_commands() {
     assert!(w.state_files().is_empty());
 }
 
-/// Issue 28: with `cache.fail = true` a dry run shows the cache disk put under a dm `linear`
+/// With `cache.fail = true` a dry run shows the cache disk put under a dm `linear`
 /// device at build (the PV or the bcache cache is that device), and the degrade step swapping
 /// an `error` table in under it before the member fails: lvmcache then drops the cache from
 /// the LV and the missing PV from the VG.
@@ -1222,7 +1222,7 @@ fn two_failures_and_the_scrub_on_btrfs_raid6() {
     );
 }
 
-/// Issue 40: a note about the engine working as designed (io_uring spinning for completions)
+/// A note about the engine working as designed (io_uring spinning for completions)
 /// is off the lab's default screen, one line with its count under `--verbose`, and in the JSON
 /// both per trial (typed, with its figures) and merged (`as_designed_notes`).
 #[test]
@@ -1293,7 +1293,7 @@ fn the_labs_spin_note_is_one_merged_line_in_verbose_and_json_only() {
     w.assert_clean(&lab_id);
 }
 
-/// Issue 43: a sweep on the host — one layout varying its filesystem and its mount options —
+/// A sweep on the host — one layout varying its filesystem and its mount options —
 /// runs as four layouts, each built as its combination says (the mounted filesystem and its
 /// options, read back from the kernel's record), each with its own stored run, and the table
 /// names every one.
@@ -1375,7 +1375,7 @@ fn a_sweep_runs_each_combination_as_its_own_layout() {
     }
 }
 
-/// Issue 41: the layers under each member, in a dry run, on each disk in order — the fault's
+/// The layers under each member, in a dry run, on each disk in order — the fault's
 /// dm wrapper closest to the disk, dm-integrity on it, LUKS over that — before mdadm pools the
 /// top devices; the corrupt fault's garbage goes onto the wrapper (under dm-integrity); the
 /// layers come down after the array, before the loop devices.
@@ -1449,7 +1449,7 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
     assert!(w.state_files().is_empty());
 }
 
-/// Issue 43: `examples/lab-tuning.toml` expands into its sweeps' layouts (chunk x stripe cache
+/// `examples/lab-tuning.toml` expands into its sweeps' layouts (chunk x stripe cache
 /// x worker threads over a 24-member RAID6, and the bitmap's chunk beside a layout without
 /// one), and a dry run shows each array made and tuned as its combination says.
 #[test]
@@ -1549,7 +1549,7 @@ fn pts_steady(v: &[f64], end: usize) -> bool {
     (hi - lo) / mean <= 0.20 && slope.abs() * 4.0 / mean <= 0.10
 }
 
-/// Issue 44 in the lab: `[workloads] precondition = true` and `steady_state` give every
+/// In the lab: `[workloads] precondition = true` and `steady_state` give every
 /// layout's closed-loop workloads PTS's rounds. Each layout's stored run holds its
 /// precondition (the working set written twice) and the rounds, ending at the first window
 /// that meets both rules (worked out here from the stored rounds) or at `max_rounds`; the

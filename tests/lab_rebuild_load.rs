@@ -1,4 +1,4 @@
-//! Issue 30: the lab's workloads during the rebuild (`during_rebuild = true`), for real on btrfs
+//! The lab's workloads during the rebuild (`during_rebuild = true`), for real on btrfs
 //! raid1 over loop disks: the replace runs on its own thread while the workloads run, the
 //! figures are stored as their own phase with their ratio to healthy, the rebuild's time is
 //! the time under that load, and the data set still reads back intact. Needs root, loop
@@ -123,7 +123,7 @@ fn decide_compare_and_report_read_it(lab_id: &str, db: &std::path::Path, dir: &s
             .contains("during the rebuild over healthy"),
         "{row:#}"
     );
-    // `compare` shows the layout's integrity verdict beside its speeds (issue 32: like any
+    // `compare` shows the layout's integrity verdict beside its speeds (like any
     // verdict), in the JSON and under the table.
     let o = Iolab::new()
         .args(["compare", "--lab", lab_id, "--format", "json", "--db"])

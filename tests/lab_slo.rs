@@ -1,4 +1,4 @@
-//! The lab's capacity under a latency target (issue 30): `[workloads] slo` gives every layout
+//! The lab's capacity under a latency target: `[workloads] slo` gives every layout
 //! its highest sustained rate meeting the target, healthy and with a member failed, in the
 //! lab's JSON and as the table's CAPACITY@SLO column; bad SLO keys are refused in one line.
 
@@ -50,9 +50,9 @@ fn search_span(w: &World, run_id: &str) -> (f64, f64) {
     (longest, start(last) + len(last) - start(first))
 }
 
-/// Issue 30: a lab with `[workloads] slo` reports each layout's capacity at the target,
+/// A lab with `[workloads] slo` reports each layout's capacity at the target,
 /// healthy, degraded and during the rebuild, with the verdict and curve behind it, and the
-/// table shows it. Issue 40: the healthy and degraded answers are the truth within 5% — the
+/// table shows it. The healthy and degraded answers are the truth within 5% — the
 /// lab's loop disks are files on a filesystem whose device is throttled to 2000 read IOPS (the
 /// loop driver charges their reads to the reader's cgroup), so whichever mirror btrfs reads,
 /// the layout delivers 2000 — "met at the peak" is the peak, and each search ends inside its
@@ -178,7 +178,7 @@ fn a_lab_slo_gives_each_layout_its_capacity_healthy_degraded_and_during_the_rebu
     );
 }
 
-/// Issue 30: an SLO that cannot be parsed, or a budget without one, is one line naming the
+/// An SLO that cannot be parsed, or a budget without one, is one line naming the
 /// key, exit 2, nothing built.
 #[test]
 fn bad_lab_slo_keys_are_one_line_naming_the_key() {

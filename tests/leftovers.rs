@@ -1,4 +1,4 @@
-//! What killed runs leave, found wherever the user is (issue 27): `iolab run --cleanup` without
+//! What killed runs leave, found wherever the user is: `iolab run --cleanup` without
 //! a target sweeps the targets of the runs the store holds as killed on this host, and commands
 //! that open the store say in one line on stderr that a killed run's files are still on disk.
 
@@ -45,7 +45,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Issue 27: a run on `/var/tmp/kt` killed with SIGKILL left its test file, and `iolab run
+/// A run on `/var/tmp/kt` killed with SIGKILL left its test file, and `iolab run
 /// --cleanup` from another directory said `nothing left by killed runs in .`. Now `list` says
 /// the file is there and what removes it, and `--cleanup` from anywhere removes it (and the
 /// temporary directory of a killed run given no target), touching nothing else.

@@ -394,7 +394,7 @@ fn zfs_layouts_on_twelve_16tb_disks() {
     assert_eq!(usable("raidz2"), 146_123_786_389_016);
     assert_eq!(usable("2xraidz2"), 127_818_226_728_960);
     assert_eq!(usable("6xmirror"), 95_726_231_093_248);
-    // Metaslabs cut to whole 40KiB stripes (issue 27 item 4; src/plan/zfs_tests.rs).
+    // Metaslabs cut to whole 40KiB stripes (src/plan/zfs_tests.rs).
     assert_eq!(usable("draid2:8d:2s"), 127_845_470_404_608);
     assert_eq!(layout(&doc, "raid6")["array_bytes"], 160_000_000_000_000u64);
     assert_eq!(usable("raid6"), 159_996_509_683_712);

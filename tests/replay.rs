@@ -1,4 +1,4 @@
-//! `iolab run --replay` (issue 29): a trace's IOs issued at their recorded times on a real loop
+//! `iolab run --replay`: a trace's IOs issued at their recorded times on a real loop
 //! device, the replay's own fidelity figures, an as-fast-as-possible replay issuing exactly the
 //! recorded IOs (checked by capturing the replay), offsets mapped onto a smaller target only
 //! when asked, and the model run in place of the trace.
@@ -98,7 +98,7 @@ fn replay_note(t: &serde_json::Value) -> String {
 /// A 10 s trace at 2000 IOPS replayed on a loop device takes 10 s within 1%, every IO goes
 /// out (flushes too, the discard skipped and counted), the issue-time error's median is under
 /// 0.5 ms even on this shared machine (the issue's p99 under 100 us is for a quiet one:
-/// bench/replay.sh), and the replay's own note and JSON say all that. Issue 29.
+/// bench/replay.sh), and the replay's own note and JSON say all that.
 #[test]
 fn a_replay_keeps_the_recorded_schedule_and_reports_its_fidelity() {
     require_root!();
@@ -193,7 +193,7 @@ fn a_replay_keeps_the_recorded_schedule_and_reports_its_fidelity() {
 
 /// An as-fast-as-possible replay issues exactly the recorded IOs — count, offsets, sizes —
 /// checked by capturing the replay itself and comparing the two traces; and it takes far less
-/// than the recording. Issue 29.
+/// than the recording.
 #[test]
 fn an_as_fast_as_possible_replay_issues_exactly_the_recorded_ios() {
     require_root!();
@@ -492,11 +492,11 @@ fn assert_modelled(w: &Value, ios: &[TraceIo]) {
     );
 }
 
-/// A lab's `[workloads] replay` and `model` (issue 29): on each of two layouts the trace is
+/// A lab's `[workloads] replay` and `model`: on each of two layouts the trace is
 /// replayed, every IO of it issued, and its model (a synthetic workload at the trace's mix)
 /// run; each layout's stored run keeps both. Both are open loops, so the stored comparison
 /// judges them by latency from the schedule, not by the IOPS their schedule fixes, and says
-/// how much of the asked rate each layout sustained, reads and writes apart (issue 40).
+/// how much of the asked rate each layout sustained, reads and writes apart.
 #[test]
 fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
     require_root!();
@@ -581,7 +581,7 @@ fn a_lab_runs_a_trace_and_its_model_on_each_layout() {
     }
 }
 
-/// Issue 29: the user's own workload while the layout rebuilds — the lab replays the trace
+/// The user's own workload while the layout rebuilds — the lab replays the trace
 /// during the replace of a btrfs raid1 member (`during_rebuild = true`), every IO of it, stored
 /// as its own phase (`rebuilding`) with its ratio to healthy.
 #[test]

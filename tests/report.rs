@@ -366,7 +366,7 @@ fn lab_report_shows_capacity_degraded_ratios_and_rebuild_times() {
     assert!(notes.contains("degraded runs at"));
 }
 
-/// Issue 27: a lab of many layouts and workloads made in the VM. Its Setup table (a column per
+/// A lab of many layouts and workloads made in the VM. Its Setup table (a column per
 /// fact that differs) and its lab table (a column per workload) scrolled sideways in a 1280 px
 /// window, and its header said `host (none)` (the guest's unset name) where a reader needs to
 /// see that its speeds are emulated: `vm (tcg) on HOST`.
@@ -659,8 +659,8 @@ fn probe_body(bin: &Path, page: &Path, name: &str) -> String {
     body[..body.find('>').unwrap()].to_string()
 }
 
-/// Issue 15: the summary fits a 1280 px window without scrolling sideways, and so does the
-/// page (the probe's DOM is dumped at that width). Issue 27: so does every other table (the
+/// The summary fits a 1280 px window without scrolling sideways, and so does the
+/// page (the probe's DOM is dumped at that width). So does every other table (the
 /// setup and lab tables scrolled), named by its section when it does not.
 fn assert_summary_fits(body_tag: &str, name: &str) {
     let get = |k: &str| attr(body_tag, k).unwrap_or_else(|| panic!("{k} missing: {body_tag}"));

@@ -529,7 +529,7 @@ fn device_writes_need_destroy_and_mounted_devices_are_refused() {
         .stderr_has("is mounted");
 }
 
-/// Issue 28: the suite is checked against the target in the library (`session::prepare`), as
+/// The suite is checked against the target in the library (`session::prepare`), as
 /// it was in the command line: small files on a block device are refused with a usage error
 /// before anything is written, even with `--destroy`.
 #[test]
@@ -658,10 +658,10 @@ fn filesystem_without_o_direct_falls_back_to_buffered_and_says_so() {
     );
 }
 
-/// Issue 27: at low depth io_uring waits by spinning (the wake-up of a sleeping thread cost as
+/// At low depth io_uring waits by spinning (the wake-up of a sleeping thread cost as
 /// much as a fast device's IO, and iolab ran at half of fio's QD 1 rate); the run says so, and
 /// `--wait block` sleeps. A deep queue starts asleep and spins only where its timed
-/// comparisons found spinning faster (issue 40: learned, so either is right on a given
+/// comparisons found spinning faster (learned, so either is right on a given
 /// machine; the note then counts the comparisons).
 #[test]
 fn low_depth_waits_spin_and_say_so_deep_ones_spin_only_where_timed_faster_and_block_sleeps() {
@@ -721,7 +721,7 @@ fn low_depth_waits_spin_and_say_so_deep_ones_spin_only_where_timed_faster_and_bl
     assert!(se.contains("--wait"), "{se}");
 }
 
-/// Issue 40: the first screen was mostly one note, the spin note of every trial (21 of 33
+/// The first screen was mostly one note, the spin note of every trial (21 of 33
 /// lines of a default run). A note about the engine working as designed is off the default
 /// screen (stdout and stderr), one line with its count under `--verbose`, and in the JSON:
 /// each trial's typed note and the merged line. A caveat several trials wrote is one line
@@ -835,7 +835,7 @@ impl Drop for Hogs {
     }
 }
 
-/// Issue 40: workers kept from their CPUs is a warning about the figures, so the default screen
+/// Workers kept from their CPUs is a warning about the figures, so the default screen
 /// says it, once for all the trials that wrote it: iolab and two busy loops on one CPU make every
 /// trial wait, and the table ends with one line counting them and the worst share, not one line
 /// per trial; the JSON keeps each trial's typed note with its share.
@@ -933,7 +933,7 @@ fn a_caveat_of_every_trial_is_one_line_with_its_count() {
     assert!(lines[0].ends_with("(in 3 trials)"), "{out}");
 }
 
-/// Issue 28: the engine stage decides the io_uring -> psync fallback, and the run record still
+/// The engine stage decides the io_uring -> psync fallback, and the run record still
 /// says which engine ran. A ring for 32768 IOs (plus the flush slot: 65536 entries) is larger
 /// than any kernel allows, so io_uring's setup fails for real and psync runs at depth 1.
 #[test]
@@ -974,7 +974,7 @@ fn an_io_uring_ring_the_kernel_refuses_runs_on_psync_and_says_so() {
     );
 }
 
-/// Issue 27: 1 MiB writes at QD 128 x 4 threads peaked at 1.07 GB (the slot buffers were held
+/// 1 MiB writes at QD 128 x 4 threads peaked at 1.07 GB (the slot buffers were held
 /// beside the data pool writes are issued from); fio holds one buffer per IO in flight. A
 /// write-only workload now holds what its IOs in flight need: threads x QD x block.
 #[test]

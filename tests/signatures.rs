@@ -411,7 +411,7 @@ fn mdadm_agrees(dev: &Path, version: &str, words: &[&str]) {
 }
 
 /// An md member is refused as one, naming its array: libblkid's `linux_raid_member`, then the
-/// metadata version, level, array UUID and this device's role (issue 27).
+/// metadata version, level, array UUID and this device's role.
 fn refused_md_member(tag: &str, version: &str, make: impl FnOnce(&Path, u64)) {
     let size = 64 * MIB;
     let l = LoopDev::new(&format!("sig-{tag}"), size);
@@ -459,7 +459,7 @@ fn md_superblock_1_1_at_the_start_is_refused() {
     refused_md_member("md11", "1.1", |d, size| md1(d, 0, size));
 }
 
-/// Issue 27: an md 1.2 member was refused as `linux_raid_member` without saying it belongs to
+/// An md 1.2 member was refused as `linux_raid_member` without saying it belongs to
 /// an md array, nor to which one.
 #[test]
 fn md_superblock_1_2_at_4k_is_refused_naming_its_array() {

@@ -1,4 +1,4 @@
-//! Open loops and capacity under a latency target (issue 30): IOs issued at scheduled times,
+//! Open loops and capacity under a latency target: IOs issued at scheduled times,
 //! latency counted from the schedule, a rate the device cannot sustain said so, and the
 //! highest rate meeting a target found on a loop device throttled to a known rate.
 
@@ -219,7 +219,7 @@ fn the_slo_search_finds_the_throttle_and_says_when_nothing_meets() {
     assert_inside(90.0, &j, wall);
 }
 
-/// The search as a user starts it, without `--time` (issue 40: trials ran one pass over the
+/// The search as a user starts it, without `--time` (trials ran one pass over the
 /// whole device each, a tenth of the peak for many minutes, and the answer was that tenth,
 /// "met at the peak"): at QD 16 and QD 32 against a 3000 IOPS throttle, the answer within 5%
 /// of the throttle, inside a 45 s budget (+ one trial). The target is loose because on a
@@ -323,7 +323,7 @@ fn open_loop_trials_are_stored_and_read_back() {
     assert!(t["ops"][0]["service"].is_string());
 }
 
-/// Issue 30: the HTML report draws a stored SLO search's latency-vs-load curve, the capacity
+/// The HTML report draws a stored SLO search's latency-vs-load curve, the capacity
 /// marked (the null engine: no device needed).
 #[test]
 fn the_html_report_draws_the_slo_curve() {
@@ -368,7 +368,7 @@ fn the_html_report_draws_the_slo_curve() {
     assert!(page.contains(caption), "no SLO chart in the report");
     assert!(page.contains("offered IOPS (log)"), "no load axis");
 
-    // `compare` shows the capacity of two searches with its ratio (issue 30).
+    // `compare` shows the capacity of two searches with its ratio.
     search(&["--label", "second"]).success();
     let cmp = Iolab::new()
         .db(&db)

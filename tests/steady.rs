@@ -1,4 +1,4 @@
-//! Steady state by SNIA PTS's rules and preconditioning (issue 44), on devices whose truth is
+//! Steady state by SNIA PTS's rules and preconditioning, on devices whose truth is
 //! known: a RAM-backed loop held by its throttle (steady from the start), one whose throttle is tightened
 //! from outside mid-run (a cliff that stays: steady only after it, at the new throttle), one
 //! whose throttle swings by half every few seconds (never steady), and a precondition that

@@ -972,7 +972,7 @@ fn two_labs(dir: &Path) -> (PathBuf, Vec<String>) {
     (db, ids)
 }
 
-/// Issue 40: `last` was not the same word everywhere (`decide last` took the newest lab,
+/// `last` was not the same word everywhere (`decide last` took the newest lab,
 /// `report --lab last` looked for a lab called `last`). Every command that takes a run or a
 /// lab takes `last` and `last~N`, and a reference that names nothing is named as unknown.
 #[test]

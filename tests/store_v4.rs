@@ -1,4 +1,4 @@
-//! Issue 28's stored-record proof: a results database written by the iolab of before the
+//! The stored-record proof of the one stack model: a results database written by the iolab of before the
 //! one-stack-model reshape (schema v4) — a host lab (btrfs raid1 degraded, rebuilt under load,
 //! xfs as baseline, a `[decide]` table), a VM lab (md RAID5 + LVM + ext4, md RAID6 + spare, ZFS
 //! raidz1), a power-cut lab and a plain `iolab run` — opens, migrates, reads back as typed
@@ -156,7 +156,7 @@ fn charts_differ(dir: &Path, stem: &str) -> Vec<String> {
     bad
 }
 
-/// Issue 28: the host lab's comparison, report and decision render as before.
+/// The host lab's comparison, report and decision render as before.
 #[test]
 fn a_v4_host_lab_compares_reports_and_decides_the_same() {
     renders_as_before(&[
@@ -189,7 +189,7 @@ fn a_v4_host_lab_compares_reports_and_decides_the_same() {
     ]);
 }
 
-/// Issue 28: the VM lab (md, LVM, ZFS) compares and reports as before.
+/// The VM lab (md, LVM, ZFS) compares and reports as before.
 #[test]
 fn a_v4_vm_lab_compares_and_reports_the_same() {
     renders_as_before(&[
@@ -217,7 +217,7 @@ fn a_v4_vm_lab_compares_and_reports_the_same() {
     ]);
 }
 
-/// Issue 28: the power-cut lab compares and reports as before.
+/// The power-cut lab compares and reports as before.
 #[test]
 fn a_v4_power_cut_lab_compares_and_reports_the_same() {
     renders_as_before(&[
@@ -245,7 +245,7 @@ fn a_v4_power_cut_lab_compares_and_reports_the_same() {
     ]);
 }
 
-/// Issue 28: a plain `iolab run` (no layout record) reports as before.
+/// A plain `iolab run` (no layout record) reports as before.
 #[test]
 fn a_v4_plain_run_reports_the_same() {
     renders_as_before(&[
@@ -301,7 +301,7 @@ fn kind(l: &Layer) -> String {
     }
 }
 
-/// Issue 28: opening the v4 database brings it to the latest schema, and every stored layout
+/// Opening the v4 database brings it to the latest schema, and every stored layout
 /// record reads back typed: its layers known (no `Unknown`), no key left over in `other`, and
 /// together they cover every layer kind, phase and verdict today's iolab stores.
 #[test]

@@ -1,4 +1,4 @@
-//! The answer of a sweep (issue 43) on this host: a btrfs layout varying its data profile and
+//! The answer of a sweep on this host: a btrfs layout varying its data profile and
 //! its mount options on two loop disks is four layouts, and the lab's answer — the `sweeps` of
 //! its JSON — has, per workload, a row for each of the four combinations with its figure and
 //! interval, one marked best (and the others' ratio to it, `~` exactly where that ratio's

@@ -110,7 +110,7 @@ fn md_layouts_build_degrade_rebuild_and_verify_in_one_boot() {
         assert_eq!(sc.get("note").is_some(), n > 0, "{sc:#}");
         eprintln!("md10-ext4 check after {}: mismatch_cnt {n}", sc["after"]);
     }
-    // Issue 30: RAID10's workloads ran again during md's recovery, which went on under them
+    // RAID10's workloads ran again during md's recovery, which went on under them
     // at a speed md chose within the limits it states.
     let rl = &r10["rebuild_load"];
     eprintln!("md10-ext4 during the rebuild: {rl:#}");
@@ -514,7 +514,7 @@ fn vm_faults_bad_input_and_failed_boots_are_one_line_errors() {
     lab.assert_nothing_left();
 }
 
-/// Issue 40: where `/dev/kvm` opens but the kernel prints nothing under it, the first `--vm`
+/// Where `/dev/kvm` opens but the kernel prints nothing under it, the first `--vm`
 /// waited 90 s before falling back to TCG. The KVM try is told in seconds (a kernel under KVM
 /// reaches `/init` within a second or two): `IOLAB_VM_KVM=frozen` makes it a real qemu whose
 /// CPU never starts, silent like that KVM, on any machine. The lab then boots under TCG, the

@@ -1,4 +1,4 @@
-//! Alignment in the VM (issue 43): md RAID5 x4 at chunk 512KiB under LVM and xfs, and under
+//! Alignment in the VM: md RAID5 x4 at chunk 512KiB under LVM and xfs, and under
 //! xfs alone. With `alignment = "auto"` what the tools did by themselves is read back and
 //! asserted as observed (LVM aligns its data offset to the stripe; mkfs.xfs takes no stripe
 //! unit in this guest, so the check flags it); an xfs made with a wrong su/sw on purpose is

@@ -1,4 +1,4 @@
-//! The SSD cache layer, issue 28. In the VM (the stock Debian kernel has dm-cache and bcache
+//! The SSD cache layer. In the VM (the stock Debian kernel has dm-cache and bcache
 //! as modules): md RAID5 under LVM with an lvmcache writethrough cache, and md RAID6 under a
 //! bcache writeback cache, are each built, measured, filled, degraded (the cache device failed
 //! first) and rebuilt under the cache: writethrough loses nothing and every file reads back;
@@ -23,7 +23,7 @@ use common::*;
 /// One VM at a time: two emulated guests on two cores would only slow each other down.
 static VM: Mutex<()> = Mutex::new(());
 
-/// Issue 28: md RAID5 + lvmcache writethrough on the 5th disk, through build, workloads,
+/// md RAID5 + lvmcache writethrough on the 5th disk, through build, workloads,
 /// fill, the cache device failed (dm `error` table; the cache taken off the LV with
 /// `lvconvert --uncache --force`), one member failed and rebuilt onto the spare: `verified`,
 /// since writethrough loses nothing.
@@ -80,7 +80,7 @@ fill = "16MiB"
     lab.assert_nothing_left();
 }
 
-/// Issue 28: md RAID6 + bcache writeback on the 5th disk: `make-bcache`, registered through
+/// md RAID6 + bcache writeback on the 5th disk: `make-bcache`, registered through
 /// sysfs without udev, the filesystem on /dev/bcacheN; measured and filled, then the cache
 /// device fails (dm `error` table) while it holds writes the array never got (mkfs's
 /// metadata and the data set: 32-62 MiB dirty, measured). That is data loss, and the lab must
@@ -355,7 +355,7 @@ impl Drop for Loop {
     }
 }
 
-/// Issue 28: `iolab disks` shows a bcache backing device and a cache device (formatted with
+/// `iolab disks` shows a bcache backing device and a cache device (formatted with
 /// make-bcache, not registered) as bcache members with their roles.
 #[test]
 fn census_shows_bcache_backing_and_cache_roles() {

@@ -1,4 +1,4 @@
-//! Usable capacity at the real disk size, for the layouts this host cannot build (issue 40):
+//! Usable capacity at the real disk size, for the layouts this host cannot build:
 //! md RAID5 with xfs, RAID6 with LVM and xfs, RAID10 with ext4, and a ZFS raidz, built in
 //! the VM on four sparse disks of 4 TB (only metadata is written). What each reports there is
 //! the truth the planner's model of fixed overheads (md's data offset and chunk rounding,

@@ -1,4 +1,4 @@
-//! `iolab capture` checked against blktrace (issue 29): on this host blktrace is refused (the
+//! `iolab capture` checked against blktrace: on this host blktrace is refused (the
 //! kernel is in lockdown), in the lab's VM (Debian's 6.1 kernel) it works — so the VM is where
 //! the tracepoint capture meets its reference. One boot (`iolab::vm::script`, the lab's kernel
 //! and initramfs plus blktrace) records the same workload on `/dev/vdb` with both tools at
@@ -253,7 +253,7 @@ fn read_share(share: &Path, name: &str) -> String {
     std::fs::read_to_string(share.join(name)).unwrap_or_default()
 }
 
-/// Issue 29: where blktrace works it is the reference — the tracepoint capture of a known
+/// Where blktrace works it is the reference — the tracepoint capture of a known
 /// workload in the VM has exactly blktrace's IOs (count, op, offset, size, flags, process),
 /// with latencies and issue times within a few microseconds of blktrace's.
 #[test]

@@ -1,4 +1,4 @@
-//! The decision (issue 31) on a lab run in the VM: md RAID5 with a hot spare against md RAID6,
+//! The decision on a lab run in the VM: md RAID5 with a hot spare against md RAID6,
 //! built, degraded and rebuilt for real by md in the guest, decided on the host. The speeds are
 //! emulated (TCG), so the decision must say so: speeds labelled `emulated`, the rebuild time
 //! modelled from the stated disk speed rather than scaled from the emulated rebuild, and the
@@ -8,7 +8,7 @@ mod common;
 use common::decision::{missed_needs, row};
 use common::vm::{SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
 
-/// Issue 31: "a VM lab with md raid5+spare and raid6 decided end to end". Four 4 TB disks of
+/// "a VM lab with md raid5+spare and raid6 decided end to end". Four 4 TB disks of
 /// consumer class (1e-14 URE): RAID5's rebuild reads two whole disks with nothing left to
 /// correct an unreadable sector, so its five-year loss is far above RAID6's; both give two
 /// disks of space (~8 TB). At most 1% lost in five years leaves RAID6.

@@ -1,4 +1,4 @@
-//! Issue 41 in the VM: layers under each member. md RAID5 x3 over dm-integrity with garbage
+//! In the VM: layers under each member. md RAID5 x3 over dm-integrity with garbage
 //! written under one member's file data (on the disk, under dm-integrity): every file reads
 //! back intact, and md counts the read errors dm-integrity returned and md repaired on that
 //! member — the corruption landed under dm-integrity and was caught there. LUKS under md

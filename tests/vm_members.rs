@@ -1,4 +1,4 @@
-//! The lab's slow-member finder in the VM, issue 27: identical disks throttled alike (qemu
+//! The lab's slow-member finder in the VM: identical disks throttled alike (qemu
 //! drive throttling) under md RAID10 and RAID5 with 8k random IO at QD 128 flag no member,
 //! though md hands them uneven queues; one disk at a third of the others' IOPS is flagged, and
 //! only it.
@@ -82,7 +82,7 @@ fn slow_members(v: &serde_json::Value, name: &str, members: usize) -> Vec<usize>
     (0..members).filter(|&i| io[i]["slow"] == true).collect()
 }
 
-/// Issue 27: milliseconds per IO include the queue md hands a member, so identical throttled
+/// Milliseconds per IO include the queue md hands a member, so identical throttled
 /// disks were flagged SLOW (207.3 ms per IO against a median of 88.2 on a 6-member RAID10).
 /// Judged by what each delivers per second of its own busy time, none of six alike is slow
 /// under RAID10 or RAID5 load, and of seven the one at a third of the IOPS is, alone.

@@ -1,4 +1,4 @@
-//! Power cuts in the VM lab (issue 32), for real: the host kills qemu while the guest's writer
+//! Power cuts in the VM lab, for real: the host kills qemu while the guest's writer
 //! runs, boots it again on the same disk files, and the guest judges what came back.
 //!
 //! One VM lab, two md RAID5 layouts cut at the same seeded moments with `then =
@@ -50,7 +50,7 @@ powercut = { cuts = 2, window = "2s", seed = 1 }
 const SEQ_WRITE: &str =
     "[[workloads.workload]]\nname = \"seq-write-1m\"\npattern = \"write\"\nbs = \"1M\"\n";
 
-/// Issue 32: md RAID5 without PPL loses data silently in at least one of the seeded cuts
+/// md RAID5 without PPL loses data silently in at least one of the seeded cuts
 /// (a member failed before the resync: the write hole), md RAID5 with PPL in none of the same
 /// cuts where md replayed its log; every cut was made by the host at the planned moment, the
 /// writer's durable log reached the host, and the verdicts reach the table's JSON and the store.
@@ -58,8 +58,7 @@ const SEQ_WRITE: &str =
 /// md replays the partial parity log and marks the array clean only when the log holds
 /// entries that all pass their checksums (raid5-ppl.c `ppl_init_log`); a cut that tears a log
 /// write, or comes before the first entry, makes md fall back to a full resync, and a member
-/// failed during it can lose durable data as without the log (seen in about one cut in ten,
-/// issue 40). Both outcomes are md's, and the lab must report which one happened: a replayed
+/// failed during it can lose durable data as without the log (seen in about one cut in ten). Both outcomes are md's, and the lab must report which one happened: a replayed
 /// log loses nothing, a resync after a PPL cut is reported as one; at least one of the two
 /// PPL cuts must have replayed its log, or the closing of the hole was never shown.
 #[test]
@@ -208,7 +207,7 @@ btrfs = { data = "raid1", metadata = "raid1", members = 2 }
 powercut = { cuts = 1, then = "fail-member", window = "2s", seed = 3 }
 "#;
 
-/// Issue 32: the volatile-cache model. qemu logs every write each disk completes; after the
+/// The volatile-cache model. qemu logs every write each disk completes; after the
 /// cut the host rolls each disk back to a point of its own. A cache that honours flushes
 /// loses no durable write, on one disk and under md RAID5 + PPL with a member failed after
 /// the restart (each cut says what each disk dropped); a cache that acknowledges flushes it
@@ -320,7 +319,7 @@ fn volatile_caches_keep_flushed_writes_under_raid5_ppl_too_lying_one_is_caught_b
     lab.assert_nothing_left();
 }
 
-/// Issue 32: power cuts without the VM, with no cut, or failing a member of a layout that has
+/// Power cuts without the VM, with no cut, or failing a member of a layout that has
 /// none to spare are refused in one line naming the field, before anything is touched.
 #[test]
 fn power_cuts_are_refused_where_they_cannot_be_made() {

@@ -1,4 +1,4 @@
-//! `iolab lab --vm` at our users' scale and with faults under their data (issue 27):
+//! `iolab lab --vm` at our users' scale and with faults under their data:
 //!
 //! - the 45-spindle post's array — md RAID6 over 45 members with 2 hot spares — built in a VM
 //!   of 64 lab disks (66 with the replacements: one virtio disk per PCI function, eight to a
@@ -54,7 +54,7 @@ fn members_with_bad_blocks(f: &serde_json::Value) -> usize {
         .count()
 }
 
-/// Issue 27, item 2: a 45-disk VM lab stopped at start ("PCI: no slot/function available for
+/// Item 2: a 45-disk VM lab stopped at start ("PCI: no slot/function available for
 /// virtio-blk-pci"). 64 lab disks boot; md RAID6 45 + 2 spares (the post's 43 + 2, wider)
 /// builds, loses a member, rebuilds onto a spare and keeps every file; disk 40 is throttled by
 /// qemu and delayed by dm-delay, and member 43 (`vdar`, on the tenth slot) takes an unreadable
@@ -179,7 +179,7 @@ faults = [{ member = 1, at = "before_degrade", kind = "corrupt", offset = "data"
         + &workloads_tail("8MiB", "300ms", &[RAND_READ_4K])
 }
 
-/// Issue 27, item 13: `examples/lab-vm.toml` asked what a URE on a surviving member during the
+/// Item 13: `examples/lab-vm.toml` asked what a URE on a surviving member during the
 /// rebuild does, and answered RAID5 `verified` because the range held no file. Placed under
 /// file data (`offset = "data"`, found through FIEMAP and md's layout, checked against the
 /// member's bytes) and held until the recovery reaches it, RAID5 loses exactly the files the

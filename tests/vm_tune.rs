@@ -1,4 +1,4 @@
-//! Issue 43 in the VM: a sweep over md's runtime tunables. One md RAID5 layout varying
+//! In the VM: a sweep over md's runtime tunables. One md RAID5 layout varying
 //! `stripe_cache_size` and `group_thread_cnt` runs as four layouts, each array tuned as its
 //! combination says — read back from the kernel's sysfs after the build, the truth of what md
 //! took — its stack naming the values, its stored run recording them.

@@ -1,5 +1,5 @@
-//! dm-writecache as the SSD cache (issue 41's layer work, issue 44's "a small writeback cache
-//! over a throttled array"). In the VM (the stock Debian kernel has dm-writecache as a module):
+//! dm-writecache as the SSD cache ("a small writeback cache over a
+//! throttled array"). In the VM (the stock Debian kernel has dm-writecache as a module):
 //! md RAID1 under LVM with a 64 MiB writecache is built, measured, filled, degraded and
 //! verified; the same with the cache device failed first shows what a dead writecache does to
 //! what it held; and a 64 MiB writecache in front of an array whose members the VM throttles

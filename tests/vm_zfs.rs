@@ -165,7 +165,7 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
         assert!(rb["seconds"].as_f64().unwrap() > 0.0, "{name}: {rb:#}");
         assert!(rb["bytes"].as_u64().unwrap() > 0, "{name}: {rb:#}");
         if name == "zfs-raidz2" {
-            // Issue 30: the workloads ran again while the pool resilvered.
+            // The workloads ran again while the pool resilvered.
             let rl = &l["rebuild_load"];
             eprintln!("zfs-raidz2 during the resilver: {rl:#}");
             assert!(rl["workload_error"].is_null(), "{rl:#}");
@@ -192,7 +192,7 @@ fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
     assert_nothing_left(&disks, &state);
 }
 
-/// Three dRAID shapes built for real on 256 MiB disks (ashift 12): issue 27 found the
+/// Three dRAID shapes built for real on 256 MiB disks (ashift 12): a user's lab found the
 /// planner 28% high on the first (it missed the 32 MiB each child keeps for dRAID expansion
 /// and the rounding to whole groups). What the pool offers (statvfs of its dataset: used +
 /// available) must be within 5% of the planner's `zfs list` figure.
@@ -279,7 +279,7 @@ fn zfs_in_the_vm_without_a_built_module_says_how_to_build_it() {
     assert!(!disks.exists(), "disks were made before the check");
 }
 
-/// One boot: issue 17's second failure during the resilver. A member of raidz1 x3 and of
+/// One boot: a second failure during the resilver. A member of raidz1 x3 and of
 /// raidz2 x4 is offlined and replaced; with the resilver held at its start
 /// (`zfs_scan_suspend_progress`), 12 MiB of a surviving member are overwritten with garbage
 /// where the data set lies; then the resilver runs, the data is read back and the pool
@@ -409,7 +409,7 @@ powercut = { cuts = 2, then = "fail-member", window = "2s", seed = 1 }
         + &workloads_tail("4MiB", "200ms", &[SEQ_WRITE_1M])
 });
 
-/// Issue 32: a raidz1 pool whose power is cut while the writer runs is imported again
+/// A raidz1 pool whose power is cut while the writer runs is imported again
 /// (`zpool import -f`), a member fails right after, and everything reads back: copy-on-write
 /// leaves no stale parity for the failed member to be rebuilt from (md RAID5 under the same
 /// cuts shows the write hole: tests/vm_powercut.rs).

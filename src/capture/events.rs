@@ -194,7 +194,7 @@ impl Decoder {
 ///
 /// A flush request is `FF` (the kernel sends `REQ_OP_FLUSH | REQ_PREFLUSH`): its preflush is
 /// the flush itself, so a flush carries no preflush flag — as blktrace, whose one flush bit
-/// cannot tell the two apart, records it (checked against blktrace in the VM, issue 29).
+/// cannot tell the two apart, records it (checked against blktrace in the VM).
 pub fn parse_rwbs(rwbs: &str) -> (crate::trace::Op, u8) {
     use crate::trace::{Op, flags};
     let b = rwbs.as_bytes();

@@ -11,7 +11,7 @@
 //! event says 0 for them (`blk_rq_trace_sector`) while its completion event gives the
 //! request's raw position, which for a flush is `(sector_t)-1` — so flushes paired with
 //! nothing and every one was left "without a completion" until blktrace in the VM showed
-//! them completing (issue 29). Passthrough requests (`N` with no sectors: a driver command
+//! them completing. Passthrough requests (`N` with no sectors: a driver command
 //! such as virtio-blk reading its serial, an SG_IO or NVMe admin command) are left out and
 //! counted, as blktrace marks them `pc` and its importer leaves them out too.
 
@@ -157,7 +157,7 @@ impl Pairer {
         // Two requests in flight at one sector (an 8k and a 128k read) complete in either
         // order: the completion closes the oldest whose remaining size is its own, and only
         // when none is, the oldest (a partial completion). Oldest-first alone took the 8k's
-        // completion as a piece of the 128k, which then never completed (issue 29).
+        // completion as a piece of the 128k, which then never completed.
         let exact = if e.nr_sector > 0 {
             q.iter().position(|&s| {
                 usize::try_from(s - self.base)
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(ios[3].flags, 0, "a flush is not preflushed");
     }
 
-    /// Issue 29 (checked against blktrace in the VM): a 128k and an 8k read at one sector,
+    /// Checked against blktrace in the VM: a 128k and an 8k read at one sector,
     /// in flight together, the 8k done first — each gets its own completion, and the 128k is
     /// not left open as if the 8k had been a piece of it.
     #[test]
@@ -329,7 +329,7 @@ mod tests {
         assert_eq!(got, vec![(128 << 10, 80), (8 << 10, 10)]);
     }
 
-    /// Issue 29 (checked against blktrace in the VM): a passthrough request is counted and
+    /// Checked against blktrace in the VM: a passthrough request is counted and
     /// left out, its completion neither closes another IO nor counts as an orphan.
     #[test]
     fn passthrough_requests_are_counted_and_left_out() {

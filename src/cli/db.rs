@@ -49,7 +49,7 @@ pub(crate) fn killed_runs(store: &Store) -> anyhow::Result<Vec<(PathBuf, u32)>> 
 }
 
 /// Says, in one line on stderr, when runs killed on this host left files that are still on
-/// disk, and what removes them (issue 27: a killed run's 1 GiB test file was found only by a
+/// disk, and what removes them (a killed run's 1 GiB test file was found only by a
 /// user who thought to look in its directory). A store that cannot say stays silent: this is
 /// a hint, never a reason for a command to fail.
 pub(crate) fn mention_leftovers(ctx: &Context, store: &Store) {

@@ -1,5 +1,5 @@
 //! `iolab decide LAB [needs]`: decides again between a stored lab's layouts with other needs,
-//! without re-running anything; and the need flags `iolab lab` shares (issue 31).
+//! without re-running anything; and the need flags `iolab lab` shares.
 //!
 //! The needs start from the `[decide]` table the lab ran with (stored with its runs), or
 //! `--spec FILE`'s; every flag given replaces that value.

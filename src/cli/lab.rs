@@ -76,7 +76,7 @@ pub struct LabArgs {
     #[arg(long, value_name = "DIR", hide = true)]
     pub powercut_dir: Option<PathBuf>,
 
-    /// Needs to decide by at the end (laid over the spec's `[decide]` table; issue 31).
+    /// Needs to decide by at the end (laid over the spec's `[decide]` table).
     #[command(flatten)]
     pub decide: super::decide::DecideFlags,
 
@@ -204,7 +204,7 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
 
 /// Lays the need flags over the spec's `[decide]` table and checks them against the lab, and
 /// reads the real disks' speed (`disk_from`) — before anything is built, so a need the lab
-/// cannot answer fails now, not at the end (issue 31).
+/// cannot answer fails now, not at the end.
 pub(super) fn decide_needs(
     ctx: &Context,
     a: &LabArgs,

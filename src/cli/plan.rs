@@ -107,7 +107,7 @@ pub struct PlanOptions {
     #[arg(long, value_name = "RUN", conflicts_with = "from_lab")]
     pub disk_from: Option<PathBuf>,
 
-    /// Calibrate from a stored lab (id, prefix, `last` or `last~N`; issue 31): per-disk speeds from the
+    /// Calibrate from a stored lab (id, prefix, `last` or `last~N`): per-disk speeds from the
     /// lab's single-disk layout, the rebuild rate per member from the median of its measured
     /// rebuilds. The `--disk-*` and `--rebuild-*` flags win over both.
     #[arg(long, value_name = "LAB")]

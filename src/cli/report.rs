@@ -150,7 +150,7 @@ fn remove_stale_charts(dir: &Path, keep: &[String]) {
     }
 }
 
-/// A lab's report opens with its decision (issue 31), made by the needs the lab ran with (none:
+/// A lab's report opens with its decision, made by the needs the lab ran with (none:
 /// the Pareto front and the safest layout); a decision that cannot be made is a note instead.
 fn lab_decision(
     ctx: &Context,

@@ -471,7 +471,7 @@ fn print_run(record: &crate::sample::RunRecord, json: bool, verbose: bool) -> an
 }
 
 /// `--cleanup`: what killed runs left in TARGET (default: the current directory); without a
-/// TARGET also in the targets of the runs the store holds as killed on this host (issue 27);
+/// TARGET also in the targets of the runs the store holds as killed on this host;
 /// and killed `--hosts` controllers' ssh masters and control-socket directories.
 fn cleanup(ctx: &Context, a: &RunArgs) -> anyhow::Result<ExitCode> {
     let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));

@@ -31,7 +31,7 @@ fn guest_args(a: &LabArgs) -> Vec<String> {
     if a.verbose {
         v.push("--verbose".into());
     }
-    // The host decides once the runs are labelled emulated (issue 31).
+    // The host decides once the runs are labelled emulated.
     v.push("--no-decide".into());
     v
 }

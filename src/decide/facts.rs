@@ -68,7 +68,7 @@ pub struct LayoutFacts {
     pub rebuild: Option<RebuildRecord>,
     /// The integrity verdict through the lab's faults (`None`: no data set was checked).
     pub integrity: Option<String>,
-    /// The power-cut verdict (issue 32): filled once the lab records one.
+    /// The power-cut verdict: filled once the lab records one.
     pub power: Option<String>,
     /// Whether any power cut lost a durable write or read a file back wrong.
     pub power_lost: bool,

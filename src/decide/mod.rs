@@ -1,4 +1,4 @@
-//! The lab's last word (issue 31): which layout, and why — from the speed the lab measured,
+//! The lab's last word: which layout, and why — from the speed the lab measured,
 //! the capacity and rebuild time scaled to the real disks, and the planner's risk of losing
 //! data over that rebuild window.
 //!
@@ -95,7 +95,7 @@ pub struct Speed {
 }
 
 /// The planner's prediction from the disks' speed set against what the lab measured: a
-/// bottleneck other than the disks shows as a ratio far below 1 (issue 31).
+/// bottleneck other than the disks shows as a ratio far below 1.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Predicted {
     /// What the disks' speeds predict for this layout, in the speed's unit.
@@ -165,7 +165,7 @@ pub struct Row {
     pub loss_5y: Option<Figure>,
     /// The integrity verdict through the lab's faults (`None`: no data set checked).
     pub integrity: Option<String>,
-    /// The power-cut verdict (issue 32), when the lab ran power cuts.
+    /// The power-cut verdict, when the lab ran power cuts.
     pub power: Option<String>,
     /// Whether a power cut lost a durable write or read a file back wrong: the layout is
     /// rejected, as one whose integrity check failed is.

@@ -1,4 +1,4 @@
-//! The decision on the figures of `xfs-raid-45-spindles.txt` (issue 31): 45 disks, ~400 MB/s
+//! The decision on the figures of `xfs-raid-45-spindles.txt`: 45 disks, ~400 MB/s
 //! sequential writes on every level, RAID6 43 + 2 hot spares against RAID5 + a spare and
 //! RAID10, decided for 8 TB disks. The lab's disks are 1 GB: rebuild times scale by 8000, and
 //! capacities are the planner's model at 8 TB (md's data offset and xfs's log do not grow with
@@ -518,7 +518,7 @@ fn the_seed_case_of_the_docs_45_x_2tb() {
     );
 }
 
-/// Issue 28: a layout with an SSD cache is modelled as the RAID under it, and says so; the
+/// A layout with an SSD cache is modelled as the RAID under it, and says so; the
 /// cache leaves the RAID's capacity and P(loss) as they are.
 #[test]
 fn a_cached_layout_is_modelled_as_its_raid_and_says_so() {
@@ -598,7 +598,7 @@ pub(crate) fn seed_spec() -> DecideSpec {
     }
 }
 
-/// Issue 40: RAID5 44 + 1 on 2 TB disks is rejected at the desktop URE (97% in 5 years) and
+/// RAID5 44 + 1 on 2 TB disks is rejected at the desktop URE (97% in 5 years) and
 /// still at enterprise 1e-15 (its rebuild reads 43 x 2 TB = 6.88e14 bits: 1 - e^-0.688 = 50%
 /// per failure, ~80% in 5 years), but without unreadable sectors only a second failure in
 /// the 5.56 h window loses data: 44 x 43 x lambda^2 x 5.556 h = 3.4e-8 per hour, 0.15% in 5

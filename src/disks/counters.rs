@@ -1,5 +1,5 @@
 //! The error counters a storage layer keeps per member, so a user's real array can be asked
-//! what a lab asks after a fault (issue 42): did a disk hand back wrong bytes, and did the
+//! what a lab asks after a fault: did a disk hand back wrong bytes, and did the
 //! layer notice?
 //!
 //! - btrfs (mounted): `btrfs device stats MNT` per device: write, read, flush, corruption

@@ -1,5 +1,5 @@
 //! What a device belongs to: an md array, a btrfs filesystem, an LVM volume group, a bcache
-//! cache (backing or cache device, issue 28); and what
+//! cache (backing or cache device); and what
 //! signature it carries (filesystem, RAID or LVM superblock, partition table).
 //!
 //! Sources, structured only: md from `/sys/class/block/<dev>/holders` and `/sys/block/mdX/md/`,

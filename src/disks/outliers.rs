@@ -286,7 +286,7 @@ pub struct BusyJudgement {
 ///
 /// The first is the judge; the second only keeps it from flagging a member that answered at
 /// a shallower queue. Milliseconds per IO alone flag a member md handed more IOs: it waits
-/// longer for each (a longer queue) yet is as fast (issue 27: ten identical disks throttled
+/// longer for each (a longer queue) yet is as fast (ten identical disks throttled
 /// to 150 IOPS, one flagged at 207.3 ms per IO against a median of 88.2, though all delivered
 /// ~160 IOs per busy second). Busy time alone flagged, in the VM, the mirror partner of a slow
 /// member: saturated at its true 150 IOPS (195 per busy second at 10 ms per IO) while the
@@ -495,7 +495,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 27, as quoted: md RAID10 over six identical disks throttled to 150 IOPS, 8k
+    /// As a user quoted it: md RAID10 over six identical disks throttled to 150 IOPS, 8k
     /// random reads at QD 128 for 10 s: 913 IOPS, so each member completed ~1520 reads, busy
     /// all along; md balanced the reads unevenly, so vde waited 207.3 ms per IO against the
     /// members' median 88.2 ms and the old rule flagged it. Per second of busy time all six

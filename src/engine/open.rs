@@ -99,7 +99,7 @@ mod tests {
         }
     }
 
-    /// Issue 28: the io_uring -> psync fallback is decided in the engine stage. A ring of
+    /// The io_uring -> psync fallback is decided in the engine stage. A ring of
     /// 32768 IOs plus the flush slot needs 65536 entries, past the kernel's 32768: its setup
     /// fails on every kernel, and psync at depth 1 runs instead, saying so in its kind.
     #[test]

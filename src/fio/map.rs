@@ -534,7 +534,7 @@ impl JobMapper {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Access options (issue 29): block-size mixes, access distributions, think time, loops. Kept
+// Access options: block-size mixes, access distributions, think time, loops. Kept
 // in a block of their own, apart from the reporting options above.
 
 /// The access options mapped onto iolab's workload vocabulary.
@@ -625,7 +625,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: options that change only fio's reports or clocks were refused.
+    /// Options that change only fio's reports or clocks were refused.
     #[test]
     fn reporting_options_convert_with_a_note_once() {
         let c = conv(
@@ -695,7 +695,7 @@ mod tests {
         );
     }
 
-    /// Issue 40: what fio's examples use that iolab can say exactly (rand-zones.fio,
+    /// What fio's examples use that iolab can say exactly (rand-zones.fio,
     /// tiobench-example.fio, cross-stripe-verify.fio's holes, filesize).
     #[test]
     fn zones_ranges_holes_and_file_sizes_convert_as_fio_runs_them() {

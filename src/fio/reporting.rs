@@ -1,7 +1,7 @@
 //! fio options that change only fio's own reporting or timekeeping: which log files it
 //! writes, which latencies it skips measuring, which clock it reads, how its report is laid
 //! out. The IO a job does is the same with or without them, so a job file using them converts;
-//! each one that is in force adds a note saying what iolab does not reproduce (issue 27).
+//! each one that is in force adds a note saying what iolab does not reproduce.
 
 /// When an option's note applies: most are switches that matter only when on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -62,7 +62,7 @@ pub struct OpFigures {
     /// MB/s (10^6 bytes per second) over the common window.
     pub mb_per_sec: f64,
     /// Operations the hosts counted, each in its own measured window: exactly the sum of the
-    /// hosts' counts (a count is summed, never estimated; issue 27).
+    /// hosts' counts (a count is summed, never estimated).
     pub count: u64,
     /// Bytes those operations moved: exactly the sum of the hosts' bytes.
     pub bytes: u64,

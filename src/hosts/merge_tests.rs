@@ -170,7 +170,7 @@ fn one_trial(hosts: Vec<crate::hosts::outcome::HostTrial>) -> (Outcome, crate::s
     (outcome, suite)
 }
 
-/// Issue 27: two hosts counted 113,943 and 114,015 reads and the aggregate said 227,974,
+/// Two hosts counted 113,943 and 114,015 reads and the aggregate said 227,974,
 /// 16 more: the merged histogram's count, which also holds the IOs drained after each
 /// host's deadline. The aggregate's count and bytes are the hosts' sums, exactly, in the
 /// JSON, the table and the stored run.
@@ -206,7 +206,7 @@ fn the_aggregate_count_is_exactly_the_hosts_sum_not_the_histograms() {
     assert_eq!(t.accounting.after_window, 16);
 }
 
-/// Issue 27 (item 3, hosts): a host is judged by what it delivers (IOPS, or MB/s for large
+/// A host is judged by what it delivers (IOPS, or MB/s for large
 /// blocks, over its own window), never by latency. Four hosts run the same workload; one
 /// has a long tail (p99 100x the others', a stall of its device) but delivers as many IOs:
 /// not flagged. One delivering a third of the others' IOs is flagged, alone.
@@ -265,7 +265,7 @@ fn streamed(t: u32, n: u64, lat_ns: u64) -> crate::sample::IntervalSample {
     }
 }
 
-/// Issue 27: with `--on-host-failure continue`, a host that failed mid-trial streamed seconds
+/// With `--on-host-failure continue`, a host that failed mid-trial streamed seconds
 /// before it failed; the stored aggregate (of the others) still adds up: its per-second series
 /// sums to its count, and a second merged with the failed host's has no percentile (it would
 /// be of IOs outside the aggregate).

@@ -444,7 +444,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: the extent map that places a fault under data covers every byte of a file
+    /// The extent map that places a fault under data covers every byte of a file
     /// once, from its first byte on, and a file read back alone says what is wrong with it.
     #[test]
     fn extents_cover_each_file_and_one_file_reads_back_alone() {

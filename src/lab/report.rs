@@ -217,7 +217,7 @@ pub struct SecondFailureReport {
 }
 
 /// A layout's capacity at the lab's latency target for one workload: the highest sustained
-/// rate meeting it, healthy and with a member failed (issue 30).
+/// rate meeting it, healthy and with a member failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabSlo {
     /// The workload searched.

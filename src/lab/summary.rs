@@ -177,7 +177,7 @@ pub fn conclude(
 }
 
 /// Each searched workload's capacity at the lab's target, healthy, degraded and during the
-/// rebuild (issue 30).
+/// rebuild.
 fn lab_slo(
     h: Option<&RunRecord>,
     d: Option<&RunRecord>,
@@ -233,7 +233,7 @@ mod tests {
     use crate::lab::report::DegradedReport;
     use crate::stack::cache::{CacheFailure, CacheKind, CacheMode};
 
-    /// Issue 28: what failing the cache device did goes into the degraded run's stored
+    /// What failing the cache device did goes into the degraded run's stored
     /// record, where `iolab report` reads it; the healthy and rebuilding runs' records stay
     /// without it.
     #[test]

@@ -1,4 +1,4 @@
-//! Alignment, checked for every stack (issue 43): from the md array's stripe (chunk x data
+//! Alignment, checked for every stack: from the md array's stripe (chunk x data
 //! disks), what each layer above got — LVM's data offset (`pvs -o pe_start`) and extent size,
 //! xfs's `sunit/swidth` (what `xfs_info` prints), ext4's `RAID stride` / `RAID stripe width`
 //! (`dumpe2fs -h`), a partition's start — and for a layer that does not match, a warning with

@@ -1,4 +1,4 @@
-//! The SSD cache layer (issue 28): its command lines, its build step, its teardown entry and
+//! The SSD cache layer: its command lines, its build step, its teardown entry and
 //! what a machine or VM needs for it. Three kinds:
 //!
 //! - **lvmcache**: the lab VG is extended onto the cache disks' PVs, a cache volume `cache` is
@@ -574,7 +574,7 @@ mod tests {
         assert_eq!(writecache_block_size("0 2048 linear 7:1 0"), None);
     }
 
-    /// Issue 28: a 256MiB bcache cache with make-bcache's default buckets was refused by the
+    /// A 256MiB bcache cache with make-bcache's default buckets was refused by the
     /// kernel (too few buckets); small caches get smaller buckets.
     #[test]
     fn small_caches_get_enough_buckets() {

@@ -1,4 +1,4 @@
-//! What every storage layer says about itself (issue 28): its name, whether a stack has it,
+//! What every storage layer says about itself: its name, whether a stack has it,
 //! whether this machine can build it, and what a VM guest needs for it. Each layer answers in
 //! its own file (`mdadm.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is
 //! registered once in [`super::registry::LAYERS`]; the availability check, the VM's tool list

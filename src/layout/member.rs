@@ -1,4 +1,4 @@
-//! The layers under each member (issue 41): dm-integrity (`integritysetup`) and LUKS2
+//! The layers under each member: dm-integrity (`integritysetup`) and LUKS2
 //! (`cryptsetup`), their command lines, their [`StorageLayer`] faces, and where a byte of the
 //! device they offer lies on the disk under them (so a fault placed on a member lands on the
 //! disk, under the layer that should notice it).

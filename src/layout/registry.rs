@@ -1,4 +1,4 @@
-//! Every storage layer iolab builds, registered once (issue 28): the availability check, the
+//! Every storage layer iolab builds, registered once: the availability check, the
 //! VM's guest tools and its kernel modules are read from this list. A new layer is its own
 //! file implementing [`super::layer::StorageLayer`] and one line here
 //! (docs/architecture.md, "Adding a storage layer", lists the rest).

@@ -257,7 +257,7 @@ pub struct LayoutSpec {
     pub groups: u32,
     /// Hot spares, taken out of the disk count and shared by all groups.
     pub spares: u32,
-    /// An SSD cache in front (`+lvmcache`, `+bcache`, `+writecache`; issue 28): on disks of its own, so the
+    /// An SSD cache in front (`+lvmcache`, `+bcache`, `+writecache`): on disks of its own, so the
     /// capacity is the RAID's; the planner models no speed for it (see [`cache_note`]).
     pub cache: Option<&'static str>,
 }
@@ -613,7 +613,7 @@ mod tests {
         LayoutSpec::parse(name).unwrap().on_disks(disks).unwrap()
     }
 
-    /// Issue 28: a cache suffix is read, changes no capacity, and the plan says it predicts no
+    /// A cache suffix is read, changes no capacity, and the plan says it predicts no
     /// speed for it.
     #[test]
     fn a_cache_suffix_changes_no_capacity_and_invents_no_speed() {

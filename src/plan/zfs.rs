@@ -54,7 +54,7 @@ pub const LABEL_ALIGN: u64 = 256 << 10;
 /// dRAID allocates children in rows of this height.
 pub const DRAID_ROW: u64 = 16 << 20;
 /// The end of every dRAID child kept for dRAID expansion (`VDEV_DRAID_REFLOW_RESERVE`, two
-/// rows): the 32MiB the planner missed on each child (issue 27: 28% too much on 256MiB disks).
+/// rows): the 32MiB the planner missed on each child (28% too much on 256MiB disks).
 pub const DRAID_REFLOW_RESERVE: u64 = 2 * DRAID_ROW;
 pub use crate::stack::zfs::{MAX_SLOP, MIN_SLOP, slop};
 

@@ -235,7 +235,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: the targets of killed runs, found from the store, wherever they are.
+    /// The targets of killed runs, found from the store, wherever they are.
     #[test]
     fn killed_runs_leftovers_are_theirs_only() {
         let d = tempfile::tempdir().unwrap();

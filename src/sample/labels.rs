@@ -82,7 +82,7 @@ pub fn latency_sentence(kinds: &[LatencyKind]) -> String {
 
 /// Where a run ran, as a reader needs it: its host, or for a run made in a virtual machine
 /// (`iolab lab --vm`: its layout record's `environment`) `vm (tcg) on HOST`, so its speeds are
-/// seen at a glance to be emulated (issue 27: a VM run read `host (none)`, the guest's unset
+/// seen at a glance to be emulated (a VM run read `host (none)`, the guest's unset
 /// name). A guest name that says nothing (`(none)`, empty) is left out.
 pub fn host_label(r: &crate::sample::RunRecord) -> String {
     host_words(&r.system.hostname, r.layout.as_ref())

@@ -56,8 +56,8 @@ pub struct LayoutRecord {
     /// What reading the lab's data set back and scrubbing found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<IntegrityRecord>,
-    /// The degraded run of a layout whose cache device the lab failed first (`cache.fail`,
-    /// issue 28): what the cache did. The integrity verdict says whether data was lost
+    /// The degraded run of a layout whose cache device the lab failed first (`cache.fail`):
+    /// what the cache did. The integrity verdict says whether data was lost
     /// (writeback may lose what it held; writethrough must not). Left out when there was none,
     /// so older records read and write unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,7 +94,7 @@ pub struct LayoutRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disks_bench: Option<serde_json::Value>,
     /// The lab spec's `[decide]` table, so `iolab decide LAB` and `iolab report --lab` decide
-    /// by the needs the lab was run for (issue 31).
+    /// by the needs the lab was run for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decide: Option<crate::spec::decide::DecideSpec>,
     /// Keys this version does not know (a newer iolab's), kept as they were.
@@ -206,7 +206,7 @@ pub enum Layer {
     },
     /// A linear LVM volume.
     Lvm,
-    /// An SSD cache between the RAID (or LVM) and the filesystem (issue 28).
+    /// An SSD cache between the RAID (or LVM) and the filesystem.
     Cache {
         /// `lvmcache`, `bcache` or `writecache`.
         kind: String,
@@ -243,7 +243,7 @@ pub enum Layer {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         describe: String,
     },
-    /// A layer made on each member disk before the RAID layer pools them (issue 41):
+    /// A layer made on each member disk before the RAID layer pools them:
     /// recorded bottom first, before the RAID layer.
     Member {
         /// `dm-integrity`, `luks`.
@@ -488,7 +488,7 @@ mod tests {
         assert!(!plain.contains("consistency"), "{plain}");
     }
 
-    /// Issue 28: a degraded run's record keeps what failing the cache device did, in the lab
+    /// A degraded run's record keeps what failing the cache device did, in the lab
     /// report's shape, and reads it back; a record without one has no such key (older records
     /// write back unchanged).
     #[test]
@@ -528,7 +528,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<LayoutRecord>(&json).unwrap(), plain);
     }
 
-    /// Issue 28: a cache sits between LVM and the fs in the record, and reads back.
+    /// A cache sits between LVM and the fs in the record, and reads back.
     #[test]
     fn a_cache_becomes_its_own_layer() {
         let s: Stack = serde_json::from_value(serde_json::json!({

@@ -1,4 +1,4 @@
-//! What power cuts did to a layout (issue 32): per cut, how the power went, what each layer did
+//! What power cuts did to a layout: per cut, how the power went, what each layer did
 //! when it came back and how long that took, and what reading everything back found — and the
 //! layout's verdict, the lab table's POWER column.
 //!

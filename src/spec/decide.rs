@@ -1,4 +1,4 @@
-//! What a decision is made against (issue 31): the real disks the lab's layouts stand for, the
+//! What a decision is made against: the real disks the lab's layouts stand for, the
 //! needs that rule layouts out, and what to maximise among those left — written as a lab
 //! spec's `[decide]` table or as `iolab decide` flags, read here into one [`DecideSpec`].
 //!

@@ -1,4 +1,4 @@
-//! Alignment of the layers over a striped md array (issue 43): whether iolab leaves LVM's data
+//! Alignment of the layers over a striped md array: whether iolab leaves LVM's data
 //! offset and the filesystem's stripe unit and width to the tools (`auto`, checked after the
 //! build), passes them itself (`stripe`), or neither passes nor checks them (`none`); and the
 //! array's stripe they are measured against. Plain data: the spec sets it, the layout stage

@@ -1,4 +1,4 @@
-//! An SSD cache in front of the RAID (issue 28): `lvmcache` (dm-cache under an LVM layer, the
+//! An SSD cache in front of the RAID: `lvmcache` (dm-cache under an LVM layer, the
 //! cache LV on the cache disks' PVs), `writecache` (dm-writecache through LVM the same way: a
 //! write-back cache only, which caches no reads) or `bcache` (between the RAID, or its LV, and
 //! the filesystem). Plain data: the spec parser makes it, `layout::cache` builds it, the record,
@@ -148,7 +148,7 @@ impl CacheOptions {
     }
 }
 
-/// What failing the cache device did (issue 28): what the cache held at that moment, what the
+/// What failing the cache device did: what the cache held at that moment, what the
 /// kernel did on its own, what the lab did to get the filesystem back, and whether it came
 /// back. The data set's verdict that follows says whether anything was lost. Plain data here
 /// because `layout::cache` observes it and the lab's report and the stored layout record

@@ -1,4 +1,4 @@
-//! Layers under each member (issue 41): a device-mapper layer made on every disk the pooling
+//! Layers under each member: a device-mapper layer made on every disk the pooling
 //! layer takes — members, spares and each replacement a rebuild takes — before md, btrfs or
 //! ZFS sees the disks, which then pool the top device of each disk's member stack. Faults the
 //! lab injects stay closest to the disk, under these layers. Plain data: the spec parser

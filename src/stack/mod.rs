@@ -581,7 +581,7 @@ mod tests {
         assert!(s.survives_one_failure());
     }
 
-    /// Issue 28: the stack is its layers in build order, and it is stored in the shape every
+    /// The stack is its layers in build order, and it is stored in the shape every
     /// older record has (fields and their order as they were), whatever the layers.
     #[test]
     fn layers_are_in_build_order_and_stored_in_the_old_shape() {
@@ -631,7 +631,7 @@ mod tests {
         assert_eq!(t.describe(), "md raid1 x1 > xfs");
     }
 
-    /// Issue 28: the cache layer sits between LVM and the fs in the description, and its disk
+    /// The cache layer sits between LVM and the fs in the description, and its disk
     /// comes on top of the members; a stack without one serializes as before.
     #[test]
     fn a_cache_is_described_and_counted() {
@@ -661,7 +661,7 @@ mod tests {
         assert_eq!(back, s);
     }
 
-    /// Issue 41: layers under each member sit bottom-most, sorted (integrity under LUKS),
+    /// Layers under each member sit bottom-most, sorted (integrity under LUKS),
     /// named after the RAID layer top first, stored after the old fields only when present,
     /// and shrink each member in the capacity the stack expects.
     #[test]

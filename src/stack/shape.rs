@@ -1,6 +1,6 @@
 //! The stored shape of a [`Stack`]: the RAID layer, LVM, the cache and the filesystem with its
 //! options side by side, as every stack was written before it became an ordered layer list
-//! (issue 28). Stacks read and write through it, so stored records and JSON stay byte for byte
+//!. Stacks read and write through it, so stored records and JSON stay byte for byte
 //! what they were.
 
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,7 @@ pub struct StackShape {
     /// The SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheOptions>,
-    /// The layers under each member, bottom first (issue 41).
+    /// The layers under each member, bottom first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub under_members: Vec<MemberLayer>,
     /// How the layers are aligned to the array (left out when `auto`, the default).

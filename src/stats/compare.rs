@@ -51,7 +51,7 @@ pub struct ComparedRun {
     /// its power.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<String>,
-    /// A degraded run whose cache device the lab failed first (issue 28): what the cache did,
+    /// A degraded run whose cache device the lab failed first: what the cache did,
     /// in the lab's words (`bcache writeback cache device failed (2MiB dirty): ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_failure: Option<String>,
@@ -415,11 +415,11 @@ fn workload_rows(
     }
 }
 
-/// The metric key of a workload's capacity under its latency target (issue 30).
+/// The metric key of a workload's capacity under its latency target.
 pub const CAPACITY_METRIC: &str = "slo.capacity_iops";
 
 /// A workload's capacity at its latency target in each run that searched it, with its ratio
-/// to the baseline's and that ratio's interval (issue 30: `compare` shows capacity ratios).
+/// to the baseline's and that ratio's interval (`compare` shows capacity ratios).
 /// `None` when no run searched the workload or `--metric` leaves the row out.
 fn capacity_row(
     wname: &str,
@@ -698,7 +698,7 @@ mod tests {
         .expect("a capacity")
     }
 
-    /// Issue 30: capacities compare by ratio with an interval from both searches' intervals.
+    /// Capacities compare by ratio with an interval from both searches' intervals.
     #[test]
     fn capacity_ratios_carry_an_interval_from_both_searches() {
         // By hand: each side's half-width on the log scale is ln(2100/1900)/2 = ln(1050/950)/2

@@ -1,6 +1,6 @@
 //! Runs whose process died before finishing them (they read back `incomplete`), with the
 //! target each ran on: what `iolab run --cleanup` sweeps and what commands opening the store
-//! mention when a killed run's files are still on disk (issue 27).
+//! mention when a killed run's files are still on disk.
 
 use std::path::PathBuf;
 

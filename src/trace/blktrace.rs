@@ -292,7 +292,7 @@ pub fn import(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
             });
         } else if let Some(i) = open.get_mut(&(r.sector, op)).and_then(|q| {
             // Two requests in flight at one sector complete in either order: the one of
-            // this completion's size first (issue 29), else the oldest.
+            // this completion's size first, else the oldest.
             let k = q.iter().position(|&i| ios[i].len == r.bytes).unwrap_or(0);
             q.remove(k)
         }) {
@@ -442,7 +442,7 @@ pub(crate) mod tests {
         assert_eq!(t.header.device.unwrap().devnum, "8:16");
     }
 
-    /// Issue 29: a 128k and an 8k read in flight at one sector, the 8k done first: each IO
+    /// A 128k and an 8k read in flight at one sector, the 8k done first: each IO
     /// gets its own completion time.
     #[test]
     fn requests_at_one_sector_pair_by_size() {

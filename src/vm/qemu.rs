@@ -323,7 +323,7 @@ pub fn kvm_openable() -> bool {
 mod tests {
     use super::*;
 
-    /// Issue 27: one device per slot ran out of PCI slots at 29 disks; eight functions to a
+    /// One device per slot ran out of PCI slots at 29 disks; eight functions to a
     /// slot give every disk an address of its own, in qemu's order, up to [`MAX_DISKS`]. The
     /// throttle of a disk far down the bus stays on its own drive.
     #[test]
@@ -419,7 +419,7 @@ mod tests {
             ..c.clone()
         };
         assert!(argv(&stopped, Accel::Tcg).iter().any(|x| x == "-S"));
-        // Issue 32: with write logs each disk is a blklogwrites node over its file and its log,
+        // With write logs each disk is a blklogwrites node over its file and its log,
         // whose flushes are not dropped above the log, throttled as before.
         let logged = argv(
             &VmConfig {

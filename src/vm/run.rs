@@ -382,7 +382,7 @@ pub fn kernel_complaints(dmesg: &str) -> Vec<String> {
 
 /// Labels a run made in the VM: `environment` in its layout description (the setup the
 /// reports show) and a note that its speeds are emulated. Its host name becomes this host's
-/// (the guest has none: `(none)`), so reports say `vm (tcg) on HOST` (issue 27); its other
+/// (the guest has none: `(none)`), so reports say `vm (tcg) on HOST`; its other
 /// system facts (kernel, CPUs, RAM) stay the guest's.
 pub fn label_run(r: &mut RunRecord, environment: &str) {
     if let Some(l) = r.layout.as_mut() {

@@ -4,7 +4,7 @@
 //! script left in it.
 //!
 //! It exists for checks the lab itself does not make, such as comparing `iolab capture` with
-//! blktrace on a kernel that allows both (issue 29): the guest runs the tools, the host reads
+//! blktrace on a kernel that allows both: the guest runs the tools, the host reads
 //! their files. `iolab lab --vm` does not go through here.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Disks with a volatile write cache, for the power-cut lab (issue 32): every write a virtual
+//! Disks with a volatile write cache, for the power-cut lab: every write a virtual
 //! disk completes is logged, in order, by qemu's `blklogwrites` driver (the dm-log-writes log
 //! format) next to its disk file; after the cut the host rolls each disk back to a point of its
 //! own that its cache model allows, from a copy of the disk taken before the boot.

@@ -1,4 +1,4 @@
-//! Reading a decision's JSON (issue 31) in the tests that decide a lab: tests/decide.rs on the
+//! Reading a decision's JSON in the tests that decide a lab: tests/decide.rs on the
 //! host, tests/vm_decide.rs in the VM.
 
 use serde_json::Value;

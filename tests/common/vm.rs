@@ -145,7 +145,7 @@ fn log_vm_time(v: &serde_json::Value, wall: f64) {
 }
 
 /// Asserts that a power cut's judge found no durable block lost, no block silently wrong and no
-/// durable file missing (issue 32); `why` heads the message, the cut's JSON follows it.
+/// durable file missing; `why` heads the message, the cut's JSON follows it.
 pub(crate) fn assert_cut_lost_nothing(c: &serde_json::Value, why: &str) {
     let j = &c["judgement"];
     assert_eq!(

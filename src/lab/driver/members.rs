@@ -127,7 +127,7 @@ mod tests {
         }
     }
 
-    /// Each member's figures, and the verdict: measured in the VM (issue 27's lab: md RAID10
+    /// Each member's figures, and the verdict: measured in the VM (a user's lab: md RAID10
     /// over eleven disks, ten throttled to 150 IOPS and vdk to 50, 8k random reads at QD 128).
     #[test]
     fn member_figures_and_the_verdict() {

@@ -416,7 +416,7 @@ mod tests {
     }
 
     /// The guest reads back what the host wrote down about a cut: when, under which cache
-    /// model, and what each disk kept (issue 32).
+    /// model, and what each disk kept.
     #[test]
     fn the_host_record_of_a_cut_reads_back() {
         let d = tempfile::tempdir().unwrap();

@@ -418,7 +418,7 @@ mod tests {
 mod deleting {
     use super::*;
 
-    /// Issue 32, found by the volatile-cache VM test: a durable file the writer was deleting
+    /// Found by the volatile-cache VM test: a durable file the writer was deleting
     /// when the power went (the unlink done, its log line not yet written) may be gone; it is
     /// not a durable file lost. One whose deletion never started still is.
     #[test]

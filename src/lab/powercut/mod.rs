@@ -1,4 +1,4 @@
-//! Power cuts in the VM lab (issue 32): what each layout loses when the power goes.
+//! Power cuts in the VM lab: what each layout loses when the power goes.
 //!
 //! The lab in the guest does the work; the host only owns the power switch. For each cut of a
 //! layout with `powercut = {...}`, the guest builds the layout, writes a data set and makes it

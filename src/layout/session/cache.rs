@@ -1,4 +1,4 @@
-//! The session's steps for the cache layer (issue 28): what [`super::super::cache`] builds,
+//! The session's steps for the cache layer: what [`super::super::cache`] builds,
 //! each object recorded in the state file before it exists, and failing the cache device in
 //! the degrade step (`cache.fail`): the dm `error` table swapped in under it, what the kernel
 //! did read back, and the filesystem brought back over the array alone where it can be.

@@ -25,7 +25,7 @@ pub struct DegradeInfo {
     pub failed_members: Vec<PathBuf>,
     /// Time to fail it and be mounted again, seconds.
     pub seconds: f64,
-    /// `cache.fail`: what failing the cache device first did (issue 28).
+    /// `cache.fail`: what failing the cache device first did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_failure: Option<crate::stack::cache::CacheFailure>,
 }

@@ -1,4 +1,4 @@
-//! Every layer's steps, registered once (issue 28): the one place a stack's layer value is
+//! Every layer's steps, registered once: the one place a stack's layer value is
 //! matched to the code that builds, fails, rebuilds and checks it. A new layer adds its file
 //! under `session/` and one arm here (the compiler names it: the match is exhaustive).
 

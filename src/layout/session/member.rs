@@ -1,4 +1,4 @@
-//! The layers under each member (issue 41), one mechanism for all of them: each disk the
+//! The layers under each member, one mechanism for all of them: each disk the
 //! pooling layer takes (members, spares, every replacement) gets the stack's member layers
 //! made on it bottom first, and the pooling layer sees the top device. The disk-level dm
 //! wrappers faults use stay under them; a fault's offset on a member is carried down through

@@ -1,4 +1,4 @@
-//! What each storage layer does in a session, asked of the layer itself (issue 28): build it on
+//! What each storage layer does in a session, asked of the layer itself: build it on
 //! what the layer below left, assemble it again after a power cut, lose members, get them
 //! back, check it. A layer answers in its own
 //! file under `session/` (`md.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is

@@ -247,7 +247,7 @@ mod tests {
         let targets: Vec<Option<u64>> = p.iter().map(|h| h.target).collect();
         assert_eq!(targets, [None, Some(1024), Some(6144)]);
         assert_eq!(p[2].faults.len(), 2);
-        // Issue 27: a range fault without a progress is held just before its range (whole
+        // A range fault without a progress is held just before its range (whole
         // chunks), in order with the others; a whole-disk failure still strikes at the start.
         let mut ure = f(1, None);
         ure.kind = FaultKind::Unreadable {

@@ -148,7 +148,7 @@ fn shape_and_description() {
     assert_eq!(draid_spare_name(2, 0, 1), "draid2-0-1");
 }
 
-/// Issue 32: after a power cut the pool is imported by force, unmounted, under this boot's
+/// After a power cut the pool is imported by force, unmounted, under this boot's
 /// name when the lab that built it named it otherwise.
 #[test]
 fn a_pool_cut_from_power_is_imported_under_this_labs_name() {

@@ -1,4 +1,4 @@
-//! The report's first section for a lab (issue 31): the recommendation in one sentence, then
+//! The report's first section for a lab: the recommendation in one sentence, then
 //! the decision table — rejected layouts struck out with the need they miss, the Pareto front
 //! marked, every figure with its source (hover for how it was obtained).
 

@@ -138,7 +138,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 42: md RAID5 returned a file wrong without an error where btrfs raid1 mended
+    /// md RAID5 returned a file wrong without an error where btrfs raid1 mended
     /// it: one row per layout and fault with the files classed and the layer's counters,
     /// the silently wrong count marked; a layout without faults has no row.
     #[test]

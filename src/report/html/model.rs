@@ -193,7 +193,7 @@ pub struct Report {
     pub workloads: Vec<WorkloadView>,
     /// Lab section, when runs came from a lab.
     pub lab: Option<LabView>,
-    /// The lab's decision (issue 31): the report's first section when set (`iolab report
+    /// The lab's decision: the report's first section when set (`iolab report
     /// --lab` decides by the needs the lab ran with).
     pub decision: Option<crate::decide::Decision>,
     /// What the reader must know.

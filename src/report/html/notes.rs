@@ -207,7 +207,7 @@ fn lab_notes(n: &mut Notes, r: &Report) {
     }
 }
 
-/// A degraded run whose cache device the lab failed first (`cache.fail`, issue 28): what the
+/// A degraded run whose cache device the lab failed first (`cache.fail`): what the
 /// cache did, as the lab printed it, and what the data set's verdict means for its mode (a
 /// writeback cache may lose what it had not written back yet; a writethrough one must lose
 /// nothing). A warning when data was lost or the filesystem did not come back.
@@ -384,7 +384,7 @@ mod tests {
         }
     }
 
-    /// Issue 28: the layout record of a degraded run keeps what failing its cache device did;
+    /// The layout record of a degraded run keeps what failing its cache device did;
     /// the report says so in the lab's words, HTML-escaped, with what the verdict means for
     /// the cache's mode; a lab without a failed cache has no such note.
     #[test]

@@ -72,7 +72,7 @@ pub struct LayoutFacts {
     pub slow_members: Vec<String>,
     /// The lab's integrity verdict: `verified`, `DATA LOSS (...)`, `FAILED: <step>`.
     pub integrity: Option<String>,
-    /// The degraded run's cache device failed first (`cache.fail`, issue 28): what it did.
+    /// The degraded run's cache device failed first (`cache.fail`): what it did.
     pub cache_failure: Option<crate::stack::cache::CacheFailure>,
     /// How its layers sat on the array's stripe (`aligned (lvm, xfs)`, or each misaligned
     /// layer's warning with its fix); `None` when the lab did not check.

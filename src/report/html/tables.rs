@@ -1,7 +1,7 @@
 //! Tables that fit a laptop window. A table with a column per workload, per metric or per
 //! fact grows with the runs' variety; past [`TABLE_COLUMNS`] such columns it is written as
 //! several tables, each repeating the lead column (the run or layout), so none scrolls
-//! sideways in a 1280 px window (issue 15 for the summary; issue 27 for the setup, lab and
+//! sideways in a 1280 px window (the summary first, then the setup, lab and
 //! per-workload tables). A phone still scrolls each table inside its own box.
 
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! The decision table (issue 31) for a terminal and as Markdown: one row per layout — usable
+//! The decision table for a terminal and as Markdown: one row per layout — usable
 //! at the real disk size, speed on the decision's workload with its spread, degraded ratio,
 //! capacity at the latency target, rebuild time and window, P(loss), integrity — each figure
 //! marked with where it comes from, rejected layouts struck out with the need they miss, the

@@ -362,7 +362,7 @@ mod tests {
         }
     }
 
-    /// Issue 40: a replay compared by the IOPS its schedule fixes said `2487 1.00x~` on both
+    /// A replay compared by the IOPS its schedule fixes said `2487 1.00x~` on both
     /// layouts. The open loop's column is its p99 latency from the schedule (raid5's 5 ms is
     /// 2.5x raid1's 2 ms), raid5's `sustained 0.80` shows beside it, and its own table gives
     /// p99, p99.9 and the sustained share of reads and writes apart, NOT SUSTAINED where

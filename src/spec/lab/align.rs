@@ -1,5 +1,5 @@
 //! `alignment = "auto" | "stripe" | "none"`: how the layers over a striped md array are
-//! aligned to it (issue 43). `auto` leaves it to the tools and checks what they did, `stripe`
+//! aligned to it. `auto` leaves it to the tools and checks what they did, `stripe`
 //! passes the stripe to mkfs and pvcreate and checks, `none` does neither.
 
 use super::raw::RawLayout;

@@ -1,4 +1,4 @@
-//! The `alignment` key (issue 43): read into the stack, varied by a sweep, and every refusal
+//! The `alignment` key: read into the stack, varied by a sweep, and every refusal
 //! as one line naming `layout[NAME].alignment`.
 
 use super::super::{LabSpec, LayoutKind, parse_lab_spec};

@@ -1,7 +1,7 @@
 //! `cache = { kind = "lvmcache" | "bcache" | "writecache", disks = 1, mode = "writethrough" |
 //! "writeback", size = "...", fail = false }`: an SSD cache between the RAID (or its LVM volume)
 //! and the filesystem, on disks of its own taken after the members, spares and md's journal
-//! disk (issue 28). `writecache` (dm-writecache) is write-back only.
+//! disk. `writecache` (dm-writecache) is write-back only.
 
 use super::raw::{RawCache, RawLayout};
 use super::section::{Cx, Draft, Section};

@@ -1,4 +1,4 @@
-//! The `cache` section (issue 28): what it builds and every refusal, as the one line a user
+//! The `cache` section: what it builds and every refusal, as the one line a user
 //! sees, naming `layout[NAME].cache.FIELD`.
 
 use super::super::{LabSpec, LayoutKind, parse_lab_spec};
@@ -230,7 +230,7 @@ cache = { kind = "bcache" }"#);
     assert!(e.contains("layout[c].cache: a dir layout"), "{e}");
 }
 
-/// Issue 28: `fail = true` with `degrade = true` is kept in the stack (and described), and left
+/// `fail = true` with `degrade = true` is kept in the stack (and described), and left
 /// out of the serialized stack when false.
 #[test]
 fn a_failing_cache_needs_degrade_and_is_kept() {

@@ -1,4 +1,4 @@
-//! The `[decide]` table (issue 31): its values read by [`crate::spec::decide`], then checked
+//! The `[decide]` table: its values read by [`crate::spec::decide`], then checked
 //! against this lab — every workload a need names exists and is measured in the unit given,
 //! a latency-target need has a lab that searches one, a loss need has a rebuild time to stand
 //! on — so a lab never runs for hours to fail at its last word.

@@ -1,4 +1,4 @@
-//! The layers under each member (issue 41): `integrity = { algorithm = "crc32c", journal =
+//! The layers under each member: `integrity = { algorithm = "crc32c", journal =
 //! true }` (dm-integrity on each disk) and `luks = { cipher = "aes-xts-plain64", key_size =
 //! 512 }` (LUKS2 on each disk, over dm-integrity when both are set), made on every member,
 //! spare and replacement before the RAID layer pools them.

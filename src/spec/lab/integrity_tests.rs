@@ -1,4 +1,4 @@
-//! The `integrity` and `luks` sections (issue 41): their defaults, their place under each
+//! The `integrity` and `luks` sections: their defaults, their place under each
 //! member, and every refusal as the one line a user sees, naming the field.
 
 use super::super::{LabSpec, LayoutKind, parse_lab_spec};

@@ -301,7 +301,7 @@ pub struct LabSpec {
     pub layouts: Vec<LayoutSpec>,
     /// The workloads.
     pub workloads: LabWorkloads,
-    /// `[decide]`: what the lab decides by at its end (issue 31); `None` without the table.
+    /// `[decide]`: what the lab decides by at its end; `None` without the table.
     pub decide: Option<crate::spec::decide::DecideSpec>,
 }
 

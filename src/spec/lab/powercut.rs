@@ -1,5 +1,5 @@
 //! `powercut = { cuts, then, disk_cache, seed, window }`: the VM lab cuts the power of a layout
-//! while it writes, boots it again on the same disks and judges what survived (issue 32). The
+//! while it writes, boots it again on the same disks and judges what survived. The
 //! lab in `crate::lab::powercut` does it; this section reads and checks the table.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The `powercut` section and md's `consistency_policy`: what they read and every refusal, as
-//! the one line a user sees (issue 32).
+//! the one line a user sees.
 
 use super::super::{AfterCut, CacheModel, DiskCache, LabSpec, LayoutKind, parse_lab_spec};
 use crate::spec::SpecError;
@@ -56,7 +56,7 @@ fn a_power_cut_plan_reads_with_its_defaults() {
     );
 }
 
-/// Issue 32: bad input is one line naming the field.
+/// Bad input is one line naming the field.
 #[test]
 fn bad_power_cut_plans_are_refused_naming_the_field() {
     let e = err("fs = \"xfs\"\npowercut = { cuts = 0 }");
@@ -90,7 +90,7 @@ fn bad_power_cut_plans_are_refused_naming_the_field() {
     assert!(e.contains("layout[p].powercut.window"), "{e}");
     let e = err("fs = \"xfs\"\npowercut = { cuts = 2, now = true }");
     assert!(e.contains("now"), "{e}");
-    // Issue 32: a ZFS pool is imported again after a cut.
+    // A ZFS pool is imported again after a cut.
     lab("zfs = { vdev = \"raidz1\", width = 3 }\npowercut = { cuts = 2, then = \"fail-member\" }")
         .expect("a raidz1 pool can have its power cut");
     let dir = parse_lab_spec(
@@ -177,7 +177,7 @@ fn the_power_cut_example_reads_with_every_consistency_policy() {
         assert!(policies.contains(&want), "{policies:?}");
     }
     assert!(s.layouts.iter().all(|l| l.powercut.is_some()));
-    // With and without a volatile cache, and a ZFS pool among them (issue 32).
+    // With and without a volatile cache, and a ZFS pool among them.
     assert!(
         s.layouts
             .iter()
@@ -188,7 +188,7 @@ fn the_power_cut_example_reads_with_every_consistency_policy() {
     ));
 }
 
-/// Issue 32: the disks' cache model is the spec's, per cut: `both` takes turns, odd cuts
+/// The disks' cache model is the spec's, per cut: `both` takes turns, odd cuts
 /// without a cache.
 #[test]
 fn the_disk_cache_model_is_chosen_per_cut() {

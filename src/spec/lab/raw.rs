@@ -17,7 +17,7 @@ pub(super) struct RawLab {
     #[serde(default)]
     pub(super) layout: Vec<Spanned<RawLayout>>,
     pub(super) workloads: Option<Spanned<RawWorkloads>>,
-    /// Needs and preferences the lab decides by at its end (issue 31).
+    /// Needs and preferences the lab decides by at its end.
     pub(super) decide: Option<Spanned<crate::spec::decide::RawDecide>>,
 }
 
@@ -75,7 +75,7 @@ pub(super) struct RawLayout {
     pub(super) powercut: Option<RawPowerCut>,
     /// How the layers over a striped md array are aligned to it (`auto`, `stripe`, `none`).
     pub(super) alignment: Option<String>,
-    /// A sweep (issue 43): spec keys and the values each takes; the layout is expanded into
+    /// A sweep: spec keys and the values each takes; the layout is expanded into
     /// one layout per combination before anything else reads it (`vary.rs`).
     pub(super) vary: Option<toml::Table>,
     /// The most layouts a sweep may expand into (default 64).
@@ -90,7 +90,7 @@ pub(super) struct RawWorkloads {
     pub(super) baseline: Option<String>,
     pub(super) size: Option<SizeValue>,
     pub(super) time: Option<TimeValue>,
-    /// Latency targets every block-IO workload is searched against (issue 30).
+    /// Latency targets every block-IO workload is searched against.
     pub(super) slo: Option<String>,
     /// The time each layout's SLO search may take.
     pub(super) budget: Option<TimeValue>,

@@ -435,7 +435,7 @@ fn faults_are_read_and_checked() {
     assert_eq!(e.key, "layout[d].faults");
 }
 
-/// Issue 27: a range written in bytes may hold no file; `offset = "data"` (or `"file:PATH"`)
+/// A range written in bytes may hold no file; `offset = "data"` (or `"file:PATH"`)
 /// lets the lab place it under the data set, on md layouts that write one.
 #[test]
 fn copies_all_strikes_every_copy_of_a_corrupt_fault_under_data_and_nothing_else() {
@@ -657,7 +657,7 @@ fn slow_disks_are_read_and_checked() {
     }
 }
 
-/// `[workloads] replay` and `model` (issue 29): a replay workload per trace, its offsets
+/// `[workloads] replay` and `model`: a replay workload per trace, its offsets
 /// wrapped into each layout; model traces kept for the command line to read.
 #[test]
 fn workloads_replay_and_model_name_traces() {

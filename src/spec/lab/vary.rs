@@ -1,4 +1,4 @@
-//! Sweeps (issue 43): `vary = { "mdadm.chunk" = ["64KiB", "256KiB"], fs = ["xfs", "ext4"] }`
+//! Sweeps: `vary = { "mdadm.chunk" = ["64KiB", "256KiB"], fs = ["xfs", "ext4"] }`
 //! on a layout expands it into the product of the values, one layout per combination, named
 //! `NAME[chunk=64KiB,fs=xfs]`. The expansion works on the layout's table as written: each
 //! combination is that table with the keys set, read again exactly as any layout is, so any

@@ -1,5 +1,5 @@
 //! The POWER column and the lines under the lab table that say what each power cut did: when
-//! the power went, what came back how fast, and what the judge found (issue 32).
+//! the power went, what came back how fast, and what the judge found.
 
 use crate::lab::report::{LabReport, LayoutReport};
 use crate::sample::power::{CutReport, DiskRollback};
@@ -123,7 +123,7 @@ pub(super) fn notes(r: &LabReport) -> String {
 mod tests {
     use super::*;
 
-    /// A cut made with a volatile disk cache says so, and what each disk kept (issue 32); a cut
+    /// A cut made with a volatile disk cache says so, and what each disk kept; a cut
     /// without one reads as before.
     #[test]
     fn a_cut_line_names_its_cache_model_and_what_each_disk_kept() {

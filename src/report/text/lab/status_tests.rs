@@ -217,7 +217,7 @@ fn mirror_mismatch_note_keeps_the_verdict_and_is_shown() {
 }
 
 /// A SLOW member's note gives its figures per second of busy time against the members'
-/// median (the rule, issue 27) and its milliseconds per IO with its queue; one the lab put
+/// median (the rule) and its milliseconds per IO with its queue; one the lab put
 /// under dm only for a fault says so; a record from before the rule (no busy figures) keeps
 /// the note it was judged by.
 #[test]
