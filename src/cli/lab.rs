@@ -228,114 +228,129 @@ pub(super) fn decide_needs(
 /// when one was made, the runs' notes (the CPU waits on every screen, how the engine waited
 /// with `--verbose` and in the JSON), and where the runs were saved when they all were.
 fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyhow::Result<()> {
+    match a.format {
+        Format::Text | Format::Csv | Format::Html => print_text(a, spec, outcome),
+        Format::Md => print_markdown(spec, outcome),
+        Format::Json => print_json(spec, outcome)?,
+    }
+    Ok(())
+}
+
+/// The lab's outcome for a terminal: the table, the comparison and the sweeps' answers, the
+/// decision with its tunables' commands, the notes, where the runs were saved.
+fn print_text(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) {
     let report = &outcome.report;
     let comparison = outcome.comparison.as_ref();
     let decision = outcome.decision.as_ref().and_then(|d| d.as_ref().ok());
     let saved = outcome.saved.is_ok();
     let notes = &outcome.notes;
-    match a.format {
-        Format::Text | Format::Csv | Format::Html => {
-            let detail = if a.verbose {
-                crate::report::text::lab::Detail::Full
-            } else {
-                crate::report::text::lab::Detail::Short
-            };
-            print!("{}", crate::report::text::lab::render_table(report, detail));
-            if let Some(c) = comparison {
-                println!();
-                print!(
-                    "{}",
-                    crate::report::text::lab_summary::render_summary(
-                        report,
-                        c,
-                        &spec.workloads.suite
-                    )
-                );
-                print!(
-                    "{}",
-                    crate::report::text::lab_sweep::render(&sweeps(spec, c))
-                );
-            }
-            if let Some(d) = decision {
-                println!();
-                print!("{}", crate::report::text::decide::render_table(d));
-                if let Some(name) = &d.recommended {
-                    let cmds = tunable_commands(spec, report, name);
-                    print!("{}", crate::decide::tunables::render(name, &cmds));
-                }
-            }
-            for p in &notes.precondition {
-                println!("{p}");
-            }
-            for s in &notes.steady {
-                println!("steady state: {}", s.line());
-            }
-            let shown = notes.as_designed.iter().filter(|_| a.verbose);
-            for n in notes.cpu_wait.iter().chain(shown) {
-                println!("note: {n}");
-            }
-            if saved && !report.runs.is_empty() {
-                println!(
-                    "lab {} saved: iolab list --lab {}; iolab report --lab {} -o lab.html",
-                    report.lab_id, report.lab_id, report.lab_id
-                );
-            }
-            if a.dry_run {
-                for l in &report.layouts {
-                    println!("\n# {}", l.name);
-                    for c in &l.commands {
-                        println!("{c}");
-                    }
-                }
-            }
-        }
-        Format::Md => {
-            print!("{}", crate::report::text::lab::render_markdown(report));
-            if let Some(c) = comparison {
-                println!();
-                print!("{}", crate::report::compare::render_markdown(c));
-                let text = crate::report::text::lab_sweep::render(&sweeps(spec, c));
-                if !text.is_empty() {
-                    print!("\n```text{text}```\n");
-                }
-            }
-            if let Some(d) = decision {
-                println!();
-                print!("{}", crate::report::text::decide::render_markdown(d));
-            }
-        }
-        Format::Json => {
-            let mut doc = serde_json::to_value(report)?;
-            if let Some(obj) = doc.as_object_mut() {
-                obj.insert("comparison".into(), serde_json::to_value(comparison)?);
-                let answers = comparison.map(|c| sweeps(spec, c)).unwrap_or_default();
-                obj.insert("sweeps".into(), serde_json::to_value(answers)?);
-                obj.insert(
-                    "cpu_wait_notes".into(),
-                    serde_json::to_value(&notes.cpu_wait)?,
-                );
-                obj.insert(
-                    "as_designed_notes".into(),
-                    serde_json::to_value(&notes.as_designed)?,
-                );
-                obj.insert("steady".into(), serde_json::to_value(&notes.steady)?);
-                obj.insert(
-                    "precondition".into(),
-                    serde_json::to_value(&notes.precondition)?,
-                );
-                if let Some(d) = decision {
-                    obj.insert("decision".into(), serde_json::to_value(d)?);
-                    let cmds = d
-                        .recommended
-                        .as_ref()
-                        .map(|n| tunable_commands(spec, report, n))
-                        .unwrap_or_default();
-                    obj.insert("tunable_commands".into(), serde_json::to_value(cmds)?);
-                }
-            }
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+    let detail = if a.verbose {
+        crate::report::text::lab::Detail::Full
+    } else {
+        crate::report::text::lab::Detail::Short
+    };
+    print!("{}", crate::report::text::lab::render_table(report, detail));
+    if let Some(c) = comparison {
+        println!();
+        print!(
+            "{}",
+            crate::report::text::lab_summary::render_summary(report, c, &spec.workloads.suite)
+        );
+        print!(
+            "{}",
+            crate::report::text::lab_sweep::render(&sweeps(spec, c))
+        );
+    }
+    if let Some(d) = decision {
+        println!();
+        print!("{}", crate::report::text::decide::render_table(d));
+        if let Some(name) = &d.recommended {
+            let cmds = tunable_commands(spec, report, name);
+            print!("{}", crate::decide::tunables::render(name, &cmds));
         }
     }
+    for p in &notes.precondition {
+        println!("{p}");
+    }
+    for s in &notes.steady {
+        println!("steady state: {}", s.line());
+    }
+    let shown = notes.as_designed.iter().filter(|_| a.verbose);
+    for n in notes.cpu_wait.iter().chain(shown) {
+        println!("note: {n}");
+    }
+    if saved && !report.runs.is_empty() {
+        println!(
+            "lab {} saved: iolab list --lab {}; iolab report --lab {} -o lab.html",
+            report.lab_id, report.lab_id, report.lab_id
+        );
+    }
+    if a.dry_run {
+        for l in &report.layouts {
+            println!("\n# {}", l.name);
+            for c in &l.commands {
+                println!("{c}");
+            }
+        }
+    }
+}
+
+/// The lab's outcome as Markdown: the table, the comparison, the sweeps, the decision.
+fn print_markdown(spec: &lab::LabSpec, outcome: &LabOutcome) {
+    let report = &outcome.report;
+    let comparison = outcome.comparison.as_ref();
+    let decision = outcome.decision.as_ref().and_then(|d| d.as_ref().ok());
+    print!("{}", crate::report::text::lab::render_markdown(report));
+    if let Some(c) = comparison {
+        println!();
+        print!("{}", crate::report::compare::render_markdown(c));
+        let text = crate::report::text::lab_sweep::render(&sweeps(spec, c));
+        if !text.is_empty() {
+            print!("\n```text{text}```\n");
+        }
+    }
+    if let Some(d) = decision {
+        println!();
+        print!("{}", crate::report::text::decide::render_markdown(d));
+    }
+}
+
+/// The lab's outcome as one JSON document: the report with the comparison, the sweeps, the
+/// notes and the decision with its tunables' commands.
+fn print_json(spec: &lab::LabSpec, outcome: &LabOutcome) -> anyhow::Result<()> {
+    let report = &outcome.report;
+    let comparison = outcome.comparison.as_ref();
+    let decision = outcome.decision.as_ref().and_then(|d| d.as_ref().ok());
+    let notes = &outcome.notes;
+    let mut doc = serde_json::to_value(report)?;
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("comparison".into(), serde_json::to_value(comparison)?);
+        let answers = comparison.map(|c| sweeps(spec, c)).unwrap_or_default();
+        obj.insert("sweeps".into(), serde_json::to_value(answers)?);
+        obj.insert(
+            "cpu_wait_notes".into(),
+            serde_json::to_value(&notes.cpu_wait)?,
+        );
+        obj.insert(
+            "as_designed_notes".into(),
+            serde_json::to_value(&notes.as_designed)?,
+        );
+        obj.insert("steady".into(), serde_json::to_value(&notes.steady)?);
+        obj.insert(
+            "precondition".into(),
+            serde_json::to_value(&notes.precondition)?,
+        );
+        if let Some(d) = decision {
+            obj.insert("decision".into(), serde_json::to_value(d)?);
+            let cmds = d
+                .recommended
+                .as_ref()
+                .map(|n| tunable_commands(spec, report, n))
+                .unwrap_or_default();
+            obj.insert("tunable_commands".into(), serde_json::to_value(cmds)?);
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&doc)?);
     Ok(())
 }
 

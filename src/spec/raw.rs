@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::SpecError;
+use super::access::BsSplit;
 use super::locate::{SizeValue, TimeValue};
 use super::replay::OffsetMap;
 use super::workload::{
@@ -264,26 +265,7 @@ impl RawWorkload {
             )
         })?;
         let bssplit = self.bssplit()?;
-        let block_size = match &bssplit {
-            Some(b) => b.max_size(),
-            None => opt_size(&self.bs, "bs")?.unwrap_or(d.block_size),
-        };
-        if block_size == 0 {
-            return Err(SpecError::field(
-                "bs",
-                "block size must be at least 1 byte (e.g. 4k)",
-            ));
-        }
-        if block_size > MAX_BLOCK_SIZE {
-            return Err(SpecError::field("bs", "block size must be at most 256MiB"));
-        }
-        let queue_depth = self.qd.unwrap_or(d.queue_depth);
-        if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
-            return Err(SpecError::field(
-                "qd",
-                format!("queue depth must be between 1 and {MAX_QUEUE_DEPTH}"),
-            ));
-        }
+        let (block_size, queue_depth) = self.block_and_depth(&d, bssplit.as_ref())?;
         let threads = self.threads(d.threads)?;
         let size = opt_size(&self.size, "size")?;
         if let Some(s) = size {
@@ -310,21 +292,7 @@ impl RawWorkload {
             return Err(SpecError::field("read_pct", "must be between 0 and 100"));
         }
         let (sync_kind, data, engine, wait) = self.io_choices(&d)?;
-        let fsync_every = self.fsync_every.unwrap_or(0);
-        let fsync_at_end = self.fsync_at_end.unwrap_or(false);
-        if (fsync_every > 0 || fsync_at_end) && !pattern.writes() {
-            return Err(SpecError::field(
-                if fsync_every > 0 {
-                    "fsync_every"
-                } else {
-                    "fsync_at_end"
-                },
-                format!(
-                    "a {} workload writes nothing to flush; use a write pattern or drop the flag",
-                    pattern.name()
-                ),
-            ));
-        }
+        let (fsync_every, fsync_at_end) = self.fsync_flags(pattern)?;
         let (open_loop, slo) = if self.slo.is_some() {
             (None, Some(self.slo()?))
         } else {
@@ -374,6 +342,56 @@ impl RawWorkload {
             replay: replay.map(Box::new),
             steady,
         })
+    }
+
+    /// The block size (the largest of a `bssplit`, else `bs`) and the queue depth, each
+    /// within what the engine can issue.
+    fn block_and_depth(
+        &self,
+        d: &IoWorkload,
+        bssplit: Option<&BsSplit>,
+    ) -> Result<(u64, u32), SpecError> {
+        let block_size = match bssplit {
+            Some(b) => b.max_size(),
+            None => opt_size(&self.bs, "bs")?.unwrap_or(d.block_size),
+        };
+        if block_size == 0 {
+            return Err(SpecError::field(
+                "bs",
+                "block size must be at least 1 byte (e.g. 4k)",
+            ));
+        }
+        if block_size > MAX_BLOCK_SIZE {
+            return Err(SpecError::field("bs", "block size must be at most 256MiB"));
+        }
+        let queue_depth = self.qd.unwrap_or(d.queue_depth);
+        if queue_depth == 0 || queue_depth > MAX_QUEUE_DEPTH {
+            return Err(SpecError::field(
+                "qd",
+                format!("queue depth must be between 1 and {MAX_QUEUE_DEPTH}"),
+            ));
+        }
+        Ok((block_size, queue_depth))
+    }
+
+    /// `fsync_every` and `fsync_at_end`, refused on a pattern that writes nothing to flush.
+    fn fsync_flags(&self, pattern: Pattern) -> Result<(u32, bool), SpecError> {
+        let fsync_every = self.fsync_every.unwrap_or(0);
+        let fsync_at_end = self.fsync_at_end.unwrap_or(false);
+        if (fsync_every > 0 || fsync_at_end) && !pattern.writes() {
+            return Err(SpecError::field(
+                if fsync_every > 0 {
+                    "fsync_every"
+                } else {
+                    "fsync_at_end"
+                },
+                format!(
+                    "a {} workload writes nothing to flush; use a write pattern or drop the flag",
+                    pattern.name()
+                ),
+            ));
+        }
+        Ok((fsync_every, fsync_at_end))
     }
 
     /// The steady-state rounds, when asked: the figure, the round length and the limit.

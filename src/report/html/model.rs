@@ -494,6 +494,26 @@ fn default_title(c: &Comparison, records: &[RunRecord]) -> String {
     }
 }
 
+/// The setup facts equal in every run (said once above the table; unknown everywhere, not at
+/// all) and the keys of those that differ.
+fn common_and_varying(setups: &[RunSetup]) -> (Vec<Fact>, Vec<&'static str>) {
+    let mut common = Vec::new();
+    let mut varying = Vec::new();
+    if let Some(first) = setups.first() {
+        for (k, f) in first.facts.iter().enumerate() {
+            let all_same = setups.iter().all(|s| s.facts[k].value == f.value);
+            if all_same && setups.len() > 1 {
+                if f.value != "-" {
+                    common.push(f.clone());
+                }
+            } else if setups.iter().any(|s| s.facts[k].value != "-") {
+                varying.push(f.key);
+            }
+        }
+    }
+    (common, varying)
+}
+
 /// Builds the report of `runs` (at least one, in column order), without its notes: those are
 /// gathered from the finished model, which `html::build` does next.
 pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
@@ -526,21 +546,7 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         })
         .collect();
 
-    // Facts equal everywhere are said once; unknown everywhere, not at all.
-    let mut common = Vec::new();
-    let mut varying = Vec::new();
-    if let Some(first) = setups.first() {
-        for (k, f) in first.facts.iter().enumerate() {
-            let all_same = setups.iter().all(|s| s.facts[k].value == f.value);
-            if all_same && setups.len() > 1 {
-                if f.value != "-" {
-                    common.push(f.clone());
-                }
-            } else if setups.iter().any(|s| s.facts[k].value != "-") {
-                varying.push(f.key);
-            }
-        }
-    }
+    let (common, varying) = common_and_varying(&setups);
 
     let baseline = c.baseline;
     let workloads: Vec<WorkloadView> = workload_order(runs, baseline)

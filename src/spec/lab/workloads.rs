@@ -8,6 +8,8 @@ use crate::spec::locate::{Locator, list_of, split_commas};
 use crate::spec::profiles::{self, ProfileScale};
 use crate::spec::{Precondition, SpecError, SteadyState, SteadyValue, Suite};
 
+/// The `[workloads]` table read into what every layout runs; without it, the default profile
+/// three times.
 pub(super) fn parse_workloads(
     loc: &Locator,
     raw: Option<&Spanned<RawWorkloads>>,
@@ -46,23 +48,7 @@ pub(super) fn parse_workloads(
     let names = list_of(&w.profiles, split_commas);
     let mut suite = listed_workloads(loc, &at, w, &names, scale)?;
     let mut profiles_used = names;
-    // `replay = "mail.trace"`: the trace on every layout, its offsets wrapped into each
-    // layout's working set (layouts differ in size).
-    for t in list_of(&w.replay, split_commas) {
-        let stem = std::path::Path::new(&t)
-            .file_stem()
-            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-        let raw = crate::spec::RawWorkload {
-            name: Some(format!("replay-{stem}")),
-            replay: Some(t.clone()),
-            replay_map: Some("wrap".into()),
-            ..Default::default()
-        };
-        let valid = raw
-            .validate()
-            .map_err(|e| loc.err(at("replay"), "workloads.replay", e.msg))?;
-        suite.workloads.push(valid);
-    }
+    push_replays(loc, &at, w, &mut suite)?;
     let models = list_of(&w.model, split_commas);
     if suite.workloads.is_empty() && models.is_empty() {
         suite = profiles::profile("default", scale).unwrap_or_default();
@@ -87,33 +73,8 @@ pub(super) fn parse_workloads(
     } else {
         profiles_used.join("+")
     };
-    let repeat = match w.repeat {
-        None => 3,
-        Some(n) if (1..=1000).contains(&n) => n as u32,
-        Some(_) => {
-            return Err(loc.err(
-                at("repeat"),
-                "workloads.repeat",
-                "must be between 1 and 1000",
-            ));
-        }
-    };
-    if let Some(b) = &w.baseline {
-        if !layouts.iter().any(|l| &l.name == b) {
-            return Err(loc.err(
-                at("baseline"),
-                "workloads.baseline",
-                format!(
-                    "'{b}' is not a layout of this lab (layouts: {})",
-                    layouts
-                        .iter()
-                        .map(|l| l.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
-    }
+    let repeat = repeat_of(loc, &at, w)?;
+    check_baseline(loc, &at, w, layouts)?;
     let (precondition, steady) = pts(loc, &at, w)?;
     Ok(LabWorkloads {
         profiles: profiles_used,
@@ -126,6 +87,76 @@ pub(super) fn parse_workloads(
         precondition,
         steady,
     })
+}
+
+/// `replay = "mail.trace"`: the trace on every layout, its offsets wrapped into each layout's
+/// working set (layouts differ in size).
+fn push_replays(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+    suite: &mut Suite,
+) -> Result<(), SpecError> {
+    for t in list_of(&w.replay, split_commas) {
+        let stem = std::path::Path::new(&t)
+            .file_stem()
+            .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+        let raw = crate::spec::RawWorkload {
+            name: Some(format!("replay-{stem}")),
+            replay: Some(t.clone()),
+            replay_map: Some("wrap".into()),
+            ..Default::default()
+        };
+        let valid = raw
+            .validate()
+            .map_err(|e| loc.err(at("replay"), "workloads.replay", e.msg))?;
+        suite.workloads.push(valid);
+    }
+    Ok(())
+}
+
+/// The trials per workload: 3 unless `repeat` says, between 1 and 1000.
+fn repeat_of(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+) -> Result<u32, SpecError> {
+    match w.repeat {
+        None => Ok(3),
+        Some(n) if (1..=1000).contains(&n) => Ok(n as u32),
+        Some(_) => Err(loc.err(
+            at("repeat"),
+            "workloads.repeat",
+            "must be between 1 and 1000",
+        )),
+    }
+}
+
+/// `baseline` names a layout of this lab, or the error lists the layouts there are.
+fn check_baseline(
+    loc: &Locator,
+    at: &dyn Fn(&str) -> Option<usize>,
+    w: &RawWorkloads,
+    layouts: &[LayoutSpec],
+) -> Result<(), SpecError> {
+    let Some(b) = &w.baseline else {
+        return Ok(());
+    };
+    if layouts.iter().any(|l| &l.name == b) {
+        return Ok(());
+    }
+    Err(loc.err(
+        at("baseline"),
+        "workloads.baseline",
+        format!(
+            "'{b}' is not a layout of this lab (layouts: {})",
+            layouts
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 /// `[workloads] precondition`, `steady_state`, `round`, `max_rounds`: SNIA PTS on every
