@@ -265,7 +265,12 @@ fn pts(
             pattern,
             block_size: bs,
             queue_depth: 32,
-            read_pct,
+            // The share only a mixed pattern reads (a spec names it only there).
+            read_pct: if pattern.is_mixed() {
+                read_pct
+            } else {
+                IoWorkload::default().read_pct
+            },
             size: scale.size,
             runtime: Some(round),
             steady: steady.map(|figure| super::SteadyState {

@@ -5,7 +5,7 @@
 //!
 //! It is read off a [`Comparison`] by the layouts' names alone, so a lab's terminal output and
 //! a report of its stored runs give the same answer. "Significant" is the comparison's own
-//! test ([`crate::stats::ratio`]: the ratio's 95% interval excludes 1). A difference that is
+//! test ([`crate::stats::ratio()`]: the ratio's 95% interval excludes 1). A difference that is
 //! not significant does not pick a winner: among the combinations the fastest is not
 //! significantly better than, the one the sweep lists first (its first value of every key —
 //! list the default first) is named best.
