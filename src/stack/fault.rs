@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum FaultStep {
     /// After the data set is written and the healthy workloads ran, before a member is failed
-    /// (before the scrub on a layout that is not degraded).
+    /// (before the scrub on a layout that is not degraded). `healthy` in a spec says the same
+    /// where the layout is never degraded: what a layout does with a fault while whole.
     BeforeDegrade,
     /// While the replacement is being rebuilt (right after recovery starts, or at a chosen
     /// percent of md's recovery; a zfs resilver is held at its start while it strikes).
@@ -31,7 +32,7 @@ impl FaultStep {
     /// Parses the spec's word.
     pub fn parse(s: &str) -> Option<FaultStep> {
         match s {
-            "before_degrade" => Some(FaultStep::BeforeDegrade),
+            "before_degrade" | "healthy" => Some(FaultStep::BeforeDegrade),
             "rebuild" | "during_rebuild" => Some(FaultStep::Rebuild),
             "after_rebuild" => Some(FaultStep::AfterRebuild),
             _ => None,
@@ -201,5 +202,21 @@ impl Fault {
             ""
         };
         format!("{what} on member {}{every} {when}", self.member)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `healthy` is the word for a fault on the whole layout: the step before any member fails.
+    #[test]
+    fn healthy_is_the_step_before_degrade() {
+        assert_eq!(FaultStep::parse("healthy"), Some(FaultStep::BeforeDegrade));
+        assert_eq!(
+            FaultStep::parse("before_degrade"),
+            Some(FaultStep::BeforeDegrade)
+        );
+        assert_eq!(FaultStep::parse("whole"), None);
     }
 }

@@ -133,13 +133,15 @@ fn one(
     let at_s = f.at.as_deref().ok_or_else(|| {
         err(
             "at",
-            "missing; when: before_degrade, rebuild or after_rebuild".into(),
+            "missing; when: healthy (or before_degrade), rebuild or after_rebuild".into(),
         )
     })?;
     let at = FaultStep::parse(at_s).ok_or_else(|| {
         err(
             "at",
-            format!("unknown step '{at_s}' (use before_degrade, rebuild or after_rebuild)"),
+            format!(
+                "unknown step '{at_s}' (use healthy, before_degrade, rebuild or after_rebuild)"
+            ),
         )
     })?;
     let kind_s = f
