@@ -47,6 +47,10 @@ pub struct Cliff {
     pub recovered: bool,
     /// Bytes or operations per second.
     pub figure: SeriesFigure,
+    /// What the trial had done in its measured window before the fall (bytes, or operations):
+    /// where an SSD cache filled, the size of the cache the workload saw.
+    #[serde(default)]
+    pub done_before: f64,
 }
 
 impl Cliff {
@@ -57,8 +61,12 @@ impl Cliff {
             SeriesFigure::Bytes => (self.before / 1e6, self.after / 1e6, "MB/s"),
             SeriesFigure::Ops => (self.before, self.after, "ops/s"),
         };
+        let done = match self.figure {
+            SeriesFigure::Bytes => crate::units::format_bytes_si(self.done_before as u64),
+            SeriesFigure::Ops => format!("{:.0} ops", self.done_before),
+        };
         format!(
-            "throughput fell {:.0}% at {}s for {}s (from {b:.1} to {a:.1} {unit}){}",
+            "throughput fell {:.0}% at {}s for {}s (from {b:.1} to {a:.1} {unit}) after {done}{}",
             self.drop * 100.0,
             self.at_s,
             self.duration_s,
@@ -110,6 +118,7 @@ pub fn detect_cliffs(series: &[SeriesPoint]) -> Vec<Cliff> {
             drop: 1.0 - after / before,
             recovered: rec,
             figure,
+            done_before: v[..s].iter().sum(),
         });
     };
     // Start of the current regime: the level before a fall never reaches back past a cliff
@@ -177,8 +186,11 @@ mod tests {
         assert!((c.drop - 0.6).abs() < 1e-9);
         assert!(!c.recovered);
         assert_eq!(c.figure, SeriesFigure::Bytes);
+        // Six seconds at ~500 MB/s were done before the fall: the cache held 3 GB.
+        assert!((c.done_before - 3000e6).abs() < 1.0, "{}", c.done_before);
         assert!(
-            c.describe().contains("fell 60% at 6s for 4s"),
+            c.describe()
+                .contains("fell 60% at 6s for 4s (from 500.0 to 200.0 MB/s) after 3.00GB"),
             "{}",
             c.describe()
         );
