@@ -147,6 +147,13 @@ fs = "ext4"
         cliff.after / 1048576.0,
         THROTTLE >> 20
     );
+    // The cliff says the same of itself ("... after 67.11MB"): the bytes it counts before the
+    // fall are the series' own.
+    assert!(
+        (cliff.done_before - before as f64).abs() < 1.0,
+        "{} vs {before}",
+        cliff.done_before
+    );
     assert!(
         (CACHE / 2..=CACHE * 3 / 2).contains(&before),
         "the fall came after {before} bytes, not about the cache's {CACHE}: {mbs:?}"
