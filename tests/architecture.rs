@@ -542,6 +542,131 @@ fn crate_sources() -> (Vec<Source>, Vec<String>) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A layer in one place.
+
+/// A storage layer's type names, and the files that may name them: its own files and the
+/// registries that list every layer. A name anywhere else is a place a new layer would have to
+/// be added by hand. Held for the layers built on the one-layer design (the layers under each
+/// member and the writecache); the older layers still spread further (docs/architecture.md).
+struct LayerFiles {
+    layer: &'static str,
+    names: &'static [&'static str],
+    own: &'static [&'static str],
+}
+
+/// The registries: the availability list, the session's steps and the spec's sections.
+const REGISTRIES: [&str; 3] = [
+    "layout/registry.rs",
+    "layout/session/layers.rs",
+    "spec/lab/layout.rs",
+];
+
+/// Where the raw spec's fields live (one per section, as serde reads a layout table): the
+/// one place besides the registries a new section is added to.
+const RAW_SPEC: &str = "spec/lab/raw.rs";
+
+const MEMBER_LAYER_FILES: [&str; 5] = [
+    "spec/lab/integrity.rs",
+    "spec/lab/integrity_tests.rs",
+    "stack/member.rs",
+    "layout/member.rs",
+    "layout/session/member.rs",
+];
+
+const LAYER_FILES: [LayerFiles; 3] = [
+    LayerFiles {
+        layer: "dm-integrity",
+        names: &[
+            "Integrity",
+            "IntegrityOptions",
+            "IntegrityAlgorithm",
+            "IntegrityGeometry",
+            "RawIntegrity",
+        ],
+        own: &MEMBER_LAYER_FILES,
+    },
+    LayerFiles {
+        layer: "luks",
+        names: &["Luks", "LuksOptions", "RawLuks"],
+        own: &MEMBER_LAYER_FILES,
+    },
+    LayerFiles {
+        layer: "writecache",
+        names: &["Writecache"],
+        own: &[
+            "spec/lab/cache.rs",
+            "spec/lab/cache_tests.rs",
+            "stack/cache.rs",
+            "layout/cache.rs",
+            "layout/session/cache.rs",
+        ],
+    },
+];
+
+/// Each file outside `own`, the registries and the raw spec that names one of `names` in
+/// code (comments and strings left out), with the name.
+fn named_outside(sources: &[Source], names: &[&str], own: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources {
+        let p = s.path.as_str();
+        if own.contains(&p) || REGISTRIES.contains(&p) || p == RAW_SPEC {
+            continue;
+        }
+        let found: BTreeSet<String> = tokens(&s.text)
+            .into_iter()
+            .filter_map(|t| match t {
+                Tok::Ident(i) if names.contains(&i.as_str()) => Some(i),
+                _ => None,
+            })
+            .collect();
+        for n in found {
+            out.push(format!("src/{p}: {n}"));
+        }
+    }
+    out
+}
+
+/// dm-integrity, LUKS and the writecache are named only in their own files and the
+/// registries: a walker, a report or a planner that matched on them would be named here.
+#[test]
+fn a_layers_types_are_named_only_in_its_own_files_and_the_registries() {
+    let (sources, _) = crate_sources();
+    for l in &LAYER_FILES {
+        for f in l.own {
+            assert!(
+                sources.iter().any(|s| s.path == *f),
+                "{}: src/{f} does not exist (moved? update LAYER_FILES)",
+                l.layer
+            );
+        }
+        let outside = named_outside(&sources, l.names, l.own);
+        assert!(
+            outside.is_empty(),
+            "{}'s types named outside its own files and the registries:\n{}",
+            l.layer,
+            outside.join("\n")
+        );
+    }
+}
+
+/// The check sees a name in code and not in a comment or a string.
+#[test]
+fn a_layer_named_in_code_elsewhere_is_found() {
+    let sources = fixture(&[
+        ("stack/member.rs", "pub struct LuksOptions;\n"),
+        (
+            "report/text/lab.rs",
+            "// LuksOptions in a comment\nconst S: &str = \"Luks\";\nfn f(_: LuksOptions) {}\n",
+        ),
+        ("report/html/setup.rs", "// Luks\nfn g() {}\n"),
+    ]);
+    assert_eq!(
+        named_outside(&sources, &["Luks", "LuksOptions"], &["stack/member.rs"]),
+        ["src/report/text/lab.rs: LuksOptions"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // The crate.
 
 /// No module imports a later stage, no files import each other.

@@ -110,6 +110,14 @@ impl MemberLayer {
         }
     }
 
+    /// The word in a stack's short form (`md raid5 x3 over luks over integrity`).
+    pub fn short(&self) -> &'static str {
+        match self {
+            MemberLayer::Integrity(_) => "integrity",
+            MemberLayer::Luks(_) => "luks",
+        }
+    }
+
     /// Bytes this layer leaves of a `size`-byte device below it, as the kernel lays it out:
     /// dm-integrity keeps a journal of 1/128 of the device (at most 64 MiB, made by `format`
     /// whether it is used or not) and a tag per 512-byte sector; LUKS2 a 16 MiB header.
@@ -143,6 +151,7 @@ impl MemberLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stack::{FsKind, FsLayer, Layer, MdLevel, MdOptions, RaidLayer, Stack};
 
     #[test]
     fn names_parse_and_describe() {
@@ -164,6 +173,59 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&l).unwrap(),
             r#"{"type":"luks","cipher":"aes-xts-plain64","key_size":512}"#
+        );
+    }
+
+    /// Layers under each member sit bottom-most, sorted (integrity under LUKS),
+    /// named after the RAID layer top first, stored after the old fields only when present,
+    /// and shrink each member in the capacity the stack expects.
+    #[test]
+    fn member_layers_are_bottom_most_and_stored_only_when_present() {
+        let plain = Stack::new(
+            RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
+            4,
+            0,
+            false,
+            None,
+            FsLayer::plain(FsKind::Xfs),
+        );
+        let luks = MemberLayer::Luks(LuksOptions {
+            cipher: "aes-xts-plain64".into(),
+            key_size: 512,
+        });
+        let integrity = MemberLayer::Integrity(IntegrityOptions {
+            algorithm: IntegrityAlgorithm::Crc32c,
+            journal: true,
+        });
+        let s = plain
+            .clone()
+            .with_member_layers(vec![luks.clone(), integrity.clone()]);
+        assert_eq!(
+            s.layers()[..2],
+            [Layer::Member(integrity), Layer::Member(luks)]
+        );
+        assert_eq!(
+            s.describe(),
+            "md raid5 x4 over luks (aes-xts-plain64, 512-bit key) over dm-integrity (crc32c) > xfs"
+        );
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            json.ends_with(r#","under_members":[{"type":"integrity","algorithm":"crc32c","journal":true},{"type":"luks","cipher":"aes-xts-plain64","key_size":512}]}"#),
+            "{json}"
+        );
+        assert!(
+            !serde_json::to_string(&plain)
+                .unwrap()
+                .contains("under_members")
+        );
+        let back: Stack = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        // 1 GiB members: less than the bare disks give, by the journal, tags and header.
+        let bare = plain.expected_usable(1 << 30);
+        let under = s.expected_usable(1 << 30);
+        assert!(
+            under < bare - 3 * (16 << 20) && under > bare - 3 * (40 << 20),
+            "{under}"
         );
     }
 }

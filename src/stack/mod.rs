@@ -426,10 +426,7 @@ impl Stack {
         let mut out = self.short_pool(raid);
         for m in self.member_layers().iter().rev() {
             out.push_str(" over ");
-            out.push_str(match m {
-                MemberLayer::Integrity(_) => "integrity",
-                MemberLayer::Luks(_) => "luks",
-            });
+            out.push_str(m.short());
         }
         out
     }
@@ -659,59 +656,5 @@ mod tests {
         assert_eq!(s.disks(), 4);
         let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
-    }
-
-    /// Layers under each member sit bottom-most, sorted (integrity under LUKS),
-    /// named after the RAID layer top first, stored after the old fields only when present,
-    /// and shrink each member in the capacity the stack expects.
-    #[test]
-    fn member_layers_are_bottom_most_and_stored_only_when_present() {
-        use member::{IntegrityAlgorithm, IntegrityOptions, LuksOptions};
-        let plain = Stack::new(
-            md(MdLevel::Raid5),
-            4,
-            0,
-            false,
-            None,
-            FsLayer::plain(FsKind::Xfs),
-        );
-        let luks = MemberLayer::Luks(LuksOptions {
-            cipher: "aes-xts-plain64".into(),
-            key_size: 512,
-        });
-        let integrity = MemberLayer::Integrity(IntegrityOptions {
-            algorithm: IntegrityAlgorithm::Crc32c,
-            journal: true,
-        });
-        let s = plain
-            .clone()
-            .with_member_layers(vec![luks.clone(), integrity.clone()]);
-        assert_eq!(
-            s.layers()[..2],
-            [Layer::Member(integrity), Layer::Member(luks)]
-        );
-        assert_eq!(
-            s.describe(),
-            "md raid5 x4 over luks (aes-xts-plain64, 512-bit key) over dm-integrity (crc32c) > xfs"
-        );
-        let json = serde_json::to_string(&s).unwrap();
-        assert!(
-            json.ends_with(r#","under_members":[{"type":"integrity","algorithm":"crc32c","journal":true},{"type":"luks","cipher":"aes-xts-plain64","key_size":512}]}"#),
-            "{json}"
-        );
-        assert!(
-            !serde_json::to_string(&plain)
-                .unwrap()
-                .contains("under_members")
-        );
-        let back: Stack = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, s);
-        // 1 GiB members: less than the bare disks give, by the journal, tags and header.
-        let bare = plain.expected_usable(G);
-        let under = s.expected_usable(G);
-        assert!(
-            under < bare - 3 * (16 << 20) && under > bare - 3 * (40 << 20),
-            "{under}"
-        );
     }
 }
