@@ -1455,7 +1455,18 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
 #[test]
 fn dry_run_of_the_tuning_example_builds_each_combination() {
     let w = World::new("labtest");
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab-tuning.toml");
+    // The example as written, less its disks' throttles: those are the VM's (a host dry run
+    // refuses them, rightly), and nothing below depends on them.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab-tuning.toml"),
+    )
+    .unwrap();
+    let start = text
+        .find("\nslow = [")
+        .expect("the example throttles its disks");
+    let end = start + text[start..].find("\n]\n").expect("the end of slow") + 3;
+    let spec = w.db.path().join("lab-tuning.toml");
+    std::fs::write(&spec, format!("{}{}", &text[..start + 1], &text[end..])).unwrap();
     let out = w.lab(&[
         spec.to_str().unwrap(),
         "--dry-run",
