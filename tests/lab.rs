@@ -1466,7 +1466,7 @@ fn dry_run_of_the_tuning_example_builds_each_combination() {
         .expect("the example throttles its disks");
     let end = start + text[start..].find("\n]\n").expect("the end of slow") + 3;
     let spec = w.db.path().join("lab-tuning.toml");
-    std::fs::write(&spec, format!("{}{}", &text[..start + 1], &text[end..])).unwrap();
+    std::fs::write(&spec, format!("{}{}", &text[..=start], &text[end..])).unwrap();
     let out = w.lab(&[
         spec.to_str().unwrap(),
         "--dry-run",
