@@ -78,29 +78,10 @@ pub(super) fn outcome_table(o: &mut String, r: &Report, lab: &LabView) {
 
 #[cfg(test)]
 mod tests {
-    use crate::sample::RunRecord;
     use crate::sample::fault_outcome::FaultOutcome;
     use crate::sample::layout_record::{IntegrityRecord, LayoutRecord};
 
-    fn lab_run(label: &str, layout: LayoutRecord) -> RunRecord {
-        RunRecord {
-            id: format!("id-{label}"),
-            status: crate::sample::RunStatus::Complete,
-            started_unix_ms: 1_700_000_000_000,
-            ended_unix_ms: Some(1_700_000_001_000),
-            command_line: vec!["iolab".into(), "lab".into()],
-            label: Some(label.into()),
-            note: None,
-            lab_id: Some("ab12cd".into()),
-            layout: Some(layout),
-            suite_name: "lab".into(),
-            system: crate::system::SystemInfo::default(),
-            target: crate::target::TargetInfo::directory("/mnt".into()),
-            workloads: Vec::new(),
-            notes: Vec::new(),
-            error: None,
-        }
-    }
+    use super::super::notes::tests::lab_run;
 
     /// The text of each row of the table headed `Fault outcomes`, cells joined by ` | `.
     fn table_rows(html: &str) -> Vec<String> {

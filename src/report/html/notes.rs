@@ -335,7 +335,7 @@ fn sample_notes(n: &mut Notes, header: &str, run: &RunRecord) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::sample::layout_record::{IntegrityRecord, LayoutRecord};
     use crate::stack::cache::{CacheFailure, CacheKind, CacheMode};
@@ -350,7 +350,8 @@ mod tests {
         assert_eq!(classify("dropped caches before each trial"), Severity::Info);
     }
 
-    fn lab_run(label: &str, layout: LayoutRecord) -> RunRecord {
+    /// A stored lab run of one layout, for the report's tests.
+    pub(in crate::report::html) fn lab_run(label: &str, layout: LayoutRecord) -> RunRecord {
         RunRecord {
             id: format!("id-{label}"),
             status: crate::sample::RunStatus::Complete,
