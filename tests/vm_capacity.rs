@@ -11,24 +11,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::vm::{SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
+use common::vm::{SEQ_WRITE_1M, VmLab, cached_zfs_module, layout, vm_or_skip, workloads_tail};
 use common::{LoopDev, have_tool, skip};
 
-/// A zfs module cached for the VM's Debian 6.1 kernel (as tests/vm_zfs.rs finds it).
+/// ZFS's tools on the host and a zfs module cached for the VM's kernel.
 fn zfs_in_the_vm() -> bool {
-    let root = std::env::var_os("IOLAB_ZFS_CACHE")
-        .map_or_else(|| PathBuf::from("/var/cache/iolab/zfs"), PathBuf::from);
-    have_tool("zpool")
-        && std::fs::read_dir(root).is_ok_and(|d| {
-            d.flatten().any(|e| {
-                let p = e.path();
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("6.1.0"))
-                    && p.join("zfs.ko").is_file()
-            })
-        })
+    have_tool("zpool") && cached_zfs_module().is_some()
 }
 
 const MD_LAYOUTS: &str = r#"

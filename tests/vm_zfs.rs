@@ -8,46 +8,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 
 use common::vm::{
-    RAND_READ_4K, SEQ_WRITE_1M, assert_cut_lost_nothing, layout, run_vm_lab, vm_or_skip,
-    workloads_tail, write_lab_spec,
+    RAND_READ_4K, SEQ_WRITE_1M, assert_cut_lost_nothing, layout, run_vm_lab, workloads_tail,
+    write_lab_spec, zfs_vm_or_skip,
 };
 use common::*;
-
-const KERNEL: &str = "6.1.0";
-
-/// The cache directory of a built zfs module for any Debian 6.1 kernel, when there is one.
-fn cached_module() -> Option<PathBuf> {
-    let root = std::env::var_os("IOLAB_ZFS_CACHE")
-        .map_or_else(|| PathBuf::from("/var/cache/iolab/zfs"), PathBuf::from);
-    std::fs::read_dir(root)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(KERNEL))
-                && p.join("zfs.ko").is_file()
-                && p.join("spl.ko").is_file()
-        })
-}
-
-fn zfs_vm_or_skip() -> bool {
-    if !vm_or_skip(&[("zpool", "zfsutils-linux")]) {
-        return false;
-    }
-    if cached_module().is_none() {
-        skip(
-            &kind::tool("zfs-dkms"),
-            "no zfs module cached for the VM's kernel (run scripts/zfs-module as root)",
-        );
-        return false;
-    }
-    true
-}
 
 /// One boot at a time (as in tests/vm.rs: two emulated guests on two cores slow each other).
 static VM: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -107,7 +75,7 @@ fn vm_iolab(dir: &Path, state: &Path) -> Iolab {
 
 #[test]
 fn zfs_pools_build_resilver_scrub_and_verify_in_the_vm() {
-    if !zfs_vm_or_skip() {
+    if !zfs_vm_or_skip(&[("zpool", "zfsutils-linux")]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -204,7 +172,7 @@ const DRAID_SHAPES: [(&str, u32); 3] = [
 
 #[test]
 fn draid_pools_hold_what_the_planner_says() {
-    if !zfs_vm_or_skip() {
+    if !zfs_vm_or_skip(&[("zpool", "zfsutils-linux")]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -309,7 +277,7 @@ faults = [{ member = 0, at = "rebuild", kind = "corrupt", offset = "5MiB", lengt
 
 #[test]
 fn a_second_fault_during_the_resilver_loses_raidz1_data_not_raidz2() {
-    if !zfs_vm_or_skip() {
+    if !zfs_vm_or_skip(&[("zpool", "zfsutils-linux")]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -415,7 +383,7 @@ powercut = { cuts = 2, then = "fail-member", window = "2s", seed = 1 }
 /// cuts shows the write hole: tests/vm_powercut.rs).
 #[test]
 fn a_raidz1_pool_comes_back_from_power_cuts_without_a_write_hole() {
-    if !zfs_vm_or_skip() {
+    if !zfs_vm_or_skip(&[("zpool", "zfsutils-linux")]) {
         return;
     }
     let _one = VM.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

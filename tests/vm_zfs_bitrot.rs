@@ -12,40 +12,9 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use common::vm::{SEQ_WRITE_1M, VmLab, layout, vm_or_skip, workloads_tail};
-use common::*;
-
-/// The cache directory of a built zfs module for any Debian 6.1 kernel, when there is one.
-fn cached_module() -> Option<PathBuf> {
-    let root = std::env::var_os("IOLAB_ZFS_CACHE")
-        .map_or_else(|| PathBuf::from("/var/cache/iolab/zfs"), PathBuf::from);
-    std::fs::read_dir(root)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("6.1.0"))
-                && p.join("zfs.ko").is_file()
-        })
-}
-
-fn zfs_vm_or_skip() -> bool {
-    if !vm_or_skip(&[("zpool", "zfsutils-linux"), ("zdb", "zfsutils-linux")]) {
-        return false;
-    }
-    if cached_module().is_none() {
-        skip(
-            &kind::tool("zfs-dkms"),
-            "no zfs module cached for the VM's kernel (run scripts/zfs-module as root)",
-        );
-        return false;
-    }
-    true
-}
+use common::vm::{SEQ_WRITE_1M, VmLab, layout, workloads_tail, zfs_vm_or_skip};
 
 /// One corrupt fault of 256 KiB under file data on member 1, `copies` as given.
 fn fault(copies: &str) -> String {
@@ -82,7 +51,7 @@ fn layouts() -> String {
 
 /// The one lab run every test here reads (one VM boot for all of them).
 static LAB: LazyLock<Option<serde_json::Value>> = LazyLock::new(|| {
-    if !zfs_vm_or_skip() {
+    if !zfs_vm_or_skip(&[("zpool", "zfsutils-linux"), ("zdb", "zfsutils-linux")]) {
         return None;
     }
     let lab = VmLab::new("iolab-vmzfsrot");

@@ -43,6 +43,39 @@ pub(crate) fn vm_or_skip(extra: &[(&str, &str)]) -> bool {
     kernel
 }
 
+/// The cache directory of a zfs module built for the VM's Debian 6.1 kernel (`zfs.ko` and
+/// `spl.ko`, as `scripts/zfs-module` leaves them), when there is one.
+pub(crate) fn cached_zfs_module() -> Option<PathBuf> {
+    let root = std::env::var_os("IOLAB_ZFS_CACHE")
+        .map_or_else(|| PathBuf::from("/var/cache/iolab/zfs"), PathBuf::from);
+    std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("6.1.0"))
+                && p.join("zfs.ko").is_file()
+                && p.join("spl.ko").is_file()
+        })
+}
+
+/// [`vm_or_skip`] with ZFS's tools among `extra`, and a cached zfs module for the guest;
+/// skips with the reason otherwise.
+pub(crate) fn zfs_vm_or_skip(extra: &[(&str, &str)]) -> bool {
+    if !vm_or_skip(extra) {
+        return false;
+    }
+    if cached_zfs_module().is_none() {
+        skip(
+            &kind::tool("zfs-dkms"),
+            "no zfs module cached for the VM's kernel (run scripts/zfs-module as root)",
+        );
+        return false;
+    }
+    true
+}
+
 /// Writes `DIR/FILE`: lab `name` on 5 sparse loop disks of 256 MiB in `disks`, then `body`
 /// (layouts and workloads).
 pub(crate) fn write_lab_spec(
