@@ -297,6 +297,17 @@ pub fn raidz_columns(
 type OnChild = (usize, u64, u64, Option<u64>);
 
 impl TopVdev {
+    /// The raidz columns of a block of `psize` bytes at `dva` on this vdev (`np` parity).
+    fn raidz_columns(&self, dva: &Dva, psize: u64, np: u64) -> Vec<Column> {
+        raidz_columns(
+            dva.offset,
+            psize,
+            self.children.len() as u64,
+            np,
+            self.ashift,
+        )
+    }
+
     /// Where block bytes `[from, from + len)` of a block of `psize` bytes at `dva` lie on
     /// this vdev's children (every mirror child; on raidz the data columns), and with
     /// `parity` also the parity that covers them (the same rows of the parity columns).
@@ -308,13 +319,7 @@ impl TopVdev {
                 .map(|c| (c, dva.offset + from, len, Some(from)))
                 .collect(),
             Shape::Raidz(np) => {
-                let cols = raidz_columns(
-                    dva.offset,
-                    psize,
-                    self.children.len() as u64,
-                    *np,
-                    self.ashift,
-                );
+                let cols = self.raidz_columns(dva, psize, *np);
                 let mut out = Vec::new();
                 let mut at = 0u64; // block byte at the start of this data column
                 for c in cols.iter().filter(|c| !c.parity) {
@@ -344,13 +349,7 @@ impl TopVdev {
     fn whole(&self, dva: &Dva, psize: u64) -> Vec<OnChild> {
         match &self.shape {
             Shape::Raidz(np) => {
-                let cols = raidz_columns(
-                    dva.offset,
-                    psize,
-                    self.children.len() as u64,
-                    *np,
-                    self.ashift,
-                );
+                let cols = self.raidz_columns(dva, psize, *np);
                 let mut out = Vec::new();
                 let mut at = 0u64;
                 for c in &cols {
