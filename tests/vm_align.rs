@@ -113,20 +113,7 @@ fn lvm_and_xfs_over_md5_are_checked_and_a_wrong_su_is_flagged_with_its_fix() {
     );
     assert_eq!(layer(bad, "lvm")["aligned"], true, "{bad:#}");
     // The stored run keeps the finding with its layout.
-    let run = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["layout"] == "md5-wrong-su")
-        .and_then(|r| r["run_id"].as_str())
-        .expect("the misaligned layout's run")
-        .to_string();
-    let doc = lab
-        .iolab()
-        .args(["show", &run, "--json"])
-        .run()
-        .success()
-        .json();
+    let doc = lab.shown_run(&v, "md5-wrong-su");
     assert!(
         doc["layout"]["alignment"]
             .to_string()

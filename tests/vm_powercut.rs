@@ -163,16 +163,7 @@ fn md_raid5_write_hole_after_a_cut_and_ppl_closes_it_where_md_replays_its_log() 
         assert_eq!(c["judgement"]["read_errors"], 0, "{c:#}");
     }
     // The verdict is in the store with the layout's run.
-    let run = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["layout"] == "md5-ppl")
-        .and_then(|r| r["run_id"].as_str())
-        .expect("md5-ppl's run")
-        .to_string();
-    let shown = lab.iolab().args(["show", &run, "--json"]).run();
-    let doc = shown.success().json();
+    let doc = lab.shown_run(&v, "md5-ppl");
     assert_eq!(
         doc["layout"]["power"]["cuts"].as_array().map(Vec::len),
         Some(2),

@@ -65,20 +65,7 @@ fn an_md_tunable_sweep_builds_each_array_tuned_as_its_combination_says() {
         );
     }
     // The stored run records the tunables with its layout.
-    let run = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["layout"] == names[3])
-        .and_then(|r| r["run_id"].as_str())
-        .expect("the last combination's run")
-        .to_string();
-    let doc = lab
-        .iolab()
-        .args(["show", &run, "--json"])
-        .run()
-        .success()
-        .json();
+    let doc = lab.shown_run(&v, names[3]);
     let stack = doc["layout"]["stack"].to_string();
     assert!(
         stack.contains("\"stripe_cache_size\":4096") && stack.contains("\"group_thread_cnt\":2"),
@@ -123,20 +110,7 @@ fn read_ahead_and_the_members_scheduler_read_back_as_set() {
         stack.contains("read-ahead 4MiB") && stack.contains("members' scheduler none"),
         "{stack}"
     );
-    let run = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["layout"] == "md5-ra")
-        .and_then(|r| r["run_id"].as_str())
-        .expect("the layout's run")
-        .to_string();
-    let doc = lab
-        .iolab()
-        .args(["show", &run, "--json"])
-        .run()
-        .success()
-        .json();
+    let doc = lab.shown_run(&v, "md5-ra");
     assert_eq!(
         doc["layout"]["tunables"],
         "stripe_cache_size 256, group_thread_cnt 0, read_ahead_kb 4096, scheduler none",

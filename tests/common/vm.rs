@@ -265,6 +265,23 @@ impl VmLab {
         (code, v, stderr)
     }
 
+    /// `iolab show --json` of the stored run of layout `name` in the lab's JSON document `v`.
+    pub(crate) fn shown_run(&self, v: &serde_json::Value, name: &str) -> serde_json::Value {
+        let run = v["runs"]
+            .as_array()
+            .expect("the lab's runs")
+            .iter()
+            .find(|r| r["layout"] == name)
+            .and_then(|r| r["run_id"].as_str())
+            .unwrap_or_else(|| panic!("{name}'s run"))
+            .to_string();
+        self.iolab()
+            .args(["show", &run, "--json"])
+            .run()
+            .success()
+            .json()
+    }
+
     /// Nothing of a VM lab is left: no backing files, no state file, no qemu on our disks.
     pub(crate) fn assert_nothing_left(&self) {
         let files: Vec<String> = std::fs::read_dir(&self.disks)
