@@ -1567,7 +1567,7 @@ fn pts_steady(v: &[f64], end: usize) -> bool {
 /// table says each layout's verdict, the JSON carries it. The workload is paced by a 5 ms
 /// think time, so its rate is the clock's, not the busy machine's: steady in PTS's least 5.
 #[test]
-fn a_lab_with_steady_state_records_rounds_per_layout_and_says_steady_or_not() {
+fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_stored() {
     need_root_and_loop!();
     let w = World::new("labsteady");
     let dir = tempfile::tempdir().unwrap();
