@@ -164,7 +164,7 @@ fn better(a: f64, b: f64, higher: bool) -> bool {
 }
 
 /// Among `idx` (entries with a figure, in sweep order), the one named best: the first whose
-/// difference to the fastest is not significant; and the fastest.
+/// difference to the fastest is not significant; and the fastest (the first of equal medians).
 fn pick_best(
     summaries: &[Option<&Summary>],
     idx: &[usize],
