@@ -1560,6 +1560,20 @@ fn pts_steady(v: &[f64], end: usize) -> bool {
     (hi - lo) / mean <= 0.20 && slope.abs() * 4.0 / mean <= 0.10
 }
 
+/// The precondition prepared each layout: the comparison's rows are the workload's only.
+fn assert_no_precondition_row(v: &Value) {
+    let compared: Vec<&str> = v["comparison"]["rows"]
+        .as_array()
+        .expect("a comparison")
+        .iter()
+        .map(|r| r["workload"].as_str().unwrap())
+        .collect();
+    assert!(
+        !compared.is_empty() && compared.iter().all(|&w| w == "rr"),
+        "{compared:?}"
+    );
+}
+
 /// In the lab: `[workloads] precondition = true` and `steady_state` give every
 /// layout's closed-loop workloads PTS's rounds. Each layout's stored run holds its
 /// precondition (the working set written twice) and the rounds, ending at the first window
@@ -1594,6 +1608,7 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
         out.stderr
     );
     let lab_id = v["lab_id"].as_str().unwrap().to_string();
+    assert_no_precondition_row(&v);
     let judged = v["steady"].as_array().unwrap();
     let labels: Vec<&str> = judged
         .iter()
@@ -1640,10 +1655,11 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
             "{label}: rounds {rounds:.0?}: {}",
             mine["steadiness"]["steady_at"]
         );
-        match first {
-            Some(end) => assert_eq!(rounds.len(), end, "{label}: ran past its steady window"),
-            None => assert_eq!(rounds.len(), 7, "{label}: stopped before max_rounds"),
-        }
+        assert_eq!(
+            rounds.len(),
+            first.unwrap_or(7),
+            "{label}: ran past its window"
+        );
         assert_eq!(
             mine["steadiness"]["steady_at"].as_u64(),
             first.map(|e| e as u64),
@@ -1657,8 +1673,15 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
             "{label}: a paced workload is steady in 5: {rounds:?}"
         );
     }
+    assert_table_says_steady(&w, &p);
+    w.assert_clean(&lab_id);
+}
+
+/// The lab's table of the steady-state spec `p`: no precondition row, each layout's verdict.
+fn assert_table_says_steady(w: &World, p: &Path) {
     let table = w.lab(&[p.to_str().unwrap()]);
     assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(!table.stdout.contains("| precondition"), "{}", table.stdout);
     for l in ["ext4-single", "xfs-single"] {
         assert!(
             table.stdout.contains(&format!(
@@ -1668,5 +1691,4 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
             table.stdout
         );
     }
-    w.assert_clean(&lab_id);
 }

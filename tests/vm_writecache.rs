@@ -78,13 +78,25 @@ fill = "16MiB"
 
 /// The cache that fills: a 64 MiB writecache in front of md RAID1 whose two members the VM
 /// throttles to 8 MiB/s each, the cache disk left fast; a sequential 1 MiB direct write of a
-/// 192 MiB file for 12 s. The cache takes writes at its own speed until it is full, then only
-/// as fast as it writes back to the array. The run's per-second series (as stored) has a
-/// cliff (stats::detect_cliffs): the bytes written before it are the cache's size give or take
-/// (0.5x to 1.5x: the cache still holds mkfs's writes when the workload starts — below the
-/// half-full mark where dm-writecache starts writing back, nothing pushes them out — and it
-/// writes back while it fills), and the rate after it is the throttle's within 10%.
-/// Measured under TCG: 38 MiB in the first second, then 8.0 MiB/s every second after.
+/// 320 MiB file (on 512 MiB disks) in SNIA PTS rounds of 4 s (`steady_state = "bw"`) until
+/// steady. The file is larger than all eight rounds can write: a write that wraps around to
+/// the file's first blocks finds them still in the cache and takes ~40 MiB at the cache's
+/// speed (seen with a 192 MiB file: a burst every 20 s), which is the device's truth for that
+/// workload but not the array's rate this test checks. The cache
+/// takes writes at its own speed until it is full, then only as fast as it writes back to the
+/// array. The first round's per-second series (as stored) has a cliff
+/// (stats::detect_cliffs): the bytes written before it are the cache's size give or take
+/// (0.25x to 1.5x: the cache still holds mkfs's and the file's layout writes when the
+/// workload starts — below the half-full mark where dm-writecache starts writing back, nothing
+/// pushes them out — and it writes back while it fills; measured 38 MiB with a 192 MiB file,
+/// 22 MiB with this one), and the rate after it is the throttle's within 10%. The
+/// rounds after it are the array's: steady is called only in a window after the cliff's
+/// round, and its mean is the throttle's within 5%. Each round continues the last
+/// (`runner::io::run_io_round`): when each round restarted at the file's first block, every
+/// round began with the cache's 23 MiB burst again and the rounds were steady at 11.75 MiB/s,
+/// 47% over the array's rate.
+/// Measured under KVM: 24 MiB in the first second, then 8 MiB/s every second after; rounds
+/// 12.00, 8.00, 8.00, 8.25, 8.25, 8.00 MiB/s: steady at round 6 (rounds 2-6), mean 8.10.
 #[test]
 fn a_small_writecache_over_a_throttled_array_fills_and_falls_to_the_array() {
     if !vm_or_skip(&[]) {
@@ -101,8 +113,12 @@ fs = "ext4"
 
 "#
     .to_string()
-        + &workloads_tail("192MiB", "12s", &[SEQ_WRITE_1M]);
-    let spec = lab.spec(&body);
+        + &workloads_tail("320MiB", "4s", &[SEQ_WRITE_1M]).replacen(
+            "repeat = 1\n",
+            "repeat = 1\nsteady_state = \"bw\"\nmax_rounds = 8\n",
+            1,
+        );
+    let spec = lab.sized_spec("512MiB", &body);
     let slow = format!(
         "\nslow = [{{ disk = 0, bandwidth = \"{t}MiB\" }}, {{ disk = 1, bandwidth = \"{t}MiB\" }}]\n\n",
         t = THROTTLE >> 20
@@ -155,7 +171,7 @@ fs = "ext4"
         cliff.done_before
     );
     assert!(
-        (CACHE / 2..=CACHE * 3 / 2).contains(&before),
+        (CACHE / 4..=CACHE * 3 / 2).contains(&before),
         "the fall came after {before} bytes, not about the cache's {CACHE}: {mbs:?}"
     );
     let t = THROTTLE as f64;
@@ -165,7 +181,64 @@ fs = "ext4"
         cliff.after
     );
     assert!(cliff.before > 2.0 * t, "{cliff:?}");
+    assert_steady_after_the_cliff(&v, w, THROTTLE as f64);
     lab.assert_nothing_left();
+}
+
+/// The rounds of the fill test: steady only in a window after the cliff's round, at the
+/// array's throttle `t` (bytes per second) within 5%. The pauses between rounds are printed:
+/// 0.4-0.6 s in the VM, and the rounds after them showed no burst (the cache wrote back
+/// nothing a pause's worth of writes could use).
+fn assert_steady_after_the_cliff(v: &serde_json::Value, w: &iolab::sample::WorkloadRecord, t: f64) {
+    let gaps: Vec<i64> = w
+        .trials
+        .windows(2)
+        .map(|t| {
+            t[1].started_unix_ms as i64
+                - (t[0].started_unix_ms + t[0].elapsed_ns / 1_000_000) as i64
+        })
+        .collect();
+    eprintln!("ms between rounds: {gaps:?}");
+    for t in &w.trials {
+        eprintln!(
+            "round {}: {:?}",
+            t.trial,
+            t.series
+                .iter()
+                .map(|p| p.bytes as f64 / 1048576.0)
+                .collect::<Vec<_>>()
+        );
+    }
+    let judged = v["steady"].as_array().expect("the steady-state verdicts");
+    assert_eq!(judged.len(), 1, "{judged:#?}");
+    let st = &judged[0]["steadiness"];
+    let rounds: Vec<f64> = st["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    eprintln!(
+        "rounds (MiB/s): {:.2?}",
+        rounds.iter().map(|r| r / 1048576.0).collect::<Vec<_>>()
+    );
+    assert_eq!(rounds.len(), w.trials.len(), "a round per stored trial");
+    let at = st["steady_at"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("never steady: {st:#}"));
+    assert_eq!(
+        rounds.len() as u64,
+        at,
+        "the rounds stop at the steady window"
+    );
+    let first = st["window"]["first_round"].as_u64().unwrap();
+    assert!(first >= 2, "the cliff's round is no steady figure: {st:#}");
+    let mean = st["window"]["mean"].as_f64().unwrap();
+    eprintln!("steady window mean {:.2} MiB/s", mean / 1048576.0);
+    assert!(
+        (mean - t).abs() <= 0.05 * t,
+        "steady at {mean:.0} B/s, not the throttle's {t} within 5%: {st:#}"
+    );
 }
 
 /// The one run the host's store keeps for layout `name`.

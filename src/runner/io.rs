@@ -90,6 +90,24 @@ pub fn run_io_trial(
     name: &str,
     trial: u32,
 ) -> Result<TrialSample, IoRunError> {
+    run_io_round(w, file, ctl, name, trial, None).map(|(sample, _)| sample)
+}
+
+/// Runs one trial, or with `after` (each worker's cursor from the round before) one
+/// steady-state round that continues the last: sequential streams go on where they stopped.
+/// PTS's rounds are one workload measured in slices; a restart at the first block would
+/// rewrite what a cache in front of the device still holds and flatter every round after the
+/// first. (The quiet pause before a trial stays: without it a throttle's open slice credits
+/// the idle time between rounds, measured +9% on 1 s rounds; with it a cache writes back
+/// during the pause, see docs/steady-state.md.) Returns the sample and each worker's cursor.
+pub fn run_io_round(
+    w: &IoWorkload,
+    file: &IoFile,
+    ctl: &Control,
+    name: &str,
+    trial: u32,
+    after: Option<&[u64]>,
+) -> Result<(TrialSample, Vec<u64>), IoRunError> {
     let direct = w.direct && file.direct_ok;
     let size = file.size;
     let regs = thread_regions(w, file);
@@ -140,6 +158,7 @@ pub fn run_io_trial(
                     intervals: tx.clone(),
                     pool,
                     replay: plan.as_ref(),
+                    resume: after.and_then(|c| c.get(i)).copied().unwrap_or(0),
                 };
                 s.spawn(move || worker_main(&p))
             })
@@ -161,6 +180,7 @@ pub fn run_io_trial(
     if w.engine != EngineKind::Null {
         note_io_end();
     }
+    let cursors: Vec<u64> = outs.iter().map(|o: &WorkerOut| o.cursor).collect();
     let mut sample = merge(
         outs,
         w,
@@ -178,7 +198,7 @@ pub fn run_io_trial(
             pt.p99_ns = Some(p99);
         }
     }
-    Ok(sample)
+    Ok((sample, cursors))
 }
 
 /// The part of the file each worker thread works in, placed at the file's offset on the target.

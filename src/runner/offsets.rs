@@ -109,6 +109,23 @@ impl Offsets {
         self
     }
 
+    /// The same generator continuing a sequential stream at block `cursor` (a steady-state
+    /// round goes on where the last one stopped: restarting at the first block would rewrite
+    /// what a cache in front of the device still holds). Random and holed streams are left
+    /// as they are.
+    #[must_use]
+    pub fn resume(mut self, cursor: u64) -> Offsets {
+        if !self.random && self.skip == 0 {
+            self.next = cursor % self.blocks;
+        }
+        self
+    }
+
+    /// The block a sequential stream gives next (see [`Offsets::resume`]).
+    pub fn cursor(&self) -> u64 {
+        self.next
+    }
+
     /// The next IO's offset and length, for a read (`true`) or a write.
     #[inline]
     pub fn next_io(&mut self, is_read: bool) -> (u64, u32) {
@@ -429,6 +446,29 @@ mod tests {
         );
         let v: Vec<u64> = (0..5).map(|_| o.next_offset()).collect();
         assert_eq!(v, vec![8192, 12288, 16384, 8192, 12288]);
+    }
+
+    /// A steady-state round goes on where the last stopped: the cursor a stream ends at
+    /// is where the resumed one starts (wrapping at the region's end); random streams draw
+    /// as before.
+    #[test]
+    fn a_resumed_sequential_stream_continues_at_its_cursor() {
+        let r = Region {
+            start: 8192,
+            len: 4 * 4096,
+        };
+        let mut a = Offsets::new(r, 4096, false, 1);
+        a.next_offset();
+        a.next_offset();
+        a.next_offset();
+        assert_eq!(a.cursor(), 3);
+        let mut b = Offsets::new(r, 4096, false, 1).resume(a.cursor());
+        let v: Vec<u64> = (0..3).map(|_| (b.next_offset() - 8192) / 4096).collect();
+        assert_eq!(v, [3, 0, 1]);
+        assert_eq!(Offsets::new(r, 4096, false, 1).resume(9).cursor(), 1);
+        let mut x = Offsets::new(r, 4096, true, 7);
+        let mut y = Offsets::new(r, 4096, true, 7).resume(2);
+        assert!((0..8).all(|_| x.next_offset() == y.next_offset()));
     }
 
     /// fio's `rw=write:112k` with `bs=16k` on 1 MiB (its log: 0, 128k, ... 896k, 0), here in a

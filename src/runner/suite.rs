@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use crate::spec::{IoWorkload, Pattern, Suite, Workload, WorkloadKind};
 use crate::target::{Target, TargetError, TargetKind};
 
-use super::io::{Control, IoFile, run_io_trial};
+use super::io::{Control, IoFile, run_io_round, run_io_trial};
 use super::prepare::TestFile;
 use super::verify::VerifyTable;
 
@@ -417,11 +417,15 @@ impl SuiteRun<'_> {
         });
         let index = self.records.len() - 1;
         let mut judged = None;
+        // Each round continues the one before (see `run_io_round`).
+        let mut cursors: Option<Vec<u64>> = None;
         for n in 1..=st.max_rounds {
             self.check_stop()?;
             self.sink.trial_start(index, w, n, st.max_rounds);
             self.ctl.counters.reset();
-            let sample = run_io_trial(&round, file, self.ctl, &w.name, n)?;
+            let (sample, next) =
+                run_io_round(&round, file, self.ctl, &w.name, n, cursors.as_deref())?;
+            cursors = Some(next);
             self.keep(w, sample)?;
             let j = crate::stats::steady::judge_trials(st.figure, &self.records[index].trials);
             let done = j.steady_at.is_some();

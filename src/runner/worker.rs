@@ -58,6 +58,8 @@ pub(super) struct WorkerParams<'a> {
     pub pool: &'a Pool,
     /// A trace replay's schedule (`None`: the workload makes its own IOs).
     pub replay: Option<&'a super::replay::ReplayPlan>,
+    /// Where a sequential stream starts (a block of the region; see `Offsets::resume`).
+    pub resume: u64,
 }
 
 /// What one worker measured.
@@ -79,6 +81,8 @@ pub(super) struct WorkerOut {
     pub open_loop: Option<OpenLoopSample>,
     /// How much the worker was kept from its CPU from its start to its end.
     pub sched: ThreadSched,
+    /// The block its sequential stream would have given next (the next round's start).
+    pub cursor: u64,
 }
 
 impl WorkerOut {
@@ -96,6 +100,7 @@ impl WorkerOut {
             waits: WaitCounts::default(),
             open_loop: None,
             sched: ThreadSched::default(),
+            cursor: 0,
         }
     }
 
@@ -306,7 +311,8 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
                 &w.distribution,
                 w.bssplit.as_deref(),
             )
-            .with_skip(w.skip),
+            .with_skip(w.skip)
+            .resume(p.resume),
             comps: Vec::with_capacity(depth as usize + 1),
             out,
             bs: w.block_size as u32,
@@ -409,6 +415,7 @@ impl<'p, 'd, E: Engine> Worker<'p, 'd, E> {
         self.out.waits = self.eng.waits();
         self.out.sched = ThreadSched::now().since(sched0);
         self.out.open_loop = self.pace.take().map(Pace::finish);
+        self.out.cursor = self.offsets.cursor();
         // A time-limited window ends at the deadline (later completions were not counted),
         // unless a final flush was due: `--fsync-at-end` makes the writes durable inside it.
         self.out.end_ns = if reached_deadline && !p.w.fsync_at_end {

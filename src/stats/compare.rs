@@ -211,9 +211,11 @@ pub fn build(runs: &[RunRecord], opts: &CompareOptions) -> Comparison {
     let views: Vec<RunView<'_>> = runs
         .iter()
         .map(|rec| RunView {
+            // A preconditioning pass prepares the device; it is no figure to compare by.
             workloads: rec
                 .workloads
                 .iter()
+                .filter(|w| !stats::steady::is_precondition(w))
                 .map(|w| {
                     (
                         &w.workload,

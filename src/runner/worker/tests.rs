@@ -83,6 +83,7 @@ fn run_faulty(w: &IoWorkload, fail_at: u64, result: i32) -> WorkerOut {
         intervals: std::sync::mpsc::channel().0,
         pool: &crate::runner::interval::Pool::default(),
         replay: None,
+        resume: 0,
     };
     let eng = Faulty {
         bufs: BufferPool::new(4096, 9).unwrap(),

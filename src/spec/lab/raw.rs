@@ -109,7 +109,7 @@ pub(super) struct RawWorkloads {
     /// Every closed-loop block-IO workload in rounds until steady by PTS's rules: `true` or
     /// `"iops"`, `"bw"`, `"lat"`.
     pub(super) steady_state: Option<crate::spec::SteadyValue>,
-    /// One steady-state round (default `time`, else PTS's 60s).
+    /// One steady-state round (default `time`, then the defaults' `time`, else PTS's 60s).
     pub(super) round: Option<TimeValue>,
     /// Steady-state rounds at most (PTS: 25).
     pub(super) max_rounds: Option<u32>,

@@ -921,6 +921,17 @@ fn md_tunables_read_and_refuse_in_one_line() {
     }
 }
 
+/// A steady-state round is the defaults' `time` when `[workloads]` has none: a lab that times
+/// its workloads at 6 s does not get PTS's 60 s rounds.
+#[test]
+fn a_round_is_the_defaults_time_when_workloads_has_none() {
+    let d = lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nsteady_state = true\n[workloads.defaults]\ntime = \"6s\"\n").unwrap();
+    assert_eq!(
+        d.workloads.steady.unwrap().round,
+        std::time::Duration::from_secs(6)
+    );
+}
+
 /// `[workloads] precondition` and `steady_state` (SNIA PTS on every layout): the kind, the
 /// figure, the round (`time` when no `round`) and the limit are read; every closed-loop
 /// block-IO workload gets the rounds at run time (also after `--quick` replaced the suite),

@@ -160,7 +160,8 @@ fn check_baseline(
 }
 
 /// `[workloads] precondition`, `steady_state`, `round`, `max_rounds`: SNIA PTS on every
-/// layout, checked as a workload's own keys are (`round` defaults to `time`, else 60s).
+/// layout, checked as a workload's own keys are (`round` defaults to `time`, or
+/// `[workloads.defaults] time`, else 60s).
 fn pts(
     loc: &Locator,
     at: &dyn Fn(&str) -> Option<usize>,
@@ -181,7 +182,10 @@ fn pts(
         steady_state: w.steady_state.clone(),
         round: w.round.clone(),
         max_rounds: w.max_rounds,
-        time: w.time.clone(),
+        time: w
+            .time
+            .clone()
+            .or_else(|| w.defaults.as_ref().and_then(|d| d.time.clone())),
         ..crate::spec::RawWorkload::default()
     };
     let steady = raw
