@@ -298,3 +298,78 @@ fn btrfs_raid5_and_raid6_with_data_and_parity_struck_never_read_a_struck_file_ba
         );
     }
 }
+
+/// btrfs raid1 over two disks with one failed (mounted degraded) and the one copy left struck
+/// under a file: no redundancy is left to heal it, so the file must come back as a read error
+/// (btrfs's checksum), never intact and never with the wrong bytes.
+#[test]
+fn btrfs_raid1_degraded_with_the_last_copy_struck_reports_a_read_error() {
+    need_root_and_btrfs!();
+    let w = World::new("bitrot-degraded");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"bitrot-degraded\"\n[disks]\nloop = {{ count = 2, size = \"512MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"b1-degraded\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\n\
+             fill = \"48MiB\"\ndegrade = true\n\
+             faults = [{{ member = 0, at = \"degraded\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }}]\n\
+             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
+            w.disk_dir.display(),
+        ),
+    )
+    .unwrap();
+    let (out, v) = w.lab_json(&spec, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    let l = &v["layouts"][0];
+    assert_eq!(l["status"], "ok", "{l:#}");
+    // The member was failed before the fault, and the data read back whole while degraded.
+    assert_eq!(l["degraded"]["data_verified"], true, "{:#}", l["degraded"]);
+    let f = &l["faults"][0];
+    assert!(f["error"].is_null(), "{f:#}");
+    assert_eq!(f["fault"]["placed"], true, "{f:#}");
+    assert!(
+        f["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("while degraded"),
+        "{f:#}"
+    );
+    let held = &f["held"];
+    let confirmed = held["confirmed"].as_str().unwrap_or_default();
+    assert!(
+        confirmed.contains("bytes at") && confirmed.contains(".iolab-data/"),
+        "the map was not confirmed on the member: {held:#}"
+    );
+    let files = held["files"].as_u64().unwrap();
+    assert!(files >= 1, "{held:#}");
+    assert_eq!(held["lost"].as_u64(), Some(files), "{held:#}");
+    for file in held["listed"].as_array().unwrap() {
+        let after = file["after"].as_str().unwrap();
+        assert!(
+            after.starts_with("read error"),
+            "degraded btrfs handed back a struck file without an error: {file:#}"
+        );
+    }
+    let verdict = &l["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
+    assert!(
+        verdict["silent"].is_null(),
+        "btrfs returned wrong bytes silently: {verdict:#}"
+    );
+    // btrfs counted the checksum errors on the member left.
+    let csum: u64 = f["btrfs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{f:#}"))
+        .iter()
+        .map(|d| d["corruption_errs"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(csum >= 1, "btrfs counted no checksum error: {f:#}");
+}
