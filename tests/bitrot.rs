@@ -188,3 +188,188 @@ fn btrfs_heals_one_corrupted_copy_under_file_data_and_reports_every_copy_struck_
         table.stdout
     );
 }
+
+/// A btrfs layout of `profile` over `members` disks with one corrupt fault of 256KiB under
+/// file data on member 1 and every copy of the struck bytes overwritten with it: on RAID5/6
+/// the parity of the same full stripes (P, and Q on RAID6) too.
+fn all_copies(name: &str, profile: &str, members: usize) -> String {
+    format!(
+        "[[layout]]\nname = \"{name}\"\nbtrfs = {{ data = \"{profile}\", metadata = \"raid1\", members = {members} }}\n\
+         fill = \"48MiB\"\n\
+         faults = [{{ member = 1, at = \"healthy\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\", copies = \"all\" }}]\n"
+    )
+}
+
+/// btrfs RAID5 and RAID6 with the struck data column and the parity of its full stripes all
+/// overwritten: nothing can rebuild the block, so no struck file may read back intact; each
+/// is refused (EIO) or handed back wrong, and the lab says which. The parity placement is checked on the
+/// members first (P the XOR of the data columns, Q their RAID6 syndrome) and seen changed
+/// after the strike, so the test strikes what it says it strikes.
+#[test]
+fn btrfs_raid5_and_raid6_with_data_and_parity_struck_never_read_a_struck_file_back_intact() {
+    need_root_and_btrfs!();
+    let w = World::new("bitrot-parity");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"bitrot-parity\"\n[disks]\nloop = {{ count = 4, size = \"512MiB\", dir = \"{}\" }}\n{}{}\
+             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
+            w.disk_dir.display(),
+            all_copies("b5-all", "raid5", 3),
+            all_copies("b6-all", "raid6", 4),
+        ),
+    )
+    .unwrap();
+    let (out, v) = w.lab_json(&spec, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    for l in v["layouts"].as_array().unwrap() {
+        let name = l["name"].as_str().unwrap();
+        assert_eq!(l["status"], "ok", "{name}: {l:#}");
+        let f = &l["faults"][0];
+        assert!(f["error"].is_null(), "{name}: {f:#}");
+        assert_eq!(f["fault"]["placed"], true, "{name}: {f:#}");
+        let held = &f["held"];
+        // The parity struck is where btrfs keeps it: found equal to what the data columns
+        // compute before, and changed after.
+        let parity = held["parity_checked"].as_str().unwrap_or_default();
+        let (names, others) = if name == "b6-all" {
+            (
+                "P and Q of ",
+                ["member 0", "member 2", "member 3"].as_slice(),
+            )
+        } else {
+            ("P of ", ["member 0", "member 2"].as_slice())
+        };
+        assert!(
+            parity.starts_with(names)
+                && parity.contains("equal to what their data columns compute")
+                && parity.contains("changed once struck"),
+            "{name}: the parity was not checked on the members: {held:#}"
+        );
+        let desc = f["description"].as_str().unwrap();
+        for m in others {
+            assert!(desc.contains(m), "{name}: {m} not struck: {desc}");
+        }
+        let files = held["files"].as_u64().unwrap();
+        assert!(files >= 1, "{name}: {held:#}");
+        assert_eq!(
+            held["lost"].as_u64(),
+            Some(files),
+            "{name}: every struck file is lost: {held:#}"
+        );
+        // Nothing healed any of them. btrfs refuses most (EIO); on kernel 6.18 its RAID5
+        // read repair hands some back as zeroes without an error (the kernel logs `csum
+        // failed ... mirror 1` and the read succeeds): the lab must count those as silent
+        // corruption, never as intact.
+        let mut silent = 0;
+        for file in held["listed"].as_array().unwrap() {
+            let after = file["after"].as_str().unwrap();
+            if after.starts_with("silently wrong") {
+                silent += 1;
+            } else {
+                assert!(
+                    after.starts_with("read error"),
+                    "{name}: a struck file came back neither refused nor wrong: {file:#}"
+                );
+            }
+        }
+        let verdict = &l["integrity"]["verdict"];
+        assert_eq!(verdict["kind"], "data_loss", "{name}: {verdict:#}");
+        if files as usize <= held["listed"].as_array().unwrap().len() {
+            assert_eq!(
+                verdict["silent"].as_u64().unwrap_or(0),
+                silent,
+                "{name}: the verdict counts the files handed back wrong: {verdict:#}"
+            );
+        }
+        eprintln!("{name}: {files} struck files, {silent} handed back wrong without an error");
+        let scrub = &l["integrity"]["scrubs"][0];
+        assert!(
+            scrub["errors"].as_u64().unwrap() >= 1,
+            "{name}: the scrub found it uncorrectable: {scrub:#}"
+        );
+    }
+}
+
+/// btrfs raid1 over two disks with one failed (mounted degraded) and the one copy left struck
+/// under a file: no redundancy is left to heal it, so the file must come back as a read error
+/// (btrfs's checksum), never intact and never with the wrong bytes.
+#[test]
+fn btrfs_raid1_degraded_with_the_last_copy_struck_reports_a_read_error() {
+    need_root_and_btrfs!();
+    let w = World::new("bitrot-degraded");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"bitrot-degraded\"\n[disks]\nloop = {{ count = 2, size = \"512MiB\", dir = \"{}\" }}\n\
+             [[layout]]\nname = \"b1-degraded\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\n\
+             fill = \"48MiB\"\ndegrade = true\n\
+             faults = [{{ member = 0, at = \"degraded\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }}]\n\
+             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
+            w.disk_dir.display(),
+        ),
+    )
+    .unwrap();
+    let (out, v) = w.lab_json(&spec, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    let l = &v["layouts"][0];
+    assert_eq!(l["status"], "ok", "{l:#}");
+    // The member was failed before the fault, and the data read back whole while degraded.
+    assert_eq!(l["degraded"]["data_verified"], true, "{:#}", l["degraded"]);
+    let f = &l["faults"][0];
+    assert!(f["error"].is_null(), "{f:#}");
+    assert_eq!(f["fault"]["placed"], true, "{f:#}");
+    assert!(
+        f["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("while degraded"),
+        "{f:#}"
+    );
+    let held = &f["held"];
+    let confirmed = held["confirmed"].as_str().unwrap_or_default();
+    assert!(
+        confirmed.contains("bytes at") && confirmed.contains(".iolab-data/"),
+        "the map was not confirmed on the member: {held:#}"
+    );
+    let files = held["files"].as_u64().unwrap();
+    assert!(files >= 1, "{held:#}");
+    assert_eq!(held["lost"].as_u64(), Some(files), "{held:#}");
+    for file in held["listed"].as_array().unwrap() {
+        let after = file["after"].as_str().unwrap();
+        assert!(
+            after.starts_with("read error"),
+            "degraded btrfs handed back a struck file without an error: {file:#}"
+        );
+    }
+    let verdict = &l["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
+    assert!(
+        verdict["silent"].is_null(),
+        "btrfs returned wrong bytes silently: {verdict:#}"
+    );
+    // btrfs counted the checksum errors on the member left.
+    let csum: u64 = f["btrfs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{f:#}"))
+        .iter()
+        .map(|d| d["corruption_errs"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(csum >= 1, "btrfs counted no checksum error: {f:#}");
+}

@@ -9,12 +9,15 @@ use crate::stack::fault::Copies;
 use crate::stack::fault::FaultStep;
 
 /// The read-back that followed a fault at `at`: right after it (before degrading: the first
-/// such read-back; after the rebuild: the last), or the rebuild's for a fault during it.
-fn read_back(i: &IntegrityReport, at: FaultStep) -> Option<&StepCheck> {
+/// such read-back; while degraded: the next, after the one before degrading when
+/// `struck_before` says there was one; after the rebuild: the last), or the rebuild's for a
+/// fault during it.
+fn read_back(i: &IntegrityReport, at: FaultStep, struck_before: bool) -> Option<&StepCheck> {
     let mut faulted = i.steps.iter().filter(|s| s.step == Step::Faulted);
     match at {
         FaultStep::Rebuild => i.step(Step::Rebuilt),
         FaultStep::BeforeDegrade => faulted.next(),
+        FaultStep::Degraded => faulted.nth(usize::from(struck_before)),
         FaultStep::AfterRebuild => faulted.next_back(),
     }
 }
@@ -37,7 +40,7 @@ fn layer_counted(r: &FaultReport) -> bool {
 }
 
 /// One fault's outcome.
-fn outcome(r: &FaultReport, i: Option<&IntegrityReport>) -> FaultOutcome {
+fn outcome(r: &FaultReport, i: Option<&IntegrityReport>, struck_before: bool) -> FaultOutcome {
     let range = r.fault.kind.range();
     let scrub = |tool: &str| {
         i.and_then(|i| i.scrubs.iter().rev().find(|s| s.outcome.tool == tool))
@@ -66,7 +69,7 @@ fn outcome(r: &FaultReport, i: Option<&IntegrityReport>) -> FaultOutcome {
     if r.error.is_some() {
         return o;
     }
-    let Some(s) = i.and_then(|i| read_back(i, r.fault.at)) else {
+    let Some(s) = i.and_then(|i| read_back(i, r.fault.at, struck_before)) else {
         return o;
     };
     o.files = s.files_in_set;
@@ -88,9 +91,13 @@ fn outcome(r: &FaultReport, i: Option<&IntegrityReport>) -> FaultOutcome {
 
 /// Every fault of a layout, in the order they struck.
 pub fn of_layout(l: &LayoutReport) -> Vec<FaultOutcome> {
+    let struck_before = l
+        .faults
+        .iter()
+        .any(|r| r.fault.at == FaultStep::BeforeDegrade);
     l.faults
         .iter()
-        .map(|r| outcome(r, l.integrity.as_ref()))
+        .map(|r| outcome(r, l.integrity.as_ref(), struck_before))
         .collect()
 }
 

@@ -148,6 +148,44 @@ impl Chunk {
     }
 }
 
+/// Columns of a full stripe: each one's (stripe index, physical byte).
+type Columns = Vec<(usize, u64)>;
+
+impl Chunk {
+    /// The full stripe (row) holding chunk byte `l` on a RAID5/6 chunk, as `btrfs_map_block`
+    /// lays it out: full stripe `row` puts data column `idx` on stripe `(row + idx) % n`, then
+    /// P and Q on the next stripes round. Each column's (stripe index, physical byte of `l`'s
+    /// place in it), data in logical order first, then the parity; `None` on other profiles.
+    fn full_stripe(&self, l: u64) -> Option<(Columns, Columns)> {
+        let Profile::Parity(parity) = self.profile else {
+            return None;
+        };
+        let (sl, n) = (self.stripe_len.max(1), self.stripes.len() as u64);
+        let ds = self.data_stripes() as u64;
+        let off = l - self.logical;
+        let (row, within) = (off / sl / ds, off % sl);
+        let col = |k: u64| {
+            let i = ((row + k) % n) as usize;
+            (i, self.stripes[i].1 + row * sl + within)
+        };
+        Some((
+            (0..ds).map(col).collect(),
+            (ds..ds + parity as u64).map(col).collect(),
+        ))
+    }
+}
+
+/// One full stripe of a RAID5/6 chunk at one byte of its columns: each data column's place
+/// in logical order, then P's (and Q's on RAID6), as `(member slot, member byte)`; `None` for
+/// a column on a device no member has (a failed member).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullStripe {
+    /// The data columns, in the order of their logical bytes (Q weighs column `z` by `2^z`).
+    pub data: Vec<Option<(usize, u64)>>,
+    /// P, then Q on RAID6.
+    pub parity: Vec<Option<(usize, u64)>>,
+}
+
 /// A btrfs filesystem's chunks, and which member of the layout each device id is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BtrfsMap {
@@ -213,6 +251,39 @@ impl BtrfsMap {
             a += n;
         }
         out
+    }
+
+    /// The full stripe holding logical byte `l` on a RAID5/6 chunk (`None`: no chunk holds
+    /// it, or its profile has no parity).
+    pub fn full_stripe(&self, l: u64) -> Option<FullStripe> {
+        let ci = self.chunks.partition_point(|c| c.logical + c.length <= l);
+        let c = self.chunks.get(ci).filter(|c| c.logical <= l)?;
+        let (data, parity) = c.full_stripe(l)?;
+        let slot = |(i, phys): (usize, u64)| self.slot(c.stripes[i].0).map(|d| (d, phys));
+        Some(FullStripe {
+            data: data.into_iter().map(slot).collect(),
+            parity: parity.into_iter().map(slot).collect(),
+        })
+    }
+
+    /// The parity (P, and Q on RAID6) covering data piece `p` (one of [`BtrfsMap::map`]'s):
+    /// the same bytes of the parity columns of its full stripe, on the members that hold them.
+    /// Empty on profiles without parity.
+    pub fn parity_of(&self, p: &Piece) -> Vec<Piece> {
+        self.full_stripe(p.array_offset)
+            .map(|f| {
+                f.parity
+                    .into_iter()
+                    .flatten()
+                    .map(|(disk, member_offset)| Piece {
+                        disk,
+                        member_offset,
+                        array_offset: p.array_offset,
+                        len: p.len,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// What byte `m` of member slot `disk` holds, and how many bytes from it hold the same.
@@ -483,6 +554,82 @@ leaf 22036480 items 6 free space 15471 generation 6 owner CHUNK_TREE
                 .sum();
             assert_eq!(data_bytes, c.length * copies as u64, "{:?}", c.profile);
         }
+    }
+
+    /// Each data piece's parity is the column `content` calls parity in the same full stripe,
+    /// at the same byte of it: RAID5's P, RAID6's P and Q, rotating by full stripe.
+    #[test]
+    fn parity_of_a_piece_is_its_full_stripes_p_and_q() {
+        let m = BtrfsMap::new(
+            parse_chunk_tree(TREE).unwrap(),
+            vec![Some(1), Some(2), Some(3)],
+        );
+        let base = 110_886_912;
+        // Row 0: data on slots 0 and 1, P on slot 2; row 1: data on 1 and 2, P on 0.
+        let p = m.map(base + 4096, 4096);
+        let par = m.parity_of(&p[0]);
+        assert_eq!(
+            par.iter()
+                .map(|x| (x.disk, x.member_offset, x.len))
+                .collect::<Vec<_>>(),
+            vec![(2, 89_915_392 + 4096, 4096)]
+        );
+        let p = m.map(base + 3 * 65_536 + 8192, 4096);
+        let par = m.parity_of(&p[0]);
+        assert_eq!(
+            par.iter()
+                .map(|x| (x.disk, x.member_offset))
+                .collect::<Vec<_>>(),
+            vec![(0, 22_020_096 + 65_536 + 8192)]
+        );
+        let fs = m.full_stripe(base + 3 * 65_536).unwrap();
+        assert_eq!(
+            fs.data,
+            vec![
+                Some((1, 89_915_392 + 65_536)),
+                Some((2, 89_915_392 + 65_536))
+            ]
+        );
+        // RAID6 over 4: P and Q follow the two data columns round the stripes.
+        let c = Chunk {
+            logical: 1 << 30,
+            length: 64 << 20,
+            stripe_len: 65_536,
+            profile: Profile::Parity(2),
+            data: true,
+            sub_stripes: 1,
+            stripes: (0..4).map(|i| (i + 1, 1 << 20)).collect(),
+        };
+        let m6 = BtrfsMap::new(vec![c.clone()], (1..=4).map(Some).collect());
+        for row in 0..8u64 {
+            let l = c.logical + row * 2 * 65_536 + 512;
+            let f = m6.full_stripe(l).unwrap();
+            let slots: Vec<usize> = f
+                .data
+                .iter()
+                .chain(&f.parity)
+                .map(|x| x.unwrap().0)
+                .collect();
+            let r = row as usize;
+            assert_eq!(slots, vec![r % 4, (r + 1) % 4, (r + 2) % 4, (r + 3) % 4]);
+            for (disk, at) in f.parity.iter().flatten() {
+                assert_eq!(
+                    m6.content(*disk, *at).0,
+                    Held::Content(Content::Parity),
+                    "row {row}"
+                );
+            }
+        }
+        // Profiles without parity have none.
+        let m1 = BtrfsMap::new(
+            vec![Chunk {
+                profile: Profile::Copies,
+                ..c
+            }],
+            (1..=4).map(Some).collect(),
+        );
+        assert!(m1.parity_of(&m1.map(1 << 30, 4096)[0]).is_empty());
+        assert!(m1.full_stripe(1 << 30).is_none());
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub enum FaultStep {
     /// (before the scrub on a layout that is not degraded). `healthy` in a spec says the same
     /// where the layout is never degraded: what a layout does with a fault while whole.
     BeforeDegrade,
+    /// While degraded: after a member is failed (and the degraded read-back and workloads),
+    /// before any rebuild — the redundancy is gone, so the loss must be reported, never silent.
+    Degraded,
     /// While the replacement is being rebuilt (right after recovery starts, or at a chosen
     /// percent of md's recovery; a zfs resilver is held at its start while it strikes).
     Rebuild,
@@ -24,6 +27,7 @@ impl FaultStep {
     pub fn name(self) -> &'static str {
         match self {
             FaultStep::BeforeDegrade => "before_degrade",
+            FaultStep::Degraded => "degraded",
             FaultStep::Rebuild => "rebuild",
             FaultStep::AfterRebuild => "after_rebuild",
         }
@@ -33,6 +37,7 @@ impl FaultStep {
     pub fn parse(s: &str) -> Option<FaultStep> {
         match s {
             "before_degrade" | "healthy" => Some(FaultStep::BeforeDegrade),
+            "degraded" | "while_degraded" => Some(FaultStep::Degraded),
             "rebuild" | "during_rebuild" => Some(FaultStep::Rebuild),
             "after_rebuild" => Some(FaultStep::AfterRebuild),
             _ => None,
@@ -174,6 +179,7 @@ impl Fault {
     pub fn describe(&self) -> String {
         let when = match (self.at, self.progress) {
             (FaultStep::BeforeDegrade, _) => "before degrading".to_string(),
+            (FaultStep::Degraded, _) => "while degraded".to_string(),
             (FaultStep::Rebuild, None) => "during the rebuild".to_string(),
             (FaultStep::Rebuild, Some(p)) => format!("at {p}% of the rebuild"),
             (FaultStep::AfterRebuild, _) => "after the rebuild".to_string(),

@@ -82,6 +82,7 @@ impl StackRun<'_, '_> {
                 .get(f.member)
                 .map_or(String::new(), |m| m.display().to_string());
             let mut description = f.describe();
+            let mut held = p.held;
             let error = if let Some(e) = p.error {
                 Some(e)
             } else {
@@ -101,6 +102,16 @@ impl StackRun<'_, '_> {
                 if !p.also.is_empty() {
                     description.push_str(&also_line(&p.also));
                 }
+                if let Some(c) = &p.parity {
+                    match placement::parity_struck(c) {
+                        Ok(says) => {
+                            if let Some(h) = held.as_mut() {
+                                h.parity_checked = Some(says);
+                            }
+                        }
+                        Err(e) => errors.push(e),
+                    }
+                }
                 (!errors.is_empty()).then(|| errors.join("; "))
             };
             reports.push(FaultReport {
@@ -114,7 +125,7 @@ impl StackRun<'_, '_> {
                 struck_at_pct: None,
                 zpool: None,
                 btrfs: None,
-                held: p.held,
+                held,
             });
         }
         let bad = match data {

@@ -50,8 +50,8 @@ impl Geo {
     }
 
     /// Every place of the bytes `[at, at + len)` and the parity covering them: every copy
-    /// (mirrors, DVAs), and md RAID4/5/6's and raidz's parity of the same rows. (btrfs
-    /// RAID5/6 parity is not included: its copies only.)
+    /// (mirrors, DVAs), and md RAID4/5/6's, btrfs RAID5/6's and raidz's parity of the same
+    /// rows.
     fn protect(&self, at: u64, len: u64) -> Vec<Piece> {
         match self {
             Geo::Md(g) => {
@@ -59,7 +59,11 @@ impl Geo {
                 let parity: Vec<Piece> = data.iter().flat_map(|p| g.parity_of(p)).collect();
                 data.into_iter().chain(parity).collect()
             }
-            Geo::Btrfs(b) => b.map(at, len),
+            Geo::Btrfs(b) => {
+                let data = b.map(at, len);
+                let parity: Vec<Piece> = data.iter().flat_map(|p| b.parity_of(p)).collect();
+                data.into_iter().chain(parity).collect()
+            }
             Geo::Zfs(z) => z.pieces(at, len, true).into_iter().map(|p| p.0).collect(),
         }
     }
@@ -118,6 +122,9 @@ pub(super) struct Prepared {
     /// For `copies = "all"`: the other copies and parity of the file bytes the range holds,
     /// as corrupt faults on their members, struck with it.
     pub also: Vec<Fault>,
+    /// For `copies = "all"` on btrfs RAID5/6: the parity blocks checked before the strike,
+    /// read again after it to see that they changed.
+    pub parity: Option<ParityCheck>,
 }
 
 /// `(start, len, target offset)` segments of a linear device-mapper table, in bytes.
@@ -511,6 +518,79 @@ impl DataMap {
         merged
     }
 
+    /// On btrfs RAID5/6, checks the parity that `copies = "all"` strikes beside `length`
+    /// bytes at `offset` of member `disk` against the members' own bytes (`devs`, by slot):
+    /// in each stripe element of file data in the range, the first 4 KiB block of P must be
+    /// the XOR of the data columns at that place, and of Q their RAID6 syndrome — the
+    /// rotation computed independently of the bytes. Full stripes with a column on a missing
+    /// member are not checked. `Ok(None)`: no btrfs parity under the range.
+    pub(super) fn confirm_parity(
+        &self,
+        devs: &[PathBuf],
+        disk: usize,
+        offset: u64,
+        length: u64,
+    ) -> Result<Option<ParityCheck>, String> {
+        let Geo::Btrfs(b) = &self.geo else {
+            return Ok(None);
+        };
+        let read = |(slot, at): (usize, u64)| -> Result<(PathBuf, u64, Vec<u8>), String> {
+            let dev = devs
+                .get(slot)
+                .ok_or_else(|| format!("no member in slot {slot}"))?;
+            let bytes = read_direct(dev, at)
+                .map_err(|e| format!("cannot read {} at {at}: {e}", dev.display()))?;
+            Ok((dev.clone(), at, bytes))
+        };
+        let (mut rows, mut names, mut blocks) = (0, "P", Vec::new());
+        let end = offset.saturating_add(length);
+        let mut m = offset;
+        while m < end {
+            let (content, rest) = self.geo.content_at(disk, m)?;
+            let n = rest.min(end - m);
+            let stripe = match content {
+                Some(Content::Data(a)) => b.full_stripe(a & !4095),
+                _ => None,
+            };
+            m += n;
+            let Some(fs) = stripe else { continue };
+            let (Some(data), Some(parity)) = (
+                fs.data.into_iter().collect::<Option<Vec<_>>>(),
+                fs.parity.into_iter().collect::<Option<Vec<_>>>(),
+            ) else {
+                continue;
+            };
+            let columns: Vec<Vec<u8>> = data
+                .into_iter()
+                .map(|c| read(c).map(|r| r.2))
+                .collect::<Result<_, _>>()?;
+            let (p, q) = syndromes(&columns);
+            for (k, place) in parity.into_iter().enumerate() {
+                let got = read(place)?;
+                let (want, name) = if k == 0 { (&p, "P") } else { (&q, "Q") };
+                if got.2 != *want {
+                    return Err(format!(
+                        "the map says {name} of the full stripe is at {} on {} and it is not what the data columns compute: not struck",
+                        got.1,
+                        got.0.display()
+                    ));
+                }
+                if k == 1 {
+                    names = "P and Q";
+                }
+                blocks.push(got);
+            }
+            rows += 1;
+        }
+        Ok((rows > 0).then(|| ParityCheck {
+            says: format!(
+                "{names} of {rows} full stripe{} under the range found where the map says, equal to what their data columns compute",
+                if rows == 1 { "" } else { "s" }
+            ),
+            blocks,
+        }))
+    }
+
     /// Checks the map against member `disk` (its device `dev`): the first 4 KiB block of file
     /// data inside `[offset, offset + length)` read from the member (O_DIRECT) must be the
     /// file's own bytes. `Ok(None)` when the range holds no file data.
@@ -550,6 +630,54 @@ impl DataMap {
             ))
         }
     }
+}
+
+/// Parity blocks read from the members before a strike: where, and their bytes then.
+#[derive(Debug, Clone)]
+pub(super) struct ParityCheck {
+    /// What was checked: `P and Q of 4 full stripes ... are what their data columns compute`.
+    pub says: String,
+    /// Each parity block read: the member's device, the byte, its 4 KiB then.
+    blocks: Vec<(PathBuf, u64, Vec<u8>)>,
+}
+
+/// RAID6's generator times `x` in GF(2^8) (the polynomial 0x11d, as the kernel's raid6).
+fn gf_mul2(x: u8) -> u8 {
+    (x << 1) ^ if x & 0x80 == 0 { 0 } else { 0x1d }
+}
+
+/// P (the XOR) and Q (the RAID6 syndrome: column `z` weighed by `2^z`) of `columns`, data
+/// columns in logical order.
+fn syndromes(columns: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+    let len = columns.first().map_or(0, Vec::len);
+    let mut p = vec![0u8; len];
+    let mut q = vec![0u8; len];
+    for c in columns.iter().rev() {
+        for (i, &b) in c.iter().enumerate() {
+            p[i] ^= b;
+            q[i] = gf_mul2(q[i]) ^ b;
+        }
+    }
+    (p, q)
+}
+
+/// After the strike: each parity block of `c` read again must differ from its bytes before.
+pub(super) fn parity_struck(c: &ParityCheck) -> Result<String, String> {
+    for (dev, at, before) in &c.blocks {
+        let now = read_direct(dev, *at)
+            .map_err(|e| format!("cannot read {} at {at}: {e}", dev.display()))?;
+        if &now == before {
+            return Err(format!(
+                "the parity at {at} on {} was to be struck and holds the same bytes as before",
+                dev.display()
+            ));
+        }
+    }
+    Ok(format!(
+        "{}; all {} of those parity blocks changed once struck",
+        c.says,
+        c.blocks.len()
+    ))
 }
 
 /// 4 KiB of `dev` at `at` (a multiple of 4096), read past the page cache.
@@ -593,6 +721,42 @@ fn best_window(pieces: &[OnMember], length: u64) -> Option<u64> {
     best.map(|b| b.0)
 }
 
+/// For `copies = "all"`: the other copies of the file bytes fault `f`'s range holds, and the
+/// parity covering them, as corrupt faults on their members — with btrfs RAID5/6 parity
+/// checked against the members first (its line in `held`). An error when that check fails
+/// (then nothing is struck).
+fn other_copies(
+    m: &DataMap,
+    built: &Built,
+    f: &Fault,
+    held: &mut Held,
+) -> Result<(Vec<Fault>, Option<ParityCheck>), String> {
+    let Some((offset, length)) = f.kind.range() else {
+        return Ok((Vec::new(), None));
+    };
+    let also: Vec<Fault> = m
+        .every_copy(f.member, offset, length)
+        .into_iter()
+        .map(|(member, offset, length)| Fault {
+            member,
+            at: f.at,
+            kind: f.kind.at_offset(offset).with_length(length),
+            progress: None,
+            under: None,
+            placed: false,
+            copies: crate::stack::fault::Copies::One,
+        })
+        .collect();
+    if also.is_empty() {
+        return Ok((also, None));
+    }
+    let parity = m.confirm_parity(&built.members, f.member, offset, length)?;
+    if let Some(c) = &parity {
+        held.parity_checked = Some(c.says.clone());
+    }
+    Ok((also, parity))
+}
+
 /// Places each fault under data when asked and finds what each range fault's range holds.
 /// `dry`: nothing is mapped (no data set, no array).
 pub(super) fn prepare(
@@ -628,6 +792,7 @@ pub(super) fn prepare(
                     held: None,
                     error: None,
                     also: Vec::new(),
+                    parity: None,
                 };
             };
             let Some(map) = &map else {
@@ -636,6 +801,7 @@ pub(super) fn prepare(
                     held: None,
                     error: None,
                     also: Vec::new(),
+                    parity: None,
                 };
             };
             let (m, set) = match map {
@@ -650,6 +816,7 @@ pub(super) fn prepare(
                         held: Some(Held::unknown(e.clone())),
                         error,
                         also: Vec::new(),
+                        parity: None,
                     };
                 }
             };
@@ -666,6 +833,7 @@ pub(super) fn prepare(
                             held: None,
                             error: Some(format!("cannot be placed under file data: {e}")),
                             also: Vec::new(),
+                            parity: None,
                         };
                     }
                 }
@@ -678,27 +846,21 @@ pub(super) fn prepare(
                 Err(e) if f.under.is_some() => error = Some(e),
                 Err(e) => held.confirmed = Some(format!("not confirmed: {e}")),
             }
-            let also = if f.copies == crate::stack::fault::Copies::All && error.is_none() {
-                m.every_copy(f.member, offset, length)
-                    .into_iter()
-                    .map(|(member, offset, length)| Fault {
-                        member,
-                        at: f.at,
-                        kind: f.kind.at_offset(offset).with_length(length),
-                        progress: None,
-                        under: None,
-                        placed: false,
-                        copies: crate::stack::fault::Copies::One,
-                    })
-                    .collect()
+            let (also, parity) = if f.copies == crate::stack::fault::Copies::All && error.is_none()
+            {
+                other_copies(m, built, &f, &mut held).unwrap_or_else(|e| {
+                    error = Some(e);
+                    (Vec::new(), None)
+                })
             } else {
-                Vec::new()
+                (Vec::new(), None)
             };
             Prepared {
                 fault: f,
                 held: Some(held),
-                error,
                 also,
+                error,
+                parity,
             }
         })
         .collect()
@@ -759,6 +921,21 @@ fn problem_word(p: super::super::dataset::Problem) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// P is the XOR of the data columns; Q weighs column `z` by `2^z` in GF(2^8) over 0x11d,
+    /// as the kernel's `raid6_gen_syndrome` (0x80 * 2 wraps to 0x1d).
+    #[test]
+    fn p_and_q_are_the_kernels_syndromes() {
+        let (p, q) = syndromes(&[
+            vec![0x01, 0x80, 0x00],
+            vec![0x01, 0x80, 0x00],
+            vec![0x00, 0x00, 0x01],
+        ]);
+        assert_eq!(p, vec![0x00, 0x00, 0x01]);
+        // Column 0 times 1, column 1 times 2, column 2 times 4.
+        assert_eq!(q, vec![0x01 ^ 0x02, 0x80 ^ 0x1d, 0x04]);
+        assert_eq!(gf_mul2(0xff), 0xfe ^ 0x1d);
+    }
 
     #[test]
     fn the_window_with_the_most_file_data_wins() {

@@ -327,7 +327,7 @@ impl StackRun<'_, '_> {
         l: &LayoutSpec,
         built: &mut Built,
         lr: &mut LayoutReport,
-        data: Option<&mut DataSet>,
+        mut data: Option<&mut DataSet>,
     ) -> Result<(), String> {
         self.step(
             &l.name,
@@ -346,13 +346,13 @@ impl StackRun<'_, '_> {
         if let Some(c) = &d.cache_failure {
             self.step(&l.name, c.describe());
         }
-        let verified = match data {
-            Some(set) => {
-                self.write_degraded(l, set, lr, Step::Degraded);
-                self.check(l, set, lr, Step::Degraded)?
-            }
-            None => false,
-        };
+        let mut verified = false;
+        if let Some(set) = data.as_deref_mut() {
+            self.write_degraded(l, set, lr, Step::Degraded);
+            verified = self.check(l, set, lr, Step::Degraded)?;
+        }
+        // A fault while degraded strikes once the degraded read-back has seen the data whole.
+        self.faults_at(l, built, lr, data.as_deref(), FaultStep::Degraded)?;
         let mut dr = DegradedReport {
             failed_member: d.failed_member.display().to_string(),
             degrade_seconds: d.seconds,

@@ -133,14 +133,14 @@ fn one(
     let at_s = f.at.as_deref().ok_or_else(|| {
         err(
             "at",
-            "missing; when: healthy (or before_degrade), rebuild or after_rebuild".into(),
+            "missing; when: healthy (or before_degrade), degraded, rebuild or after_rebuild".into(),
         )
     })?;
     let at = FaultStep::parse(at_s).ok_or_else(|| {
         err(
             "at",
             format!(
-                "unknown step '{at_s}' (use healthy, before_degrade, rebuild or after_rebuild)"
+                "unknown step '{at_s}' (use healthy, before_degrade, degraded, rebuild or after_rebuild)"
             ),
         )
     })?;
@@ -209,7 +209,7 @@ fn one(
 
 /// The `copies` of fault `n`: `"one"` (the default) or `"all"`, which needs a corrupt fault
 /// placed under file data (the lab finds the other copies through the same map) struck
-/// before degrading or after the rebuild.
+/// before degrading, while degraded or after the rebuild.
 fn copies(
     cx: &Cx,
     n: usize,
@@ -235,7 +235,7 @@ fn copies(
     }
     if at == FaultStep::Rebuild {
         return Err(err(
-            "\"all\" is struck before degrading or after the rebuild; use at = \"before_degrade\" or \"after_rebuild\"".into(),
+            "\"all\" is struck before degrading, while degraded or after the rebuild; use at = \"before_degrade\", \"degraded\" or \"after_rebuild\"".into(),
         ));
     }
     Ok(c)
@@ -372,6 +372,9 @@ fn placement(
             "faults need a RAID layer to watch what it does; add mdadm, btrfs or zfs".into(),
         ));
     }
+    if at == FaultStep::Degraded {
+        return degraded(cx, n, member, stack, draft);
+    }
     if at != FaultStep::BeforeDegrade && !draft.rebuild {
         return Err(err(
             "at",
@@ -400,6 +403,44 @@ fn placement(
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Whether fault `n` can strike member `member` while the layout is degraded: the layout
+/// must lose a member (`degrade = true`, on a level that survives it), and the fault goes
+/// on a member that is still there (degrade fails the last one).
+fn degraded(
+    cx: &Cx,
+    n: usize,
+    member: usize,
+    stack: &Stack,
+    draft: &Draft,
+) -> Result<(), SpecError> {
+    let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
+    if !stack.survives_one_failure() {
+        return Err(err(
+            "at",
+            format!(
+                "{} cannot lose a member, so it is never degraded; use at = \"healthy\"",
+                stack.describe()
+            ),
+        ));
+    }
+    if !draft.degrade {
+        return Err(err(
+            "at",
+            "at = \"degraded\" strikes after a member is failed; set degrade = true".into(),
+        ));
+    }
+    if member + 1 == stack.members {
+        return Err(err(
+            "member",
+            format!(
+                "member {member} is the one degrade fails; a fault while degraded goes on a surviving member (0 to {})",
+                stack.members.saturating_sub(2)
+            ),
+        ));
     }
     Ok(())
 }

@@ -1038,3 +1038,41 @@ rate = "100"
         assert_eq!(e.line, Some(7 + line), "{text}: {e:?}");
     }
 }
+
+/// `at = "degraded"` strikes while a member is failed: it needs `degrade = true` on a layout
+/// that can lose one, and a member degrade leaves in place; each refusal is one line naming
+/// the field and the fix.
+#[test]
+fn a_fault_while_degraded_needs_a_degraded_layout_and_a_surviving_member() {
+    use crate::stack::fault::FaultStep;
+    let b = "[[layout]]\nname = \"b\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\nfill = \"12MiB\"\n";
+    let fault = "faults = [{ member = 0, at = \"degraded\", kind = \"corrupt\", offset = \"data\", length = \"64KiB\" }]\n";
+    let s = lab(&format!("{b}degrade = true\n{fault}")).unwrap();
+    let f = &s.layouts[0].faults[0];
+    assert_eq!(f.at, FaultStep::Degraded);
+    assert!(f.describe().ends_with("while degraded"), "{}", f.describe());
+    let bad = [
+        (
+            format!("{b}{fault}"),
+            "faults[1].at: at = \"degraded\" strikes after a member is failed; set degrade = true",
+        ),
+        (
+            format!(
+                "{b}degrade = true\n{}",
+                fault.replace("member = 0", "member = 1")
+            ),
+            "faults[1].member: member 1 is the one degrade fails",
+        ),
+        (
+            format!(
+                "[[layout]]\nname = \"s\"\nbtrfs = {{ data = \"single\", metadata = \"dup\", members = 1 }}\nfill = \"12MiB\"\n{fault}"
+            ),
+            "cannot lose a member, so it is never degraded; use at = \"healthy\"",
+        ),
+    ];
+    for (spec, want) in bad {
+        let e = err(&spec);
+        assert!(e.to_string().contains(want), "{spec}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+}
