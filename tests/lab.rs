@@ -1024,6 +1024,7 @@ fn lvm_command_lines_on_md_and_on_a_single_disk() {
             kind: FsKind::Btrfs,
             mkfs_options: vec!["--nodesize".into(), "32k".into()],
             mount_options: vec!["noatime".into(), "compress=zstd".into()],
+            read_ahead: None,
         },
     );
     let log = record(&s, false);
