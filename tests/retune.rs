@@ -102,8 +102,14 @@ fn a_read_ahead_sweep_is_built_once_and_re_tuned() {
     // The re-tuned layout's commands: the tuning, its read-back, and the teardown after the
     // last layout on the build.
     let second = commands(&ls[1]);
-    assert!(second[0].starts_with("blockdev --setra 8192 /dev/loop"), "{second:?}");
-    assert!(second[1].starts_with("blockdev --getra /dev/loop"), "{second:?}");
+    assert!(
+        second[0].starts_with("blockdev --setra 8192 /dev/loop"),
+        "{second:?}"
+    );
+    assert!(
+        second[1].starts_with("blockdev --getra /dev/loop"),
+        "{second:?}"
+    );
     assert!(
         second[2..]
             .iter()
@@ -124,7 +130,10 @@ fn a_read_ahead_sweep_is_built_once_and_re_tuned() {
     let first = stored(&w, &v, "x[read_ahead=128KiB]");
     let again = stored(&w, &v, "x[read_ahead=4MiB]");
     assert!(first.get("reused_build_of").is_none(), "{first:#}");
-    assert_eq!(again["reused_build_of"], "x[read_ahead=128KiB]", "{again:#}");
+    assert_eq!(
+        again["reused_build_of"], "x[read_ahead=128KiB]",
+        "{again:#}"
+    );
     assert_eq!(again["read_ahead_sectors"], 8192, "{again:#}");
     assert_eq!(again["stack"][1]["read_ahead"], 4 << 20, "{again:#}");
     w.assert_clean(v["lab_id"].as_str().unwrap());
