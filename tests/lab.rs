@@ -1024,6 +1024,7 @@ fn lvm_command_lines_on_md_and_on_a_single_disk() {
             kind: FsKind::Btrfs,
             mkfs_options: vec!["--nodesize".into(), "32k".into()],
             mount_options: vec!["noatime".into(), "compress=zstd".into()],
+            read_ahead: None,
         },
     );
     let log = record(&s, false);
@@ -1453,7 +1454,7 @@ fn dry_run_puts_integrity_and_luks_under_each_member() {
 /// x worker threads over a 24-member RAID6, and the bitmap's chunk beside a layout without
 /// one), and a dry run shows each array made and tuned as its combination says.
 #[test]
-fn dry_run_of_the_tuning_example_builds_each_combination() {
+fn dry_run_of_the_tuning_example_builds_each_chunk_and_re_tunes_its_tunables() {
     let w = World::new("labtest");
     // The example as written, less its disks' throttles: those are the VM's (a host dry run
     // refuses them, rightly), and nothing below depends on them.
@@ -1496,10 +1497,24 @@ fn dry_run_of_the_tuning_example_builds_each_combination() {
         "md6-bitmap[bitmap_chunk=256MiB]".into(),
     ]);
     assert_eq!(names, want, "{stdout}");
-    // Each array is made with its combination's chunk and bitmap over 24 members, and tuned
-    // with its own stripe cache and thread groups.
+    // Each chunk's array is made once, with its chunk and bitmap over 24 members, and tuned
+    // with each combination's stripe cache and thread groups: the other three combinations
+    // of a chunk are re-tuned, not rebuilt (their commands: the tuning alone).
     let of = |name: &str| sections[names.iter().position(|n| *n == name).unwrap()];
+    let creates = sections
+        .iter()
+        .filter(|s| s.lines().any(|l| l.starts_with("mdadm --create")))
+        .count();
+    assert_eq!(
+        creates,
+        2 + 3,
+        "one build per chunk, one per bitmap layout: {stdout}"
+    );
     let s = of("md6[chunk=64KiB,stripe_cache_size=4096,group_thread_cnt=4]");
+    assert!(!s.contains("mdadm --create") && !s.contains("mkfs."), "{s}");
+    assert!(s.contains("echo 4096 > /sys/block/md"), "{s}");
+    assert!(s.contains("/md/group_thread_cnt"), "{s}");
+    let s = of("md6[chunk=64KiB,stripe_cache_size=256,group_thread_cnt=0]");
     let create = s
         .lines()
         .find(|l| l.starts_with("mdadm --create"))
@@ -1510,7 +1525,7 @@ fn dry_run_of_the_tuning_example_builds_each_combination() {
             && create.contains("--bitmap=none"),
         "{create}"
     );
-    assert!(s.contains("echo 4096 > /sys/block/md"), "{s}");
+    assert!(s.contains("echo 256 > /sys/block/md"), "{s}");
     assert!(s.contains("/md/group_thread_cnt"), "{s}");
     let s = of("md6[chunk=512KiB,stripe_cache_size=256,group_thread_cnt=0]");
     assert!(

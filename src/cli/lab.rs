@@ -474,8 +474,14 @@ impl Progress {
             LabEvent::LayoutDone { report } => {
                 self.done += 1;
                 if self.on {
+                    let retuned = report
+                        .reused_build_of
+                        .as_ref()
+                        .map_or_else(String::new, |of| {
+                            format!(" (re-tuned, not rebuilt: the build of {of})")
+                        });
                     eprintln!(
-                        "[{}/{}] {}: {}",
+                        "[{}/{}] {}: {}{retuned}",
                         self.index + 1,
                         self.total,
                         report.name,

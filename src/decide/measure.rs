@@ -28,11 +28,13 @@ pub fn buildable_stack(layers: &[Layer]) -> Option<Stack> {
                 Layer::Fs {
                     mkfs_options,
                     mount_options,
+                    read_ahead,
                     ..
                 } => Some(FsLayer {
                     kind,
                     mkfs_options: mkfs_options.clone(),
                     mount_options: mount_options.clone(),
+                    read_ahead: *read_ahead,
                 }),
                 _ => None,
             })
@@ -136,6 +138,7 @@ mod tests {
             fs: name.into(),
             mkfs_options: vec!["-K".into()],
             mount_options: vec!["noatime".into()],
+            read_ahead: None,
         }
     }
 

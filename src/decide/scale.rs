@@ -772,6 +772,7 @@ mod tests {
             fs: name.into(),
             mkfs_options: vec![],
             mount_options: vec![],
+            read_ahead: None,
         }
     }
 

@@ -31,6 +31,7 @@ fn md(level: &str, members: u64, spares: u64) -> Vec<Layer> {
             fs: "xfs".into(),
             mkfs_options: vec![],
             mount_options: vec![],
+            read_ahead: None,
         },
     ]
 }

@@ -304,6 +304,7 @@ pub fn run_lab(
         _ => std::collections::BTreeMap::new(),
     };
     let mut source: Option<DiskSource> = None;
+    let mut held: Option<Held> = None;
     let total = spec.layouts.len();
     for (index, l) in spec.layouts.iter().enumerate() {
         if crate::signals::stop_requested() {
@@ -319,9 +320,20 @@ pub fn run_lab(
             total,
             name: &l.name,
         });
+        // The build the layout before left for this one (a sweep over runtime tunables).
+        let prev = held
+            .take()
+            .filter(|h| h.last + 1 == index && shares_build(spec, &spec.layouts[h.last], l));
+        if prev.is_none() {
+            release(&mut session, &mut held);
+        }
         let lr = match &l.kind {
             LayoutKind::Directory(dir) => run_dir(&lab_id, l, dir, opts, workload),
             LayoutKind::Stack(stack) => {
+                let keep = spec
+                    .layouts
+                    .get(index + 1)
+                    .is_some_and(|next| shares_build(spec, l, next));
                 let mut ctx = StackRun {
                     session: &mut session,
                     spec,
@@ -331,7 +343,9 @@ pub fn run_lab(
                     progress: &mut *progress,
                     lab_id: &lab_id,
                 };
-                ctx.run(index, l, stack)
+                let (lr, kept) = ctx.run(index, l, stack, prev, keep);
+                held = kept;
+                lr
             }
         };
         let mut lr = lr;
@@ -342,6 +356,7 @@ pub fn run_lab(
         progress(LabEvent::LayoutDone { report: &lr });
         report.layouts.push(lr);
     }
+    release(&mut session, &mut held);
     if crate::signals::stop_requested() {
         report.interrupted = true;
     }
@@ -349,6 +364,14 @@ pub fn run_lab(
         report.leftovers = left;
     }
     Ok(report)
+}
+
+/// Tears down a build kept for a layout that did not come (the lab was interrupted); what it
+/// leaves, `session.finish` reports.
+fn release(session: &mut Session, held: &mut Option<Held>) {
+    if let Some(h) = held.take() {
+        let _ = session.teardown(h.built);
+    }
 }
 
 fn stack_of(l: &LayoutSpec) -> Option<Stack> {
@@ -448,11 +471,78 @@ impl StackRun<'_, '_> {
         Ok(s)
     }
 
-    fn run(&mut self, index: usize, l: &LayoutSpec, stack: &Stack) -> LayoutReport {
+    /// Runs layout `l`: built anew, or — `held`, the build the layout before it left — re-tuned
+    /// ([`Session::retune`]); then its workloads and steps. The build is torn down after,
+    /// unless `keep` (the next layout re-tunes it) and all went well: then it is returned.
+    fn run(
+        &mut self,
+        index: usize,
+        l: &LayoutSpec,
+        stack: &Stack,
+        held: Option<Held>,
+        keep: bool,
+    ) -> (LayoutReport, Option<Held>) {
         let mut lr = LayoutReport::new(&l.name, stack.describe(), Some(stack.clone()));
         let msize = member_size(self.spec, stack);
         lr.member_bytes = msize;
         lr.expected_usable_bytes = msize.map(|s| stack.expected_usable(s));
+        let log_mark = self.session.runner().log_len();
+        let got = match held {
+            Some(h) => self.retuned(l, stack, h, &mut lr),
+            None => self.built(index, l, stack, &mut lr),
+        };
+        let Some((mut built, src, arc)) = got else {
+            lr.commands = self.session.runner().log_since(log_mark);
+            return (lr, None);
+        };
+        let res = match self.session.check_tunables(&built) {
+            Ok(ra) => {
+                lr.read_ahead_sectors = ra;
+                self.exercise(l, &mut built, &src, &mut lr)
+            }
+            Err(e) => Err(error_text(&e)),
+        };
+        self.observe_final(l, &built, &mut lr);
+        conclude_integrity(&mut lr, res.as_ref().err());
+        if keep && res.is_ok() && !crate::signals::stop_requested() {
+            lr.commands = self.session.runner().log_since(log_mark);
+            let of = lr.reused_build_of.clone().unwrap_or_else(|| l.name.clone());
+            let alignment = lr.alignment.clone();
+            return (
+                lr,
+                Some(Held {
+                    built,
+                    src,
+                    of,
+                    last: index,
+                    alignment,
+                }),
+            );
+        }
+        self.step(&l.name, "tearing down".into());
+        crate::pause::at("teardown");
+        let left = self.session.teardown(built);
+        if let Some(prev) = arc {
+            let _ = self.session.restore_arc(&prev);
+        }
+        lr.commands = self.session.runner().log_since(log_mark);
+        if let Err(msg) = res {
+            lr.status = LayoutStatus::Failed;
+            lr.reason = Some(msg);
+        }
+        note_leftovers(&mut lr, &left);
+        (lr, None)
+    }
+
+    /// Builds `l`'s stack anew (its availability checked first) and records what the build
+    /// gave; `None` (the report says why) when it could not be built here.
+    fn built(
+        &mut self,
+        index: usize,
+        l: &LayoutSpec,
+        stack: &Stack,
+        lr: &mut LayoutReport,
+    ) -> Option<(Built, DiskSource, Option<String>)> {
         let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
         let dm = if faults::needs_dm(self.spec, l, stack) {
             self.opts.availability.layer("lvm")
@@ -466,9 +556,8 @@ impl StackRun<'_, '_> {
         {
             lr.status = LayoutStatus::Unavailable;
             lr.reason = Some(reason);
-            return lr;
+            return None;
         }
-        let log_mark = self.session.runner().log_len();
         self.plan_dm(l, stack);
         let result = self.source().and_then(|src| {
             self.step(&l.name, format!("building {}", stack.describe()));
@@ -483,7 +572,7 @@ impl StackRun<'_, '_> {
         } else {
             None
         };
-        let (mut built, src) = match result {
+        let (built, src) = match result {
             Ok(x) => {
                 crate::pause::at("layout built");
                 x
@@ -491,68 +580,58 @@ impl StackRun<'_, '_> {
             Err(e) => {
                 lr.status = LayoutStatus::Failed;
                 lr.reason = Some(error_text(&e));
-                lr.commands = self.session.runner().log_since(log_mark);
-                return lr;
+                return None;
             }
         };
-        lr.members = built
-            .members
-            .iter()
-            .chain(&built.spares)
-            .map(|d| d.display().to_string())
-            .collect();
+        record_members(lr, &built);
         if !self.opts.dry_run {
             lr.build_seconds = Some(built.build_time.as_secs_f64());
             lr.usable_bytes = Some(built.usable_bytes);
             lr.md_tunables = self.session.tunables(&built);
             lr.alignment = Some(self.session.alignment(&built));
         }
-        let res = self.exercise(l, &mut built, &src, &mut lr);
-        self.observe_final(l, &built, &mut lr);
-        if let Some(i) = lr.integrity.as_mut() {
-            if let Err(msg) = &res {
-                // Every integrity step records its own failure; what is left is a workload
-                // error or an interruption, after which the check is incomplete.
-                let step = if msg == "interrupted" {
-                    "interrupted"
-                } else {
-                    "workloads"
-                };
-                i.fail(step, msg.clone());
-            }
-            i.conclude();
-            // The checksums outlive the layout only as evidence of a loss.
-            if !matches!(i.verdict, Verdict::DataLoss { .. }) {
-                if let Some(m) = i.manifest.take() {
-                    let _ = std::fs::remove_file(m);
-                }
-            }
-        }
-        self.step(&l.name, "tearing down".into());
-        crate::pause::at("teardown");
-        let left = self.session.teardown(built);
-        if let Some(prev) = arc {
-            let _ = self.session.restore_arc(&prev);
-        }
-        lr.commands = self.session.runner().log_since(log_mark);
-        if let Err(msg) = res {
+        Some((built, src, arc))
+    }
+
+    /// Re-tunes the build the layout before `l` left for `l`'s runtime tunables: no build,
+    /// its commands the tuning commands alone. `None` (the build torn down, the report
+    /// saying why) when the kernel refused them.
+    fn retuned(
+        &mut self,
+        l: &LayoutSpec,
+        stack: &Stack,
+        h: Held,
+        lr: &mut LayoutReport,
+    ) -> Option<(Built, DiskSource, Option<String>)> {
+        let Held {
+            mut built,
+            src,
+            of,
+            alignment,
+            ..
+        } = h;
+        self.step(
+            &l.name,
+            format!(
+                "re-tuning the build of {of} (not rebuilt): {}",
+                stack.describe()
+            ),
+        );
+        if let Err(e) = self.session.retune(&mut built, &l.name, stack) {
             lr.status = LayoutStatus::Failed;
-            lr.reason = Some(msg);
+            lr.reason = Some(error_text(&e));
+            let left = self.session.teardown(built);
+            note_leftovers(lr, &left);
+            return None;
         }
-        if !left.is_empty() {
-            lr.status = LayoutStatus::Failed;
-            let what: Vec<String> = left
-                .iter()
-                .map(|(o, e)| format!("{}: {e}", o.label()))
-                .collect();
-            let prev = lr
-                .reason
-                .take()
-                .map(|r| format!("{r}; "))
-                .unwrap_or_default();
-            lr.reason = Some(format!("{prev}teardown left {}", what.join("; ")));
+        lr.reused_build_of = Some(of);
+        record_members(lr, &built);
+        if !self.opts.dry_run {
+            lr.usable_bytes = Some(built.usable_bytes);
+            lr.md_tunables = self.session.tunables(&built);
+            lr.alignment = alignment;
         }
-        lr
+        Some((built, src, None))
     }
 
     fn call_workload(
@@ -574,6 +653,83 @@ impl StackRun<'_, '_> {
         (self.workload)(&m).map_err(|e| interrupted_or(format!("{e:#}")))?;
         Ok(t.elapsed().as_secs_f64())
     }
+}
+
+/// A build the lab keeps for the next layout, which re-tunes it instead of building anew.
+#[derive(Debug)]
+struct Held {
+    /// The build.
+    built: Built,
+    /// Where its disks came from.
+    src: DiskSource,
+    /// The layout it was built for (the one every re-tuned layout names).
+    of: String,
+    /// The index of the layout that ran on it last.
+    last: usize,
+    /// Its alignment as read after the build (the same build: not probed again).
+    alignment: Option<crate::layout::align::AlignmentReport>,
+}
+
+/// Whether layout `b`, right after `a`, runs on `a`'s build re-tuned
+/// ([`LayoutSpec::shares_build_with`]); never when either is put under device-mapper (its
+/// faults, slow disks), which is part of the build.
+fn shares_build(spec: &LabSpec, a: &LayoutSpec, b: &LayoutSpec) -> bool {
+    let (LayoutKind::Stack(sa), LayoutKind::Stack(sb)) = (&a.kind, &b.kind) else {
+        return false;
+    };
+    a.shares_build_with(b) && !faults::needs_dm(spec, a, sa) && !faults::needs_dm(spec, b, sb)
+}
+
+/// The layout's members and spares, as built.
+fn record_members(lr: &mut LayoutReport, built: &Built) {
+    lr.members = built
+        .members
+        .iter()
+        .chain(&built.spares)
+        .map(|d| d.display().to_string())
+        .collect();
+}
+
+/// Closes the layout's integrity check: a workload error or an interruption leaves it
+/// incomplete; the checksums outlive the layout only as evidence of a loss.
+fn conclude_integrity(lr: &mut LayoutReport, err: Option<&String>) {
+    let Some(i) = lr.integrity.as_mut() else {
+        return;
+    };
+    if let Some(msg) = err {
+        // Every integrity step records its own failure; what is left is a workload error or
+        // an interruption, after which the check is incomplete.
+        let step = if msg == "interrupted" {
+            "interrupted"
+        } else {
+            "workloads"
+        };
+        i.fail(step, msg.clone());
+    }
+    i.conclude();
+    if !matches!(i.verdict, Verdict::DataLoss { .. }) {
+        if let Some(m) = i.manifest.take() {
+            let _ = std::fs::remove_file(m);
+        }
+    }
+}
+
+/// A teardown that left objects fails the layout, naming them.
+fn note_leftovers(lr: &mut LayoutReport, left: &[(crate::layout::state::Owned, LayoutError)]) {
+    if left.is_empty() {
+        return;
+    }
+    lr.status = LayoutStatus::Failed;
+    let what: Vec<String> = left
+        .iter()
+        .map(|(o, e)| format!("{}: {e}", o.label()))
+        .collect();
+    let prev = lr
+        .reason
+        .take()
+        .map(|r| format!("{r}; "))
+        .unwrap_or_default();
+    lr.reason = Some(format!("{prev}teardown left {}", what.join("; ")));
 }
 
 fn error_text(e: &LayoutError) -> String {

@@ -279,6 +279,15 @@ pub struct LayoutReport {
     /// (`stripe_cache_size 4096, group_thread_cnt 2`; `recordsize 1M, primarycache all`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_tunables: Option<String>,
+    /// Re-tuned, not rebuilt: the layout whose build this one ran on, with only its runtime
+    /// tunables set anew (a sweep over md's tunables or a read-ahead); its `commands` are the
+    /// tuning commands alone, and `build_seconds` is `None`. `None` for a layout built anew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_build_of: Option<String>,
+    /// The filesystem device's read-ahead as `blockdev --getra` read it back before the
+    /// workloads, 512-byte sectors, when the layout set one (`read_ahead`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_sectors: Option<u64>,
     /// How the layers over the array's stripe were aligned after the build, read back from
     /// the tools, with a warning and the fix for each misaligned layer (`alignment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,6 +350,8 @@ impl LayoutReport {
             member_bytes: None,
             build_seconds: None,
             md_tunables: None,
+            reused_build_of: None,
+            read_ahead_sectors: None,
             alignment: None,
             usable_bytes: None,
             expected_usable_bytes: None,

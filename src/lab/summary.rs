@@ -56,6 +56,8 @@ pub fn complete_record(rec: &mut LayoutRecord, l: &LayoutReport, baseline: bool)
     rec.power.clone_from(&l.power);
     rec.alignment.clone_from(&l.alignment);
     rec.tunables.clone_from(&l.md_tunables);
+    rec.reused_build_of.clone_from(&l.reused_build_of);
+    rec.read_ahead_sectors = l.read_ahead_sectors;
     match rec.phase {
         Some(Phase::Degraded) => {
             rec.degraded_ratio = l.degraded.as_ref().and_then(|d| d.perf_ratio);

@@ -22,6 +22,7 @@ mod layers;
 mod lvm;
 mod md;
 mod member;
+mod retune;
 mod steps;
 mod strike;
 mod zfs;

@@ -80,6 +80,15 @@ pub struct LayoutRecord {
     /// stack says what was asked, this what was taken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tunables: Option<String>,
+    /// Re-tuned, not rebuilt: the layout whose build this run's layout ran on, only its
+    /// runtime tunables set anew (so `build_seconds` is absent). Left out for a layout built
+    /// anew, so older records read and write unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused_build_of: Option<String>,
+    /// The filesystem device's read-ahead as read back before the workloads (`blockdev
+    /// --getra`, 512-byte sectors), when the layout set one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_sectors: Option<u64>,
     /// The healthy run of the layout the lab spec named as `baseline`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lab_baseline: bool,
@@ -229,6 +238,10 @@ pub enum Layer {
         /// Mount options, one per entry (`noatime`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         mount_options: Vec<String>,
+        /// Read-ahead of the device under it, bytes, as asked (`read_ahead`; left out when
+        /// not set, so older records read and write unchanged).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read_ahead: Option<u64>,
     },
     /// A ZFS pool (also the filesystem).
     Zfs {
@@ -282,6 +295,7 @@ impl Layer {
                     fs: f.kind.name().to_string(),
                     mkfs_options: f.mkfs_options.clone(),
                     mount_options: f.mount_options.clone(),
+                    read_ahead: f.read_ahead,
                 }),
             })
             .collect()
@@ -435,7 +449,8 @@ mod tests {
                 Layer::Fs {
                     fs: "btrfs".into(),
                     mkfs_options: vec![],
-                    mount_options: vec!["noatime".into()]
+                    mount_options: vec!["noatime".into()],
+                    read_ahead: None
                 }
             ]
         );

@@ -140,6 +140,11 @@ pub struct FsLayer {
     pub mkfs_options: Vec<String>,
     /// Mount options (`noatime`), joined with commas on the command line.
     pub mount_options: Vec<String>,
+    /// Read-ahead of the device the filesystem sits on, bytes (`read_ahead` in the spec; set
+    /// with `blockdev --setra` after the build; `None`: the kernel's). A runtime tunable: a
+    /// sweep over it re-tunes one build instead of making a new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<u64>,
 }
 
 impl FsLayer {
@@ -149,6 +154,7 @@ impl FsLayer {
             kind,
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
+            read_ahead: None,
         }
     }
 }
@@ -257,6 +263,7 @@ impl Stack {
             kind: FsKind::Xfs,
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
+            read_ahead: None,
         };
         self.layers
             .iter()
@@ -414,8 +421,63 @@ impl Stack {
         if !f.mount_options.is_empty() {
             s.push_str(&format!(" ({})", f.mount_options.join(",")));
         }
+        if let Some(b) = f.read_ahead {
+            s.push_str(&format!(", read-ahead {}", crate::units::format_bytes(b)));
+        }
         if !self.alignment.is_auto() {
             s.push_str(&format!(" [alignment {}]", self.alignment.name()));
+        }
+        s
+    }
+
+    /// Whether `next` is this stack with only runtime tunables changed — the settings written
+    /// to a built stack's sysfs or `blockdev` after the build (md's `stripe_cache_size`,
+    /// `group_thread_cnt`, `sync_speed_min/max`, read-ahead and members' scheduler; the
+    /// filesystem device's read-ahead) — so the lab can re-tune one build instead of making a
+    /// new one. False when nothing differs (two equal layouts are two builds, as written),
+    /// and when a tunable `next` leaves unset was set here: the kernel's default it would
+    /// fall back to is not known to put back.
+    pub fn retunable_to(&self, next: &Stack) -> bool {
+        let (a, b) = (self.runtime_tunables(), next.runtime_tunables());
+        self.without_runtime_tunables() == next.without_runtime_tunables()
+            && a != b
+            && a.iter().zip(&b).all(|(x, y)| x.is_none() || y.is_some())
+    }
+
+    /// Every runtime tunable of [`Stack::retunable_to`], as text, in one fixed order.
+    fn runtime_tunables(&self) -> [Option<String>; 7] {
+        let md = match self.raid() {
+            RaidLayer::Md(o) => Some(o),
+            _ => None,
+        };
+        let n = |v: Option<u64>| v.map(|x| x.to_string());
+        [
+            n(md.and_then(|o| o.stripe_cache_size)),
+            n(md.and_then(|o| o.group_thread_cnt)),
+            n(md.and_then(|o| o.sync_speed_min)),
+            n(md.and_then(|o| o.sync_speed_max)),
+            n(md.and_then(|o| o.read_ahead)),
+            md.and_then(|o| o.scheduler.clone()),
+            n(self.fs_layer().read_ahead),
+        ]
+    }
+
+    /// This stack with every runtime tunable unset: what its build depends on.
+    fn without_runtime_tunables(&self) -> Stack {
+        let mut s = self.clone();
+        for l in &mut s.layers {
+            match l {
+                Layer::Raid(RaidLayer::Md(o)) => {
+                    o.stripe_cache_size = None;
+                    o.group_thread_cnt = None;
+                    o.sync_speed_min = None;
+                    o.sync_speed_max = None;
+                    o.read_ahead = None;
+                    o.scheduler = None;
+                }
+                Layer::Fs(f) => f.read_ahead = None,
+                _ => {}
+            }
         }
         s
     }
@@ -568,6 +630,7 @@ mod tests {
             kind: FsKind::Xfs,
             mkfs_options: vec![],
             mount_options: vec!["noatime".into()],
+            read_ahead: None,
         };
         let s = Stack::new(RaidLayer::Md(o), 5, 1, true, None, fs);
         assert_eq!(
@@ -656,5 +719,84 @@ mod tests {
         assert_eq!(s.disks(), 4);
         let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// An md RAID5 x4 under xfs, `edit` applied to its md options and its filesystem.
+    fn md5_xfs(edit: impl FnOnce(&mut MdOptions, &mut FsLayer)) -> Stack {
+        let mut o = MdOptions::new(MdLevel::Raid5);
+        o.chunk = Some(64 << 10);
+        let mut fs = FsLayer::plain(FsKind::Xfs);
+        edit(&mut o, &mut fs);
+        Stack::new(RaidLayer::Md(o), 4, 0, false, None, fs)
+    }
+
+    #[test]
+    fn only_runtime_tunables_make_a_stack_retunable() {
+        let base = md5_xfs(|o, f| {
+            o.stripe_cache_size = Some(256);
+            f.read_ahead = Some(128 << 10);
+        });
+        // Each runtime tunable on its own is a re-tune.
+        let runtime: [fn(&mut MdOptions, &mut FsLayer); 7] = [
+            |o, _| o.stripe_cache_size = Some(4096),
+            |o, _| o.group_thread_cnt = Some(4),
+            |o, _| o.sync_speed_min = Some(50 << 20),
+            |o, _| o.sync_speed_max = Some(200 << 20),
+            |o, _| o.read_ahead = Some(4 << 20),
+            |o, _| o.scheduler = Some("none".into()),
+            |_, f| f.read_ahead = Some(4 << 20),
+        ];
+        for (i, edit) in runtime.iter().enumerate() {
+            let next = md5_xfs(|o, f| {
+                o.stripe_cache_size = Some(256);
+                f.read_ahead = Some(128 << 10);
+                edit(o, f);
+            });
+            assert!(
+                base.retunable_to(&next),
+                "runtime tunable {i}: {}",
+                next.describe()
+            );
+        }
+        // Anything the build depends on is a rebuild, also beside a runtime change.
+        let built: [fn(&mut MdOptions, &mut FsLayer); 5] = [
+            |o, _| o.chunk = Some(256 << 10),
+            |o, _| o.bitmap = Some("internal".into()),
+            |_, f| f.mkfs_options = vec!["-b".into(), "size=1024".into()],
+            |_, f| f.mount_options = vec!["noatime".into()],
+            |_, f| f.kind = FsKind::Ext4,
+        ];
+        for (i, edit) in built.iter().enumerate() {
+            let next = md5_xfs(|o, f| {
+                o.stripe_cache_size = Some(4096);
+                f.read_ahead = Some(128 << 10);
+                edit(o, f);
+            });
+            assert!(
+                !base.retunable_to(&next),
+                "build key {i}: {}",
+                next.describe()
+            );
+        }
+        // Not with other members, LVM or alignment.
+        let mut wider = md5_xfs(|o, f| {
+            o.stripe_cache_size = Some(4096);
+            f.read_ahead = Some(128 << 10);
+        });
+        wider.members = 5;
+        assert!(!base.retunable_to(&wider));
+        let mut aligned = base.clone();
+        aligned.alignment = Alignment::Stripe;
+        if let Some(Layer::Fs(f)) = aligned.layers.last_mut() {
+            f.read_ahead = Some(4 << 20);
+        }
+        assert!(!base.retunable_to(&aligned));
+        // Nothing changed: two builds, as written.
+        assert!(!base.retunable_to(&base.clone()));
+        // A tunable set here and left to the kernel next has no default to go back to.
+        let unset = md5_xfs(|o, _| o.stripe_cache_size = Some(256));
+        assert!(!base.retunable_to(&unset));
+        // The other way round is fine: it is set.
+        assert!(unset.retunable_to(&base));
     }
 }

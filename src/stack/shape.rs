@@ -24,6 +24,9 @@ pub struct StackShape {
     pub mkfs_options: Vec<String>,
     /// Mount options.
     pub mount_options: Vec<String>,
+    /// Read-ahead of the filesystem's device, bytes (left out when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<u64>,
     /// The SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheOptions>,
@@ -47,6 +50,7 @@ impl From<StackShape> for Stack {
                 kind: s.fs,
                 mkfs_options: s.mkfs_options,
                 mount_options: s.mount_options,
+                read_ahead: s.read_ahead,
             },
         )
         .with_member_layers(s.under_members);
@@ -68,6 +72,7 @@ impl From<Stack> for StackShape {
             fs: fs.kind,
             mkfs_options: fs.mkfs_options,
             mount_options: fs.mount_options,
+            read_ahead: fs.read_ahead,
             cache: s.layers.into_iter().find_map(|l| match l {
                 Layer::Cache(c) => Some(c),
                 _ => None,

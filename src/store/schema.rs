@@ -432,6 +432,7 @@ pub mod v2 {
                 fs,
                 mkfs_options: find(v, "mkfs_options").map(as_list).unwrap_or_default(),
                 mount_options: find(v, "mount_options").map(as_list).unwrap_or_default(),
+                read_ahead: None,
             });
         }
         out

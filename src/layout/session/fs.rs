@@ -8,6 +8,23 @@ use super::steps::{LayerSteps, LayoutDisks, Volume};
 use super::{Built, OnDisk, Session};
 use crate::stack::{FsKind, FsLayer};
 
+/// `blockdev --setra` on the filesystem's device (`read_ahead`, bytes; 512-byte sectors on the
+/// command line); nothing when the layout leaves it to the kernel.
+pub(super) fn set_read_ahead(
+    s: &Session,
+    dev: &std::path::Path,
+    bytes: Option<u64>,
+) -> Result<(), LayoutError> {
+    let Some(b) = bytes else { return Ok(()) };
+    s.runner.run(&[
+        "blockdev".to_string(),
+        "--setra".into(),
+        (b / 512).to_string(),
+        dev.display().to_string(),
+    ])?;
+    Ok(())
+}
+
 /// A filesystem with its mkfs and mount options.
 pub(super) struct FsSteps<'a>(pub &'a FsLayer);
 
@@ -41,18 +58,19 @@ impl LayerSteps for FsSteps<'_> {
         };
         let argv = fs::mkfs_argv(f.kind, &options, &vol.base);
         s.runner.run_interruptible(&argv, None::<&[&str]>)?;
-        Ok(())
+        set_read_ahead(s, &vol.base, f.read_ahead)
     }
 
     /// Nothing here: the filesystem is mounted (its journal or log replayed) after every
     /// layer is back.
+    /// (The device's read-ahead lives in the kernel: set again.)
     fn assemble(
         &self,
-        _s: &mut Session,
+        s: &mut Session,
         _d: &OnDisk<'_>,
-        _vol: &mut Volume,
+        vol: &mut Volume,
     ) -> Result<(), LayoutError> {
-        Ok(())
+        set_read_ahead(s, &vol.base, self.0.read_ahead)
     }
 
     fn check(

@@ -19,7 +19,12 @@ pub(super) struct MdSteps<'a>(pub &'a MdOptions);
 /// md's runtime tunables the layout sets (`stripe_cache_size`, `group_thread_cnt`), written
 /// to the array's sysfs, its read-ahead (`blockdev --setra`) and the IO scheduler of its
 /// devices `devs` (members, spares); the kernel keeps them until the array stops.
-fn tune(s: &Session, dev: &Path, o: &MdOptions, devs: &[PathBuf]) -> Result<(), LayoutError> {
+pub(super) fn tune(
+    s: &Session,
+    dev: &Path,
+    o: &MdOptions,
+    devs: &[PathBuf],
+) -> Result<(), LayoutError> {
     if let Some(b) = o.read_ahead {
         s.runner.run(&[
             "blockdev".to_string(),
@@ -41,6 +46,20 @@ fn tune(s: &Session, dev: &Path, o: &MdOptions, devs: &[PathBuf]) -> Result<(), 
         if let Some(n) = v {
             s.runner
                 .write_file(&scrub::md_sysfs(dev, file), &n.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// The array's own recovery and resync speed limits (`sync_speed_min/max`, KiB/s).
+pub(super) fn sync_speeds(s: &Session, dev: &Path, o: &MdOptions) -> Result<(), LayoutError> {
+    for (file, v) in [
+        ("sync_speed_min", o.sync_speed_min),
+        ("sync_speed_max", o.sync_speed_max),
+    ] {
+        if let Some(b) = v {
+            s.runner
+                .write_file(&scrub::md_sysfs(dev, file), &(b / 1024).to_string())?;
         }
     }
     Ok(())
@@ -69,15 +88,7 @@ impl LayerSteps for MdSteps<'_> {
             &dev, &md_name, o, on.members, on.spares,
         ))?;
         // The array's own recovery speed limits (KiB/s), before its first resync.
-        for (file, v) in [
-            ("sync_speed_min", o.sync_speed_min),
-            ("sync_speed_max", o.sync_speed_max),
-        ] {
-            if let Some(b) = v {
-                s.runner
-                    .write_file(&scrub::md_sysfs(&dev, file), &(b / 1024).to_string())?;
-            }
-        }
+        sync_speeds(s, &dev, o)?;
         tune(s, &dev, o, on.devs)?;
         mdadm::wait_idle(&s.runner, &dev)?;
         vol.base = dev.clone();

@@ -50,7 +50,11 @@ fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
         l.name.clone(),
         stack,
         l.usable_bytes.map_or_else(dash, format_bytes),
-        l.build_seconds.map_or_else(dash, secs),
+        if l.reused_build_of.is_some() {
+            "re-tuned".into()
+        } else {
+            l.build_seconds.map_or_else(dash, secs)
+        },
         match (&l.degraded, l.degraded_ratio()) {
             (Some(d), _) if d.workload_error.is_some() => "IO failed".to_string(),
             (Some(_), Some(r)) => format!("{r:.2}x"),
@@ -78,7 +82,11 @@ fn short_row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
 /// the full one.
 fn status(r: &LabReport, l: &LayoutReport, detail: Detail) -> String {
     if r.dry_run && l.status == LayoutStatus::Ok {
-        return "would build".into();
+        return if l.reused_build_of.is_some() {
+            "would re-tune".into()
+        } else {
+            "would build".into()
+        };
     }
     match (detail, l.status) {
         (Detail::Full, _) => l.status_text(),
@@ -353,9 +361,12 @@ fn row(l: &LayoutReport, dry_run: bool) -> Vec<String> {
         l.stack.clone(),
         l.usable_bytes.map_or_else(dash, format_bytes),
         l.expected_usable_bytes.map_or_else(dash, format_bytes),
-        l.build_seconds.map_or_else(dash, |s| {
-            format_duration(std::time::Duration::from_secs_f64(s))
-        }),
+        match &l.reused_build_of {
+            Some(of) => format!("re-tuned, not rebuilt (build of {of})"),
+            None => l.build_seconds.map_or_else(dash, |s| {
+                format_duration(std::time::Duration::from_secs_f64(s))
+            }),
+        },
         match (&l.degraded, l.degraded_ratio()) {
             (Some(d), _) if d.workload_error.is_some() => "IO failed".to_string(),
             (Some(_), Some(r)) => format!("{r:.2}x speed"),

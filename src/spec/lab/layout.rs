@@ -178,6 +178,7 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         kind: fs,
         mkfs_options: std::mem::take(&mut draft.mkfs_options),
         mount_options: std::mem::take(&mut draft.mount_options),
+        read_ahead: draft.read_ahead,
     };
     let mut stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs)
         .with_member_layers(std::mem::take(&mut draft.under_members));

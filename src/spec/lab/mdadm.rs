@@ -87,7 +87,7 @@ impl Section for Mdadm {
         )?;
         let group_thread_cnt =
             tunable(cx, m.group_thread_cnt, level, "group_thread_cnt", 0..=8192)?;
-        let read_ahead = read_ahead(cx, m.read_ahead.as_ref())?;
+        let read_ahead = read_ahead(cx, m.read_ahead.as_ref(), "read_ahead", "mdadm.read_ahead")?;
         let scheduler = scheduler(cx, m.scheduler.as_deref())?;
         let fs = draft.fs.ok_or_else(|| {
             cx.err(
@@ -331,15 +331,20 @@ fn sync_speeds(
 /// kernel).
 pub(crate) const SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "bfq", "kyber"];
 
-/// `read_ahead`: the array's read-ahead (`"4MiB"`), set with `blockdev --setra` in 512-byte
-/// sectors, so a whole number of them; at most what the kernel's `read_ahead_kb` holds.
-fn read_ahead(cx: &Cx, v: Option<&SizeValue>) -> Result<Option<u64>, SpecError> {
+/// A read-ahead (`"4MiB"`: md's `mdadm.read_ahead`, the filesystem device's `read_ahead`), set
+/// with `blockdev --setra` in 512-byte sectors, so a whole number of them; at most what the
+/// kernel's `read_ahead_kb` holds. `key` is the spec key as written, `field` its full name.
+pub(super) fn read_ahead(
+    cx: &Cx,
+    v: Option<&SizeValue>,
+    key: &str,
+    field: &str,
+) -> Result<Option<u64>, SpecError> {
     let Some(v) = v else { return Ok(None) };
-    let field = "mdadm.read_ahead";
-    let b = v.bytes().map_err(|e| cx.err("read_ahead", field, e))?;
+    let b = v.bytes().map_err(|e| cx.err(key, field, e))?;
     if b % 512 != 0 || b > (1 << 30) {
         return Err(cx.err(
-            "read_ahead",
+            key,
             field,
             "must be a multiple of 512 bytes up to 1GiB, e.g. \"4MiB\" (blockdev --setra counts sectors)",
         ));

@@ -223,6 +223,26 @@ impl LayoutSpec {
         b.max(if self.fill.is_some() { 1 } else { 4 << 20 })
     }
 
+    /// Whether `next`, run right after this layout, can run on this layout's build with only
+    /// its runtime tunables set anew ([`Stack::retunable_to`]) instead of a build of its own.
+    /// Conservative: neither may do anything that changes what is on the disks beyond the
+    /// workloads' own files (degrade, rebuild, a data set, faults, power cuts), so the second
+    /// finds the stack as the first found it.
+    pub fn shares_build_with(&self, next: &LayoutSpec) -> bool {
+        let (LayoutKind::Stack(a), LayoutKind::Stack(b)) = (&self.kind, &next.kind) else {
+            return false;
+        };
+        let quiet = |l: &LayoutSpec| {
+            !l.degrade
+                && !l.rebuild
+                && !l.during_rebuild
+                && l.fill.is_none()
+                && l.faults.is_empty()
+                && l.powercut.is_none()
+        };
+        quiet(self) && quiet(next) && a.retunable_to(b)
+    }
+
     /// One line saying what the layout is.
     pub fn describe(&self) -> String {
         match &self.kind {

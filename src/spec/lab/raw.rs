@@ -66,6 +66,7 @@ pub(super) struct RawLayout {
     pub(super) fs: Option<String>,
     pub(super) mkfs_options: Option<StrList>,
     pub(super) mount_options: Option<StrList>,
+    pub(super) read_ahead: Option<SizeValue>,
     pub(super) degrade: Option<bool>,
     pub(super) rebuild: Option<bool>,
     pub(super) during_rebuild: Option<bool>,

@@ -97,6 +97,8 @@ pub(super) struct Draft {
     pub(super) mkfs_options: Vec<String>,
     /// Mount options.
     pub(super) mount_options: Vec<String>,
+    /// Read-ahead of the filesystem's device, bytes (`read_ahead`).
+    pub(super) read_ahead: Option<u64>,
     /// The layers under each member (dm-integrity, LUKS), in the order the sections read them.
     pub(super) under_members: Vec<crate::stack::MemberLayer>,
     /// Fail a member after the healthy runs.
@@ -126,6 +128,7 @@ impl Default for Draft {
             cache: None,
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
+            read_ahead: None,
             under_members: Vec::new(),
             degrade: false,
             rebuild: false,

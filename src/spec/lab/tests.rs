@@ -1076,3 +1076,79 @@ fn a_fault_while_degraded_needs_a_degraded_layout_and_a_surviving_member() {
         assert_eq!(e.to_string().lines().count(), 1, "{e}");
     }
 }
+
+/// `read_ahead` is the filesystem device's read-ahead: on xfs and ext4 only, not twice on the
+/// same md device, and a sweep over it (or md's tunables) shares one build while a sweep over
+/// a build-time key, a second identical layout, or a layout that degrades does not.
+#[test]
+fn fs_read_ahead_and_which_layouts_share_a_build() {
+    let s = lab(
+        "[[layout]]\nname = \"x\"\nfs = \"xfs\"\nvary = { read_ahead = [\"128KiB\", \"4MiB\"] }\n",
+    )
+    .unwrap();
+    let names: Vec<&str> = s.layouts.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["x[read_ahead=128KiB]", "x[read_ahead=4MiB]"]);
+    let LayoutKind::Stack(st) = &s.layouts[1].kind else {
+        panic!()
+    };
+    assert_eq!(st.fs_layer().read_ahead, Some(4 << 20));
+    assert_eq!(st.describe(), "single disk > xfs, read-ahead 4MiB");
+    assert!(s.layouts[0].shares_build_with(&s.layouts[1]));
+
+    let md = "mdadm = { level = 5, members = 4 }\nfs = \"xfs\"\n";
+    let shares = |extra: &str| {
+        let s = lab(&format!("[[layout]]\nname = \"m\"\n{md}{extra}\n")).unwrap();
+        s.layouts
+            .windows(2)
+            .map(|w| w[0].shares_build_with(&w[1]))
+            .collect::<Vec<bool>>()
+    };
+    assert_eq!(
+        shares(
+            "vary = { \"mdadm.stripe_cache_size\" = [256, 4096], \"mdadm.group_thread_cnt\" = [0, 4] }"
+        ),
+        [true, true, true]
+    );
+    // chunk varies slowest: re-tuned within a chunk, rebuilt across.
+    assert_eq!(
+        shares(
+            "vary = { \"mdadm.chunk\" = [\"64KiB\", \"256KiB\"], \"mdadm.stripe_cache_size\" = [256, 4096] }"
+        ),
+        [true, false, true]
+    );
+    assert_eq!(
+        shares("vary = { mkfs_options = [\"-b size=4096\", \"-b size=1024\"] }"),
+        [false]
+    );
+    assert_eq!(
+        shares("degrade = true\nvary = { \"mdadm.stripe_cache_size\" = [256, 4096] }"),
+        [false]
+    );
+    assert_eq!(
+        shares("fill = \"64MiB\"\nvary = { \"mdadm.stripe_cache_size\" = [256, 4096] }"),
+        [false]
+    );
+    // Two layouts written out alike are two builds.
+    let twice =
+        lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[[layout]]\nname = \"b\"\nfs = \"xfs\"\n")
+            .unwrap();
+    assert!(!twice.layouts[0].shares_build_with(&twice.layouts[1]));
+
+    for (layout, words) in [
+        (
+            "btrfs = { data = \"raid1\", members = 2 }\nread_ahead = \"4MiB\"",
+            "btrfs keeps its own read-ahead",
+        ),
+        (
+            "mdadm = { level = 1, members = 2, read_ahead = \"1MiB\" }\nfs = \"xfs\"\nread_ahead = \"4MiB\"",
+            "give one of the two",
+        ),
+        ("fs = \"ext4\"\nread_ahead = \"1000\"", "multiple of 512"),
+    ] {
+        let e = err(&format!("[[layout]]\nname = \"r\"\n{layout}\n"));
+        assert_eq!(e.key, "layout[r].read_ahead", "{e}");
+        assert!(e.msg.contains(words), "{e}");
+    }
+    // Over LVM the filesystem's device is the volume: its read-ahead beside the array's.
+    lab("[[layout]]\nname = \"l\"\nmdadm = { level = 1, members = 2, read_ahead = \"1MiB\" }\nlvm = true\nfs = \"xfs\"\nread_ahead = \"4MiB\"\n").unwrap();
+}
