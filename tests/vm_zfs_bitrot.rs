@@ -25,9 +25,10 @@ fn fault(copies: &str) -> String {
 
 /// Every layout of the one lab run: a ZFS mirror with one copy struck, a raidz1 with every
 /// column of the struck blocks struck (its data column confirmed under the file first, then
-/// the parity rows), md RAID6 with one copy struck. Three layouts, not every combination: each
-/// ZFS layout costs minutes under emulation (the raidz1 one-column and mirror all-copies rows
-/// of docs/lab.md were observed once with all six, see its table).
+/// the parity rows), md RAID6 with one copy struck, and md RAID1, RAID5 and RAID6 with every
+/// copy and the parity struck. The ZFS layouts are two, not every combination: each costs
+/// minutes under emulation (the raidz1 one-column and mirror all-copies rows of docs/lab.md
+/// were observed once with all six, see its table); md's cost seconds.
 fn layouts() -> String {
     let z = |name: &str, vdev: &str, width: u32, copies: &str| {
         format!(
@@ -45,6 +46,9 @@ fn layouts() -> String {
         z("zmirror", "mirror", 2, "one"),
         z("zraidz1-all", "raidz1", 3, "all"),
         md("md6", 6, 4, "one"),
+        md("md1-all", 1, 2, "all"),
+        md("md5-all", 5, 3, "all"),
+        md("md6-all", 6, 4, "all"),
     ]
     .concat()
 }
@@ -225,4 +229,24 @@ fn md_raid6_hands_one_corrupted_copy_back_silently_and_only_its_check_counts_it(
         "{sc:#}"
     );
     eprintln!("md6: held {held:#} scrubs {:#}", l["integrity"]["scrubs"]);
+}
+
+/// Every copy struck on md (both mirrors; the data chunk and P, and Q on RAID6): md reads
+/// data without checking it against anything, so each struck file comes back wrong with no
+/// error — silently wrong, never a read error and never intact — and the verdict counts it.
+#[test]
+fn md_raid1_5_6_with_every_copy_corrupted_hand_the_file_back_silently_wrong() {
+    for name in ["md1-all", "md5-all", "md6-all"] {
+        let Some(l) = lab_layout(name) else {
+            return;
+        };
+        every_copy_lost(&l, name, "silently wrong");
+        let verdict = &l["integrity"]["verdict"];
+        let files = l["faults"][0]["held"]["files"].as_u64().unwrap();
+        assert!(
+            verdict["silent"].as_u64().unwrap() >= files,
+            "{name}: {verdict:#}"
+        );
+        eprintln!("{name}: scrubs {:#}", l["integrity"]["scrubs"]);
+    }
 }
