@@ -20,8 +20,11 @@ vary = { "mdadm.stripe_cache_size" = [256, 4096], "mdadm.group_thread_cnt" = [0,
 
 "#;
 
+/// A sweep over md's runtime tunables only: one array, built once and re-tuned through sysfs
+/// for each later combination (`reused_build_of` names the first), and the kernel holds what
+/// each combination asked when its workloads run.
 #[test]
-fn an_md_tunable_sweep_builds_each_array_tuned_as_its_combination_says() {
+fn an_md_tunable_sweep_is_built_once_and_re_tuned_as_each_combination_says() {
     if !vm_or_skip(&[]) {
         return;
     }
@@ -52,6 +55,14 @@ fn an_md_tunable_sweep_builds_each_array_tuned_as_its_combination_says() {
     ] {
         let l = layout(&v, name);
         assert_eq!(l["status"], "ok", "{l:#}");
+        if name == names[0] {
+            assert!(l["reused_build_of"].is_null(), "the first is built: {l:#}");
+        } else {
+            assert_eq!(
+                l["reused_build_of"], names[0],
+                "re-tuned, not rebuilt: {l:#}"
+            );
+        }
         assert_eq!(
             l["md_tunables"],
             format!("stripe_cache_size {cache}, group_thread_cnt {groups}"),
