@@ -39,6 +39,31 @@ const BOTH_COPIES: &str = "[[layout]]\nname = \"b1-both\"\nbtrfs = { data = \"ra
      faults = [{ member = 0, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }, \
      { member = 1, at = \"before_degrade\", kind = \"corrupt\", offset = \"file:.iolab-data/d0/f00000\", length = \"64KiB\" }]\n";
 
+/// Runs a lab of `layouts` over `disks` loop disks of 512MiB with one short sequential read,
+/// and returns its JSON report once it exited 0, with the directory of its spec (`lab.toml`).
+fn run_lab(w: &World, disks: usize, layouts: &str) -> (serde_json::Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("lab.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"bitrot\"\n[disks]\nloop = {{ count = {disks}, size = \"512MiB\", dir = \"{}\" }}\n{layouts}\
+             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
+            w.disk_dir.display(),
+        ),
+    )
+    .unwrap();
+    let (out, v) = w.lab_json(&spec, &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "{}\n{}",
+        World::layouts_summary(&v),
+        out.stderr
+    );
+    (v, dir)
+}
+
 fn base(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
@@ -86,27 +111,15 @@ fn both_copies_struck(l: &serde_json::Value) {
 fn btrfs_heals_one_corrupted_copy_under_file_data_and_reports_every_copy_struck_as_unreadable() {
     need_root_and_btrfs!();
     let w = World::new("bitrot");
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"bitrot\"\n[disks]\nloop = {{ count = 3, size = \"512MiB\", dir = \"{}\" }}\n{}{}{}\
-             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
-            w.disk_dir.display(),
+    let (v, dir) = run_lab(
+        &w,
+        3,
+        &[
             layout("b1", "raid1", 2, 1),
             layout("b5", "raid5", 3, 1),
-            BOTH_COPIES,
-        ),
-    )
-    .unwrap();
-    let (out, v) = w.lab_json(&spec, &[]);
-    assert_eq!(
-        out.code,
-        0,
-        "{}\n{}",
-        World::layouts_summary(&v),
-        out.stderr
+            BOTH_COPIES.to_string(),
+        ]
+        .concat(),
     );
     for l in v["layouts"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
@@ -176,6 +189,7 @@ fn btrfs_heals_one_corrupted_copy_under_file_data_and_reports_every_copy_struck_
             "{name}: btrfs never noticed the garbage: read-back counted {at_read}, scrub corrected {corrected}"
         );
     }
+    let spec = dir.path().join("lab.toml");
     let table = w.lab(&[
         spec.to_str().unwrap(),
         "--disk-dir",
@@ -209,26 +223,10 @@ fn all_copies(name: &str, profile: &str, members: usize) -> String {
 fn btrfs_raid5_and_raid6_with_data_and_parity_struck_never_read_a_struck_file_back_intact() {
     need_root_and_btrfs!();
     let w = World::new("bitrot-parity");
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"bitrot-parity\"\n[disks]\nloop = {{ count = 4, size = \"512MiB\", dir = \"{}\" }}\n{}{}\
-             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
-            w.disk_dir.display(),
-            all_copies("b5-all", "raid5", 3),
-            all_copies("b6-all", "raid6", 4),
-        ),
-    )
-    .unwrap();
-    let (out, v) = w.lab_json(&spec, &[]);
-    assert_eq!(
-        out.code,
-        0,
-        "{}\n{}",
-        World::layouts_summary(&v),
-        out.stderr
+    let (v, _spec) = run_lab(
+        &w,
+        4,
+        &(all_copies("b5-all", "raid5", 3) + &all_copies("b6-all", "raid6", 4)),
     );
     for l in v["layouts"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
@@ -306,27 +304,12 @@ fn btrfs_raid5_and_raid6_with_data_and_parity_struck_never_read_a_struck_file_ba
 fn btrfs_raid1_degraded_with_the_last_copy_struck_reports_a_read_error() {
     need_root_and_btrfs!();
     let w = World::new("bitrot-degraded");
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("lab.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"bitrot-degraded\"\n[disks]\nloop = {{ count = 2, size = \"512MiB\", dir = \"{}\" }}\n\
-             [[layout]]\nname = \"b1-degraded\"\nbtrfs = {{ data = \"raid1\", metadata = \"raid1\", members = 2 }}\n\
-             fill = \"48MiB\"\ndegrade = true\n\
-             faults = [{{ member = 0, at = \"degraded\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }}]\n\
-             [workloads]\nrepeat = 1\n[[workloads.workload]]\nname = \"sr\"\npattern = \"read\"\nbs = \"1M\"\ntime = \"100ms\"\nsize = \"8MiB\"\n",
-            w.disk_dir.display(),
-        ),
-    )
-    .unwrap();
-    let (out, v) = w.lab_json(&spec, &[]);
-    assert_eq!(
-        out.code,
-        0,
-        "{}\n{}",
-        World::layouts_summary(&v),
-        out.stderr
+    let (v, _spec) = run_lab(
+        &w,
+        2,
+        "[[layout]]\nname = \"b1-degraded\"\nbtrfs = { data = \"raid1\", metadata = \"raid1\", members = 2 }\n\
+         fill = \"48MiB\"\ndegrade = true\n\
+         faults = [{ member = 0, at = \"degraded\", kind = \"corrupt\", offset = \"data\", length = \"256KiB\" }]\n",
     );
     let l = &v["layouts"][0];
     assert_eq!(l["status"], "ok", "{l:#}");
