@@ -438,48 +438,32 @@ impl Stack {
     /// and when a tunable `next` leaves unset was set here: the kernel's default it would
     /// fall back to is not known to put back.
     pub fn retunable_to(&self, next: &Stack) -> bool {
-        let (a, b) = (self.runtime_tunables(), next.runtime_tunables());
-        self.without_runtime_tunables() == next.without_runtime_tunables()
-            && a != b
-            && a.iter().zip(&b).all(|(x, y)| x.is_none() || y.is_some())
+        let (this, a) = self.split_runtime_tunables();
+        let (that, b) = next.split_runtime_tunables();
+        this == that && a != b && a.iter().zip(&b).all(|(x, y)| x.is_none() || y.is_some())
     }
 
-    /// Every runtime tunable of [`Stack::retunable_to`], as text, in one fixed order.
-    fn runtime_tunables(&self) -> [Option<String>; 7] {
-        let md = match self.raid() {
-            RaidLayer::Md(o) => Some(o),
-            _ => None,
-        };
-        let n = |v: Option<u64>| v.map(|x| x.to_string());
-        [
-            n(md.and_then(|o| o.stripe_cache_size)),
-            n(md.and_then(|o| o.group_thread_cnt)),
-            n(md.and_then(|o| o.sync_speed_min)),
-            n(md.and_then(|o| o.sync_speed_max)),
-            n(md.and_then(|o| o.read_ahead)),
-            md.and_then(|o| o.scheduler.clone()),
-            n(self.fs_layer().read_ahead),
-        ]
-    }
-
-    /// This stack with every runtime tunable unset: what its build depends on.
-    fn without_runtime_tunables(&self) -> Stack {
+    /// This stack with every runtime tunable unset (what its build depends on), and the
+    /// tunables taken out, as text, in one fixed order.
+    fn split_runtime_tunables(&self) -> (Stack, [Option<String>; 7]) {
         let mut s = self.clone();
+        let mut t: [Option<String>; 7] = Default::default();
+        let n = |v: Option<u64>| v.map(|x| x.to_string());
         for l in &mut s.layers {
             match l {
                 Layer::Raid(RaidLayer::Md(o)) => {
-                    o.stripe_cache_size = None;
-                    o.group_thread_cnt = None;
-                    o.sync_speed_min = None;
-                    o.sync_speed_max = None;
-                    o.read_ahead = None;
-                    o.scheduler = None;
+                    t[0] = n(o.stripe_cache_size.take());
+                    t[1] = n(o.group_thread_cnt.take());
+                    t[2] = n(o.sync_speed_min.take());
+                    t[3] = n(o.sync_speed_max.take());
+                    t[4] = n(o.read_ahead.take());
+                    t[5] = o.scheduler.take();
                 }
-                Layer::Fs(f) => f.read_ahead = None,
+                Layer::Fs(f) => t[6] = n(f.read_ahead.take()),
                 _ => {}
             }
         }
-        s
+        (s, t)
     }
 
     /// The RAID layer's part of [`Stack::short`], with the layers under its members, top

@@ -8,8 +8,9 @@ use super::steps::{LayerSteps, LayoutDisks, Volume};
 use super::{Built, OnDisk, Session};
 use crate::stack::{FsKind, FsLayer};
 
-/// `blockdev --setra` on the filesystem's device (`read_ahead`, bytes; 512-byte sectors on the
-/// command line); nothing when the layout leaves it to the kernel.
+/// `blockdev --setra` on a device: the filesystem's (`read_ahead`) or an md array's
+/// (`mdadm.read_ahead`), bytes, 512-byte sectors on the command line; nothing when the layout
+/// leaves it to the kernel.
 pub(super) fn set_read_ahead(
     s: &Session,
     dev: &std::path::Path,

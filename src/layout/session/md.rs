@@ -25,14 +25,7 @@ pub(super) fn tune(
     o: &MdOptions,
     devs: &[PathBuf],
 ) -> Result<(), LayoutError> {
-    if let Some(b) = o.read_ahead {
-        s.runner.run(&[
-            "blockdev".to_string(),
-            "--setra".into(),
-            (b / 512).to_string(),
-            dev.display().to_string(),
-        ])?;
-    }
+    super::fs::set_read_ahead(s, dev, o.read_ahead)?;
     if let Some(x) = &o.scheduler {
         for d in devs {
             s.runner
