@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::layout::{DiskSource, Runner, Session};
-use iolab::stack::{BtrfsProfile, FsKind, FsLayer, MdLevel, MdOptions, RaidLayer, Stack};
+use iolab::stack::{BtrfsProfile, FsKind, FsLayer, Layer, MdLevel, MdOptions, RaidLayer, Stack};
 use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
@@ -879,7 +879,10 @@ fn assert_in_order(text: &str, wants: &[&str]) {
 }
 
 fn stack(raid: RaidLayer, members: usize, spares: usize, lvm: bool, fs: FsKind) -> Stack {
-    Stack::new(raid, members, spares, lvm, None, FsLayer::plain(fs))
+    Stack::over(raid, members)
+        .spares(spares)
+        .with_some(lvm.then_some(Layer::Lvm))
+        .fs(FsLayer::plain(fs))
 }
 
 /// Builds, degrades, rebuilds and tears down with a recording runner on fake real devices;
@@ -1014,19 +1017,14 @@ fn lvm_command_lines_on_md_and_on_a_single_disk() {
     want.extend(wipes("/dev/sdb /dev/sdc"));
     assert_eq!(log, want);
 
-    let s = Stack::new(
-        RaidLayer::None,
-        1,
-        0,
-        true,
-        None,
-        FsLayer {
+    let s = Stack::over(RaidLayer::None, 1)
+        .with(Layer::Lvm)
+        .fs(FsLayer {
             kind: FsKind::Btrfs,
             mkfs_options: vec!["--nodesize".into(), "32k".into()],
             mount_options: vec!["noatime".into(), "compress=zstd".into()],
             read_ahead: None,
-        },
-    );
+        });
     let log = record(&s, false);
     assert_eq!(
         log,

@@ -59,18 +59,11 @@ pub fn buildable_stack(layers: &[Layer]) -> Option<Stack> {
             } else {
                 BtrfsProfile::parse(metadata)?
             };
-            Some(Stack::new(
-                RaidLayer::Btrfs { data, metadata },
-                n,
-                0,
-                false,
-                None,
-                fs_of(FsKind::Btrfs),
-            ))
+            Some(Stack::over(RaidLayer::Btrfs { data, metadata }, n).fs(fs_of(FsKind::Btrfs)))
         }
         [Layer::Disk, Layer::Fs { fs, .. }] => {
             let kind = FsKind::parse(fs)?;
-            Some(Stack::new(RaidLayer::None, 1, 0, false, None, fs_of(kind)))
+            Some(Stack::over(RaidLayer::None, 1).fs(fs_of(kind)))
         }
         _ => None,
     }

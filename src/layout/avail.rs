@@ -86,14 +86,9 @@ mod tests {
     use crate::stack::{FsKind, FsLayer, Layer, MdLevel, MdOptions, RaidLayer};
 
     fn md_stack() -> Stack {
-        Stack::new(
-            RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
-            3,
-            0,
-            true,
-            None,
-            FsLayer::plain(FsKind::Xfs),
-        )
+        Stack::over(RaidLayer::Md(MdOptions::new(MdLevel::Raid5)), 3)
+            .with(Layer::Lvm)
+            .fs(FsLayer::plain(FsKind::Xfs))
     }
 
     #[test]

@@ -35,14 +35,9 @@ mod tests {
         let n = names.len();
         names.dedup();
         assert_eq!(names.len(), n, "{names:?}");
-        let plain = Stack::new(
-            RaidLayer::None,
-            1,
-            0,
-            true,
-            None,
-            FsLayer::plain(FsKind::Ext4),
-        );
+        let plain = Stack::over(RaidLayer::None, 1)
+            .with(crate::stack::Layer::Lvm)
+            .fs(FsLayer::plain(FsKind::Ext4));
         let found: Vec<&str> = LAYERS
             .iter()
             .filter(|l| l.in_stack(&plain))

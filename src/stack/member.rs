@@ -181,14 +181,8 @@ mod tests {
     /// and shrink each member in the capacity the stack expects.
     #[test]
     fn member_layers_are_bottom_most_and_stored_only_when_present() {
-        let plain = Stack::new(
-            RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
-            4,
-            0,
-            false,
-            None,
-            FsLayer::plain(FsKind::Xfs),
-        );
+        let plain = Stack::over(RaidLayer::Md(MdOptions::new(MdLevel::Raid5)), 4)
+            .fs(FsLayer::plain(FsKind::Xfs));
         let luks = MemberLayer::Luks(LuksOptions {
             cipher: "aes-xts-plain64".into(),
             key_size: 512,

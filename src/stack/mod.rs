@@ -176,33 +176,63 @@ pub struct Stack {
     pub alignment: Alignment,
 }
 
+/// A stack being put together ([`Stack::over`]); [`StackBuilder::fs`] finishes it.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct StackBuilder {
+    stack: Stack,
+}
+
+impl StackBuilder {
+    /// Hot spares beside the members (md).
+    pub fn spares(mut self, spares: usize) -> StackBuilder {
+        self.stack.spares = spares;
+        self
+    }
+
+    /// Adds `layer` in its place in the build order (replacing one of the same kind).
+    pub fn with(mut self, layer: Layer) -> StackBuilder {
+        self.stack.set(layer);
+        self
+    }
+
+    /// [`StackBuilder::with`] when there is a layer: a spec's optional LVM or cache.
+    pub fn with_some(self, layer: Option<Layer>) -> StackBuilder {
+        match layer {
+            Some(l) => self.with(l),
+            None => self,
+        }
+    }
+
+    /// How the layers over a striped array are aligned to it.
+    pub fn alignment(mut self, alignment: Alignment) -> StackBuilder {
+        self.stack.alignment = alignment;
+        self
+    }
+
+    /// The stack, with `fs` on top.
+    pub fn fs(self, fs: FsLayer) -> Stack {
+        let mut stack = self.stack;
+        stack.set(Layer::Fs(fs));
+        stack
+    }
+}
+
 /// The RAID layer a stack without one has.
 static NO_RAID: RaidLayer = RaidLayer::None;
 
 impl Stack {
-    /// A stack in the order every layout is built in: `raid` over `members + spares` disks,
-    /// LVM when `lvm`, the cache when given, the filesystem on top.
-    pub fn new(
-        raid: RaidLayer,
-        members: usize,
-        spares: usize,
-        lvm: bool,
-        cache: Option<cache::CacheOptions>,
-        fs: FsLayer,
-    ) -> Stack {
-        let mut layers = vec![Layer::Raid(raid)];
-        if lvm {
-            layers.push(Layer::Lvm);
-        }
-        if let Some(c) = cache {
-            layers.push(Layer::Cache(c));
-        }
-        layers.push(Layer::Fs(fs));
-        Stack {
-            members,
-            spares,
-            layers,
-            alignment: Alignment::Auto,
+    /// A stack over `members` disks pooled by `raid`: the builder takes the other layers in
+    /// any order (each goes to its place in the build order) and the filesystem last, so a new
+    /// layer adds one `.with(..)` where it is wanted instead of a parameter every caller passes.
+    pub fn over(raid: RaidLayer, members: usize) -> StackBuilder {
+        StackBuilder {
+            stack: Stack {
+                members,
+                spares: 0,
+                layers: vec![Layer::Raid(raid)],
+                alignment: Alignment::Auto,
+            },
         }
     }
 
@@ -616,7 +646,10 @@ mod tests {
             mount_options: vec!["noatime".into()],
             read_ahead: None,
         };
-        let s = Stack::new(RaidLayer::Md(o), 5, 1, true, None, fs);
+        let s = Stack::over(RaidLayer::Md(o), 5)
+            .spares(1)
+            .with(Layer::Lvm)
+            .fs(fs);
         assert_eq!(
             s.describe(),
             "md raid6 x5 +1 spare, chunk 512KiB, bitmap internal/64MiB > lvm > xfs (noatime)"
@@ -636,14 +669,10 @@ mod tests {
             size: None,
             fail: false,
         };
-        let s = Stack::new(
-            md(MdLevel::Raid5),
-            3,
-            0,
-            true,
-            Some(c.clone()),
-            FsLayer::plain(FsKind::Ext4),
-        );
+        let s = Stack::over(md(MdLevel::Raid5), 3)
+            .with(Layer::Lvm)
+            .with(Layer::Cache(c.clone()))
+            .fs(FsLayer::plain(FsKind::Ext4));
         assert_eq!(
             s.layers(),
             [
@@ -660,14 +689,7 @@ mod tests {
         let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
         // One layer replaced in place, one added where the build order puts it.
-        let mut t = Stack::new(
-            RaidLayer::None,
-            1,
-            0,
-            false,
-            None,
-            FsLayer::plain(FsKind::Xfs),
-        );
+        let mut t = Stack::over(RaidLayer::None, 1).fs(FsLayer::plain(FsKind::Xfs));
         t.set(Layer::Lvm);
         t.set(Layer::Raid(md(MdLevel::Raid1)));
         assert_eq!(t.describe(), "md raid1 x1 > lvm > xfs");
@@ -679,14 +701,9 @@ mod tests {
     /// comes on top of the members; a stack without one serializes as before.
     #[test]
     fn a_cache_is_described_and_counted() {
-        let mut s = Stack::new(
-            md(MdLevel::Raid5),
-            3,
-            0,
-            true,
-            None,
-            FsLayer::plain(FsKind::Xfs),
-        );
+        let mut s = Stack::over(md(MdLevel::Raid5), 3)
+            .with(Layer::Lvm)
+            .fs(FsLayer::plain(FsKind::Xfs));
         let plain = serde_json::to_string(&s).unwrap();
         assert!(!plain.contains("cache"), "{plain}");
         s.set(Layer::Cache(cache::CacheOptions {
@@ -711,7 +728,7 @@ mod tests {
         o.chunk = Some(64 << 10);
         let mut fs = FsLayer::plain(FsKind::Xfs);
         edit(&mut o, &mut fs);
-        Stack::new(RaidLayer::Md(o), 4, 0, false, None, fs)
+        Stack::over(RaidLayer::Md(o), 4).fs(fs)
     }
 
     #[test]

@@ -40,20 +40,17 @@ pub struct StackShape {
 
 impl From<StackShape> for Stack {
     fn from(s: StackShape) -> Stack {
-        let mut stack = Stack::new(
-            s.raid,
-            s.members,
-            s.spares,
-            s.lvm,
-            s.cache,
-            FsLayer {
+        let mut stack = Stack::over(s.raid, s.members)
+            .spares(s.spares)
+            .with_some(s.lvm.then_some(Layer::Lvm))
+            .with_some(s.cache.map(Layer::Cache))
+            .fs(FsLayer {
                 kind: s.fs,
                 mkfs_options: s.mkfs_options,
                 mount_options: s.mount_options,
                 read_ahead: s.read_ahead,
-            },
-        )
-        .with_member_layers(s.under_members);
+            })
+            .with_member_layers(s.under_members);
         stack.alignment = s.alignment;
         stack
     }

@@ -669,14 +669,10 @@ mod tests {
                 size: None,
                 fail: true,
             };
-            let stack = Stack::new(
-                RaidLayer::Md(MdOptions::new(MdLevel::Raid6)),
-                4,
-                0,
-                lvm,
-                Some(cache),
-                FsLayer::plain(FsKind::Ext4),
-            );
+            let stack = Stack::over(RaidLayer::Md(MdOptions::new(MdLevel::Raid6)), 4)
+                .with_some(lvm.then_some(crate::stack::Layer::Lvm))
+                .with(crate::stack::Layer::Cache(cache))
+                .fs(FsLayer::plain(FsKind::Ext4));
             let devs: Vec<PathBuf> = (0..5)
                 .map(|i| format!("/dev/sd{}", char::from(b'b' + i)).into())
                 .collect();

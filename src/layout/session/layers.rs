@@ -72,60 +72,35 @@ mod tests {
             fail: false,
         };
         let stacks = [
-            Stack::new(
-                RaidLayer::Md(MdOptions::new(MdLevel::Raid6)),
-                5,
-                1,
-                true,
-                Some(cache),
-                FsLayer::plain(FsKind::Xfs),
-            ),
-            Stack::new(
+            Stack::over(RaidLayer::Md(MdOptions::new(MdLevel::Raid6)), 5)
+                .spares(1)
+                .with(Layer::Lvm)
+                .with(Layer::Cache(cache))
+                .fs(FsLayer::plain(FsKind::Xfs)),
+            Stack::over(
                 RaidLayer::Btrfs {
                     data: BtrfsProfile::Raid1,
                     metadata: BtrfsProfile::Raid1,
                 },
                 2,
-                0,
-                false,
-                None,
-                FsLayer::plain(FsKind::Btrfs),
-            ),
-            Stack::new(
-                RaidLayer::Zfs(ZfsOptions::simple(VdevKind::Raidz(2), 6)),
-                6,
-                0,
-                false,
-                None,
-                FsLayer::plain(FsKind::Zfs),
-            ),
-            Stack::new(
-                RaidLayer::None,
-                1,
-                0,
-                false,
-                None,
-                FsLayer::plain(FsKind::Ext4),
-            ),
-            // Layers under each member: dm-integrity under LUKS under md.
-            Stack::new(
-                RaidLayer::Md(MdOptions::new(MdLevel::Raid5)),
-                3,
-                0,
-                false,
-                None,
-                FsLayer::plain(FsKind::Xfs),
             )
-            .with_member_layers(vec![
-                MemberLayer::Luks(LuksOptions {
-                    cipher: "aes-xts-plain64".into(),
-                    key_size: 512,
-                }),
-                MemberLayer::Integrity(IntegrityOptions {
-                    algorithm: IntegrityAlgorithm::Crc32c,
-                    journal: true,
-                }),
-            ]),
+            .fs(FsLayer::plain(FsKind::Btrfs)),
+            Stack::over(RaidLayer::Zfs(ZfsOptions::simple(VdevKind::Raidz(2), 6)), 6)
+                .fs(FsLayer::plain(FsKind::Zfs)),
+            Stack::over(RaidLayer::None, 1).fs(FsLayer::plain(FsKind::Ext4)),
+            // Layers under each member: dm-integrity under LUKS under md.
+            Stack::over(RaidLayer::Md(MdOptions::new(MdLevel::Raid5)), 3)
+                .fs(FsLayer::plain(FsKind::Xfs))
+                .with_member_layers(vec![
+                    MemberLayer::Luks(LuksOptions {
+                        cipher: "aes-xts-plain64".into(),
+                        key_size: 512,
+                    }),
+                    MemberLayer::Integrity(IntegrityOptions {
+                        algorithm: IntegrityAlgorithm::Crc32c,
+                        journal: true,
+                    }),
+                ]),
         ];
         for st in &stacks {
             let mut taken: Vec<&str> = st

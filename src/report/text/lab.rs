@@ -836,14 +836,7 @@ mod tests {
             o.vdevs = vdevs;
             o.log = 1;
             o.pool = vec![("ashift".into(), "12".into())];
-            Stack::new(
-                RaidLayer::Zfs(o),
-                3 * vdevs,
-                0,
-                false,
-                None,
-                FsLayer::plain(FsKind::Zfs),
-            )
+            Stack::over(RaidLayer::Zfs(o), 3 * vdevs).fs(FsLayer::plain(FsKind::Zfs))
         };
         let one = z(1, VdevKind::Raidz(1));
         assert_eq!(one.describe(), "zfs raidz1 x3, log x1 [ashift=12]");

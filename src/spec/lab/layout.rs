@@ -14,7 +14,7 @@ use super::{
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
-use crate::stack::{FsLayer, RaidLayer, Stack};
+use crate::stack::{FsLayer, Layer, RaidLayer, Stack};
 
 /// Every part a layout may have, in the order their rules run (a dir layout names the first
 /// one it sets). A new layer is one file and one line here, plus its fields in `RawLayout`.
@@ -180,9 +180,15 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
         mount_options: std::mem::take(&mut draft.mount_options),
         read_ahead: draft.read_ahead,
     };
-    let mut stack = Stack::new(raid, members, spares, draft.lvm, draft.cache.take(), fs)
-        .with_member_layers(std::mem::take(&mut draft.under_members));
-    stack.alignment = draft.alignment;
+    let mut stack = Stack::over(raid, members)
+        .spares(spares)
+        .with_some(draft.lvm.then_some(Layer::Lvm))
+        .with_some(draft.cache.take().map(Layer::Cache))
+        .alignment(draft.alignment);
+    for m in std::mem::take(&mut draft.under_members) {
+        stack = stack.with(Layer::Member(m));
+    }
+    let stack = stack.fs(fs);
     Ok((stack, members_key))
 }
 
