@@ -4,13 +4,12 @@
 //! journal or log replayed) — nothing made anew. Every object is recorded before it exists,
 //! as for a build, so the layout tears down like any other.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::super::LayoutError;
+use super::super::fs;
 use super::super::stack::{RaidLayer, Stack};
-use super::super::state::Owned;
-use super::super::{fs, zfs};
 use super::layers;
 use super::steps::Volume;
 use super::{Built, Session};
@@ -86,22 +85,18 @@ impl Session {
             spares: top_spares,
             ..d.clone()
         };
-        let mut vol = Volume {
-            base: d.members.first().cloned().ok_or_else(|| {
-                LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
-            })?,
-            md: None,
-            vg: None,
-            mkfs_done: true,
-        };
+        let first = d.members.first().cloned().ok_or_else(|| {
+            LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
+        })?;
+        let mut vol = Volume::on(first, true);
         // Each layer in the stack's order, bottom first, from what it left on the one below.
         for layer in d.stack.layers() {
             layers::steps(layer).assemble(self, d, &mut vol)?;
         }
-        let Volume { base, md, vg, .. } = vol;
         let assemble_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let mnt = self.remount(d, &base)?;
+        let mnt = self.mount_volume(d.index, d.name, d.stack, &vol)?;
+        let Volume { base, md, vg, .. } = vol;
         let mount_seconds = t1.elapsed().as_secs_f64();
         let usable_bytes = fs::statvfs_bytes(&mnt).map_or(0, |t| t.0);
         let member_size = d
@@ -137,38 +132,6 @@ impl Session {
             assemble_seconds,
             mount_seconds,
         })
-    }
-
-    /// Mounts the assembled layout where a build would (btrfs names its other members).
-    fn remount(&mut self, d: &OnDisk, base: &Path) -> Result<PathBuf, LayoutError> {
-        let mnt = self.mount_point(d.index, d.name);
-        self.make_mount_point(&mnt)?;
-        if matches!(d.stack.raid(), RaidLayer::Zfs(_)) {
-            // Imported under this session's name; the pool owns its dataset's mount (`zpool
-            // destroy` unmounts it at teardown).
-            zfs::mount_at(&self.runner, &zfs::pool_name(&self.lab_id, d.index), &mnt)?;
-            return Ok(mnt);
-        }
-        if matches!(d.stack.raid(), RaidLayer::Btrfs { .. }) {
-            self.push(Owned::Btrfs {
-                devices: d.members.to_vec(),
-            })?;
-        }
-        self.push(Owned::Mount { path: mnt.clone() })?;
-        let others: Vec<PathBuf> = if matches!(d.stack.raid(), RaidLayer::Btrfs { .. }) {
-            d.members[1..].to_vec()
-        } else {
-            Vec::new()
-        };
-        self.runner.run(&fs::mount_argv(
-            d.stack.fs(),
-            base,
-            &others,
-            &mnt,
-            d.stack.mount_options(),
-            false,
-        ))?;
-        Ok(mnt)
     }
 }
 

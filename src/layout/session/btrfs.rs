@@ -44,16 +44,22 @@ impl LayerSteps for BtrfsSteps {
         );
         s.runner.run_interruptible(&argv, None::<&[&str]>)?;
         vol.mkfs_done = true;
+        vol.mount_with = on.members[1..].to_vec();
         Ok(())
     }
 
-    /// Nothing to assemble: the kernel finds the filesystem from its devices at the mount.
+    /// Nothing to assemble: the kernel finds the filesystem from its devices at the mount,
+    /// which names the other members (and the devices are journalled for teardown again).
     fn assemble(
         &self,
-        _s: &mut Session,
-        _d: &OnDisk<'_>,
-        _vol: &mut Volume,
+        s: &mut Session,
+        d: &OnDisk<'_>,
+        vol: &mut Volume,
     ) -> Result<(), LayoutError> {
+        s.push(Owned::Btrfs {
+            devices: d.members.to_vec(),
+        })?;
+        vol.mount_with = d.members[1..].to_vec();
         Ok(())
     }
 

@@ -53,12 +53,7 @@ impl Session {
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
         // Each layer in the stack's order, bottom first, on what the one below left.
-        let mut vol = Volume {
-            base: members[0].clone(),
-            md: None,
-            vg: None,
-            mkfs_done: false,
-        };
+        let mut vol = Volume::on(members[0].clone(), false);
         let on = LayoutDisks {
             index,
             name,
@@ -74,7 +69,7 @@ impl Session {
             layers::steps(layer).build(self, &on, &mut vol)?;
         }
         check_stop()?;
-        let mnt = self.mount_layout(index, name, stack, &members, &vol.base)?;
+        let mnt = self.mount_volume(index, name, stack, &vol)?;
         let build_time = t0.elapsed();
         let usable_bytes = self.usable_bytes(stack, &mnt)?;
         Ok(Built {
@@ -205,32 +200,29 @@ impl Session {
         }
     }
 
-    /// Makes a private (0700) mount point under the mount base and mounts the layout there;
-    /// btrfs RAID names its other members so the kernel assembles it without a scan.
-    fn mount_layout(
+    /// Mounts the layout on its private (0700) mount point under the mount base: a layer
+    /// that owns its mount ([`super::steps::LayerSteps::mount`]) does it, otherwise the
+    /// stack's filesystem is mounted on what the layers left (with the other devices they
+    /// name). Build and assemble after a power cut both mount here.
+    pub(super) fn mount_volume(
         &mut self,
         index: usize,
         name: &str,
         stack: &Stack,
-        members: &[PathBuf],
-        base: &Path,
+        vol: &Volume,
     ) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(index, name);
-        if matches!(stack.raid(), RaidLayer::Zfs(_)) {
-            // The pool's dataset is already mounted there (zfs_pool made and recorded it).
-            return Ok(mnt);
+        for layer in stack.layers().iter().rev() {
+            if layers::steps(layer).mount(self, index, vol, &mnt)? {
+                return Ok(mnt);
+            }
         }
         self.make_mount_point(&mnt)?;
         self.push(Owned::Mount { path: mnt.clone() })?;
-        let others: Vec<PathBuf> = if matches!(stack.raid(), RaidLayer::Btrfs { .. }) {
-            members[1..].to_vec()
-        } else {
-            Vec::new()
-        };
         self.runner.run(&fs::mount_argv(
             stack.fs(),
-            base,
-            &others,
+            &vol.base,
+            &vol.mount_with,
             &mnt,
             stack.mount_options(),
             false,

@@ -5,7 +5,7 @@
 //! registered once in [`super::layers::steps`]; the session's build, degrade, rebuild and
 //! scrub walk the stack's layers and name none of them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::super::LayoutError;
 use super::super::scrub::ScrubOutcome;
@@ -23,6 +23,27 @@ pub(super) struct Volume {
     pub vg: Option<String>,
     /// The pooling layer made its own filesystem (btrfs RAID, ZFS): nothing is left for mkfs.
     pub mkfs_done: bool,
+    /// Other devices the mount names beside `base`, so the kernel assembles a filesystem
+    /// across them without a scan (btrfs RAID's other members).
+    pub mount_with: Vec<PathBuf>,
+    /// Where a layer that mounts its own filesystem mounted it (a ZFS dataset): the session
+    /// then mounts nothing.
+    pub mounted: Option<PathBuf>,
+}
+
+impl Volume {
+    /// What a layout's first member leaves for the layer over it; `mkfs_done` when the
+    /// filesystem is already on the disks (assembling after a power cut).
+    pub(super) fn on(base: PathBuf, mkfs_done: bool) -> Volume {
+        Volume {
+            base,
+            md: None,
+            vg: None,
+            mkfs_done,
+            mount_with: Vec::new(),
+            mounted: None,
+        }
+    }
 }
 
 /// The disks of the layout being built, as the build step of every layer sees them.
@@ -101,6 +122,19 @@ pub(super) trait LayerSteps {
             b.name,
             self.name()
         )))
+    }
+
+    /// Mounts layout `index` on `mnt` when the layer owns its filesystem's mount (a ZFS pool
+    /// mounts its dataset), `false` when it leaves the mount to the session (`mount -t` of
+    /// the stack's filesystem on `vol.base` and `vol.mount_with`).
+    fn mount(
+        &self,
+        _s: &mut Session,
+        _index: usize,
+        _vol: &Volume,
+        _mnt: &Path,
+    ) -> Result<bool, LayoutError> {
+        Ok(false)
     }
 
     /// The layer's own consistency check (md `check`, `btrfs scrub`, `zpool scrub`), `None`

@@ -39,7 +39,24 @@ impl LayerSteps for ZfsSteps<'_> {
         })?;
         zfs::build(&s.runner, &pool, self.0, on.devs, &mnt)?;
         vol.mkfs_done = true;
+        vol.mounted = Some(mnt);
         Ok(())
+    }
+
+    /// The pool owns its dataset's mount: made with the pool at build; after an import under
+    /// this session's name, mounted here (`zpool destroy` unmounts it at teardown).
+    fn mount(
+        &self,
+        s: &mut Session,
+        index: usize,
+        vol: &Volume,
+        mnt: &Path,
+    ) -> Result<bool, LayoutError> {
+        if vol.mounted.is_none() {
+            s.make_mount_point(mnt)?;
+            zfs::mount_at(&s.runner, &zfs::pool_name(&s.lab_id, index), mnt)?;
+        }
+        Ok(true)
     }
 
     /// The pool imported under this session's name (its dataset is mounted with the rest).
