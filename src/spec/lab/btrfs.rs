@@ -68,7 +68,7 @@ impl Section for Btrfs {
                 ));
             }
         }
-        if draft.lvm {
+        if draft.lvm() {
             return Err(cx.err(
                 "lvm",
                 "lvm",

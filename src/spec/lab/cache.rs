@@ -7,7 +7,7 @@ use super::raw::{RawCache, RawLayout};
 use super::section::{Cx, Draft, Section};
 use crate::spec::SpecError;
 use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::{Layer, RaidLayer, Stack};
 use crate::units;
 
 /// The smallest cache the lab builds: dm-cache's metadata and bcache's buckets and journal
@@ -91,7 +91,7 @@ impl Section for Cache {
                     format!("{k} is an LVM layer; drop lvm = false ({k} implies lvm = true)"),
                 ));
             }
-            draft.lvm = true;
+            draft.add(Layer::Lvm);
         }
         let fail = c.fail.unwrap_or(false);
         if fail && !raw.degrade.unwrap_or(false) {
@@ -101,13 +101,13 @@ impl Section for Cache {
                 "the cache device fails in the degrade step; set degrade = true (or drop fail)",
             ));
         }
-        draft.cache = Some(CacheOptions {
+        draft.add(Layer::Cache(CacheOptions {
             kind,
             mode,
             disks,
             size,
             fail,
-        });
+        }));
         Ok(())
     }
 

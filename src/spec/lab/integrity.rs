@@ -6,10 +6,10 @@
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use crate::spec::SpecError;
-use crate::stack::Stack;
 use crate::stack::member::{
     IntegrityAlgorithm, IntegrityOptions, LUKS_KEY_SIZES, LuksOptions, MemberLayer,
 };
+use crate::stack::{Layer, Stack};
 
 /// The cipher LUKS uses unless the spec names one.
 pub(super) const DEFAULT_CIPHER: &str = "aes-xts-plain64";
@@ -40,12 +40,10 @@ impl Section for Integrity {
                 )
             })?,
         };
-        draft
-            .under_members
-            .push(MemberLayer::Integrity(IntegrityOptions {
-                algorithm,
-                journal: i.journal.unwrap_or(true),
-            }));
+        draft.add(Layer::Member(MemberLayer::Integrity(IntegrityOptions {
+            algorithm,
+            journal: i.journal.unwrap_or(true),
+        })));
         Ok(())
     }
 }
@@ -83,9 +81,10 @@ impl Section for Luks {
                 ));
             }
         };
-        draft
-            .under_members
-            .push(MemberLayer::Luks(LuksOptions { cipher, key_size }));
+        draft.add(Layer::Member(MemberLayer::Luks(LuksOptions {
+            cipher,
+            key_size,
+        })));
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
-use crate::stack::{FsLayer, Layer, RaidLayer, Stack};
+use crate::stack::{FsLayer, RaidLayer, Stack};
 
 /// Every part a layout may have, in the order their rules run (a dir layout names the first
 /// one it sets). A new layer is one file and one line here, plus its fields in `RawLayout`.
@@ -182,11 +182,9 @@ fn read_stack(cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(Stack, Str
     };
     let mut stack = Stack::over(raid, members)
         .spares(spares)
-        .with_some(draft.lvm.then_some(Layer::Lvm))
-        .with_some(draft.cache.take().map(Layer::Cache))
         .alignment(draft.alignment);
-    for m in std::mem::take(&mut draft.under_members) {
-        stack = stack.with(Layer::Member(m));
+    for layer in std::mem::take(&mut draft.layers) {
+        stack = stack.with(layer);
     }
     let stack = stack.fs(fs);
     Ok((stack, members_key))

@@ -3,6 +3,7 @@
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};
 use crate::spec::SpecError;
+use crate::stack::Layer;
 
 /// The LVM layer.
 pub(super) struct Lvm;
@@ -13,7 +14,9 @@ impl Section for Lvm {
     }
 
     fn parse(&self, _cx: &Cx, raw: &RawLayout, draft: &mut Draft) -> Result<(), SpecError> {
-        draft.lvm = raw.lvm.unwrap_or(false);
+        if raw.lvm == Some(true) {
+            draft.add(Layer::Lvm);
+        }
         Ok(())
     }
 }

@@ -51,7 +51,7 @@ impl Section for Mdadm {
         }
         // A write journal takes a disk of its own, after the spares.
         let journal = usize::from(m.consistency_policy.as_deref() == Some("journal"));
-        let cache = draft.cache.as_ref().map_or(0, |c| c.disks);
+        let cache = draft.cache_disks();
         let members = cx.count(
             m.members,
             "mdadm.members",

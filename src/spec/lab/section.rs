@@ -7,7 +7,7 @@ use super::Disks;
 use super::raw::RawLayout;
 use crate::spec::SpecError;
 use crate::spec::locate::Locator;
-use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::{FsKind, Layer, RaidLayer, Stack};
 
 /// Where one layout sits in the file and what it is built on: every error a section makes goes
 /// through here, so all of them read `file:line: layout[NAME].field: message`.
@@ -89,18 +89,16 @@ pub(super) struct Draft {
     pub(super) fs: Option<FsKind>,
     /// The RAID layer, when the layout has one.
     pub(super) raid: Option<Raid>,
-    /// A linear LVM volume over the RAID layer.
-    pub(super) lvm: bool,
-    /// An SSD cache between the RAID (or LVM) and the filesystem.
-    pub(super) cache: Option<crate::stack::cache::CacheOptions>,
+    /// The layers a section adds around the pooling layer (LVM, an SSD cache, dm-integrity
+    /// or LUKS under each member), one of each kind: the stack's builder puts each in its
+    /// place, so a section adding a layer names no other.
+    pub(super) layers: Vec<Layer>,
     /// Extra mkfs arguments.
     pub(super) mkfs_options: Vec<String>,
     /// Mount options.
     pub(super) mount_options: Vec<String>,
     /// Read-ahead of the filesystem's device, bytes (`read_ahead`).
     pub(super) read_ahead: Option<u64>,
-    /// The layers under each member (dm-integrity, LUKS), in the order the sections read them.
-    pub(super) under_members: Vec<crate::stack::MemberLayer>,
     /// Fail a member after the healthy runs.
     pub(super) degrade: bool,
     /// Replace it and time the rebuild.
@@ -119,17 +117,43 @@ pub(super) struct Draft {
     pub(super) alignment: crate::stack::Alignment,
 }
 
+impl Draft {
+    /// Adds `layer`, replacing one of the same kind a section added before.
+    pub(super) fn add(&mut self, layer: Layer) {
+        let kind = |l: &Layer| match l {
+            Layer::Member(m) => (std::mem::discriminant(l), m.rank()),
+            _ => (std::mem::discriminant(l), 0),
+        };
+        self.layers.retain(|l| kind(l) != kind(&layer));
+        self.layers.push(layer);
+    }
+
+    /// Whether a section added an LVM volume (asked by the pooling layers that refuse one).
+    pub(super) fn lvm(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l, Layer::Lvm))
+    }
+
+    /// Disks the SSD cache a section added takes (0 without one).
+    pub(super) fn cache_disks(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|l| match l {
+                Layer::Cache(c) => c.disks,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
 impl Default for Draft {
     fn default() -> Self {
         Draft {
             fs: None,
             raid: None,
-            lvm: false,
-            cache: None,
+            layers: Vec::new(),
             mkfs_options: Vec::new(),
             mount_options: Vec::new(),
             read_ahead: None,
-            under_members: Vec::new(),
             degrade: false,
             rebuild: false,
             during_rebuild: false,

@@ -156,7 +156,7 @@ fn refuse_other_layers(cx: &Cx, raw: &RawLayout, draft: &Draft) -> Result<(), Sp
             ),
         ));
     }
-    if draft.lvm {
+    if draft.lvm() {
         return Err(cx.err(
             "lvm",
             "lvm",
