@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::super::LayoutError;
 use super::super::fs;
-use super::super::stack::{RaidLayer, Stack};
+use super::super::stack::Stack;
 use super::layers;
 use super::steps::Volume;
 use super::{Built, Session};
@@ -132,14 +132,5 @@ impl Session {
             assemble_seconds,
             mount_seconds,
         })
-    }
-}
-
-impl Session {
-    /// The name an md layout's array was created with (what [`OnDisk::md_name`] wants after
-    /// a power cut); `None` for other layouts.
-    pub fn md_name_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid(), RaidLayer::Md(_))
-            .then(|| super::md::array_name(&self.lab_id, b.index))
     }
 }

@@ -11,7 +11,7 @@ use super::super::scrub::{self, ScrubOutcome};
 use super::super::state::Owned;
 use super::steps::{LayerSteps, LayoutDisks, Volume};
 use super::{Built, DiskSource, OnDisk, Session, check_stop};
-use crate::stack::{MdOptions, Rebuild};
+use crate::stack::{MdOptions, RaidLayer, Rebuild};
 
 /// An md array with these options.
 pub(super) struct MdSteps<'a>(pub &'a MdOptions);
@@ -56,6 +56,14 @@ pub(super) fn sync_speeds(s: &Session, dev: &Path, o: &MdOptions) -> Result<(), 
         }
     }
     Ok(())
+}
+
+impl Session {
+    /// The name an md layout's array was created with (what [`OnDisk::md_name`] wants after
+    /// a power cut); `None` for other layouts.
+    pub fn md_name_of(&self, b: &Built) -> Option<String> {
+        matches!(b.stack.raid(), RaidLayer::Md(_)).then(|| array_name(&self.lab_id, b.index))
+    }
 }
 
 impl LayerSteps for MdSteps<'_> {
