@@ -9,11 +9,11 @@ use std::time::Instant;
 use super::super::LayoutError;
 use super::super::fault;
 use super::super::state::Owned;
-use super::super::{btrfs, fs, mdadm, signature};
+use super::super::{btrfs, fs, signature};
 use super::layers;
 use super::steps::{LayoutDisks, Volume};
 use super::{Built, DiskSource, Session, Wrapped, check_stop};
-use crate::stack::{FsKind, RaidLayer, Stack};
+use crate::stack::{FsKind, Stack};
 
 /// The disks one layout is built on.
 struct Disks {
@@ -184,11 +184,9 @@ impl Session {
                         signature::check_device(&self.runner, d, true)?;
                     }
                     signature::wipe(&self.runner, d)?;
-                    // `--assume-clean` is only true of members that read as zeros: a device
-                    // that held the previous layout is zeroed first.
-                    if matches!(stack.raid(), RaidLayer::Md(o) if o.assume_clean) {
+                    for layer in stack.layers() {
                         check_stop()?;
-                        self.runner.run(&mdadm::zeroout_argv(d))?;
+                        layers::steps(layer).prepare_device(self, d)?;
                     }
                 }
                 Ok(Disks {

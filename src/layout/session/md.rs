@@ -71,6 +71,15 @@ impl LayerSteps for MdSteps<'_> {
         "md"
     }
 
+    /// `--assume-clean` is only true of members that read as zeros: a device that held the
+    /// previous layout is zeroed first.
+    fn prepare_device(&self, s: &mut Session, dev: &Path) -> Result<(), LayoutError> {
+        if self.0.assume_clean {
+            s.runner.run(&mdadm::zeroout_argv(dev))?;
+        }
+        Ok(())
+    }
+
     fn build(
         &self,
         s: &mut Session,

@@ -124,6 +124,13 @@ pub(super) trait LayerSteps {
         )))
     }
 
+    /// Readies a real device (not a lab-made loop disk) the layout is about to take, after
+    /// its old signatures are wiped: what the layer assumes of a fresh disk that a used one
+    /// may not give.
+    fn prepare_device(&self, _s: &mut Session, _dev: &Path) -> Result<(), LayoutError> {
+        Ok(())
+    }
+
     /// Mounts layout `index` on `mnt` when the layer owns its filesystem's mount (a ZFS pool
     /// mounts its dataset), `false` when it leaves the mount to the session (`mount -t` of
     /// the stack's filesystem on `vol.base` and `vol.mount_with`).
