@@ -1,14 +1,15 @@
 //! Alignment on this host: the tools' own reports read back from filesystems made
 //! with an explicit stripe on loop disks (xfs `su/sw`, ext4 `stride/stripe_width`), checked
 //! against md geometries they match and do not; `alignment = "stripe"` as the command lines a
-//! dry run prints; and a lab on a plain loop disk, which has no stripe and gets no warning.
-//! md and LVM themselves are in the VM test (tests/vm_align.rs).
+//! dry run prints; bcache's data offset as `bcache-super-show` prints it for a backing device
+//! make-bcache formatted; and a lab on a plain loop disk, which has no stripe and gets no
+//! warning. md, LVM and bcache themselves are in the VM test (tests/vm_align.rs).
 
 use std::path::Path;
 use std::process::Command;
 
 use iolab::layout::Runner;
-use iolab::layout::align::{FsStripe, Seen, check, read_fs_stripe};
+use iolab::layout::align::{FsStripe, Seen, check, parse_bcache_super, read_fs_stripe};
 use iolab::stack::align::{Alignment, Geometry};
 use iolab::stack::{FsKind, MdLevel};
 
@@ -133,6 +134,38 @@ fn a_filesystem_made_with_a_stripe_reads_back_as_made_and_is_checked_against_the
     ));
 }
 
+/// make-bcache's default data offset (8KiB) and a given one read back through
+/// `bcache-super-show`, as the alignment check reads them after a build.
+#[test]
+fn bcache_super_show_gives_the_backing_devices_data_offset() {
+    if !common::need_tool("make-bcache", "bcache-tools")
+        || !common::need_tool("bcache-super-show", "bcache-tools")
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [(&[][..], 8 * K), (&["--data-offset", "384"][..], 192 * K)] {
+        let f = dir.path().join("backing.img");
+        std::fs::File::create(&f)
+            .and_then(|h| h.set_len(64 << 20))
+            .unwrap();
+        let o = Command::new("make-bcache")
+            .args(args)
+            .arg("-B")
+            .arg(&f)
+            .output()
+            .expect("make-bcache");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new("bcache-super-show")
+            .arg(&f)
+            .output()
+            .expect("bcache-super-show");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(parse_bcache_super(&text), Some(want), "{args:?}: {text}");
+        std::fs::remove_file(&f).unwrap();
+    }
+}
+
 fn spec(dir: &Path, disks: &Path, body: &str) -> std::path::PathBuf {
     let p = dir.join("align.toml");
     std::fs::write(
@@ -157,7 +190,9 @@ fn dry_run_passes_the_stripe_to_pvcreate_and_mkfs_only_when_asked() {
         &w.disk_dir,
         "[[layout]]\nname = \"x\"\nmdadm = { level = 5, members = 4, chunk = \"512KiB\" }\nlvm = true\nfs = \"xfs\"\n\
          vary = { alignment = [\"auto\", \"stripe\"] }\n\
-         [[layout]]\nname = \"e\"\nmdadm = { level = 6, members = 5, chunk = \"64KiB\" }\nfs = \"ext4\"\nalignment = \"stripe\"\n",
+         [[layout]]\nname = \"e\"\nmdadm = { level = 6, members = 5, chunk = \"64KiB\" }\nfs = \"ext4\"\nalignment = \"stripe\"\n\
+         [[layout]]\nname = \"b\"\nmdadm = { level = 5, members = 4, chunk = \"64KiB\" }\ncache = { kind = \"bcache\" }\nfs = \"xfs\"\n\
+         vary = { alignment = [\"auto\", \"stripe\"] }\n",
     );
     let out = w.lab(&[p.to_str().unwrap(), "--dry-run", "--format", "json"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -193,6 +228,15 @@ fn dry_run_passes_the_stripe_to_pvcreate_and_mkfs_only_when_asked() {
         ),
         "{e}"
     );
+    // bcache: its own 8KiB data offset unless told, one 192KiB stripe (384 sectors) when told.
+    let b = cmds("b[alignment=auto]");
+    assert!(b.contains("make-bcache --bucket 512k -B /dev/md"), "{b}");
+    let b = cmds("b[alignment=stripe]");
+    assert!(
+        b.contains("make-bcache --bucket 512k --data-offset 384 -B /dev/md"),
+        "{b}"
+    );
+    assert!(b.contains("mkfs.xfs -f -d su=64k,sw=3 /dev/bcache0"), "{b}");
 }
 
 #[test]

@@ -1,14 +1,22 @@
 //! Alignment, checked for every stack: from the md array's stripe (chunk x data
 //! disks), what each layer above got — LVM's data offset (`pvs -o pe_start`) and extent size,
+//! a bcache backing device's data offset (`bcache-super-show`: `dev.data.first_sector`),
 //! xfs's `sunit/swidth` (what `xfs_info` prints), ext4's `RAID stride` / `RAID stripe width`
 //! (`dumpe2fs -h`), a partition's start — and for a layer that does not match, a warning with
 //! the command that would.
 //!
+//! The layers that move the data off the array's start are walked bottom up, each judged by
+//! its own offset: a partition's start, LVM's data offset (the lab's one LV starts at extent
+//! 0), bcache's data offset (8KiB by default: an xfs with the array's su/sw made on
+//! `/dev/bcacheN` sits 8KiB off every stripe). lvmcache and dm-writecache add no offset of
+//! their own: both map the cached LV onto its origin sector for sector, so the LV's place on
+//! the array is LVM's data offset, already checked.
+//!
 //! The check is pure ([`check`]: the geometry and what the layers report in, findings out),
 //! tested on the tools' recorded output; [`probe`] runs the tools after a build and reads the
 //! array's geometry from md's sysfs, the truth of what was built. With `alignment = "stripe"`
-//! the mkfs and pvcreate arguments that pass the stripe come from here too
-//! ([`stripe_mkfs_options`], [`data_alignment`]).
+//! the mkfs, pvcreate and make-bcache arguments that pass the stripe come from here too
+//! ([`stripe_mkfs_options`], [`data_alignment`], [`bcache_data_offset`]).
 
 use std::path::Path;
 
@@ -50,6 +58,8 @@ pub struct Seen {
     pub lvm: Option<(u64, u64)>,
     /// Start of a partition on the array, bytes.
     pub partition: Option<u64>,
+    /// bcache: where its backing device's data starts on the device under it, bytes.
+    pub bcache: Option<u64>,
     /// The filesystem's stripe.
     pub fs: Option<FsStripe>,
 }
@@ -57,7 +67,7 @@ pub struct Seen {
 /// One layer's placement against the array's stripe.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerCheck {
-    /// `lvm`, `xfs`, `ext4`, `partition`.
+    /// `partition`, `lvm`, `bcache`, `xfs`, `ext4`.
     pub layer: String,
     /// What it got, in words (`data offset 1.50MiB, extent 4MiB`, `su 512KiB, sw 3`).
     pub got: String,
@@ -145,6 +155,17 @@ fn arg_size(bytes: u64) -> String {
 /// `pvcreate --dataalignment` for the stripe of `g`.
 pub fn data_alignment(g: &Geometry) -> Vec<String> {
     vec!["--dataalignment".into(), arg_size(g.stripe())]
+}
+
+/// bcache's least data offset, sectors: make-bcache refuses less (`BDEV_DATA_START_DEFAULT`,
+/// 8KiB: the superblock's 4KiB and the 4KiB before it).
+pub const BCACHE_MIN_DATA_OFFSET: u64 = 16;
+
+/// bcache's data offset on the stripe of `g`, in sectors: the least multiple of the stripe
+/// that make-bcache takes (the stripe itself unless it is under [`BCACHE_MIN_DATA_OFFSET`]).
+pub fn bcache_data_offset(g: &Geometry) -> u64 {
+    let stripe = (g.stripe() / 512).max(1);
+    stripe * BCACHE_MIN_DATA_OFFSET.div_ceil(stripe)
 }
 
 /// The xfs `-d su=,sw=` value for `g`.
@@ -249,6 +270,19 @@ pub fn parse_dumpe2fs(text: &str) -> Option<FsStripe> {
     })
 }
 
+/// Parses `bcache-super-show` of a backing device: its `dev.data.first_sector`, in bytes
+/// (`None` for a cache device, which has no such line, or output that is not bcache's).
+pub fn parse_bcache_super(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let v = l.trim().strip_prefix("dev.data.first_sector")?;
+        v.split_whitespace()
+            .next()?
+            .parse::<u64>()
+            .ok()
+            .map(|s| s * 512)
+    })
+}
+
 /// Parses one size from `pvs`/`vgs --noheadings --units b` (`  1048576B`).
 pub fn parse_lvm_bytes(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -287,6 +321,9 @@ pub fn check(mode: Alignment, g: Option<&Geometry>, seen: &Seen) -> AlignmentRep
     if let Some((pe_start, extent)) = seen.lvm {
         layers.push(lvm_check(g, &over, pe_start, extent));
     }
+    if let Some(offset) = seen.bcache {
+        layers.push(bcache_check(g, &over, offset));
+    }
     if let Some(fs) = seen.fs {
         layers.push(fs_check(g, &over, fs));
     }
@@ -316,6 +353,28 @@ fn lvm_check(g: &Geometry, over: &str, pe_start: u64, extent: u64) -> LayerCheck
             format!(
                 "LVM over {over}: data offset {} is not a multiple of the {} stripe; {fix}",
                 format_bytes(pe_start),
+                format_bytes(stripe)
+            )
+        }),
+        fix: (!aligned).then_some(fix),
+    }
+}
+
+/// bcache's data offset against the stripe: the filesystem on `/dev/bcacheN` starts there on
+/// the device under it, so an offset off the stripe shifts every full-stripe write of the
+/// filesystem across two stripes, however well its su/sw match.
+fn bcache_check(g: &Geometry, over: &str, offset: u64) -> LayerCheck {
+    let stripe = g.stripe();
+    let aligned = offset % stripe == 0;
+    let fix = format!("make-bcache -B --data-offset {}", bcache_data_offset(g));
+    LayerCheck {
+        layer: "bcache".into(),
+        got: format!("data offset {}", format_bytes(offset)),
+        aligned,
+        warning: (!aligned).then(|| {
+            format!(
+                "bcache over {over}: data offset {} is not a multiple of the {} stripe; {fix}",
+                format_bytes(offset),
                 format_bytes(stripe)
             )
         }),
@@ -461,6 +520,8 @@ pub struct Placed<'a> {
     pub md: Option<&'a Path>,
     /// The LVM volume group over it, when there is one.
     pub vg: Option<&'a str>,
+    /// The backing device of a bcache over them (the array or its LV), when there is one.
+    pub bcache: Option<&'a Path>,
     /// The filesystem.
     pub fs: FsKind,
     /// The device the filesystem was made on.
@@ -470,7 +531,8 @@ pub struct Placed<'a> {
 }
 
 /// Reads what each layer of a built layout got and checks it against the array: the
-/// geometry from md's sysfs, LVM's `pe_start` and extent size from `pvs`/`vgs`, the
+/// geometry from md's sysfs, LVM's `pe_start` and extent size from `pvs`/`vgs`, bcache's data
+/// offset from `bcache-super-show` of its backing device (sysfs does not show it), the
 /// filesystem's stripe from `xfs_spaceman -c info` (what `xfs_info` runs on a mount) or
 /// `dumpe2fs -h`. A tool that fails leaves its layer out, with a note naming it.
 pub fn probe(runner: &Runner, mode: Alignment, p: &Placed<'_>) -> AlignmentReport {
@@ -516,8 +578,16 @@ pub fn probe(runner: &Runner, mode: Alignment, p: &Placed<'_>) -> AlignmentRepor
         ])
         .and_then(|t| parse_lvm_bytes(&t));
         seen.lvm = pe.map(|pe| (pe, ext.unwrap_or(0)));
-    } else {
+    } else if p.bcache.is_none() {
         seen.partition = partition_start(p.fs_device);
+    }
+    if let Some(backing) = p.bcache {
+        let b = backing.to_string_lossy();
+        let shown = ask(&["bcache-super-show", &b]);
+        seen.bcache = shown.as_deref().and_then(parse_bcache_super);
+        if shown.is_some() && seen.bcache.is_none() && !runner.is_dry_run() {
+            notes.push("bcache-super-show: no dev.data.first_sector in its output".into());
+        }
     }
     match read_fs_stripe(runner, p.fs, p.fs_device, p.mount) {
         Ok(fs) => seen.fs = fs,
@@ -696,6 +766,56 @@ mod tests {
                 "partition on md6 x6 (chunk 64KiB): start 1.06MiB is not a multiple of the 256KiB stripe; start the partition at a multiple of 256k"
             ]
         );
+    }
+
+    /// bcache's default 8KiB data offset puts an xfs whose su/sw match the array 8KiB off
+    /// every stripe: flagged, with the make-bcache that starts the data on a stripe.
+    #[test]
+    fn bcache_off_the_stripe_is_flagged_with_its_fix() {
+        // What bcache-super-show printed for a backing device (bcache-tools 1.0.8).
+        let shown = "sb.magic\t\tok\nsb.version\t\t1 [backing device]\n\ndev.label\t\t(empty)\n\
+                     dev.sectors_per_block\t1\ndev.data.first_sector\t16\n\
+                     dev.data.cache_mode\t1 [writeback]\n";
+        assert_eq!(parse_bcache_super(shown), Some(8 * K));
+        assert_eq!(
+            parse_bcache_super("dev.data.first_sector\t384\n"),
+            Some(192 * K)
+        );
+        // A cache device has no data offset.
+        assert_eq!(
+            parse_bcache_super("sb.version\t\t3 [cache device]\ndev.cache.first_sector\t256\n"),
+            None
+        );
+        let g = md(MdLevel::Raid5, 4, 64 * K);
+        let seen = Seen {
+            bcache: Some(8 * K),
+            fs: Some(FsStripe::Xfs {
+                bsize: 4096,
+                sunit: 16,
+                swidth: 48,
+            }),
+            ..Seen::default()
+        };
+        let r = check(Alignment::Auto, Some(&g), &seen);
+        assert_eq!(
+            r.warnings(),
+            [
+                "bcache over md5 x4 (chunk 64KiB): data offset 8KiB is not a multiple of the 192KiB stripe; make-bcache -B --data-offset 384"
+            ]
+        );
+        assert_eq!(r.summary(), "MISALIGNED: bcache");
+        let ok = Seen {
+            bcache: Some(192 * K),
+            ..seen
+        };
+        let r = check(Alignment::Stripe, Some(&g), &ok);
+        assert_eq!(r.summary(), "aligned (bcache, xfs)");
+        assert_eq!(r.layers[0].got, "data offset 192KiB");
+        // The offset make-bcache is given: the stripe, or its least multiple past 8KiB.
+        assert_eq!(bcache_data_offset(&g), 384);
+        assert_eq!(bcache_data_offset(&md(MdLevel::Raid0, 1, 4 * K)), 16);
+        assert_eq!(bcache_data_offset(&md(MdLevel::Raid10, 2, 4 * K)), 16);
+        assert_eq!(bcache_data_offset(&md(MdLevel::Raid0, 3, 4 * K)), 24);
     }
 
     #[test]

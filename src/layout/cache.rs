@@ -143,13 +143,21 @@ impl StorageLayer for Bcache {
         &["bcache"]
     }
 
-    /// bcache is formatted by `make-bcache`.
+    /// bcache is formatted by `make-bcache`; the alignment check reads its backing device's
+    /// data offset with `bcache-super-show`.
     fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "make-bcache",
-            package: "bcache-tools",
-            required: false,
-        }]
+        &[
+            GuestTool {
+                name: "make-bcache",
+                package: "bcache-tools",
+                required: false,
+            },
+            GuestTool {
+                name: "bcache-super-show",
+                package: "bcache-tools",
+                required: false,
+            },
+        ]
     }
 }
 
@@ -362,19 +370,32 @@ pub fn bucket_bytes(bytes: u64) -> u64 {
 }
 
 /// `make-bcache` formatting `backing` and `cache` (`bucket` bytes per bucket) as one set with
-/// the cache set UUID `cset`.
-pub fn make_bcache_argv(backing: &Path, cache: &Path, bucket: u64, cset: &str) -> Vec<String> {
-    vec![
+/// the cache set UUID `cset`; the backing device's data starts `data_offset` sectors in when
+/// given (`alignment = "stripe"`: a multiple of the array's stripe), else at make-bcache's 8KiB.
+pub fn make_bcache_argv(
+    backing: &Path,
+    cache: &Path,
+    bucket: u64,
+    cset: &str,
+    data_offset: Option<u64>,
+) -> Vec<String> {
+    let mut argv: Vec<String> = vec![
         "make-bcache".into(),
         "--bucket".into(),
         format!("{}k", bucket >> 10),
+    ];
+    if let Some(o) = data_offset {
+        argv.extend(["--data-offset".into(), o.to_string()]);
+    }
+    argv.extend([
         "-B".into(),
         backing.to_string_lossy().into_owned(),
         "-C".into(),
         cache.to_string_lossy().into_owned(),
         "--cset-uuid".into(),
         cset.into(),
-    ]
+    ]);
+    argv
 }
 
 /// bcache's control file that registers a formatted device with the kernel.
@@ -420,7 +441,8 @@ pub(super) fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool 
     true
 }
 
-/// Formats and registers a bcache device on `backing` with `cache` as its cache set, sets the
+/// Formats and registers a bcache device on `backing` with `cache` as its cache set (the
+/// backing device's data `data_offset` sectors in, when given: [`make_bcache_argv`]), sets the
 /// cache mode; returns `/dev/bcacheN`. The caller recorded it in the state file first
 /// (`Owned::Bcache`).
 pub fn create_bcache(
@@ -429,13 +451,20 @@ pub fn create_bcache(
     cache: &Path,
     cset: &str,
     mode: CacheMode,
+    data_offset: Option<u64>,
 ) -> Result<PathBuf, LayoutError> {
     let bytes = if runner.is_dry_run() {
         0
     } else {
         crate::system::BlockDevice::from_path(cache).map_or(0, |b| b.size_bytes)
     };
-    runner.run(&make_bcache_argv(backing, cache, bucket_bytes(bytes), cset))?;
+    runner.run(&make_bcache_argv(
+        backing,
+        cache,
+        bucket_bytes(bytes),
+        cset,
+        data_offset,
+    ))?;
     for d in [backing, cache] {
         runner.write_file(Path::new(REGISTER), &d.to_string_lossy())?;
     }
@@ -626,6 +655,7 @@ mod tests {
             Path::new("/dev/vde"),
             "u-1",
             CacheMode::Writeback,
+            None,
         )
         .unwrap();
         assert_eq!(dev, PathBuf::from("/dev/bcache0"));

@@ -342,15 +342,21 @@ impl Session {
     }
 
     /// How `b`'s layers sit on the array's stripe, as the tools report them after the build
-    /// (md's sysfs, `pvs`/`vgs`, `xfs_spaceman -c info`, `dumpe2fs -h`): a warning with the fix
+    /// (md's sysfs, `pvs`/`vgs`, `bcache-super-show`, `xfs_spaceman -c info`, `dumpe2fs -h`): a
+    /// warning with the fix
     /// per misaligned layer. The commands it runs are in the layout's command list.
     pub fn alignment(&self, b: &Built) -> super::align::AlignmentReport {
+        let bcache = self.objects[b.mark..].iter().find_map(|o| match o {
+            Owned::Bcache { backing, .. } => Some(backing.as_path()),
+            _ => None,
+        });
         super::align::probe(
             &self.runner,
             b.stack.alignment,
             &super::align::Placed {
                 md: b.md.as_deref(),
                 vg: b.vg.as_deref(),
+                bcache,
                 fs: b.stack.fs(),
                 fs_device: &b.fs_device,
                 mount: &b.mount_point,

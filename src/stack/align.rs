@@ -20,7 +20,7 @@ pub enum Alignment {
     #[default]
     Auto,
     /// iolab passes the stripe: `mkfs.xfs -d su=,sw=`, `mkfs.ext4 -E stride=,stripe_width=`,
-    /// `pvcreate --dataalignment`; then checked.
+    /// `pvcreate --dataalignment`, `make-bcache --data-offset`; then checked.
     Stripe,
     /// Neither passed nor checked.
     None,

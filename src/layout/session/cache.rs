@@ -33,13 +33,21 @@ impl LayerSteps for CacheSteps<'_> {
         on: &LayoutDisks<'_>,
         vol: &mut Volume,
     ) -> Result<(), LayoutError> {
+        // `alignment = "stripe"`: bcache's data starts on a whole stripe, not at its own 8KiB
+        // (lvmcache and writecache map the LV onto its origin 1:1 and move nothing).
+        let data_offset = match crate::stack::align::Geometry::of(on.stack) {
+            Some(g) if on.stack.alignment == crate::stack::Alignment::Stripe => {
+                Some(super::super::align::bcache_data_offset(&g))
+            }
+            _ => None,
+        };
         vol.base = s.cache_layer(
             on.index,
             self.0,
             &vol.base,
             vol.vg.as_deref(),
-            on.cache_disks,
-            on.member_size,
+            (on.cache_disks, on.member_size),
+            data_offset,
         )?;
         Ok(())
     }
@@ -91,15 +99,16 @@ impl LayerSteps for CacheSteps<'_> {
 impl Session {
     /// The cache layer over `base` (the array, its LV, or the one disk) on `disks` (of
     /// `disk_bytes` each, for a dry run): returns the device the filesystem goes on. lvmcache
-    /// converts the lab LV of `vg` in place.
+    /// converts the lab LV of `vg` in place; bcache's data starts `data_offset` sectors into
+    /// `base` when given.
     fn cache_layer(
         &mut self,
         index: usize,
         c: &CacheOptions,
         base: &Path,
         vg: Option<&str>,
-        disks: &[PathBuf],
-        disk_bytes: u64,
+        (disks, disk_bytes): (&[PathBuf], u64),
+        data_offset: Option<u64>,
     ) -> Result<PathBuf, LayoutError> {
         let disks = self.wrap_cache_disks(index, c, disks, disk_bytes)?;
         match c.kind {
@@ -129,7 +138,7 @@ impl Session {
                     caches: vec![cache.clone()],
                     cset: cset.clone(),
                 })?;
-                cache::create_bcache(&self.runner, base, &cache, &cset, c.mode)
+                cache::create_bcache(&self.runner, base, &cache, &cset, c.mode, data_offset)
             }
         }
     }

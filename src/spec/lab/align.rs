@@ -1,6 +1,6 @@
 //! `alignment = "auto" | "stripe" | "none"`: how the layers over a striped md array are
 //! aligned to it. `auto` leaves it to the tools and checks what they did, `stripe`
-//! passes the stripe to mkfs and pvcreate and checks, `none` does neither.
+//! passes the stripe to mkfs, pvcreate and make-bcache and checks, `none` does neither.
 
 use super::raw::RawLayout;
 use super::section::{Cx, Draft, Section};

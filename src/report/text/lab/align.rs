@@ -35,6 +35,7 @@ mod tests {
             }),
             lvm: Some((1536 << 10, 4 << 20)),
             partition: None,
+            bcache: None,
         };
         let mut good = LayoutReport::new("good", "md raid5 x4 > lvm > xfs".into(), None);
         good.alignment = Some(check(Alignment::Auto, Some(&g), &seen(128, 3)));
