@@ -673,14 +673,14 @@ fn syndromes(columns: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
 }
 
 /// After the strike: each parity block of `c` read again must differ from its bytes before.
-/// A block the member now refuses with EIO changed too: a layer under the pooling layer
-/// (dm-integrity) checked it and found the garbage.
+/// A block the member now refuses changed too: a layer under the pooling layer checked it and
+/// found the garbage (dm-integrity fails the read with EILSEQ).
 pub(super) fn parity_struck(c: &ParityCheck) -> Result<String, String> {
     let mut refused = 0;
     for (dev, at, before) in &c.blocks {
         let now = match read_direct(dev, *at) {
             Ok(b) => b,
-            Err(e) if e.raw_os_error() == Some(libc::EIO) => {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EIO | libc::EILSEQ)) => {
                 refused += 1;
                 continue;
             }
@@ -694,7 +694,7 @@ pub(super) fn parity_struck(c: &ParityCheck) -> Result<String, String> {
         }
     }
     let refused = if refused > 0 {
-        format!(" ({refused} of them now refused with EIO by the layer under the member)")
+        format!(" ({refused} of them now refused by the layer under the member)")
     } else {
         String::new()
     };
