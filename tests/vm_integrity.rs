@@ -3,7 +3,10 @@
 //! back intact, and md counts the read errors dm-integrity returned and md repaired on that
 //! member — the corruption landed under dm-integrity and was caught there. LUKS under md
 //! RAID1 x2 through a failure and a rebuild: the replacement disk gets LUKS too (md takes
-//! the crypt device) and every file is back.
+//! the crypt device) and every file is back. The same RAID5 with the data chunk and its P
+//! both struck beneath dm-integrity: nothing can rebuild the block, and every struck file
+//! is a read error — dm-integrity's tags turn the garbage into errors on both members, so
+//! md never hands it back as data.
 //!
 //! Needs what the VM lab needs (root, qemu-system-x86, linux-image-amd64, busybox-static,
 //! mdadm, lvm2, xfsprogs, xz-utils) and cryptsetup-bin (integritysetup, cryptsetup):
@@ -30,6 +33,14 @@ fs = "ext4"
 degrade = true
 rebuild = true
 fill = "8MiB"
+
+[[layout]]
+name = "md5-integrity-all"
+mdadm = { level = 5, members = 3, assume_clean = true }
+integrity = {}
+fs = "ext4"
+fill = "8MiB"
+faults = [{ member = 1, at = "before_degrade", kind = "corrupt", offset = "data", length = "256KiB", copies = "all" }]
 
 "#;
 
@@ -92,6 +103,8 @@ fn integrity_catches_corruption_under_md_and_luks_goes_onto_the_replacement() {
     let usable = r5["usable_bytes"].as_u64().unwrap();
     assert!(usable > 160 << 20 && usable < 2 * (126 << 20), "{usable}");
 
+    every_copy_refused(layout(&v, "md5-integrity-all"));
+
     let r1 = layout(&v, "md1-luks");
     eprintln!(
         "md1-luks: build {} s, rebuild {:#}",
@@ -116,4 +129,40 @@ fn integrity_catches_corruption_under_md_and_luks_goes_onto_the_replacement() {
     );
     assert_eq!(r1["integrity"]["verdict"]["kind"], "verified", "{r1:#}");
     lab.assert_nothing_left();
+}
+
+/// md RAID5 over dm-integrity with the data chunk and its P struck beneath dm-integrity
+/// (`copies = "all"`): P was found where md's layout puts it, the XOR of the data chunks, and
+/// is refused or changed after; every struck file reads back as a read error, none intact and
+/// none silently wrong, and the verdict is data loss without silent corruption.
+fn every_copy_refused(l: &serde_json::Value) {
+    let f = &l["faults"][0];
+    eprintln!(
+        "md5-integrity-all: status {}, fault {f:#}, verdict {:#}, scrubs {:#}",
+        l["status"], l["integrity"]["verdict"], l["integrity"]["scrubs"]
+    );
+    assert!(
+        f["error"].is_null(),
+        "the fault was placed and struck: {f:#}"
+    );
+    assert_eq!(f["fault"]["copies"], "all", "{f:#}");
+    let held = &f["held"];
+    let parity = held["parity_checked"].as_str().unwrap_or_default();
+    assert!(
+        parity.starts_with("P of ") && parity.contains("changed once struck"),
+        "P was not checked on the members: {held:#}"
+    );
+    let files = held["files"].as_u64().unwrap();
+    assert!(files >= 1, "{held:#}");
+    assert_eq!(held["lost"].as_u64(), Some(files), "{held:#}");
+    for file in held["listed"].as_array().unwrap() {
+        let after = file["after"].as_str().unwrap();
+        assert!(after.starts_with("read error"), "{file:#}");
+    }
+    let verdict = &l["integrity"]["verdict"];
+    assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
+    assert!(
+        verdict["silent"].is_null(),
+        "md over dm-integrity handed wrong bytes back: {verdict:#}"
+    );
 }

@@ -23,12 +23,11 @@ fn fault(copies: &str) -> String {
     )
 }
 
-/// Every layout of the one lab run: a ZFS mirror with one copy struck, a raidz1 with every
-/// column of the struck blocks struck (its data column confirmed under the file first, then
-/// the parity rows), md RAID6 with one copy struck, and md RAID1, RAID5 and RAID6 with every
-/// copy and the parity struck. The ZFS layouts are two, not every combination: each costs
-/// minutes under emulation (the raidz1 one-column and mirror all-copies rows of docs/lab.md
-/// were observed once with all six, see its table); md's cost seconds.
+/// Every layout of the one lab run: a ZFS mirror and a raidz1, each with one copy (column)
+/// struck and with every copy struck (the raidz1's data column confirmed under the file
+/// first, then the parity rows), md RAID6 with one copy struck, and md RAID1, RAID5 and
+/// RAID6 with every copy and the parity struck (P and Q checked on the members first). Each
+/// ZFS layout costs minutes under emulation, md's seconds; one boot for all.
 fn layouts() -> String {
     let z = |name: &str, vdev: &str, width: u32, copies: &str| {
         format!(
@@ -44,6 +43,8 @@ fn layouts() -> String {
     };
     [
         z("zmirror", "mirror", 2, "one"),
+        z("zmirror-all", "mirror", 2, "all"),
+        z("zraidz1", "raidz1", 3, "one"),
         z("zraidz1-all", "raidz1", 3, "all"),
         md("md6", 6, 4, "one"),
         md("md1-all", 1, 2, "all"),
@@ -169,6 +170,15 @@ fn zfs_mirror_heals_one_corrupted_copy_and_counts_it() {
     }
 }
 
+/// One raidz1 data column struck: ZFS rebuilds the block from the other column and parity
+/// when the checksum fails, counts it on the struck member, and every file reads back intact.
+#[test]
+fn zfs_raidz1_heals_one_corrupted_column_and_counts_it() {
+    if let Some(l) = lab_layout("zraidz1") {
+        one_copy_healed(&l, "zraidz1");
+    }
+}
+
 /// Every copy struck: ZFS refuses the file (EIO) rather than hand back wrong bytes, counts
 /// the checksum errors and lists the file among its permanent errors; the scrub cannot
 /// repair it.
@@ -195,6 +205,15 @@ fn zfs_every_copy(name: &str) {
         scrub["errors"].as_u64().unwrap() > 0,
         "{name}: the scrub could not repair it: {scrub:#}"
     );
+    eprintln!(
+        "{name}: CKSUM {cksum}, permanent errors {}, scrub {scrub:#}",
+        st["permanent"]
+    );
+}
+
+#[test]
+fn zfs_mirror_with_every_copy_corrupted_refuses_the_file_never_returns_wrong_bytes() {
+    zfs_every_copy("zmirror-all");
 }
 
 #[test]
@@ -247,6 +266,29 @@ fn md_raid1_5_6_with_every_copy_corrupted_hand_the_file_back_silently_wrong() {
             verdict["silent"].as_u64().unwrap() >= files,
             "{name}: {verdict:#}"
         );
-        eprintln!("{name}: scrubs {:#}", l["integrity"]["scrubs"]);
+        // RAID5/6: P (and Q) found where md's layout puts them, equal to what the data chunks
+        // compute, before anything was struck, and changed after.
+        let parity = l["faults"][0]["held"]["parity_checked"]
+            .as_str()
+            .unwrap_or_default();
+        if name == "md1-all" {
+            assert!(parity.is_empty(), "{name}: {parity}");
+        } else {
+            let names = if name == "md6-all" {
+                "P and Q of "
+            } else {
+                "P of "
+            };
+            assert!(
+                parity.starts_with(names)
+                    && parity.contains("found where md's layout says")
+                    && parity.contains("changed once struck"),
+                "{name}: the parity was not checked on the members: {parity:?}"
+            );
+        }
+        eprintln!(
+            "{name}: parity {parity:?}; scrubs {:#}",
+            l["integrity"]["scrubs"]
+        );
     }
 }

@@ -52,8 +52,8 @@ pub struct Held {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<String>,
     /// The parity `copies = "all"` struck beside the range, checked against the members: on
-    /// btrfs RAID5/6, P (and Q) of each full stripe found equal to what the data columns
-    /// compute, then found changed once struck.
+    /// md RAID4/5/6 and btrfs RAID5/6, P (and Q) of each stripe found equal to what the data
+    /// columns compute, then found changed once struck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parity_checked: Option<String>,
     /// Why what the range held is not known (not md, a layout iolab cannot map, no data set).

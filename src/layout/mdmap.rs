@@ -24,6 +24,10 @@ pub struct MdGeometry {
     pub data_offsets: Vec<Option<u64>>,
 }
 
+/// Blocks of a stripe on the members, `(slot, member byte)` each, `None` where the slot has no
+/// device.
+pub type Columns = Vec<Option<(usize, u64)>>;
+
 /// What a byte of a member's data area holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Content {
@@ -211,6 +215,28 @@ impl MdGeometry {
                 })
             })
             .collect()
+    }
+
+    /// RAID4/5/6: the stripe row holding byte `within` of a member's data area (the same on
+    /// every member), as `(slot, member byte)` of each data chunk at that place — in the order
+    /// md's RAID6 syndrome weighs them: from the slot after Q, wrapping (`raid6_d0` and
+    /// `raid6_idx_to_slot`; on the asymmetric layouts not the data's own order) — then P, and
+    /// Q on RAID6. `None` on levels without parity; a slot with no device is `None` in its place.
+    pub fn stripe_at(&self, within: u64) -> Option<(Columns, Columns)> {
+        if self.parity_count() == 0 || self.chunk == 0 {
+            return None;
+        }
+        let n = self.raid_disks;
+        let (p, q, _) = self.parity_layout(within / self.chunk, 0);
+        let at = |slot: usize| self.offset_of(slot).ok().map(|o| (slot, o + within));
+        let first = q.map_or(0, |q| (q + 1) % n);
+        let data = (0..n)
+            .map(|i| (first + i) % n)
+            .filter(|&s| s != p && Some(s) != q)
+            .map(at)
+            .collect();
+        let parity = [Some(p), q].into_iter().flatten().map(at).collect();
+        Some((data, parity))
     }
 
     /// The data offset of slot `disk`, or why not.
@@ -401,6 +427,44 @@ mod tests {
         assert_eq!(ps.iter().map(|p| p.len).collect::<Vec<_>>(), [10, 20]);
         assert_eq!(g(1, 0, 3).map(5, 100).len(), 3);
         assert_eq!(g(10, 0x102, 4).map(0, 1).len(), 2);
+    }
+
+    #[test]
+    fn a_stripe_lists_its_data_in_the_order_md_weighs_them_for_q() {
+        let c = 64 << 10;
+        let at = |v: &Columns| v.iter().map(|x| x.unwrap().0).collect::<Vec<_>>();
+        // RAID6 left-symmetric over 5, stripe 0: P on 4, Q on 0, data from disk 1 on.
+        let (d, p) = g(6, 2, 5).stripe_at(100).unwrap();
+        assert_eq!((at(&d), at(&p)), (vec![1, 2, 3], vec![4, 0]));
+        assert_eq!(d[0], Some((1, (1 << 20) + 100)));
+        // Left-asymmetric, stripe 2: P on 2, Q on 3, the data chunks on 0, 1, 4 in the
+        // array's order, but md's syndrome starts after Q: 4, 0, 1.
+        let r6 = g(6, 0, 5);
+        let (d, p) = r6.stripe_at(2 * c).unwrap();
+        assert_eq!((at(&d), at(&p)), (vec![4, 0, 1], vec![2, 3]));
+        assert_eq!(r6.map(6 * c, 1)[0].disk, 0);
+        // Every data slot of the stripe is listed once, whatever the layout.
+        for layout in 0..=5 {
+            for level in [5, 6] {
+                let geo = g(level, layout, 5);
+                for row in 0..10 {
+                    let (d, p) = geo.stripe_at(row * c).unwrap();
+                    let mut all: Vec<usize> = at(&d).into_iter().chain(at(&p)).collect();
+                    assert_eq!(p.len(), geo.parity_count());
+                    for &s in &at(&p) {
+                        assert_eq!(geo.content(s, row * c).0, Content::Parity);
+                    }
+                    all.sort_unstable();
+                    assert_eq!(all, (0..5).collect::<Vec<_>>(), "{geo:?} row {row}");
+                }
+            }
+        }
+        // RAID5: one parity; a missing slot is None; no parity on RAID1.
+        let mut r5 = g(5, 2, 3);
+        assert_eq!(r5.stripe_at(0).unwrap().1.len(), 1);
+        r5.data_offsets[0] = None;
+        assert!(r5.stripe_at(0).unwrap().0.contains(&None));
+        assert!(g(1, 0, 2).stripe_at(0).is_none());
     }
 
     #[test]

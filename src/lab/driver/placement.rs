@@ -122,7 +122,7 @@ pub(super) struct Prepared {
     /// For `copies = "all"`: the other copies and parity of the file bytes the range holds,
     /// as corrupt faults on their members, struck with it.
     pub also: Vec<Fault>,
-    /// For `copies = "all"` on btrfs RAID5/6: the parity blocks checked before the strike,
+    /// For `copies = "all"` on md RAID4/5/6 and btrfs RAID5/6: the parity blocks checked before the strike,
     /// read again after it to see that they changed.
     pub parity: Option<ParityCheck>,
 }
@@ -518,12 +518,13 @@ impl DataMap {
         merged
     }
 
-    /// On btrfs RAID5/6, checks the parity that `copies = "all"` strikes beside `length`
-    /// bytes at `offset` of member `disk` against the members' own bytes (`devs`, by slot):
-    /// in each stripe element of file data in the range, the first 4 KiB block of P must be
-    /// the XOR of the data columns at that place, and of Q their RAID6 syndrome — the
-    /// rotation computed independently of the bytes. Full stripes with a column on a missing
-    /// member are not checked. `Ok(None)`: no btrfs parity under the range.
+    /// On md RAID4/5/6 and btrfs RAID5/6, checks the parity that `copies = "all"` strikes
+    /// beside `length` bytes at `offset` of member `disk` against the members' own bytes
+    /// (`devs`, by slot): in each chunk (md) or stripe element (btrfs) of file data in the
+    /// range, the first 4 KiB block of P must be the XOR of the data columns at that place,
+    /// and of Q their RAID6 syndrome — the rotation computed independently of the bytes.
+    /// Stripes with a column on a missing member are not checked. `Ok(None)`: no parity under
+    /// the range.
     pub(super) fn confirm_parity(
         &self,
         devs: &[PathBuf],
@@ -531,8 +532,10 @@ impl DataMap {
         offset: u64,
         length: u64,
     ) -> Result<Option<ParityCheck>, String> {
-        let Geo::Btrfs(b) = &self.geo else {
-            return Ok(None);
+        let (unit, what) = match &self.geo {
+            Geo::Md(_) => ("stripe", "md's layout"),
+            Geo::Btrfs(_) => ("full stripe", "the map"),
+            Geo::Zfs(_) => return Ok(None),
         };
         let read = |(slot, at): (usize, u64)| -> Result<(PathBuf, u64, Vec<u8>), String> {
             let dev = devs
@@ -548,15 +551,23 @@ impl DataMap {
         while m < end {
             let (content, rest) = self.geo.content_at(disk, m)?;
             let n = rest.min(end - m);
-            let stripe = match content {
-                Some(Content::Data(a)) => b.full_stripe(a & !4095),
+            let stripe = match (&self.geo, content) {
+                (Geo::Btrfs(b), Some(Content::Data(a))) => {
+                    b.full_stripe(a & !4095).map(|f| (f.data, f.parity))
+                }
+                (Geo::Md(g), Some(Content::Data(_))) => g
+                    .data_offsets
+                    .get(disk)
+                    .copied()
+                    .flatten()
+                    .and_then(|d| g.stripe_at((m - d) & !4095)),
                 _ => None,
             };
             m += n;
             let Some(fs) = stripe else { continue };
             let (Some(data), Some(parity)) = (
-                fs.data.into_iter().collect::<Option<Vec<_>>>(),
-                fs.parity.into_iter().collect::<Option<Vec<_>>>(),
+                fs.0.into_iter().collect::<Option<Vec<_>>>(),
+                fs.1.into_iter().collect::<Option<Vec<_>>>(),
             ) else {
                 continue;
             };
@@ -570,7 +581,7 @@ impl DataMap {
                 let (want, name) = if k == 0 { (&p, "P") } else { (&q, "Q") };
                 if got.2 != *want {
                     return Err(format!(
-                        "the map says {name} of the full stripe is at {} on {} and it is not what the data columns compute: not struck",
+                        "{what} says {name} of the {unit} is at {} on {} and it is not what the data columns compute: not struck",
                         got.1,
                         got.0.display()
                     ));
@@ -584,7 +595,7 @@ impl DataMap {
         }
         Ok((rows > 0).then(|| ParityCheck {
             says: format!(
-                "{names} of {rows} full stripe{} under the range found where the map says, equal to what their data columns compute",
+                "{names} of {rows} {unit}{} under the range found where {what} says, equal to what their data columns compute",
                 if rows == 1 { "" } else { "s" }
             ),
             blocks,
@@ -662,10 +673,19 @@ fn syndromes(columns: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
 }
 
 /// After the strike: each parity block of `c` read again must differ from its bytes before.
+/// A block the member now refuses changed too: a layer under the pooling layer checked it and
+/// found the garbage (dm-integrity fails the read with EILSEQ).
 pub(super) fn parity_struck(c: &ParityCheck) -> Result<String, String> {
+    let mut refused = 0;
     for (dev, at, before) in &c.blocks {
-        let now = read_direct(dev, *at)
-            .map_err(|e| format!("cannot read {} at {at}: {e}", dev.display()))?;
+        let now = match read_direct(dev, *at) {
+            Ok(b) => b,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EIO | libc::EILSEQ)) => {
+                refused += 1;
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read {} at {at}: {e}", dev.display())),
+        };
         if &now == before {
             return Err(format!(
                 "the parity at {at} on {} was to be struck and holds the same bytes as before",
@@ -673,8 +693,13 @@ pub(super) fn parity_struck(c: &ParityCheck) -> Result<String, String> {
             ));
         }
     }
+    let refused = if refused > 0 {
+        format!(" ({refused} of them now refused by the layer under the member)")
+    } else {
+        String::new()
+    };
     Ok(format!(
-        "{}; all {} of those parity blocks changed once struck",
+        "{}; all {} of those parity blocks changed once struck{refused}",
         c.says,
         c.blocks.len()
     ))
@@ -722,8 +747,8 @@ fn best_window(pieces: &[OnMember], length: u64) -> Option<u64> {
 }
 
 /// For `copies = "all"`: the other copies of the file bytes fault `f`'s range holds, and the
-/// parity covering them, as corrupt faults on their members — with btrfs RAID5/6 parity
-/// checked against the members first (its line in `held`). An error when that check fails
+/// parity covering them, as corrupt faults on their members — with md RAID4/5/6 and btrfs
+/// RAID5/6 parity checked against the members first (its line in `held`). An error when that check fails
 /// (then nothing is struck).
 fn other_copies(
     m: &DataMap,
