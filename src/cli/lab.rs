@@ -183,7 +183,7 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     if a.repeat == Some(0) {
         return Err(super::usage("--repeat: must be at least 1"));
     }
-    add_trace_workloads(&mut spec)?;
+    crate::runner::request::add_trace_models(&mut spec.workloads).map_err(super::run::suite_err)?;
     spec.override_workloads(size, time, a.repeat);
     if a.quick {
         spec.quick();
@@ -491,21 +491,4 @@ impl Progress {
             }
         }
     }
-}
-
-/// `[workloads] model = "..."`: each trace's workload model joins the suite; then every
-/// replay and model workload is filled from its trace (pattern, block size, queue depth).
-fn add_trace_workloads(spec: &mut lab::LabSpec) -> anyhow::Result<()> {
-    for t in spec.workloads.models.clone() {
-        let f = super::capture::trace_spec(
-            std::path::Path::new(&t),
-            "model-",
-            &format!("workloads.model {t}"),
-        )?;
-        spec.workloads
-            .suite
-            .workloads
-            .extend(f.spec.suite.workloads);
-    }
-    super::run::prepare_replays(&mut spec.workloads.suite)
 }
