@@ -11,6 +11,9 @@ use crate::lab::{self, ConductOptions, LabError, LabEvent, LabOptions, LabOutcom
 use crate::layout::{Runner, state};
 use crate::output::Format;
 
+/// The formats `iolab lab` (and `iolab lab --vm`) renders.
+pub(super) const FORMATS: &[Format] = &[Format::Text, Format::Md, Format::Json];
+
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
 pub struct LabArgs {
@@ -30,7 +33,7 @@ pub struct LabArgs {
 
     /// Output format: the lab table (`table` is read as `text` too), Markdown, or the whole
     /// report as JSON.
-    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
+    #[arg(long, default_value = "text", value_parser = Format::only(FORMATS))]
     pub format: Format,
 
     /// Remove everything a killed lab left behind (mounts, arrays, volume groups, loop devices,
@@ -229,9 +232,12 @@ pub(super) fn decide_needs(
 /// with `--verbose` and in the JSON), and where the runs were saved when they all were.
 fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyhow::Result<()> {
     match a.format {
-        Format::Text | Format::Csv | Format::Html => print_text(a, spec, outcome),
+        Format::Text => print_text(a, spec, outcome),
         Format::Md => print_markdown(spec, outcome),
         Format::Json => print_json(spec, outcome)?,
+        f @ (Format::Csv | Format::Html) => {
+            return Err(super::usage(f.unsupported("lab", FORMATS).to_string()));
+        }
     }
     Ok(())
 }
