@@ -108,8 +108,15 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_makes_one_workload_of_the_flags() {
-        let r = request(&["--pattern", "randread", "--spec", "x.toml"]);
+    fn a_pattern_or_a_replay_makes_one_workload_of_the_flags() {
+        let r = request(&["--pattern", "randread", "--bs", "8k"]);
         assert_eq!(r.source, SuiteSource::Flags { replay: None });
+        let r = request(&["--replay", "db.trace"]);
+        assert_eq!(
+            r.source,
+            SuiteSource::Flags {
+                replay: Some("db.trace".into())
+            }
+        );
     }
 }
