@@ -250,19 +250,14 @@ fn record(target: &Path, a: &CaptureArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A trace file's workload as the command line reports its failure: an unreadable trace as
-/// [`load_trace`] does, a model without IO as a usage error after `field` (the flag or spec
+/// Why a trace file gave no workload, as the command line reports it: an unreadable trace as
+/// [`load_trace`] does, a model without IO as a usage error (its message names the flag or spec
 /// field that named the file).
-pub fn trace_spec(
-    path: &Path,
-    prefix: &str,
-    field: &str,
-) -> anyhow::Result<crate::trace::to_spec::TraceSpec> {
-    use crate::trace::to_spec::{TraceSpecError, from_trace_file};
-    from_trace_file(path, prefix).map_err(|e| match e {
-        TraceSpecError::Trace(e) => trace_err(e),
-        TraceSpecError::Spec(e) => usage(format!("{field}: {e}")),
-    })
+pub fn trace_spec_err(e: crate::trace::to_spec::TraceSpecError) -> anyhow::Error {
+    match e {
+        crate::trace::to_spec::TraceSpecError::Trace(e) => trace_err(e),
+        spec @ crate::trace::to_spec::TraceSpecError::Spec { .. } => usage(spec.to_string()),
+    }
 }
 
 /// Reads a trace file (one-line errors, exit 2).

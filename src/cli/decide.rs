@@ -167,9 +167,12 @@ pub struct DecideArgs {
     pub flags: DecideFlags,
     /// Output format: aligned columns (`table` is the same), a Markdown table, or the whole
     /// decision as JSON.
-    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
+    #[arg(long, default_value = "text", value_parser = Format::only(FORMATS))]
     pub format: Format,
 }
+
+/// The formats `iolab decide` renders.
+const FORMATS: &[Format] = &[Format::Text, Format::Md, Format::Json];
 
 /// The real disks' speed from `disk_from`, read from the store or a file.
 pub(super) fn disk_measured(
@@ -214,9 +217,12 @@ pub(super) fn decide_err(e: decide::RunsDecideError) -> anyhow::Error {
 /// Prints a decision in a format.
 pub(super) fn print(d: &Decision, format: Format) -> anyhow::Result<()> {
     match format {
+        Format::Text => print!("{}", crate::report::text::decide::render_table(d)),
         Format::Md => print!("{}", crate::report::text::decide::render_markdown(d)),
         Format::Json => println!("{}", serde_json::to_string_pretty(d)?),
-        _ => print!("{}", crate::report::text::decide::render_table(d)),
+        f @ (Format::Csv | Format::Html) => {
+            return Err(usage(f.unsupported("decide", FORMATS).to_string()));
+        }
     }
     Ok(())
 }

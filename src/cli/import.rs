@@ -1,12 +1,12 @@
 //! fio's formats at the command line: `iolab import FILE...` (fio JSON results into the
-//! store), `iolab spec --from-fio FILE.fio` (a job file as an iolab spec), and the helpers
-//! behind `iolab run --fio-job FILE.fio`.
+//! store) and `iolab spec --from-fio FILE.fio` (a job file as an iolab spec); `iolab run
+//! --fio-job FILE.fio` reads job files through [`crate::runner::request`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{Context, usage};
-use crate::fio::{self, Conversion, FioError, ImportMeta};
+use crate::fio::{self, FioError, ImportMeta};
 use crate::sample::RunRecord;
 use crate::spec::Suite;
 use crate::store::StoreError;
@@ -94,75 +94,6 @@ pub fn import(ctx: &Context, a: ImportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads and converts a job file; every problem is a usage error naming file and line.
-pub fn load_fio_job(path: &Path, lenient: bool) -> anyhow::Result<Conversion> {
-    let jf = fio::parse_job_file(path).map_err(fio_usage)?;
-    let name = path
-        .file_stem()
-        .map_or_else(|| "fio".into(), |s| s.to_string_lossy().into_owned());
-    fio::convert(&jf, &name, lenient).map_err(fio_usage)
-}
-
-/// The suite of `iolab run --fio-job`, with its notes and skipped options printed on stderr.
-pub fn fio_job_suite(path: &Path, lenient: bool) -> anyhow::Result<Suite> {
-    let c = load_fio_job(path, lenient)?;
-    for n in c.notes.iter().chain(&c.skipped) {
-        eprintln!("iolab: note: {n}");
-    }
-    Ok(c.suite)
-}
-
-/// What `iolab run --fio-job` takes from a job file besides the workloads.
-#[derive(Debug)]
-pub struct FioJobFlags {
-    /// The one file or device the jobs name (`filename`/`directory`), made when it is a new
-    /// file in an existing directory; `None` when the jobs name none or a target was given.
-    pub target: Option<PathBuf>,
-    /// A job verifies its data: the run verifies too.
-    pub verify: bool,
-    /// The options skipped under `--lenient`, as a note for the run.
-    pub skipped: Option<String>,
-}
-
-/// Reads the job file for [`FioJobFlags`]; `find_target`: no TARGET was given, so the jobs'
-/// one file is the target (more than one is a usage error).
-pub fn fio_job_flags(path: &Path, lenient: bool, find_target: bool) -> anyhow::Result<FioJobFlags> {
-    let c = load_fio_job(path, lenient)?;
-    let mut target = None;
-    if find_target {
-        match c.targets.as_slice() {
-            [] => {}
-            [one] => {
-                let p = PathBuf::from(one);
-                if !p.exists() && p.parent().is_some_and(Path::is_dir) && !one.starts_with("/dev/")
-                {
-                    std::fs::File::create(&p).map_err(|e| {
-                        usage(format!(
-                            "{}: cannot create filename {one}: {e}",
-                            path.display()
-                        ))
-                    })?;
-                }
-                target = Some(p);
-            }
-            many => {
-                return Err(usage(format!(
-                    "{}: jobs name {} different files ({}); iolab runs every workload on one target: give TARGET",
-                    path.display(),
-                    many.len(),
-                    many.join(", ")
-                )));
-            }
-        }
-    }
-    Ok(FioJobFlags {
-        target,
-        verify: c.verify,
-        skipped: (!c.skipped.is_empty())
-            .then(|| format!("fio options skipped (--lenient): {}", c.skipped.join("; "))),
-    })
-}
-
 /// `iolab spec --from-fio`: prints the spec, after checking it parses back to the same suite.
 pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
     if let Some(t) = &a.from_trace {
@@ -171,16 +102,8 @@ pub fn spec(_ctx: &Context, a: SpecArgs) -> anyhow::Result<ExitCode> {
     let Some(from_fio) = &a.from_fio else {
         return Err(usage("give --from-fio FILE.fio or --from-trace FILE"));
     };
-    let c = load_fio_job(from_fio, a.lenient)?;
-    let toml = crate::spec::suite_to_toml(&c.suite);
-    let back = crate::spec::parse_spec(&toml, "converted spec").map_err(|e| {
-        anyhow::anyhow!("the converted spec does not parse back ({e}); please report this")
-    })?;
-    if back != c.suite {
-        return Err(anyhow::anyhow!(
-            "the converted spec reads back differently; please report this"
-        ));
-    }
+    let c = crate::runner::request::load_fio_job(from_fio, a.lenient).map_err(fio_usage)?;
+    let toml = round_trip(&c.suite)?;
     println!("# converted from fio job file {}", from_fio.display());
     for n in &c.notes {
         println!("# note: {n}");
@@ -215,7 +138,8 @@ fn round_trip(suite: &Suite) -> anyhow::Result<String> {
 /// `iolab spec --from-trace`: the trace's workload model as a spec.
 fn spec_from_trace(path: &Path) -> anyhow::Result<ExitCode> {
     let crate::trace::to_spec::TraceSpec { model: m, spec: f } =
-        super::capture::trace_spec(path, "", &path.display().to_string())?;
+        crate::trace::to_spec::from_trace_file(path, "", &path.display().to_string())
+            .map_err(super::capture::trace_spec_err)?;
     let toml = round_trip(&f.suite)?;
     println!(
         "# the workload model of trace {} ({} IOs, {:.1}s)",

@@ -11,6 +11,9 @@ use crate::lab::{self, ConductOptions, LabError, LabEvent, LabOptions, LabOutcom
 use crate::layout::{Runner, state};
 use crate::output::Format;
 
+/// The formats `iolab lab` (and `iolab lab --vm`) renders.
+pub(super) const FORMATS: &[Format] = &[Format::Text, Format::Md, Format::Json];
+
 /// Arguments of `iolab lab`.
 #[derive(clap::Args, Debug)]
 pub struct LabArgs {
@@ -30,7 +33,7 @@ pub struct LabArgs {
 
     /// Output format: the lab table (`table` is read as `text` too), Markdown, or the whole
     /// report as JSON.
-    #[arg(long, default_value = "text", value_parser = Format::only(&[Format::Text, Format::Md, Format::Json]))]
+    #[arg(long, default_value = "text", value_parser = Format::only(FORMATS))]
     pub format: Format,
 
     /// Remove everything a killed lab left behind (mounts, arrays, volume groups, loop devices,
@@ -183,7 +186,7 @@ pub fn load_spec(a: &LabArgs) -> anyhow::Result<LabSpec> {
     if a.repeat == Some(0) {
         return Err(super::usage("--repeat: must be at least 1"));
     }
-    add_trace_workloads(&mut spec)?;
+    crate::runner::request::add_trace_models(&mut spec.workloads).map_err(super::run::suite_err)?;
     spec.override_workloads(size, time, a.repeat);
     if a.quick {
         spec.quick();
@@ -229,9 +232,12 @@ pub(super) fn decide_needs(
 /// with `--verbose` and in the JSON), and where the runs were saved when they all were.
 fn print_report(a: &LabArgs, spec: &lab::LabSpec, outcome: &LabOutcome) -> anyhow::Result<()> {
     match a.format {
-        Format::Text | Format::Csv | Format::Html => print_text(a, spec, outcome),
+        Format::Text => print_text(a, spec, outcome),
         Format::Md => print_markdown(spec, outcome),
         Format::Json => print_json(spec, outcome)?,
+        f @ (Format::Csv | Format::Html) => {
+            return Err(super::usage(f.unsupported("lab", FORMATS).to_string()));
+        }
     }
     Ok(())
 }
@@ -491,21 +497,4 @@ impl Progress {
             }
         }
     }
-}
-
-/// `[workloads] model = "..."`: each trace's workload model joins the suite; then every
-/// replay and model workload is filled from its trace (pattern, block size, queue depth).
-fn add_trace_workloads(spec: &mut lab::LabSpec) -> anyhow::Result<()> {
-    for t in spec.workloads.models.clone() {
-        let f = super::capture::trace_spec(
-            std::path::Path::new(&t),
-            "model-",
-            &format!("workloads.model {t}"),
-        )?;
-        spec.workloads
-            .suite
-            .workloads
-            .extend(f.spec.suite.workloads);
-    }
-    super::run::prepare_replays(&mut spec.workloads.suite)
 }

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 mod suite;
 
-pub(in crate::cli) use suite::prepare_replays;
+pub(in crate::cli) use suite::suite_err;
 use suite::verify_one_size;
 pub use suite::{apply_fio_job, build_suite};
 

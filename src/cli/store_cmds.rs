@@ -49,6 +49,9 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
+/// The formats `iolab export` writes.
+const EXPORT_FORMATS: &[Format] = &[Format::Json, Format::Csv];
+
 /// Arguments of `iolab export`.
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
@@ -57,7 +60,7 @@ pub struct ExportArgs {
     pub runs: Vec<String>,
     /// Output format: whole runs as JSON (histograms and per-second series included), or one
     /// CSV line per trial and metric.
-    #[arg(long, default_value = "json", value_parser = Format::only(&[Format::Json, Format::Csv]))]
+    #[arg(long, default_value = "json", value_parser = Format::only(EXPORT_FORMATS))]
     pub format: Format,
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -295,10 +298,15 @@ pub fn export(ctx: &Context, a: ExportArgs) -> anyhow::Result<ExitCode> {
     let runs = load_all(&store, &ids)?;
     let text = match a.format {
         Format::Csv => export_csv(&runs),
-        Format::Json | Format::Text | Format::Md | Format::Html => to_json(&Export {
+        Format::Json => to_json(&Export {
             format: "iolab-runs/1",
             runs: &runs,
         })?,
+        f @ (Format::Text | Format::Md | Format::Html) => {
+            return Err(super::usage(
+                f.unsupported("export", EXPORT_FORMATS).to_string(),
+            ));
+        }
     };
     match &a.output {
         Some(p) => write_file(p, &text)?,

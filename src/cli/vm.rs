@@ -89,6 +89,49 @@ fn json_doc(
     Ok(doc)
 }
 
+/// Prints what the lab in the VM did in `format`: a summary of the VM's run (how it booted,
+/// how long the lab took, the runs copied), the guest's own report and the decision.
+fn print_outcome(format: Format, out: &VmOutcome, shown: Option<&Decision>) -> anyhow::Result<()> {
+    let env = out.accel.environment();
+    let boots: Vec<String> = out
+        .boot_seconds
+        .iter()
+        .map(|(acc, s)| format!("{s:.1} s ({})", acc.name()))
+        .collect();
+    let summary = format!(
+        "environment: {env}: every layout was built in a virtual machine; speeds are emulated, not this machine's disks (behaviour and integrity are what count). Boot {}; lab {:.0} s in the guest; {} runs copied into the results store.",
+        boots.join(", then "),
+        out.lab_seconds,
+        out.copied.len()
+    );
+    match format {
+        Format::Json => {
+            let doc = json_doc(out, &env, shown)?;
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        Format::Md => {
+            println!("> {summary}\n");
+            print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_markdown(d));
+            }
+        }
+        f @ (Format::Csv | Format::Html) => {
+            return Err(super::usage(
+                f.unsupported("lab", super::lab::FORMATS).to_string(),
+            ));
+        }
+        Format::Text => {
+            println!("{summary}\n");
+            print!("{}", out.stdout);
+            if let Some(d) = shown {
+                print!("\n{}", crate::report::text::decide::render_table(d));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `iolab lab --vm`: runs the lab in a VM and prints what the guest printed, labelled.
 pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
     let mut spec = super::lab::load_spec(a)?;
@@ -124,18 +167,6 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
     for n in &out.notes {
         eprintln!("note: {n}");
     }
-    let env = out.accel.environment();
-    let boots: Vec<String> = out
-        .boot_seconds
-        .iter()
-        .map(|(acc, s)| format!("{s:.1} s ({})", acc.name()))
-        .collect();
-    let summary = format!(
-        "environment: {env}: every layout was built in a virtual machine; speeds are emulated, not this machine's disks (behaviour and integrity are what count). Boot {}; lab {:.0} s in the guest; {} runs copied into the results store.",
-        boots.join(", then "),
-        out.lab_seconds,
-        out.copied.len()
-    );
     // The decision, from the runs as the host stored them (labelled emulated).
     let decision = match (&spec.decide, store.as_ref()) {
         (Some(d), Some(st)) if !out.copied.is_empty() => {
@@ -155,26 +186,7 @@ pub fn run(ctx: &Context, a: &LabArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let shown = decision.as_ref().and_then(|d| d.as_ref().ok());
-    match a.format {
-        Format::Json => {
-            let doc = json_doc(&out, &env, shown)?;
-            println!("{}", serde_json::to_string_pretty(&doc)?);
-        }
-        Format::Md => {
-            println!("> {summary}\n");
-            print!("{}", out.stdout);
-            if let Some(d) = shown {
-                print!("\n{}", crate::report::text::decide::render_markdown(d));
-            }
-        }
-        Format::Text | Format::Csv | Format::Html => {
-            println!("{summary}\n");
-            print!("{}", out.stdout);
-            if let Some(d) = shown {
-                print!("\n{}", crate::report::text::decide::render_table(d));
-            }
-        }
-    }
+    print_outcome(a.format, &out, shown)?;
     if let Some(Err(e)) = decision {
         return Err(e);
     }

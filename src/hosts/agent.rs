@@ -93,14 +93,9 @@ pub fn run_stdio() -> u8 {
         pid: std::process::id(),
     });
     let rx = spawn_reader(stop.clone());
-    let prepare = match rx.recv_timeout(PREPARE_TIMEOUT) {
-        Ok(Inbound::Msg(m)) if matches!(*m, Message::Prepare { .. }) => *m,
-        Ok(Inbound::Msg(m)) => {
-            return fail(&out, &format!("expected 'prepare', got '{}'", m.kind()));
-        }
-        Ok(Inbound::Bad(e)) => return fail(&out, &e),
-        Ok(Inbound::Eof) | Err(RecvTimeoutError::Disconnected) => return 0,
-        Err(RecvTimeoutError::Timeout) => return fail(&out, "no 'prepare' within 120 s"),
+    let prepare = match await_prepare(&out, &rx) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     let Message::Prepare {
         suite,
@@ -113,15 +108,7 @@ pub fn run_stdio() -> u8 {
     else {
         unreachable!("matched above")
     };
-    // A cached read counts as writing here (a local run's `session::suite_writes` says it
-    // only reads): the controller sends block-IO workloads only, so the two never differ on
-    // what reaches an agent, and the agent stays on the safe side for what does not.
-    let writes = suite.workloads.iter().any(|w| match &w.kind {
-        crate::spec::WorkloadKind::Io(io) => {
-            io.pattern.writes() && io.engine != crate::spec::EngineKind::Null
-        }
-        _ => true,
-    });
+    let writes = suite_writes(&suite);
     let opts = SuiteOptions {
         repeat: repeat.max(1),
         max_repeat: repeat.max(1),
@@ -167,18 +154,57 @@ pub fn run_stdio() -> u8 {
         *c = None;
     }
     drop(ticker);
+    finish(&out, &stop, &sink, outcome)
+}
+
+/// Waits for the controller's `prepare`; anything else ends the agent with the exit code it
+/// returns (0 when the controller closed the connection first).
+fn await_prepare(out: &Out, rx: &Receiver<Inbound>) -> Result<Message, u8> {
+    match rx.recv_timeout(PREPARE_TIMEOUT) {
+        Ok(Inbound::Msg(m)) if matches!(*m, Message::Prepare { .. }) => Ok(*m),
+        Ok(Inbound::Msg(m)) => Err(fail(
+            out,
+            &format!("expected 'prepare', got '{}'", m.kind()),
+        )),
+        Ok(Inbound::Bad(e)) => Err(fail(out, &e)),
+        Ok(Inbound::Eof) | Err(RecvTimeoutError::Disconnected) => Err(0),
+        Err(RecvTimeoutError::Timeout) => Err(fail(out, "no 'prepare' within 120 s")),
+    }
+}
+
+/// Whether the suite writes to the target. A cached read counts as writing here (a local run's
+/// `session::suite_writes` says it only reads): the controller sends block-IO workloads only,
+/// so the two never differ on what reaches an agent, and the agent stays on the safe side for
+/// what does not.
+fn suite_writes(suite: &crate::spec::Suite) -> bool {
+    suite.workloads.iter().any(|w| match &w.kind {
+        crate::spec::WorkloadKind::Io(io) => {
+            io.pattern.writes() && io.engine != crate::spec::EngineKind::Null
+        }
+        _ => true,
+    })
+}
+
+/// The end of a run the agent made: the exit code, with the controller told how it ended
+/// (nothing to tell when its connection closed).
+fn finish(
+    out: &Out,
+    stop: &AtomicBool,
+    sink: &AgentSink,
+    outcome: crate::runner::suite::SuiteOutcome,
+) -> u8 {
     if stop.load(Ordering::Relaxed) && sink.eof() {
         eprintln!("iolab agent: the controller's connection closed: IO stopped, files removed");
         return 1;
     }
     if let Some(e) = outcome.error {
-        return fail(&out, &crate::error::one_line(&e));
+        return fail(out, &crate::error::one_line(&e));
     }
     if outcome.interrupted || stop.load(Ordering::Relaxed) {
         // Not the controller (its connection is open): a signal on the host. Say so and
         // leave at once, so the controller fails this host now, not when it falls silent
         // (Slurm's `scancel` sends SIGTERM, and SIGKILL only after its KillWait).
-        return fail(&out, SIGNALLED);
+        return fail(out, SIGNALLED);
     }
     out.send(&Message::Done {
         interrupted: outcome.interrupted,

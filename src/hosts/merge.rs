@@ -366,54 +366,12 @@ pub fn summarize(
             if let Some((k, _)) = crate::sample::headline::throughput(w, &h.sample) {
                 headline = if k.ends_with("mbps") { "mbps" } else { "iops" }.into();
             }
-            let op = h
-                .sample
-                .ops
-                .iter()
-                .filter(|o| o.op != "sync")
-                .max_by_key(|o| o.count)
-                .or_else(|| h.sample.ops.first());
-            let p = Placed {
-                start_ns: h.start_ns,
-                ramp_ns,
-                sample: &h.sample,
-            };
-            rows.push(HostRow {
-                host: name,
-                failed: None,
-                op: op.map(|o| o.op.clone()).unwrap_or_default(),
-                count: op.map_or(0, |o| o.count),
-                bytes: op.map_or(0, |o| o.bytes),
-                latency_count: op.map_or(0, |o| o.latency.len()),
-                ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
-                mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
-                p50_ns: op.map_or(0, |o| o.latency.percentile(50.0)),
-                p99_ns: op.map_or(0, |o| o.latency.percentile(99.0)),
-                p99_9_ns: op.map_or(0, |o| o.latency.percentile(99.9)),
-                skew_ns: h.skew_ns,
-                done_ns: p.window().1.saturating_sub(st.planned_ns),
-                agent_start_unix_ns: h.agent_start_ns,
-                clock_offset_ns: h.clock.offset_ns,
-                rtt_ns: h.clock.rtt_ns,
-                slow_pct: None,
-            });
+            rows.push(host_row(name, h, ramp_ns, st.planned_ns));
         }
         let ok: Vec<usize> = (0..rows.len())
             .filter(|&i| rows[i].failed.is_none())
             .collect();
-        let figs: Vec<f64> = ok
-            .iter()
-            .map(|&i| {
-                if headline == "mbps" {
-                    rows[i].mb_per_sec
-                } else {
-                    rows[i].ops_per_sec
-                }
-            })
-            .collect();
-        for (k, below, _) in stragglers(&figs, tolerance) {
-            rows[ok[k]].slow_pct = Some(below);
-        }
+        mark_stragglers(&mut rows, &ok, &headline, tolerance);
         let mut skews: Vec<u64> = ok.iter().map(|&i| rows[i].skew_ns.unsigned_abs()).collect();
         skews.sort_unstable();
         out.push(TrialSummary {
@@ -428,6 +386,60 @@ pub fn summarize(
         });
     }
     out
+}
+
+/// The row of a host that finished the trial: its main op (the busiest one that is not a
+/// sync), when it was done after the planned start, its clock.
+fn host_row(host: String, h: &super::outcome::HostTrial, ramp_ns: u64, planned_ns: u64) -> HostRow {
+    let op = h
+        .sample
+        .ops
+        .iter()
+        .filter(|o| o.op != "sync")
+        .max_by_key(|o| o.count)
+        .or_else(|| h.sample.ops.first());
+    let p = Placed {
+        start_ns: h.start_ns,
+        ramp_ns,
+        sample: &h.sample,
+    };
+    HostRow {
+        host,
+        failed: None,
+        op: op.map(|o| o.op.clone()).unwrap_or_default(),
+        count: op.map_or(0, |o| o.count),
+        bytes: op.map_or(0, |o| o.bytes),
+        latency_count: op.map_or(0, |o| o.latency.len()),
+        ops_per_sec: op.map_or(0.0, OpSample::ops_per_sec),
+        mb_per_sec: op.map_or(0.0, OpSample::mb_per_sec),
+        p50_ns: op.map_or(0, |o| o.latency.percentile(50.0)),
+        p99_ns: op.map_or(0, |o| o.latency.percentile(99.0)),
+        p99_9_ns: op.map_or(0, |o| o.latency.percentile(99.9)),
+        skew_ns: h.skew_ns,
+        done_ns: p.window().1.saturating_sub(planned_ns),
+        agent_start_unix_ns: h.agent_start_ns,
+        clock_offset_ns: h.clock.offset_ns,
+        rtt_ns: h.clock.rtt_ns,
+        slow_pct: None,
+    }
+}
+
+/// Marks the finished hosts (`ok`, indices into `rows`) the straggler rule finds below their
+/// peers on the trial's headline figure.
+fn mark_stragglers(rows: &mut [HostRow], ok: &[usize], headline: &str, tolerance: f64) {
+    let figs: Vec<f64> = ok
+        .iter()
+        .map(|&i| {
+            if headline == "mbps" {
+                rows[i].mb_per_sec
+            } else {
+                rows[i].ops_per_sec
+            }
+        })
+        .collect();
+    for (k, below, _) in stragglers(&figs, tolerance) {
+        rows[ok[k]].slow_pct = Some(below);
+    }
 }
 
 /// The aggregate of one trial as a trial sample (for the store): merged histograms, counts

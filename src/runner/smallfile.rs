@@ -135,6 +135,22 @@ struct PhaseOut {
     series: Vec<SeriesPoint>,
 }
 
+impl PhaseOut {
+    /// Counts one finished operation of `bytes` that took `lat_ns`, in the second of the phase
+    /// it finished in (`rel_ns` after the phase started).
+    fn record(&mut self, bytes: u64, lat_ns: u64, rel_ns: u64) {
+        self.sample.count += 1;
+        self.sample.bytes += bytes;
+        self.sample.latency.record(lat_ns);
+        let sec = (rel_ns / 1_000_000_000) as usize;
+        if self.series.len() <= sec {
+            self.series.resize(sec + 1, SeriesPoint::default());
+        }
+        self.series[sec].ops += 1;
+        self.series[sec].bytes += bytes;
+    }
+}
+
 /// Makes the trial's directory tree (`dirs` directories, each owned by one thread) and names
 /// every file, spread over the directories as bonnie++ does.
 fn lay_out_tree(
@@ -361,61 +377,17 @@ fn thread_main(
                 if abort.load(Ordering::Relaxed) || ctl.stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let (d, name, size) = &tf.files[k];
-                let dfd = tf.dir_fds[*d].as_fd();
-                let r = match *phase {
-                    "create" | "rand_create" => create_file(
-                        dfd,
-                        name,
-                        *size as usize,
-                        w.fsync,
-                        w.fsync_dir,
-                        &mut data,
-                        &mut buf,
-                        syncs,
-                    ),
-                    "stat" | "rand_stat" => stat_file(dfd, name),
-                    "read_file" => read_file(dfd, name, &mut buf).and_then(|got| {
-                        if got as u64 == *size {
-                            Ok(got)
-                        } else {
-                            Err(FileErr::Short(got as u64))
-                        }
-                    }),
-                    _ => unlink_file(dfd, name, w.fsync_dir, syncs),
-                };
+                let r = file_op(phase, w, tf, k, &mut data, &mut buf, syncs);
                 let now = Instant::now();
                 let lat = now.duration_since(last).as_nanos() as u64;
                 last = now;
                 match r {
                     Ok(bytes) => {
-                        out.sample.count += 1;
-                        out.sample.bytes += bytes as u64;
-                        out.sample.latency.record(lat);
                         let rel = (now.duration_since(origin).as_nanos() as u64).saturating_sub(t0);
-                        let sec = (rel / 1_000_000_000) as usize;
-                        if out.series.len() <= sec {
-                            out.series.resize(sec + 1, SeriesPoint::default());
-                        }
-                        out.series[sec].ops += 1;
-                        out.series[sec].bytes += bytes as u64;
+                        out.record(bytes as u64, lat, rel);
                     }
                     Err(e) => {
-                        let path = cstr_path(tf, *d, name);
-                        first_err = Some(match e {
-                            FileErr::Os(call, source) => SmallFileError::Io {
-                                phase,
-                                call,
-                                path,
-                                source,
-                            },
-                            FileErr::Short(got) => SmallFileError::Short {
-                                phase,
-                                path,
-                                got,
-                                want: *size,
-                            },
-                        });
+                        first_err = Some(file_error(tf, k, phase, e));
                         abort.store(true, Ordering::Relaxed);
                         break;
                     }
@@ -435,6 +407,62 @@ fn thread_main(
 enum FileErr {
     Os(&'static str, std::io::Error),
     Short(u64),
+}
+
+/// One operation of `phase` on the thread's file `k`: the bytes it moved. A read that returns
+/// fewer bytes than the file was made with is short.
+fn file_op(
+    phase: &str,
+    w: &SmallFileWorkload,
+    tf: &ThreadFiles,
+    k: usize,
+    data: &mut DataGen,
+    buf: &mut [u8],
+    syncs: &AtomicU64,
+) -> Result<usize, FileErr> {
+    let (d, name, size) = &tf.files[k];
+    let dfd = tf.dir_fds[*d].as_fd();
+    match phase {
+        "create" | "rand_create" => create_file(
+            dfd,
+            name,
+            *size as usize,
+            w.fsync,
+            w.fsync_dir,
+            data,
+            buf,
+            syncs,
+        ),
+        "stat" | "rand_stat" => stat_file(dfd, name),
+        "read_file" => read_file(dfd, name, buf).and_then(|got| {
+            if got as u64 == *size {
+                Ok(got)
+            } else {
+                Err(FileErr::Short(got as u64))
+            }
+        }),
+        _ => unlink_file(dfd, name, w.fsync_dir, syncs),
+    }
+}
+
+/// A failed operation on the thread's file `k` as the trial's error, naming phase and path.
+fn file_error(tf: &ThreadFiles, k: usize, phase: &'static str, e: FileErr) -> SmallFileError {
+    let (d, name, size) = &tf.files[k];
+    let path = cstr_path(tf, *d, name);
+    match e {
+        FileErr::Os(call, source) => SmallFileError::Io {
+            phase,
+            call,
+            path,
+            source,
+        },
+        FileErr::Short(got) => SmallFileError::Short {
+            phase,
+            path,
+            got,
+            want: *size,
+        },
+    }
 }
 
 /// A failed call as the error of the operation that made it.

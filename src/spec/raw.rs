@@ -697,90 +697,13 @@ impl RawWorkload {
 
     /// The raw form of a validated workload: what `iolab profiles --show` prints.
     pub fn from_workload(w: &Workload) -> RawWorkload {
-        // Human units where they are exact, plain bytes otherwise, so the spec reads back equal.
-        let text = |b: u64| {
-            let t = units::format_bytes(b);
-            Some(if units::parse_bytes(&t) == Ok(b) {
-                SizeValue::Text(t)
-            } else {
-                SizeValue::from_bytes(b)
-            })
-        };
-        let dur = |d: Duration| Some(TimeValue::Text(crate::units::HumanDuration(d).to_string()));
         let mut r = RawWorkload {
             name: Some(w.name.clone()),
             drop_caches: w.drop_caches.then_some(true),
             ..Default::default()
         };
         match &w.kind {
-            WorkloadKind::Io(io) => {
-                let d = IoWorkload::default();
-                r.pattern = Some(io.pattern.name().to_string());
-                r.bs = text(io.block_size);
-                r.qd = Some(io.queue_depth);
-                r.threads = Some(io.threads);
-                r.size = io.size.and_then(text);
-                r.time = io.runtime.and_then(dur);
-                r.io_size = io.total_bytes.and_then(text);
-                r.ramp = (!io.ramp.is_zero()).then(|| dur(io.ramp)).flatten();
-                r.direct = (!io.direct).then_some(false);
-                r.read_pct = io.pattern.is_mixed().then_some(u32::from(io.read_pct));
-                if let Some(b) = &io.bssplit {
-                    r.bs = None;
-                    r.bssplit = Some(b.describe());
-                }
-                r.random_distribution =
-                    (!io.distribution.is_uniform()).then(|| io.distribution.describe());
-                r.thinktime = io
-                    .think_time
-                    .map(|t| TimeValue::Text(format!("{}us", t.as_micros())));
-                r.skip = (io.skip != 0).then(|| super::holes::skip_value(io.skip));
-                r.loops = (io.loops > 1).then_some(io.loops);
-                if let Some(rp) = &io.replay {
-                    r.replay = Some(rp.trace.clone());
-                    r.speed = (rp.speed != 1.0).then_some(rp.speed);
-                    r.as_fast_as_possible = rp.as_fast_as_possible.then_some(true);
-                    r.replay_map = (rp.map != OffsetMap::Exact).then(|| rp.map.name().to_string());
-                }
-                r.fsync_every = (io.fsync_every > 0).then_some(io.fsync_every);
-                r.fsync_at_end = io.fsync_at_end.then_some(true);
-                r.sync = (io.fsync_every > 0 || io.fsync_at_end).then(|| match io.sync_kind {
-                    SyncKind::Fdatasync => "fdatasync".to_string(),
-                    SyncKind::Fsync => "fsync".to_string(),
-                });
-                r.data = (io.data == DataKind::Zero).then(|| "zero".to_string());
-                r.seed = (io.seed != d.seed).then_some(io.seed);
-                r.engine = (io.engine != d.engine).then(|| io.engine.name().to_string());
-                r.wait = (io.wait != d.wait).then(|| io.wait.name().to_string());
-                if let Some(o) = io.open_loop {
-                    r.rate = Some(match o.rate {
-                        Rate::Iops(n) => format!("{n}"),
-                        Rate::BytesPerSec(b) => {
-                            let t = units::format_bytes(b);
-                            if units::parse_bytes(&t) == Ok(b) {
-                                t
-                            } else {
-                                // A bare number is IOPS: bytes keep their unit.
-                                format!("{b}B")
-                            }
-                        }
-                    });
-                    r.arrivals = (o.arrivals != Arrivals::Fixed).then(|| o.arrivals.name().into());
-                    r.rate_per = o.per_thread.then(|| "thread".into());
-                }
-                if let Some(st) = &io.steady {
-                    r.steady_state = Some(SteadyValue::Figure(st.figure.name().into()));
-                    r.round = (st.round != STEADY_ROUND).then(|| dur(st.round)).flatten();
-                    r.max_rounds = (st.max_rounds != STEADY_MAX_ROUNDS).then_some(st.max_rounds);
-                }
-                if let Some(slo) = &io.slo {
-                    r.slo = Some(slo.describe());
-                    r.budget = slo.budget.and_then(dur);
-                    r.slo_precision = (slo.precision != 0.05).then_some(slo.precision);
-                    r.arrivals =
-                        (slo.arrivals != Arrivals::Fixed).then(|| slo.arrivals.name().into());
-                }
-            }
+            WorkloadKind::Io(io) => io_fields(&mut r, io),
             WorkloadKind::SmallFiles(s) => {
                 r.pattern = Some("smallfile".into());
                 r.files = Some(s.files);
@@ -793,11 +716,101 @@ impl RawWorkload {
             }
             WorkloadKind::CachedRead(c) => {
                 r.pattern = Some("cached-read".into());
-                r.bs = text(c.block_size);
-                r.time = dur(c.runtime);
+                r.bs = exact_size(c.block_size);
+                r.time = human_time(c.runtime);
             }
         }
         r
+    }
+}
+
+/// Human units where they are exact, plain bytes otherwise, so the spec reads back equal.
+fn exact_size(b: u64) -> Option<SizeValue> {
+    let t = units::format_bytes(b);
+    Some(if units::parse_bytes(&t) == Ok(b) {
+        SizeValue::Text(t)
+    } else {
+        SizeValue::from_bytes(b)
+    })
+}
+
+/// A duration as the spec writes it (`30s`, `1m30s`).
+fn human_time(d: Duration) -> Option<TimeValue> {
+    Some(TimeValue::Text(crate::units::HumanDuration(d).to_string()))
+}
+
+/// A block-IO workload's fields in their raw form (the defaults left out).
+fn io_fields(r: &mut RawWorkload, io: &IoWorkload) {
+    let d = IoWorkload::default();
+    r.pattern = Some(io.pattern.name().to_string());
+    r.bs = exact_size(io.block_size);
+    r.qd = Some(io.queue_depth);
+    r.threads = Some(io.threads);
+    r.size = io.size.and_then(exact_size);
+    r.time = io.runtime.and_then(human_time);
+    r.io_size = io.total_bytes.and_then(exact_size);
+    r.ramp = (!io.ramp.is_zero()).then(|| human_time(io.ramp)).flatten();
+    r.direct = (!io.direct).then_some(false);
+    r.read_pct = io.pattern.is_mixed().then_some(u32::from(io.read_pct));
+    if let Some(b) = &io.bssplit {
+        r.bs = None;
+        r.bssplit = Some(b.describe());
+    }
+    r.random_distribution = (!io.distribution.is_uniform()).then(|| io.distribution.describe());
+    r.thinktime = io
+        .think_time
+        .map(|t| TimeValue::Text(format!("{}us", t.as_micros())));
+    r.skip = (io.skip != 0).then(|| super::holes::skip_value(io.skip));
+    r.loops = (io.loops > 1).then_some(io.loops);
+    if let Some(rp) = &io.replay {
+        r.replay = Some(rp.trace.clone());
+        r.speed = (rp.speed != 1.0).then_some(rp.speed);
+        r.as_fast_as_possible = rp.as_fast_as_possible.then_some(true);
+        r.replay_map = (rp.map != OffsetMap::Exact).then(|| rp.map.name().to_string());
+    }
+    r.fsync_every = (io.fsync_every > 0).then_some(io.fsync_every);
+    r.fsync_at_end = io.fsync_at_end.then_some(true);
+    r.sync = (io.fsync_every > 0 || io.fsync_at_end).then(|| match io.sync_kind {
+        SyncKind::Fdatasync => "fdatasync".to_string(),
+        SyncKind::Fsync => "fsync".to_string(),
+    });
+    r.data = (io.data == DataKind::Zero).then(|| "zero".to_string());
+    r.seed = (io.seed != d.seed).then_some(io.seed);
+    r.engine = (io.engine != d.engine).then(|| io.engine.name().to_string());
+    r.wait = (io.wait != d.wait).then(|| io.wait.name().to_string());
+    schedule_fields(r, io);
+}
+
+/// An open loop's rate, steady-state rounds and an SLO search in their raw form.
+fn schedule_fields(r: &mut RawWorkload, io: &IoWorkload) {
+    if let Some(o) = io.open_loop {
+        r.rate = Some(match o.rate {
+            Rate::Iops(n) => format!("{n}"),
+            Rate::BytesPerSec(b) => {
+                let t = units::format_bytes(b);
+                if units::parse_bytes(&t) == Ok(b) {
+                    t
+                } else {
+                    // A bare number is IOPS: bytes keep their unit.
+                    format!("{b}B")
+                }
+            }
+        });
+        r.arrivals = (o.arrivals != Arrivals::Fixed).then(|| o.arrivals.name().into());
+        r.rate_per = o.per_thread.then(|| "thread".into());
+    }
+    if let Some(st) = &io.steady {
+        r.steady_state = Some(SteadyValue::Figure(st.figure.name().into()));
+        r.round = (st.round != STEADY_ROUND)
+            .then(|| human_time(st.round))
+            .flatten();
+        r.max_rounds = (st.max_rounds != STEADY_MAX_ROUNDS).then_some(st.max_rounds);
+    }
+    if let Some(slo) = &io.slo {
+        r.slo = Some(slo.describe());
+        r.budget = slo.budget.and_then(human_time);
+        r.slo_precision = (slo.precision != 0.05).then_some(slo.precision);
+        r.arrivals = (slo.arrivals != Arrivals::Fixed).then(|| slo.arrivals.name().into());
     }
 }
 

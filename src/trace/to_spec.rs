@@ -235,29 +235,44 @@ pub struct TraceSpec {
     pub spec: FromTrace,
 }
 
-/// Why a trace file gave no workload: each caller names its own flag or field before it.
+/// Why a trace file gave no workload.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceSpecError {
     /// The file is no readable trace.
     #[error(transparent)]
     Trace(#[from] super::TraceError),
-    /// The trace's model makes no workload (no reads or writes).
-    #[error(transparent)]
-    Spec(crate::spec::SpecError),
+    /// The trace's model makes no workload (no reads or writes), after the flag or spec field
+    /// that named the file.
+    #[error("{field}: {error}")]
+    Spec {
+        /// The flag or spec field that named the trace (`--replay-model db.trace`).
+        field: String,
+        /// Why the model makes no workload.
+        error: crate::spec::SpecError,
+    },
 }
 
 /// Reads the trace at `path`, models it and makes its workload, named `prefix` followed by the
-/// file's stem (`model-db` for `db.trace` under the prefix `model-`).
+/// file's stem (`model-db` for `db.trace` under the prefix `model-`); `field` is the flag or
+/// spec field that named the file, said first when its model makes no workload.
 ///
 /// # Errors
 /// The file is no trace ([`TraceSpecError::Trace`]), or its model holds no IO to make a
 /// workload of ([`TraceSpecError::Spec`]).
-pub fn from_trace_file(path: &std::path::Path, prefix: &str) -> Result<TraceSpec, TraceSpecError> {
+pub fn from_trace_file(
+    path: &std::path::Path,
+    prefix: &str,
+    field: &str,
+) -> Result<TraceSpec, TraceSpecError> {
     let trace = super::read_trace(path)?;
     let model = Model::of(&trace);
     let stem = path
         .file_stem()
         .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    let spec = from_model(&model, &format!("{prefix}{stem}")).map_err(TraceSpecError::Spec)?;
+    let spec =
+        from_model(&model, &format!("{prefix}{stem}")).map_err(|error| TraceSpecError::Spec {
+            field: field.to_string(),
+            error,
+        })?;
     Ok(TraceSpec { model, spec })
 }

@@ -181,14 +181,7 @@ pub fn run_lab_in_vm(
     owner.push(Owned::TempDir { path: work.clone() })?;
     let share = work.join("share");
     std::fs::create_dir_all(&share).map_err(|e| VmError::io("cannot create", &share, e))?;
-    let mut disks = Vec::new();
-    for i in 0..n {
-        let p = work.join(format!("d{i}.img"));
-        std::fs::File::create(&p)
-            .and_then(|f| f.set_len(size))
-            .map_err(|e| VmError::io("cannot create disk", &p, e))?;
-        disks.push(p);
-    }
+    let disks = make_disks(&work, n, size)?;
     let initrd = hold_initrd(&initrd, &work, || initrd_for(spec, &tools, &k, &cache))?;
     let devices = guest::device_names(n);
     let (lab_args, cuts_wanted) = guest_lab_args(spec, opts, &share)?;
@@ -235,6 +228,36 @@ pub fn run_lab_in_vm(
     crate::pause::at("vm guest finished");
     read_share(&share, &mut out);
     keep_manifests(&share, &opts.state_dir, &mut out.notes);
+    copy_results(&share, store, &mut out)?;
+    crate::pause::at("vm results copied");
+    let left = owner.finish();
+    if !left.is_empty() {
+        out.notes
+            .push(format!("could not remove: {}", left.join("; ")));
+    }
+    Ok(out)
+}
+
+/// The guest's `n` disk images of `size` bytes (sparse) in `work`.
+fn make_disks(work: &Path, n: usize, size: u64) -> Result<Vec<PathBuf>, VmError> {
+    let mut disks = Vec::new();
+    for i in 0..n {
+        let p = work.join(format!("d{i}.img"));
+        std::fs::File::create(&p)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| VmError::io("cannot create disk", &p, e))?;
+        disks.push(p);
+    }
+    Ok(disks)
+}
+
+/// Copies the runs the guest stored in the share into `store` (when one is given and the
+/// guest stored any), each labelled with how the VM ran.
+fn copy_results(
+    share: &Path,
+    store: Option<&mut Store>,
+    out: &mut VmOutcome,
+) -> Result<(), VmError> {
     let db = share.join(RESULTS_DB);
     if let (Some(store), true) = (store, db.is_file()) {
         let from = Store::open_existing(&db)?;
@@ -244,13 +267,7 @@ pub fn run_lab_in_vm(
             crate::store::transfer::copy_runs(&from, store, &RunFilter::default(), &mut edit)?
                 .copied;
     }
-    crate::pause::at("vm results copied");
-    let left = owner.finish();
-    if !left.is_empty() {
-        out.notes
-            .push(format!("could not remove: {}", left.join("; ")));
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// The VM for `spec`: its disks (throttled where the spec makes a disk slow; their writes

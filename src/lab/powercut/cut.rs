@@ -342,13 +342,7 @@ pub(super) fn recover(
             .join(md.file_name().unwrap_or_default())
             .join("md")
     });
-    let mut mdr = md_dir.as_ref().map(|d| MdRecovery {
-        array_state: read_sys(&d.join("array_state")),
-        sync_action: read_sys(&d.join("sync_action")),
-        consistency_policy: read_sys(&d.join("consistency_policy")),
-        resync_held: held.is_some(),
-        ..MdRecovery::default()
-    });
+    let mut mdr = md_dir.as_ref().map(|d| md_recovery(d, held.is_some()));
     if pc.then == AfterCut::FailMember {
         if let (Some(m), Some(d)) = (mdr.as_mut(), md_dir.as_ref()) {
             m.resync_pct_at_failure =
@@ -391,6 +385,18 @@ pub(super) fn recover(
         ));
     }
     r
+}
+
+/// The md array's state as the power came back (its sysfs directory `d`), before it is
+/// failed or read; `resync_held`: its resync was held back to fail a member during it.
+fn md_recovery(d: &Path, resync_held: bool) -> MdRecovery {
+    MdRecovery {
+        array_state: read_sys(&d.join("array_state")),
+        sync_action: read_sys(&d.join("sync_action")),
+        consistency_policy: read_sys(&d.join("consistency_policy")),
+        resync_held,
+        ..MdRecovery::default()
+    }
 }
 
 #[cfg(test)]
