@@ -325,7 +325,9 @@ fn reader<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Str
 }
 
 /// The line of a tool's output that says why it failed: its first `ERROR`/`error` line, else the
-/// last non-empty line of stderr (or stdout).
+/// last non-empty line of stderr (or stdout) before any usage text the tool printed after its
+/// reason (mkfs.xfs says `Log size must be at least 64MB.`, then forty lines of usage whose
+/// last, `<value> is xxx (512 byte blocks).`, says nothing).
 pub fn tool_message(stderr: &str, stdout: &str) -> String {
     let text = if stderr.trim().is_empty() {
         stdout
@@ -337,10 +339,15 @@ pub fn tool_message(stderr: &str, stdout: &str) -> String {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
+    let before_usage = lines
+        .iter()
+        .position(|l| l.to_ascii_lowercase().starts_with("usage:"))
+        .filter(|&i| i > 0)
+        .map_or(&lines[..], |i| &lines[..i]);
     lines
         .iter()
         .find(|l| l.starts_with("ERROR") || l.starts_with("error"))
-        .or(lines.last())
+        .or(before_usage.last())
         .map_or_else(|| "no message".to_string(), |l| (*l).to_string())
 }
 
@@ -369,6 +376,21 @@ pub fn quote_argv<S: AsRef<str>>(argv: &[S]) -> String {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// A tool that prints its reason and then its usage is quoted by the reason (mkfs.xfs
+    /// 6.1 on a small array, as it printed it), not by the usage's last line.
+    #[test]
+    fn the_reason_before_a_usage_text_is_the_message() {
+        let mkfs = "Log size must be at least 64MB.\nUsage: mkfs.xfs\n/* blocksize */\t\t[-b size=num]\n\n<value> is xxx (512 byte blocks).\n";
+        assert_eq!(tool_message(mkfs, ""), "Log size must be at least 64MB.");
+        assert_eq!(tool_message("", "a\nlast\n"), "last");
+        assert_eq!(
+            tool_message("warning\nERROR: no space\nUsage: x\n", ""),
+            "ERROR: no space"
+        );
+        // Only usage: its last line is still better than nothing.
+        assert_eq!(tool_message("usage: tool ARGS\n  -x\n", ""), "-x");
+    }
 
     #[test]
     fn recording_logs_and_answers_losetup() {
