@@ -63,10 +63,52 @@ pub fn commands(stack: &[Layer], held: Option<&str>) -> Vec<String> {
                 &mut out,
             ),
             Layer::Zfs { describe, .. } => zfs_commands(describe, &held, &mut out),
+            Layer::Fs {
+                read_ahead: Some(bytes),
+                ..
+            } => fs_read_ahead(bytes / 512, stack, &mut out),
             _ => {}
         }
     }
     out
+}
+
+/// The filesystem's read-ahead (`read_ahead`), `sectors` of 512 bytes, set where it lasts on
+/// the device the filesystem sits on: an LVM volume keeps it in LVM's metadata (`lvchange
+/// --readahead`); an md array or a bcache device gets it from a udev rule each time it
+/// appears; a plain disk, whose name iolab cannot know, is set now with a note that it is
+/// gone at the next boot.
+fn fs_read_ahead(sectors: u64, stack: &[Layer], out: &mut Vec<String>) {
+    let bcache = stack
+        .iter()
+        .any(|l| matches!(l, Layer::Cache { kind, .. } if kind == "bcache"));
+    let lvm = stack.iter().any(|l| matches!(l, Layer::Lvm));
+    let md = stack.iter().any(|l| matches!(l, Layer::Md { .. }));
+    if lvm && !bcache {
+        out.push(
+            "# the filesystem's read-ahead as measured, kept in the volume's LVM metadata".into(),
+        );
+        out.push(format!("lvchange --readahead {sectors} VG/LV"));
+        return;
+    }
+    let (kernel, dev) = if bcache {
+        ("KERNEL==\"bcache*\"", "/dev/BCACHE")
+    } else if md {
+        ("KERNEL==\"md*\", TEST==\"md/level\"", "/dev/MD")
+    } else {
+        out.push(format!(
+            "# the filesystem's read-ahead as measured; the kernel forgets it at the next boot: add the line to a udev rule for the disk ({UDEV_RULE})"
+        ));
+        out.push(format!("blockdev --setra {sectors} /dev/DISK"));
+        return;
+    };
+    out.push(format!(
+        "# the filesystem's read-ahead as measured, set each time its device appears (udev: {UDEV_RULE})"
+    ));
+    out.push(format!(
+        "echo 'SUBSYSTEM==\"block\", {kernel}, ACTION==\"add|change\", RUN+=\"/usr/sbin/blockdev --setra {sectors} $devnode\"' >> {UDEV_RULE}"
+    ));
+    out.push(format!("blockdev --setra {sectors} {dev}"));
 }
 
 /// md's: one udev rule line per device kind (the array; its members, found by their md
@@ -234,6 +276,45 @@ mod tests {
         );
         assert!(all.contains("blockdev --setra 8192 /dev/MD"), "{all}");
         assert!(all.contains(UDEV_RULE));
+    }
+
+    fn fs(read_ahead: Option<u64>) -> Layer {
+        Layer::Fs {
+            fs: "xfs".into(),
+            mkfs_options: Vec::new(),
+            mount_options: Vec::new(),
+            read_ahead,
+        }
+    }
+
+    /// The filesystem's read-ahead lasts where its device keeps it: LVM's metadata for a
+    /// volume, a udev rule for an md array or a bcache device, and a plain disk is told that
+    /// the kernel forgets it.
+    #[test]
+    fn the_filesystems_read_ahead_is_set_where_its_device_keeps_it() {
+        let ra = Some(4 << 20);
+        let lvm = commands(&[md(None, None), Layer::Lvm, fs(ra)], None).join("\n");
+        assert!(lvm.contains("lvchange --readahead 8192 VG/LV"), "{lvm}");
+        assert!(!lvm.contains("udev"), "{lvm}");
+        let on_md = commands(&[md(None, None), fs(ra)], None).join("\n");
+        assert!(
+            on_md.contains("KERNEL==\"md*\", TEST==\"md/level\", ACTION==\"add|change\", RUN+=\"/usr/sbin/blockdev --setra 8192 $devnode\""),
+            "{on_md}"
+        );
+        assert!(on_md.contains("blockdev --setra 8192 /dev/MD"), "{on_md}");
+        let bcache = Layer::Cache {
+            kind: "bcache".into(),
+            mode: "writeback".into(),
+            size_bytes: None,
+            disks: 1,
+        };
+        let bc = commands(&[md(None, None), bcache, fs(ra)], None).join("\n");
+        assert!(bc.contains("KERNEL==\"bcache*\""), "{bc}");
+        assert!(bc.contains("blockdev --setra 8192 /dev/BCACHE"), "{bc}");
+        let disk = commands(&[fs(ra)], None).join("\n");
+        assert!(disk.contains("forgets it at the next boot"), "{disk}");
+        assert!(disk.contains("blockdev --setra 8192 /dev/DISK"), "{disk}");
+        assert!(commands(&[md(None, None), Layer::Lvm, fs(None)], None).is_empty());
     }
 
     /// md's defaults and a layout without tunables need nothing.
