@@ -302,21 +302,8 @@ pub fn check(mode: Alignment, g: Option<&Geometry>, seen: &Seen) -> AlignmentRep
     let over = g.describe();
     let mut layers = Vec::new();
     if let Some(start) = seen.partition {
-        let aligned = start % stripe == 0;
         let fix = format!("start the partition at a multiple of {}", arg_size(stripe));
-        layers.push(LayerCheck {
-            layer: "partition".into(),
-            got: format!("start {}", format_bytes(start)),
-            aligned,
-            warning: (!aligned).then(|| {
-                format!(
-                    "partition on {over}: start {} is not a multiple of the {} stripe; {fix}",
-                    format_bytes(start),
-                    format_bytes(stripe)
-                )
-            }),
-            fix: (!aligned).then_some(fix),
-        });
+        layers.push(offset_check(g, &PARTITION, &over, start, "", fix));
     }
     if let Some((pe_start, extent)) = seen.lvm {
         layers.push(lvm_check(g, &over, pe_start, extent));
@@ -338,42 +325,72 @@ pub fn check(mode: Alignment, g: Option<&Geometry>, seen: &Seen) -> AlignmentRep
 /// LVM's data offset against the stripe. The extent size is recorded, not judged: the lab's
 /// one LV starts at extent 0, so only the data offset places it.
 fn lvm_check(g: &Geometry, over: &str, pe_start: u64, extent: u64) -> LayerCheck {
-    let stripe = g.stripe();
-    let aligned = pe_start % stripe == 0;
     let fix = format!("pvcreate {}", data_alignment(g).join(" "));
-    let mut got = format!("data offset {}", format_bytes(pe_start));
-    if extent > 0 {
-        got.push_str(&format!(", extent {}", format_bytes(extent)));
-    }
-    LayerCheck {
-        layer: "lvm".into(),
-        got,
-        aligned,
-        warning: (!aligned).then(|| {
-            format!(
-                "LVM over {over}: data offset {} is not a multiple of the {} stripe; {fix}",
-                format_bytes(pe_start),
-                format_bytes(stripe)
-            )
-        }),
-        fix: (!aligned).then_some(fix),
-    }
+    let extent = if extent > 0 {
+        format!(", extent {}", format_bytes(extent))
+    } else {
+        String::new()
+    };
+    offset_check(g, &LVM, over, pe_start, &extent, fix)
 }
 
 /// bcache's data offset against the stripe: the filesystem on `/dev/bcacheN` starts there on
 /// the device under it, so an offset off the stripe shifts every full-stripe write of the
 /// filesystem across two stripes, however well its su/sw match.
 fn bcache_check(g: &Geometry, over: &str, offset: u64) -> LayerCheck {
+    let fix = format!("make-bcache -B --data-offset {}", bcache_data_offset(g));
+    offset_check(g, &BCACHE, over, offset, "", fix)
+}
+
+/// A layer that places what is over it some bytes into the device under it, in the words its
+/// row and warning use.
+struct OffsetLayer {
+    /// The row's layer name.
+    layer: &'static str,
+    /// How the warning opens, before the array (`LVM over`).
+    lead: &'static str,
+    /// What the offset is called (`data offset`, `start`).
+    what: &'static str,
+}
+
+const PARTITION: OffsetLayer = OffsetLayer {
+    layer: "partition",
+    lead: "partition on",
+    what: "start",
+};
+
+const LVM: OffsetLayer = OffsetLayer {
+    layer: "lvm",
+    lead: "LVM over",
+    what: "data offset",
+};
+
+const BCACHE: OffsetLayer = OffsetLayer {
+    layer: "bcache",
+    lead: "bcache over",
+    what: "data offset",
+};
+
+/// `l`'s `offset` against the stripe: aligned when it is a multiple of it, else a warning
+/// naming the offset, the stripe and `fix`. `more` follows the offset in the row.
+fn offset_check(
+    g: &Geometry,
+    l: &OffsetLayer,
+    over: &str,
+    offset: u64,
+    more: &str,
+    fix: String,
+) -> LayerCheck {
     let stripe = g.stripe();
     let aligned = offset % stripe == 0;
-    let fix = format!("make-bcache -B --data-offset {}", bcache_data_offset(g));
+    let (what, lead) = (l.what, l.lead);
     LayerCheck {
-        layer: "bcache".into(),
-        got: format!("data offset {}", format_bytes(offset)),
+        layer: l.layer.into(),
+        got: format!("{what} {}{more}", format_bytes(offset)),
         aligned,
         warning: (!aligned).then(|| {
             format!(
-                "bcache over {over}: data offset {} is not a multiple of the {} stripe; {fix}",
+                "{lead} {over}: {what} {} is not a multiple of the {} stripe; {fix}",
                 format_bytes(offset),
                 format_bytes(stripe)
             )
