@@ -152,13 +152,7 @@ fn every_copy_refused(l: &serde_json::Value) {
         parity.starts_with("P of ") && parity.contains("changed once struck"),
         "P was not checked on the members: {held:#}"
     );
-    let files = held["files"].as_u64().unwrap();
-    assert!(files >= 1, "{held:#}");
-    assert_eq!(held["lost"].as_u64(), Some(files), "{held:#}");
-    for file in held["listed"].as_array().unwrap() {
-        let after = file["after"].as_str().unwrap();
-        assert!(after.starts_with("read error"), "{file:#}");
-    }
+    common::every_struck_file_reads(held, "read error", "md5-integrity-all");
     let verdict = &l["integrity"]["verdict"];
     assert_eq!(verdict["kind"], "data_loss", "{verdict:#}");
     assert!(

@@ -151,13 +151,7 @@ fn every_copy_lost(l: &serde_json::Value, name: &str, want: &str) {
         "{name}: {f:#}"
     );
     let held = &f["held"];
-    let files = held["files"].as_u64().unwrap();
-    assert!(files >= 1, "{name}: {held:#}");
-    assert_eq!(held["lost"].as_u64(), Some(files), "{name}: {held:#}");
-    for file in held["listed"].as_array().unwrap() {
-        let after = file["after"].as_str().unwrap();
-        assert!(after.starts_with(want), "{name}: {file:#}");
-    }
+    let files = common::every_struck_file_reads(held, want, name);
     let verdict = &l["integrity"]["verdict"];
     assert_eq!(verdict["kind"], "data_loss", "{name}: {verdict:#}");
     eprintln!("{name}: {files} files struck on every copy: {verdict:#}");
@@ -232,13 +226,7 @@ fn md_raid6_hands_one_corrupted_copy_back_silently_and_only_its_check_counts_it(
     let f = &l["faults"][0];
     assert!(f["error"].is_null(), "{f:#}");
     let held = &f["held"];
-    let files = held["files"].as_u64().unwrap();
-    assert!(files >= 1, "{held:#}");
-    assert_eq!(held["lost"].as_u64(), Some(files), "{held:#}");
-    for file in held["listed"].as_array().unwrap() {
-        let after = file["after"].as_str().unwrap();
-        assert!(after.starts_with("silently wrong"), "{file:#}");
-    }
+    common::every_struck_file_reads(held, "silently wrong", "md6");
     let verdict = &l["integrity"]["verdict"];
     assert!(verdict["silent"].as_u64().unwrap() >= 1, "{verdict:#}");
     let sc = &l["integrity"]["scrubs"][0];

@@ -821,3 +821,29 @@ pub(crate) fn processes_naming(needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// A lab fault's `held` record (`layouts[].faults[].held` in `iolab lab --format json`): at
+/// least one file was struck, every struck file is lost, and each read back as `want`
+/// (`read error`, `silently wrong`); `name` opens each failure message. Returns the count.
+pub(crate) fn every_struck_file_reads(held: &serde_json::Value, want: &str, name: &str) -> u64 {
+    let files = held["files"].as_u64().unwrap_or(0);
+    assert!(files >= 1, "{name}: no file struck: {held:#}");
+    assert_eq!(
+        held["lost"].as_u64(),
+        Some(files),
+        "{name}: every struck file is lost: {held:#}"
+    );
+    let listed = held["listed"].as_array().map_or(&[][..], Vec::as_slice);
+    assert!(
+        !listed.is_empty(),
+        "{name}: no struck file listed: {held:#}"
+    );
+    for file in listed {
+        let after = file["after"].as_str().unwrap_or_default();
+        assert!(
+            after.starts_with(want),
+            "{name}: a struck file read back as {after:?}, not {want:?}: {file:#}"
+        );
+    }
+    files
+}
