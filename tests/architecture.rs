@@ -554,12 +554,10 @@ struct LayerFiles {
     own: &'static [&'static str],
 }
 
-/// The registries: the availability list, the session's steps and the spec's sections.
-const REGISTRIES: [&str; 3] = [
-    "layout/registry.rs",
-    "layout/session/layers.rs",
-    "spec/lab/layout.rs",
-];
+/// The registries: the layer kinds (what the build stage knows of each layer: availability,
+/// VM needs, steps) and the spec's sections (the spec stage sits below the layout stage, so its
+/// list cannot be read from the layer kinds).
+const REGISTRIES: [&str; 2] = ["layout/registry.rs", "spec/lab/layout.rs"];
 
 /// Where the raw spec's fields live (one per section, as serde reads a layout table): the
 /// one place besides the registries a new section is added to.

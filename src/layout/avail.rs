@@ -1,5 +1,5 @@
 //! What this machine can build: root, loop disks, and each registered storage layer's own
-//! answer (kernel support and tools: [`super::layer::StorageLayer::detect`]). A layout that
+//! answer (kernel support and tools: each layer's `StorageLayer::detect`). A layout that
 //! needs something missing is skipped with `unavailable here: <reason>` instead of failing the
 //! whole lab.
 
@@ -16,7 +16,7 @@ pub struct Availability {
     pub loop_disks: Result<(), String>,
     /// wipefs (signature checks and wiping of real devices).
     pub wipefs: Result<(), String>,
-    /// Each registered layer's answer, by name, in [`LAYERS`] order.
+    /// Each registered layer's answer, by name, in the registry's order (`registry::LAYERS`).
     pub layers: Vec<(&'static str, Result<(), String>)>,
 }
 

@@ -7,45 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::layer::{self, GuestTool, StorageLayer};
 use crate::stack::BtrfsProfile;
-use crate::stack::{FsKind, Stack};
 
 /// btrfs: the RAID layer and the filesystem at once, or a filesystem over another layer.
 pub struct Btrfs;
-
-impl StorageLayer for Btrfs {
-    fn name(&self) -> &'static str {
-        "btrfs"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.fs() == FsKind::Btrfs
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        layer::filesystem("btrfs", &["mkfs.btrfs", "btrfs"], "btrfs-progs")
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["btrfs"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[
-            GuestTool {
-                name: "mkfs.btrfs",
-                package: "btrfs-progs",
-                required: true,
-            },
-            GuestTool {
-                name: "btrfs",
-                package: "btrfs-progs",
-                required: true,
-            },
-        ]
-    }
-}
 
 /// `mkfs.btrfs -f -d DATA -m META [OPTS] DEV...`.
 pub fn mkfs_argv(

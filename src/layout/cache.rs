@@ -24,9 +24,8 @@ use std::time::{Duration, Instant};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::layer::{self, GuestTool, StorageLayer, VM_HINT};
+use super::layer::{self, GuestTool, VM_HINT};
 use super::{fault, lvm};
-use crate::stack::Stack;
 use crate::stack::cache::{CacheKind, CacheMode, CacheOptions};
 
 /// The cache volume's name in the lab VG (lvmcache).
@@ -42,7 +41,12 @@ pub struct Bcache;
 pub struct Writecache;
 
 /// Whether the kernel has `kind`'s module (loaded, or loadable) and its tools are here.
-fn detect(kind: CacheKind, loaded: &str, module: &str, tools: &[GuestTool]) -> Result<(), String> {
+pub(crate) fn detect(
+    kind: CacheKind,
+    loaded: &str,
+    module: &str,
+    tools: &[GuestTool],
+) -> Result<(), String> {
     if !Path::new(loaded).exists() && !layer::kernel_module(module) {
         return Err(format!(
             "the kernel has no {} module ({}); {VM_HINT}",
@@ -54,111 +58,6 @@ fn detect(kind: CacheKind, loaded: &str, module: &str, tools: &[GuestTool]) -> R
         layer::tools(&[t.name], t.package)?;
     }
     Ok(())
-}
-
-impl StorageLayer for Lvmcache {
-    fn name(&self) -> &'static str {
-        CacheKind::Lvmcache.name()
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.cache().is_some_and(|c| c.kind == CacheKind::Lvmcache)
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        detect(
-            CacheKind::Lvmcache,
-            "/sys/module/dm_cache",
-            "/dm-cache.ko",
-            self.vm_tools(),
-        )
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["dm_cache", "dm_cache_smq"]
-    }
-
-    /// lvm runs `cache_check` when it activates a cached LV (LVM's own tools come with the
-    /// LVM layer).
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "cache_check",
-            package: "thin-provisioning-tools",
-            required: false,
-        }]
-    }
-}
-
-impl StorageLayer for Writecache {
-    fn name(&self) -> &'static str {
-        CacheKind::Writecache.name()
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack
-            .cache()
-            .is_some_and(|c| c.kind == CacheKind::Writecache)
-    }
-
-    /// The kernel's device-mapper and dm-writecache, and LVM's tools (lvconvert makes it).
-    fn detect(&self) -> Result<(), String> {
-        if !layer::device_mapper() {
-            return Err(format!(
-                "the kernel has no device-mapper, which dm-writecache needs; {VM_HINT}"
-            ));
-        }
-        layer::tools(&["lvm"], "lvm2")?;
-        detect(
-            CacheKind::Writecache,
-            "/sys/module/dm_writecache",
-            "/dm-writecache.ko",
-            &[],
-        )
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["dm_writecache"]
-    }
-}
-
-impl StorageLayer for Bcache {
-    fn name(&self) -> &'static str {
-        CacheKind::Bcache.name()
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.cache().is_some_and(|c| c.kind == CacheKind::Bcache)
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        detect(
-            CacheKind::Bcache,
-            "/sys/fs/bcache",
-            "/bcache.ko",
-            self.vm_tools(),
-        )
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["bcache"]
-    }
-
-    /// bcache is formatted by `make-bcache`; the alignment check reads its backing device's
-    /// data offset with `bcache-super-show`.
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[
-            GuestTool {
-                name: "make-bcache",
-                package: "bcache-tools",
-                required: false,
-            },
-            GuestTool {
-                name: "bcache-super-show",
-                package: "bcache-tools",
-                required: false,
-            },
-        ]
-    }
 }
 
 fn strings(v: &[&str]) -> Vec<String> {

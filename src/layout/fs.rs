@@ -4,21 +4,20 @@
 use std::path::{Path, PathBuf};
 
 use super::LayoutError;
-use super::layer::{self, GuestTool, StorageLayer};
+use super::layer::GuestTool;
 use crate::stack::FsKind;
-use crate::stack::Stack;
 
 /// A filesystem made on top of the stack by its own mkfs (xfs, ext4): one layer type, a value
 /// per filesystem (its kind names it and its mkfs; the module and the package are its own).
 pub struct Filesystem {
     /// The stack's filesystem this is.
-    kind: FsKind,
+    pub(crate) kind: FsKind,
     /// The Debian package that has its mkfs.
-    package: &'static str,
+    pub(crate) package: &'static str,
     /// Its kernel module in a VM guest.
-    modules: &'static [&'static str],
+    pub(crate) modules: &'static [&'static str],
     /// Its mkfs as a guest tool (every VM lab may make it).
-    tools: &'static [GuestTool],
+    pub(crate) tools: &'static [GuestTool],
 }
 
 /// XFS on top of the stack.
@@ -60,28 +59,6 @@ pub static EXT4: Filesystem = Filesystem {
         },
     ],
 };
-
-impl StorageLayer for Filesystem {
-    fn name(&self) -> &'static str {
-        self.kind.name()
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.fs() == self.kind
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        layer::filesystem(self.kind.name(), &[self.kind.mkfs()], self.package)
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        self.modules
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        self.tools
-    }
-}
 
 /// The mkfs command for `fs` on `dev`, forcing over old signatures (members are wiped or fresh).
 ///

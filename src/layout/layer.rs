@@ -1,13 +1,11 @@
-//! What every storage layer says about itself: its name, whether a stack has it,
-//! whether this machine can build it, and what a VM guest needs for it. Each layer answers in
-//! its own file (`mdadm.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is
-//! registered once in [`super::registry::LAYERS`]; the availability check, the VM's tool list
-//! and its kernel module list are read from there, so a new layer adds its file and one line.
+//! What the storage layers share to say what they need: a kernel module present, a filesystem
+//! the kernel mounts, a program installed, a program a VM guest runs. Each layer's one trait
+//! (`StorageLayer`, in `session/steps.rs`) answers with these in the layer's own file under
+//! `session/`, and is registered once in `registry.rs`.
 //!
 //! Also the probes the layers share: a kernel module present, a filesystem the kernel mounts,
 //! a program installed.
 
-use crate::stack::Stack;
 use crate::system::which;
 
 /// What a layout the kernel cannot build should try instead.
@@ -26,29 +24,8 @@ pub struct GuestTool {
     pub required: bool,
 }
 
-/// One kind of storage layer.
-pub trait StorageLayer: Sync {
-    /// The name specs, reports and errors use (`md`, `lvmcache`, `xfs`).
-    fn name(&self) -> &'static str;
-
-    /// Whether `stack` has this layer.
-    fn in_stack(&self, stack: &Stack) -> bool;
-
-    /// Whether this machine can build it (kernel support and tools): the error is the reason,
-    /// shown as `unavailable here: <reason>`.
-    fn detect(&self) -> Result<(), String>;
-
-    /// Kernel modules a VM guest loads for it (their dependencies are found in
-    /// `modules.dep`).
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    /// Programs a VM guest runs for it.
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[]
-    }
-}
+/// One plain disk, no RAID: the filesystem goes on the one member as it is.
+pub struct PlainDisk;
 
 /// Whether the running kernel has a module for `needle` (e.g. `/btrfs.ko`): loadable on demand
 /// even when not loaded yet.

@@ -6,42 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::layer::{self, GuestTool, StorageLayer, VM_HINT};
-use crate::stack::Stack;
 
 /// The LVM layer: one linear volume over the layer below.
 pub struct Lvm;
-
-impl StorageLayer for Lvm {
-    fn name(&self) -> &'static str {
-        "lvm"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack.lvm()
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        if !layer::device_mapper() {
-            return Err(format!(
-                "the kernel has no device-mapper (no /dev/mapper/control, no dm-mod module), which LVM needs; {VM_HINT}"
-            ));
-        }
-        layer::tools(&["lvm"], "lvm2")
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["dm_mod"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "lvm",
-            package: "lvm2",
-            required: true,
-        }]
-    }
-}
 
 /// The LV every lab VG holds.
 pub const LV_NAME: &str = "lab";

@@ -11,42 +11,8 @@ use super::LayoutError;
 use super::cmd::Runner;
 use crate::stack::MdOptions;
 
-use super::layer::{self, GuestTool, StorageLayer, VM_HINT};
-use crate::stack::{RaidLayer, Stack};
-
 /// The md RAID layer.
 pub struct Md;
-
-impl StorageLayer for Md {
-    fn name(&self) -> &'static str {
-        "md"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        matches!(stack.raid(), RaidLayer::Md(_))
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        if !std::path::Path::new("/proc/mdstat").exists() && !layer::kernel_module("/md-mod.ko") {
-            return Err(format!(
-                "the kernel has no md RAID support (no /proc/mdstat, no md-mod module); {VM_HINT}"
-            ));
-        }
-        layer::tools(&["mdadm"], "mdadm")
-    }
-
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["md_mod", "raid0", "raid1", "raid10", "raid456"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "mdadm",
-            package: "mdadm",
-            required: true,
-        }]
-    }
-}
 
 fn kib(bytes: u64) -> String {
     format!("{}K", bytes / 1024)

@@ -1,13 +1,11 @@
 //! The layers under each member: dm-integrity (`integritysetup`) and LUKS2
-//! (`cryptsetup`), their command lines, their [`StorageLayer`] faces, and where a byte of the
+//! (`cryptsetup`), their command lines, their kinds (whose `StorageLayer` impls are in `session/member.rs`), and where a byte of the
 //! device they offer lies on the disk under them (so a fault placed on a member lands on the
 //! disk, under the layer that should notice it).
 
 use std::path::Path;
 
-use super::layer::{GuestTool, StorageLayer, device_mapper, tools};
-use crate::stack::Stack;
-use crate::stack::member::{IntegrityOptions, LuksOptions, MemberLayer};
+use crate::stack::member::{IntegrityOptions, LuksOptions};
 
 /// PBKDF iterations for the lab's LUKS key slot: the least cryptsetup takes, so a format under
 /// TCG takes a moment instead of seconds (the key is random and thrown away at teardown).
@@ -19,75 +17,7 @@ pub struct Integrity;
 /// LUKS2 (dm-crypt).
 pub struct Luks;
 
-const CRYPTSETUP_BIN: &str = "cryptsetup-bin";
-
-impl StorageLayer for Integrity {
-    fn name(&self) -> &'static str {
-        "dm-integrity"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack
-            .member_layers()
-            .iter()
-            .any(|m| matches!(m, MemberLayer::Integrity(_)))
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        if !device_mapper() {
-            return Err("the kernel has no device-mapper".into());
-        }
-        tools(&["integritysetup"], CRYPTSETUP_BIN)
-    }
-
-    /// The target, and the checksums the kernel cannot load on demand in the guest (crc32c and
-    /// the SHAs come with every guest or are built in).
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["dm_integrity", "crc32_generic"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "integritysetup",
-            package: CRYPTSETUP_BIN,
-            required: false,
-        }]
-    }
-}
-
-impl StorageLayer for Luks {
-    fn name(&self) -> &'static str {
-        "luks"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        stack
-            .member_layers()
-            .iter()
-            .any(|m| matches!(m, MemberLayer::Luks(_)))
-    }
-
-    fn detect(&self) -> Result<(), String> {
-        if !device_mapper() {
-            return Err("the kernel has no device-mapper".into());
-        }
-        tools(&["cryptsetup"], CRYPTSETUP_BIN)
-    }
-
-    /// dm-crypt and `aes-xts-plain64` (the AES-NI implementation when the CPU has it, the
-    /// generic one otherwise).
-    fn vm_modules(&self) -> &'static [&'static str] {
-        &["dm_crypt", "xts", "aes_generic", "aesni_intel"]
-    }
-
-    fn vm_tools(&self) -> &'static [GuestTool] {
-        &[GuestTool {
-            name: "cryptsetup",
-            package: CRYPTSETUP_BIN,
-            required: false,
-        }]
-    }
-}
+pub(crate) const CRYPTSETUP_BIN: &str = "cryptsetup-bin";
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()

@@ -24,6 +24,7 @@ mod md;
 mod member;
 mod retune;
 mod steps;
+pub(crate) use steps::StorageLayer;
 mod strike;
 mod zfs;
 

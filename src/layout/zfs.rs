@@ -17,8 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use super::LayoutError;
 use super::cmd::Runner;
-use super::layer::{self, StorageLayer};
-use crate::stack::{RaidLayer, Stack};
 
 /// A ZFS pool: the RAID layer and the filesystem at once. Its kernel modules are built for the
 /// guest's kernel and its tools copied by `vm::zfs`, not listed here: a VM lab without ZFS
@@ -27,26 +25,6 @@ pub struct Zfs;
 
 /// Why a zfs layout cannot run on a host without the module.
 pub const NO_ZFS: &str = "no zfs module; run with --vm";
-
-impl StorageLayer for Zfs {
-    fn name(&self) -> &'static str {
-        "zfs"
-    }
-
-    fn in_stack(&self, stack: &Stack) -> bool {
-        matches!(stack.raid(), RaidLayer::Zfs(_))
-    }
-
-    /// The reason a zfs layout is `unavailable here: no zfs module; run with --vm` (the
-    /// running kernel has no zfs module loaded or installed), or that zpool/zfs are missing.
-    fn detect(&self) -> Result<(), String> {
-        let loaded = Path::new("/sys/module/zfs").exists();
-        if !loaded && !layer::kernel_module("/zfs.ko") {
-            return Err(NO_ZFS.into());
-        }
-        layer::tools(&["zpool", "zfs"], "zfsutils-linux")
-    }
-}
 
 pub use crate::stack::zfs::{MAX_SLOP, MIN_SLOP, VdevKind, ZfsOptions, slop};
 pub use status::{PoolStatus, VdevRole, parse_status};

@@ -33,7 +33,7 @@ pub const MODULES: &[&str] = &[
 ];
 
 /// Every module the guest loads: [`MODULES`], then each registered storage layer's own
-/// ([`crate::layout::registry::LAYERS`]), each once.
+/// (`layout::registry::LAYERS`), each once.
 pub fn modules() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = MODULES.to_vec();
     for m in crate::layout::registry::LAYERS

@@ -21,7 +21,7 @@ pub struct Tool {
 
 /// The programs `--vm` uses besides the storage layers' own: the host's (qemu, xz, ldd), and
 /// those every guest needs (device-mapper for faults, wiping, mounting). Each layer's guest
-/// programs come from its registration ([`crate::layout::registry::LAYERS`]).
+/// programs come from its registration (`layout::registry::LAYERS`).
 pub const TOOLS: &[Tool] = &[
     Tool {
         name: "qemu-system-x86_64",

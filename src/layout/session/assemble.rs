@@ -91,7 +91,7 @@ impl Session {
         let mut vol = Volume::on(first, true);
         // Each layer in the stack's order, bottom first, from what it left on the one below.
         for layer in d.stack.layers() {
-            layers::steps(layer).assemble(self, d, &mut vol)?;
+            layers::steps(layer)?.assemble(self, d, &mut vol)?;
         }
         let assemble_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();

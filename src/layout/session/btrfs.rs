@@ -3,15 +3,18 @@
 //! replace`, then what was written while degraded converted back to the layout's profiles.
 //! (Its check, `btrfs scrub`, belongs to the filesystem: see `fs.rs`.)
 
+use super::super::btrfs::Btrfs;
+use super::super::layer::{self, GuestTool};
+use crate::stack::{FsKind, Layer, RaidLayer};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::super::LayoutError;
 use super::super::state::Owned;
 use super::super::{btrfs, fs, loopdev, signature};
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, DiskSource, OnDisk, Session, check_stop};
-use crate::stack::{BtrfsProfile, FsKind, Rebuild};
+use crate::stack::{BtrfsProfile, Rebuild};
 
 /// A btrfs RAID with these profiles.
 pub(super) struct BtrfsSteps {
@@ -264,4 +267,44 @@ fn replace(
         Err(e) => return Err(e),
     }
     Ok(t.elapsed().as_secs_f64())
+}
+
+impl StorageLayer for Btrfs {
+    fn name(&self) -> &'static str {
+        "btrfs"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Raid(RaidLayer::Btrfs { data, metadata }) => Some(Box::new(BtrfsSteps {
+                data: *data,
+                metadata: *metadata,
+            })),
+            Layer::Fs(f) if f.kind == FsKind::Btrfs => Some(Box::new(super::fs::FsSteps(f))),
+            _ => None,
+        }
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        layer::filesystem("btrfs", &["mkfs.btrfs", "btrfs"], "btrfs-progs")
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["btrfs"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[
+            GuestTool {
+                name: "mkfs.btrfs",
+                package: "btrfs-progs",
+                required: true,
+            },
+            GuestTool {
+                name: "btrfs",
+                package: "btrfs-progs",
+                required: true,
+            },
+        ]
+    }
 }

@@ -66,7 +66,7 @@ impl Session {
         };
         for layer in stack.layers() {
             check_stop()?;
-            layers::steps(layer).build(self, &on, &mut vol)?;
+            layers::steps(layer)?.build(self, &on, &mut vol)?;
         }
         check_stop()?;
         let mnt = self.mount_volume(index, name, stack, &vol)?;
@@ -186,7 +186,7 @@ impl Session {
                     signature::wipe(&self.runner, d)?;
                     for layer in stack.layers() {
                         check_stop()?;
-                        layers::steps(layer).prepare_device(self, d)?;
+                        layers::steps(layer)?.prepare_device(self, d)?;
                     }
                 }
                 Ok(Disks {
@@ -211,7 +211,7 @@ impl Session {
     ) -> Result<PathBuf, LayoutError> {
         let mnt = self.mount_point(index, name);
         for layer in stack.layers().iter().rev() {
-            if layers::steps(layer).mount(self, index, vol, &mnt)? {
+            if layers::steps(layer)?.mount(self, index, vol, &mnt)? {
                 return Ok(mnt);
             }
         }

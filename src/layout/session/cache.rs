@@ -3,6 +3,9 @@
 //! the degrade step (`cache.fail`): the dm `error` table swapped in under it, what the kernel
 //! did read back, and the filesystem brought back over the array alone where it can be.
 
+use super::super::cache::{Bcache, Lvmcache, Writecache, detect};
+use super::super::layer::{self, GuestTool, VM_HINT};
+use crate::stack::Layer;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,7 +13,7 @@ use super::super::LayoutError;
 use super::super::cache;
 use super::super::state::{Owned, is_mount_point};
 use super::super::{fault, fs, lvm};
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, OnDisk, Session};
 use crate::stack::cache::{CacheFailure, CacheKind, CacheOptions};
 
@@ -650,6 +653,117 @@ fn probe_writable(mnt: &Path) -> bool {
         .is_ok();
     let _ = std::fs::remove_file(&p);
     ok
+}
+
+/// The cache's steps when `layer` is a cache of `kind`.
+fn cache_steps(layer: &Layer, kind: CacheKind) -> Option<Box<dyn LayerSteps + '_>> {
+    match layer {
+        Layer::Cache(c) if c.kind == kind => Some(Box::new(CacheSteps(c))),
+        _ => None,
+    }
+}
+
+impl StorageLayer for Lvmcache {
+    fn name(&self) -> &'static str {
+        CacheKind::Lvmcache.name()
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        cache_steps(layer, CacheKind::Lvmcache)
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        detect(
+            CacheKind::Lvmcache,
+            "/sys/module/dm_cache",
+            "/dm-cache.ko",
+            self.vm_tools(),
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_cache", "dm_cache_smq"]
+    }
+
+    /// lvm runs `cache_check` when it activates a cached LV (LVM's own tools come with the
+    /// LVM layer).
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "cache_check",
+            package: "thin-provisioning-tools",
+            required: false,
+        }]
+    }
+}
+
+impl StorageLayer for Writecache {
+    fn name(&self) -> &'static str {
+        CacheKind::Writecache.name()
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        cache_steps(layer, CacheKind::Writecache)
+    }
+
+    /// The kernel's device-mapper and dm-writecache, and LVM's tools (lvconvert makes it).
+    fn detect(&self) -> Result<(), String> {
+        if !layer::device_mapper() {
+            return Err(format!(
+                "the kernel has no device-mapper, which dm-writecache needs; {VM_HINT}"
+            ));
+        }
+        layer::tools(&["lvm"], "lvm2")?;
+        detect(
+            CacheKind::Writecache,
+            "/sys/module/dm_writecache",
+            "/dm-writecache.ko",
+            &[],
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_writecache"]
+    }
+}
+
+impl StorageLayer for Bcache {
+    fn name(&self) -> &'static str {
+        CacheKind::Bcache.name()
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        cache_steps(layer, CacheKind::Bcache)
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        detect(
+            CacheKind::Bcache,
+            "/sys/fs/bcache",
+            "/bcache.ko",
+            self.vm_tools(),
+        )
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["bcache"]
+    }
+
+    /// bcache is formatted by `make-bcache`; the alignment check reads its backing device's
+    /// data offset with `bcache-super-show`.
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[
+            GuestTool {
+                name: "make-bcache",
+                package: "bcache-tools",
+                required: false,
+            },
+            GuestTool {
+                name: "bcache-super-show",
+                package: "bcache-tools",
+                required: false,
+            },
+        ]
+    }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ impl Session {
         let t = Instant::now();
         let victims: Vec<PathBuf> = idxs.iter().map(|&i| b.members[i].clone()).collect();
         let pool = pool_layer(b)?;
-        layers::steps(&pool).fail(self, b, &idxs, &victims)?;
+        layers::steps(&pool)?.fail(self, b, &idxs, &victims)?;
         Ok(DegradeInfo {
             failed_member: victims[0].clone(),
             failed_members: victims,
@@ -172,7 +172,7 @@ impl Session {
         let mut failed = b.failed.clone();
         failed.sort_unstable();
         let pool = pool_layer(b)?;
-        layers::steps(&pool).rebuild(self, b, disks, &failed)
+        layers::steps(&pool)?.rebuild(self, b, disks, &failed)
     }
 
     /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
@@ -193,7 +193,7 @@ impl Session {
         let mut out = Vec::new();
         // Bottom first: md's check before the filesystem's scrub.
         for layer in b.stack.layers() {
-            if let Some(o) = layers::steps(layer).check(self, b, written_under)? {
+            if let Some(o) = layers::steps(layer)?.check(self, b, written_under)? {
                 out.push(o);
             }
         }

@@ -1,11 +1,14 @@
 //! The filesystem's steps: mkfs on what the layers below left (unless the pooling layer made
 //! the filesystem itself: btrfs RAID, ZFS), and `btrfs scrub` as btrfs's check.
 
+use super::super::fs::Filesystem;
+use super::super::layer::{self, GuestTool};
 use super::super::scrub::{self, ScrubOutcome};
 use super::super::state::Owned;
 use super::super::{LayoutError, fs};
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, OnDisk, Session};
+use crate::stack::Layer;
 use crate::stack::{FsKind, FsLayer};
 
 /// `blockdev --setra` on a device: the filesystem's (`read_ahead`) or an md array's
@@ -84,5 +87,30 @@ impl LayerSteps for FsSteps<'_> {
             return Ok(None);
         }
         scrub::btrfs_scrub(&s.runner, &b.mount_point).map(Some)
+    }
+}
+
+impl StorageLayer for Filesystem {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Fs(f) if f.kind == self.kind => Some(Box::new(FsSteps(f))),
+            _ => None,
+        }
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        layer::filesystem(self.kind.name(), &[self.kind.mkfs()], self.package)
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        self.modules
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        self.tools
     }
 }

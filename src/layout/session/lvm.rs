@@ -2,10 +2,13 @@
 //! the device the next layer is made on.
 
 use super::super::LayoutError;
+use super::super::layer::{self, GuestTool, VM_HINT};
 use super::super::lvm;
+use super::super::lvm::Lvm;
 use super::super::state::Owned;
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{OnDisk, Session};
+use crate::stack::Layer;
 
 /// LVM over the RAID layer (or the one disk).
 pub(super) struct LvmSteps;
@@ -58,5 +61,36 @@ impl LayerSteps for LvmSteps {
         vol.base = lvm::lv_path(name);
         vol.vg = Some(name.to_string());
         Ok(())
+    }
+}
+
+impl StorageLayer for Lvm {
+    fn name(&self) -> &'static str {
+        "lvm"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        matches!(layer, Layer::Lvm).then(|| Box::new(LvmSteps) as Box<dyn LayerSteps>)
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        if !layer::device_mapper() {
+            return Err(format!(
+                "the kernel has no device-mapper (no /dev/mapper/control, no dm-mod module), which LVM needs; {VM_HINT}"
+            ));
+        }
+        layer::tools(&["lvm"], "lvm2")
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_mod"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "lvm",
+            package: "lvm2",
+            required: true,
+        }]
     }
 }

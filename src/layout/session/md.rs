@@ -2,6 +2,9 @@
 //! the first resync), a member failed with `--fail --remove`, replaced with `--add` and waited
 //! on, and md's own `check` action.
 
+use super::super::layer::{self, GuestTool, VM_HINT};
+use super::super::mdadm::Md;
+use crate::stack::Layer;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -9,7 +12,7 @@ use super::super::LayoutError;
 use super::super::mdadm;
 use super::super::scrub::{self, ScrubOutcome};
 use super::super::state::Owned;
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, DiskSource, OnDisk, Session, check_stop};
 use crate::stack::{MdOptions, RaidLayer, Rebuild};
 
@@ -251,4 +254,38 @@ fn add_all(
         new_members.push(new);
     }
     Ok(())
+}
+
+impl StorageLayer for Md {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Raid(RaidLayer::Md(o)) => Some(Box::new(MdSteps(o))),
+            _ => None,
+        }
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        if !std::path::Path::new("/proc/mdstat").exists() && !layer::kernel_module("/md-mod.ko") {
+            return Err(format!(
+                "the kernel has no md RAID support (no /proc/mdstat, no md-mod module); {VM_HINT}"
+            ));
+        }
+        layer::tools(&["mdadm"], "mdadm")
+    }
+
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["md_mod", "raid0", "raid1", "raid10", "raid456"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "mdadm",
+            package: "mdadm",
+            required: true,
+        }]
+    }
 }

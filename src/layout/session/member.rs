@@ -6,12 +6,15 @@
 //! before it is made, so teardown (after the arrays, newest first) and `--cleanup` remove
 //! them; the LUKS key file is recorded as a file of ours.
 
+use super::super::layer::{GuestTool, device_mapper, tools};
+use super::super::member::{CRYPTSETUP_BIN, Integrity, Luks};
+use crate::stack::Layer;
 use std::path::{Path, PathBuf};
 
 use super::super::LayoutError;
 use super::super::member as cmds;
 use super::super::state::Owned;
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, OnDisk, Session};
 use crate::stack::{MemberLayer, Stack};
 
@@ -243,4 +246,72 @@ fn getrandom(buf: &mut [u8]) -> Result<(), LayoutError> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(buf))
         .map_err(|e| LayoutError::io("cannot read", Path::new("/dev/urandom"), e))
+}
+
+impl StorageLayer for Integrity {
+    fn name(&self) -> &'static str {
+        "dm-integrity"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Member(m @ MemberLayer::Integrity(_)) => Some(Box::new(MemberSteps(m))),
+            _ => None,
+        }
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        if !device_mapper() {
+            return Err("the kernel has no device-mapper".into());
+        }
+        tools(&["integritysetup"], CRYPTSETUP_BIN)
+    }
+
+    /// The target, and the checksums the kernel cannot load on demand in the guest (crc32c and
+    /// the SHAs come with every guest or are built in).
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_integrity", "crc32_generic"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "integritysetup",
+            package: CRYPTSETUP_BIN,
+            required: false,
+        }]
+    }
+}
+
+impl StorageLayer for Luks {
+    fn name(&self) -> &'static str {
+        "luks"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Member(m @ MemberLayer::Luks(_)) => Some(Box::new(MemberSteps(m))),
+            _ => None,
+        }
+    }
+
+    fn detect(&self) -> Result<(), String> {
+        if !device_mapper() {
+            return Err("the kernel has no device-mapper".into());
+        }
+        tools(&["cryptsetup"], CRYPTSETUP_BIN)
+    }
+
+    /// dm-crypt and `aes-xts-plain64` (the AES-NI implementation when the CPU has it, the
+    /// generic one otherwise).
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &["dm_crypt", "xts", "aes_generic", "aesni_intel"]
+    }
+
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[GuestTool {
+            name: "cryptsetup",
+            package: CRYPTSETUP_BIN,
+            required: false,
+        }]
+    }
 }

@@ -8,13 +8,14 @@
 use std::path::{Path, PathBuf};
 
 use super::super::LayoutError;
+use super::super::layer::GuestTool;
 use super::super::scrub::ScrubOutcome;
 use super::{Built, DiskSource, OnDisk, Session};
-use crate::stack::{Rebuild, Stack};
+use crate::stack::{Layer, Rebuild, Stack};
 
 /// What the layers built so far leave for the next one.
 #[derive(Debug)]
-pub(super) struct Volume {
+pub(crate) struct Volume {
     /// The device the next layer is made on (mkfs runs on it, mount mounts it).
     pub base: PathBuf,
     /// The md array, when there is one.
@@ -48,7 +49,7 @@ impl Volume {
 
 /// The disks of the layout being built, as the build step of every layer sees them.
 #[derive(Debug)]
-pub(super) struct LayoutDisks<'a> {
+pub(crate) struct LayoutDisks<'a> {
     /// The layout's number in the lab.
     pub index: usize,
     /// The layout's name.
@@ -67,9 +68,44 @@ pub(super) struct LayoutDisks<'a> {
     pub member_size: u64,
 }
 
+/// One kind of storage layer: everything iolab's build stage knows of it, in one impl in the
+/// layer's own file under `session/` — its name, whether this machine can build it, what a VM
+/// guest needs for it, and its steps (build, assemble, fail, rebuild, check) for a stack's layer
+/// value of its kind. The kinds are registered once in [`crate::layout::registry::LAYERS`]; the
+/// availability check, the VM's module and tool lists and the session's walkers all read them
+/// from there.
+pub(crate) trait StorageLayer: Sync {
+    /// The name specs, reports and errors use (`md`, `lvmcache`, `xfs`).
+    fn name(&self) -> &'static str;
+
+    /// This kind's steps for `layer`, or `None` when `layer` is of another kind: the one place
+    /// a stack's layer value is matched to the code that builds it.
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>>;
+
+    /// Whether `stack` has a layer of this kind.
+    fn in_stack(&self, stack: &Stack) -> bool {
+        stack.layers().iter().any(|l| self.steps(l).is_some())
+    }
+
+    /// Whether this machine can build it (kernel support and tools): the error is the reason,
+    /// shown as `unavailable here: <reason>`.
+    fn detect(&self) -> Result<(), String>;
+
+    /// Kernel modules a VM guest loads for it (their dependencies are found in
+    /// `modules.dep`).
+    fn vm_modules(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Programs a VM guest runs for it.
+    fn vm_tools(&self) -> &'static [GuestTool] {
+        &[]
+    }
+}
+
 /// One layer's steps. Only a layer that pools the members (md, btrfs, ZFS) fails and rebuilds
 /// them; the others keep the defaults (refused: the session only asks the pooling layer).
-pub(super) trait LayerSteps {
+pub(crate) trait LayerSteps {
     /// The name errors use.
     fn name(&self) -> &'static str;
 

@@ -3,13 +3,16 @@
 //! (`zpool replace`, `zpool wait -t resilver`; a dRAID onto its distributed spares while it
 //! has them); `zpool scrub` as its check.
 
+use super::super::layer;
+use super::super::zfs::{NO_ZFS, Zfs};
+use crate::stack::{FsKind, Layer, RaidLayer};
 use std::path::{Path, PathBuf};
 
 use super::super::LayoutError;
 use super::super::scrub::ScrubOutcome;
 use super::super::state::Owned;
 use super::super::zfs;
-use super::steps::{LayerSteps, LayoutDisks, Volume};
+use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
 use super::{Built, DiskSource, OnDisk, Session, check_stop};
 use crate::stack::Rebuild;
 use crate::stack::zfs::ZfsOptions;
@@ -210,5 +213,30 @@ fn outcome(s: &zfs::Scrub) -> ScrubOutcome {
         corrected: if errors == 0 { s.cksum } else { 0 },
         counters,
         note: None,
+    }
+}
+
+impl StorageLayer for Zfs {
+    fn name(&self) -> &'static str {
+        "zfs"
+    }
+
+    fn steps<'a>(&self, layer: &'a Layer) -> Option<Box<dyn LayerSteps + 'a>> {
+        match layer {
+            Layer::Raid(RaidLayer::Zfs(z)) => Some(Box::new(ZfsSteps(z))),
+            // The pool made its filesystem: the fs layer's steps mount nothing and make nothing.
+            Layer::Fs(f) if f.kind == FsKind::Zfs => Some(Box::new(super::fs::FsSteps(f))),
+            _ => None,
+        }
+    }
+
+    /// The reason a zfs layout is `unavailable here: no zfs module; run with --vm` (the
+    /// running kernel has no zfs module loaded or installed), or that zpool/zfs are missing.
+    fn detect(&self) -> Result<(), String> {
+        let loaded = Path::new("/sys/module/zfs").exists();
+        if !loaded && !layer::kernel_module("/zfs.ko") {
+            return Err(NO_ZFS.into());
+        }
+        layer::tools(&["zpool", "zfs"], "zfsutils-linux")
     }
 }
