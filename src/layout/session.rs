@@ -30,6 +30,7 @@ mod zfs;
 
 pub use assemble::{Assembled, OnDisk};
 pub use failure::DegradeInfo;
+pub use steps::Made;
 
 /// Where a layout's disks come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,14 +67,13 @@ pub struct Built {
     pub members: Vec<PathBuf>,
     /// md spares.
     pub spares: Vec<PathBuf>,
-    /// The cache layer's disks (after the members, spares and journal disk).
-    pub cache_disks: Vec<PathBuf>,
+    /// The disks the layers over the pooling layer take for their own (an SSD cache's), after
+    /// the members, spares and journal disk.
+    pub layer_disks: Vec<PathBuf>,
     /// Backing files of loop members (same order as `members`).
     backing: Vec<Option<PathBuf>>,
-    /// The md array, when there is one.
-    pub md: Option<PathBuf>,
-    /// The LVM volume group, when there is one.
-    pub vg: Option<String>,
+    /// What the layers named (an md array, a volume group), each under its layer's key.
+    pub made: Made,
     /// The device mkfs ran on (first member for btrfs RAID).
     pub fs_device: PathBuf,
     /// Where it is mounted.
@@ -351,12 +351,13 @@ impl Session {
             Owned::Bcache { backing, .. } => Some(backing.as_path()),
             _ => None,
         });
+        let md = b.md_array();
         super::align::probe(
             &self.runner,
             b.stack.alignment,
             &super::align::Placed {
-                md: b.md.as_deref(),
-                vg: b.vg.as_deref(),
+                md: md.as_deref(),
+                vg: b.volume_group(),
                 bcache,
                 fs: b.stack.fs(),
                 fs_device: &b.fs_device,
@@ -507,7 +508,7 @@ impl Session {
     /// (or in a dry run).
     pub fn tunables(&self, b: &Built) -> Option<String> {
         match b.stack.raid() {
-            RaidLayer::Md(o) => super::scrub::md_tunables(b.md.as_deref()?, o, &b.members),
+            RaidLayer::Md(o) => super::scrub::md_tunables(&b.md_array()?, o, &b.members),
             RaidLayer::Zfs(z) if !z.dataset.is_empty() => {
                 let ds = super::zfs::dataset_name(&super::zfs::pool_name(&self.lab_id, b.index));
                 let keys: Vec<&str> = z.dataset.iter().map(|(k, _)| k.as_str()).collect();
@@ -578,7 +579,7 @@ impl Session {
                 .disks_under(&b.members)
                 .iter()
                 .chain(&b.disks_under(&b.spares))
-                .chain(&b.cache_disks)
+                .chain(&b.layer_disks)
                 .filter(|d| d.is_absolute())
             {
                 let _ = signature::wipe(&self.runner, d);

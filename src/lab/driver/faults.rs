@@ -15,8 +15,8 @@ use crate::layout::{Built, Stack};
 
 /// md's view of the layout's array now (`None` without md or in a dry run).
 fn observe(built: &Built, dry: bool) -> Option<MdObservation> {
-    let md = built.md.as_ref().filter(|_| !dry)?;
-    Some(fault::observe_md(std::path::Path::new("/sys"), md))
+    let md = built.md_array().filter(|_| !dry)?;
+    Some(fault::observe_md(std::path::Path::new("/sys"), &md))
 }
 
 /// Whether md says the array cannot be checked: members missing, or broken.
@@ -141,8 +141,8 @@ impl StackRun<'_, '_> {
         // What the read-back hit may set md going: a member whose rewrite failed is replaced
         // by a spare left over (`want_replacement`), a failed one recovered. Let it finish
         // before reading md's view (and before the check, which md refuses while it runs).
-        if let Some(md) = built.md.as_ref().filter(|_| !self.opts.dry_run) {
-            let _ = crate::layout::mdadm::wait_idle(self.session.runner(), md);
+        if let Some(md) = built.md_array().filter(|_| !self.opts.dry_run) {
+            let _ = crate::layout::mdadm::wait_idle(self.session.runner(), &md);
         }
         let md = observe(built, self.opts.dry_run);
         let zpool = self.session.zpool_status(built);

@@ -170,10 +170,9 @@ fn through(lin: Option<&Linear>, at: u64, len: u64) -> Vec<(u64, u64)> {
 /// the filesystem sits on one.
 fn md_map(runner: &Runner, built: &Built) -> Result<(MdGeometry, Option<Linear>), String> {
     let md = built
-        .md
-        .as_ref()
+        .md_array()
         .ok_or_else(|| format!("{}: the md layout has no array", built.name))?;
-    let md_name = fault::kernel_name(md).ok_or_else(|| format!("{} is gone", md.display()))?;
+    let md_name = fault::kernel_name(&md).ok_or_else(|| format!("{} is gone", md.display()))?;
     let geo = MdGeometry::from_sysfs(Path::new("/sys"), &PathBuf::from(format!("/dev/{md_name}")))?;
     let fs_name = fault::kernel_name(&built.fs_device)
         .ok_or_else(|| format!("{} is gone", built.fs_device.display()))?;

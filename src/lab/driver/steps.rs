@@ -193,7 +193,7 @@ impl StackRun<'_, '_> {
         lr: &mut LayoutReport,
         data: Option<&DataSet>,
     ) -> Result<(), String> {
-        let (Some(md), Some(set)) = (built.md.as_ref(), data) else {
+        let (Some(md), Some(set)) = (built.md_array(), data) else {
             return Ok(());
         };
         let corrupt = l
@@ -215,7 +215,7 @@ impl StackRun<'_, '_> {
             &l.name,
             "md repair (its check found copies that disagree)".into(),
         );
-        let outcome = crate::layout::scrub::md_repair(self.session.runner(), md)
+        let outcome = crate::layout::scrub::md_repair(self.session.runner(), &md)
             .map_err(|e| Self::failed(lr, "md repair", &e))?;
         if let Some(i) = lr.integrity.as_mut() {
             i.scrubs.push(ScrubCheck {
@@ -248,10 +248,9 @@ impl StackRun<'_, '_> {
             return Ok(());
         }
         let unhealthy = built
-            .md
-            .as_ref()
+            .md_array()
             .filter(|_| !dry)
-            .map(|md| crate::layout::fault::observe_md(Path::new("/sys"), md))
+            .map(|md| crate::layout::fault::observe_md(Path::new("/sys"), &md))
             .filter(super::faults::md_unhealthy);
         if let Some(o) = unhealthy {
             // What an injected fault left (a member md failed during the rebuild): there is
@@ -428,7 +427,7 @@ impl StackRun<'_, '_> {
     ) -> (Result<Rebuild, LayoutError>, RebuildLoadReport) {
         let mount = built.mount_point.clone();
         let description = built.stack.describe();
-        let md = built.md.clone();
+        let md = built.md_array();
         let (session, workload, lab_id) = (&mut *self.session, &mut *self.workload, self.lab_id);
         let t0 = Instant::now();
         std::thread::scope(|s| {

@@ -102,9 +102,7 @@ pub(super) fn prepare(
         after_ms,
         members: built.disks_under(&built.members),
         spares: built.disks_under(&built.spares),
-        md_name: session.md_name_of(&built),
-        vg: built.vg.clone(),
-        pool: session.zpool_of(&built),
+        made: built.made.clone(),
         files,
         blocks: FILE_BLOCKS,
         prefix: format!("{name}-cut{}", w.cut),
@@ -322,9 +320,7 @@ pub(super) fn recover(
         stack,
         members: &p.members,
         spares: &p.spares,
-        md_name: p.md_name.as_deref(),
-        vg: p.vg.as_deref(),
-        pool: p.pool.as_deref(),
+        made: &p.made,
     };
     let mut a = match session.assemble(&on) {
         Ok(a) => a,
@@ -337,7 +333,8 @@ pub(super) fn recover(
     };
     r.recovery.assemble_seconds = Some(a.assemble_seconds);
     r.recovery.mount_seconds = Some(a.mount_seconds);
-    let md_dir = a.built.md.as_ref().map(|md| {
+    let md_array = a.built.md_array();
+    let md_dir = md_array.as_ref().map(|md| {
         Path::new("/sys/block")
             .join(md.file_name().unwrap_or_default())
             .join("md")
@@ -365,7 +362,7 @@ pub(super) fn recover(
         blocks: p.blocks,
     };
     r.judgement = super::judge(&a.built.mount_point.join(DATA_DIR), base, &durable);
-    if let (Some(m), Some(md)) = (mdr.as_mut(), a.built.md.as_ref()) {
+    if let (Some(m), Some(md)) = (mdr.as_mut(), md_array.as_ref()) {
         if pc.then == AfterCut::None
             && crate::layout::mdadm::wait_idle(session.runner(), md).is_ok()
         {
@@ -450,9 +447,7 @@ mod tests {
             after_ms: 1,
             members: vec![],
             spares: vec![],
-            md_name: None,
-            vg: None,
-            pool: None,
+            made: crate::layout::Made::default(),
             files: 1,
             blocks: 1,
             prefix: String::new(),

@@ -92,11 +92,9 @@ struct Pending {
     after_ms: u64,
     members: Vec<PathBuf>,
     spares: Vec<PathBuf>,
-    md_name: Option<String>,
-    vg: Option<String>,
-    /// The ZFS pool (state files written before ZFS layouts could be cut have none).
-    #[serde(default)]
-    pool: Option<String>,
+    /// What the layers named at build (the md array's `--name`, the volume group, the ZFS
+    /// pool): each finds its own again by it at the next boot.
+    made: crate::layout::Made,
     files: u64,
     blocks: u64,
     prefix: String,

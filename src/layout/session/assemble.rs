@@ -11,7 +11,7 @@ use super::super::LayoutError;
 use super::super::fs;
 use super::super::stack::Stack;
 use super::layers;
-use super::steps::Volume;
+use super::steps::{Made, Volume};
 use super::{Built, Session};
 
 /// What a layout left on its disks, as recorded when it was built.
@@ -27,12 +27,9 @@ pub struct OnDisk<'a> {
     pub members: &'a [PathBuf],
     /// md spares.
     pub spares: &'a [PathBuf],
-    /// The md array's name (`--name` at create), for md layouts.
-    pub md_name: Option<&'a str>,
-    /// The LVM volume group, when the stack has one.
-    pub vg: Option<&'a str>,
-    /// The ZFS pool's name, for ZFS layouts.
-    pub pool: Option<&'a str>,
+    /// What the layers named at build (an md array's `--name`, the volume group, the ZFS
+    /// pool): each layer finds its own again by it.
+    pub made: &'a Made,
 }
 
 /// A layout assembled again, and how long each layer took.
@@ -89,6 +86,7 @@ impl Session {
             LayoutError::Unexpected(format!("{}: no members to assemble", d.name))
         })?;
         let mut vol = Volume::on(first, true);
+        vol.made = d.made.clone();
         // Each layer in the stack's order, bottom first, from what it left on the one below.
         for layer in d.stack.layers() {
             layers::steps(layer)?.assemble(self, d, &mut vol)?;
@@ -96,7 +94,7 @@ impl Session {
         let assemble_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let mnt = self.mount_volume(d.index, d.name, d.stack, &vol)?;
-        let Volume { base, md, vg, .. } = vol;
+        let Volume { base, made, .. } = vol;
         let mount_seconds = t1.elapsed().as_secs_f64();
         let usable_bytes = fs::statvfs_bytes(&mnt).map_or(0, |t| t.0);
         let member_size = d
@@ -111,10 +109,9 @@ impl Session {
                 stack: d.stack.clone(),
                 members: d.members.to_vec(),
                 spares: d.spares.to_vec(),
-                cache_disks: Vec::new(),
+                layer_disks: Vec::new(),
                 backing: vec![None; d.members.len()],
-                md,
-                vg,
+                made,
                 fs_device: base,
                 mount_point: mnt,
                 member_size,

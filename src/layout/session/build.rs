@@ -49,7 +49,7 @@ impl Session {
         let (under, member_size) =
             self.under_members(stack, index, &mut devs, pooled, member_size)?;
         // The cache disks come last; the RAID layer sees the others.
-        let (devs, cache_disks) = devs.split_at(devs.len() - stack.cache_disks());
+        let (devs, layer_disks) = devs.split_at(devs.len() - stack.cache_disks());
         let members: Vec<PathBuf> = devs[..stack.members].to_vec();
         let spares: Vec<PathBuf> = devs[stack.members..].to_vec();
         // Each layer in the stack's order, bottom first, on what the one below left.
@@ -61,7 +61,7 @@ impl Session {
             devs,
             members: &members,
             spares: &spares,
-            cache_disks,
+            layer_disks,
             member_size,
         };
         for layer in stack.layers() {
@@ -77,10 +77,9 @@ impl Session {
             stack: stack.clone(),
             members,
             spares,
-            cache_disks: cache_disks.to_vec(),
+            layer_disks: layer_disks.to_vec(),
             backing,
-            md: vol.md,
-            vg: vol.vg,
+            made: vol.made,
             fs_device: vol.base,
             mount_point: mnt,
             member_size,

@@ -48,8 +48,8 @@ impl LayerSteps for CacheSteps<'_> {
             on.index,
             self.0,
             &vol.base,
-            vol.vg.as_deref(),
-            (on.cache_disks, on.member_size),
+            super::lvm::volume_group(vol),
+            (on.layer_disks, on.member_size),
             data_offset,
         )?;
         Ok(())
@@ -72,9 +72,11 @@ impl LayerSteps for CacheSteps<'_> {
                 self.0.kind.name()
             )));
         }
-        let vg = vol.vg.clone().ok_or_else(|| {
-            LayoutError::Unexpected(format!("{}: writecache without its volume group", d.name))
-        })?;
+        let vg = super::lvm::volume_group(vol)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                LayoutError::Unexpected(format!("{}: writecache without its volume group", d.name))
+            })?;
         let mut argv: Vec<String> = ["pvs", "--noheadings", "-o", "pv_name,vg_name"]
             .iter()
             .map(|a| (*a).to_string())
@@ -217,7 +219,7 @@ impl Session {
         let Some(c) = b.stack.cache().filter(|c| c.fail).cloned() else {
             return Ok(None);
         };
-        let devices: Vec<String> = (0..b.cache_disks.len())
+        let devices: Vec<String> = (0..b.layer_disks.len())
             .map(|k| cache::dm_name(&self.lab_id, b.index, k))
             .collect();
         let mut f = CacheFailure {
@@ -233,7 +235,7 @@ impl Session {
         };
         let tables: Vec<(String, String)> = devices
             .iter()
-            .zip(&b.cache_disks)
+            .zip(&b.layer_disks)
             .map(|(name, d)| {
                 let sectors = cache::dm_sectors(&c, self.bytes_of(d, b.member_size));
                 (name.clone(), cache::error_table(sectors))
@@ -267,9 +269,10 @@ impl Session {
         f: &mut CacheFailure,
         fail_all: impl Fn(&Session) -> Result<(), LayoutError>,
     ) -> Result<(), LayoutError> {
-        let vg =
-            b.vg.clone()
-                .ok_or_else(|| LayoutError::Unexpected(format!("{} has no VG", b.name)))?;
+        let vg = b
+            .volume_group()
+            .map(str::to_string)
+            .ok_or_else(|| LayoutError::Unexpected(format!("{} has no VG", b.name)))?;
         let dm = format!("{}-{}", vg.replace('-', "--"), lvm::LV_NAME);
         let status = |s: &Session| {
             s.runner.run(&["dmsetup", "status", &dm]).map_or_else(

@@ -7,11 +7,26 @@ use super::super::lvm;
 use super::super::lvm::Lvm;
 use super::super::state::Owned;
 use super::steps::{LayerSteps, LayoutDisks, StorageLayer, Volume};
-use super::{OnDisk, Session};
+use super::{Built, OnDisk, Session};
 use crate::stack::Layer;
 
 /// LVM over the RAID layer (or the one disk).
 pub(super) struct LvmSteps;
+
+/// LVM's key in [`super::Made`]: the volume group's name.
+const VG: &str = "lvm.vg";
+
+impl Built {
+    /// The LVM volume group, when the stack has one (a cache over LVM extends it).
+    pub fn volume_group(&self) -> Option<&str> {
+        self.made.get(VG)
+    }
+}
+
+/// The volume group the LVM layer under `vol` made, when there is one.
+pub(super) fn volume_group(vol: &Volume) -> Option<&str> {
+    vol.made.get(VG)
+}
 
 impl LayerSteps for LvmSteps {
     fn name(&self) -> &'static str {
@@ -37,7 +52,7 @@ impl LayerSteps for LvmSteps {
             _ => Vec::new(),
         };
         vol.base = lvm::create_with(&s.runner, &name, &vol.base, &pv_args)?;
-        vol.vg = Some(name);
+        vol.made.set(VG, name);
         Ok(())
     }
 
@@ -48,7 +63,7 @@ impl LayerSteps for LvmSteps {
         d: &OnDisk<'_>,
         vol: &mut Volume,
     ) -> Result<(), LayoutError> {
-        let name = d.vg.ok_or_else(|| {
+        let name = d.made.get(VG).ok_or_else(|| {
             LayoutError::Unexpected(format!("{}: the volume group is unknown", d.name))
         })?;
         s.push(Owned::Vg {
@@ -59,7 +74,6 @@ impl LayerSteps for LvmSteps {
         argv.splice(1..1, lvm::no_udev_args(&s.runner));
         s.runner.run(&argv)?;
         vol.base = lvm::lv_path(name);
-        vol.vg = Some(name.to_string());
         Ok(())
     }
 }

@@ -61,12 +61,23 @@ pub(super) fn sync_speeds(s: &Session, dev: &Path, o: &MdOptions) -> Result<(), 
     Ok(())
 }
 
-impl Session {
-    /// The name an md layout's array was created with (what [`OnDisk::md_name`] wants after
-    /// a power cut); `None` for other layouts.
-    pub fn md_name_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid(), RaidLayer::Md(_)).then(|| array_name(&self.lab_id, b.index))
+/// md's key in [`super::Made`]: the array's device.
+const ARRAY: &str = "md.array";
+/// md's key in [`super::Made`]: the name the array was created with (`--name`), which finds
+/// it again after a power cut.
+const ARRAY_NAME: &str = "md.name";
+
+impl Built {
+    /// The md array, for an md layout.
+    pub fn md_array(&self) -> Option<PathBuf> {
+        self.made.get(ARRAY).map(PathBuf::from)
     }
+}
+
+/// Records the array `dev` named `name` for the layers over it.
+fn made_array(vol: &mut Volume, dev: &Path, name: &str) {
+    vol.made.set(ARRAY, dev.display().to_string());
+    vol.made.set(ARRAY_NAME, name);
 }
 
 impl LayerSteps for MdSteps<'_> {
@@ -104,8 +115,8 @@ impl LayerSteps for MdSteps<'_> {
         sync_speeds(s, &dev, o)?;
         tune(s, &dev, o, on.devs)?;
         mdadm::wait_idle(&s.runner, &dev)?;
-        vol.base = dev.clone();
-        vol.md = Some(dev);
+        made_array(vol, &dev, &md_name);
+        vol.base = dev;
         Ok(())
     }
 
@@ -116,7 +127,7 @@ impl LayerSteps for MdSteps<'_> {
         vol: &mut Volume,
     ) -> Result<(), LayoutError> {
         let dev = mdadm::free_device();
-        let name = d.md_name.ok_or_else(|| {
+        let name = d.made.get(ARRAY_NAME).ok_or_else(|| {
             LayoutError::Unexpected(format!("{}: the md array's name is unknown", d.name))
         })?;
         let all: Vec<PathBuf> = d.members.iter().chain(d.spares).cloned().collect();
@@ -134,8 +145,8 @@ impl LayerSteps for MdSteps<'_> {
         s.runner.run(&argv)?;
         // Runtime tunables live in the kernel, not on the disks: set again at each assembly.
         tune(s, &dev, self.0, &all)?;
-        vol.base = dev.clone();
-        vol.md = Some(dev);
+        made_array(vol, &dev, name);
+        vol.base = dev;
         Ok(())
     }
 
@@ -210,7 +221,7 @@ pub(super) fn array_name(lab_id: &str, index: usize) -> String {
 
 /// The built layout's md array.
 fn array(b: &Built) -> Result<PathBuf, LayoutError> {
-    b.md.clone()
+    b.md_array()
         .ok_or_else(|| LayoutError::Unexpected(format!("{} has no md array", b.name)))
 }
 

@@ -22,7 +22,7 @@ impl Session {
                 b.name
             )));
         }
-        if let (RaidLayer::Md(o), Some(dev)) = (next.raid(), b.md.clone()) {
+        if let (RaidLayer::Md(o), Some(dev)) = (next.raid(), b.md_array()) {
             md::sync_speeds(self, &dev, o)?;
             let devs: Vec<PathBuf> = b.members.iter().chain(&b.spares).cloned().collect();
             md::tune(self, &dev, o, &devs)?;
@@ -42,8 +42,8 @@ impl Session {
             return Ok(None);
         }
         let mut wrong: Vec<String> = Vec::new();
-        if let (RaidLayer::Md(o), Some(dev)) = (b.stack.raid(), b.md.as_deref()) {
-            wrong.extend(self.md_wrong(dev, o, &b.members));
+        if let (RaidLayer::Md(o), Some(dev)) = (b.stack.raid(), b.md_array()) {
+            wrong.extend(self.md_wrong(&dev, o, &b.members));
         }
         let fs_ra = match b.stack.fs_layer().read_ahead {
             Some(want) => {

@@ -18,10 +18,9 @@ use crate::stack::{Layer, Rebuild, Stack};
 pub(crate) struct Volume {
     /// The device the next layer is made on (mkfs runs on it, mount mounts it).
     pub base: PathBuf,
-    /// The md array, when there is one.
-    pub md: Option<PathBuf>,
-    /// The LVM volume group, when there is one.
-    pub vg: Option<String>,
+    /// What the layers built so far named, each under its own key (an md array, a volume
+    /// group): what a layer over them finds them by.
+    pub made: Made,
     /// The pooling layer made its own filesystem (btrfs RAID, ZFS): nothing is left for mkfs.
     pub mkfs_done: bool,
     /// Other devices the mount names beside `base`, so the kernel assembles a filesystem
@@ -38,12 +37,30 @@ impl Volume {
     pub(super) fn on(base: PathBuf, mkfs_done: bool) -> Volume {
         Volume {
             base,
-            md: None,
-            vg: None,
+            made: Made::default(),
             mkfs_done,
             mount_with: Vec::new(),
             mounted: None,
         }
+    }
+}
+
+/// The names a layer gave what it made (an md array's device and `--name`, LVM's volume
+/// group, a ZFS pool), each under a key the layer owns: what the layers over it, the lab and
+/// the assembly after a power cut find them by. The generic structs carry this, and no field of
+/// any one layer; a layer reads its own entries through its own accessors.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Made(std::collections::BTreeMap<String, String>);
+
+impl Made {
+    /// The name made under `key`, if the layer that owns the key made one.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// Records what a layer made under its `key`.
+    pub(crate) fn set(&mut self, key: &'static str, name: impl Into<String>) {
+        self.0.insert(key.to_string(), name.into());
     }
 }
 
@@ -62,8 +79,9 @@ pub(crate) struct LayoutDisks<'a> {
     pub members: &'a [PathBuf],
     /// The spares.
     pub spares: &'a [PathBuf],
-    /// The cache layer's disks (after the members and spares).
-    pub cache_disks: &'a [PathBuf],
+    /// The disks the layers over the pooling layer take for their own (an SSD cache's), after
+    /// the members and spares.
+    pub layer_disks: &'a [PathBuf],
     /// Size of the smallest disk, bytes.
     pub member_size: u64,
 }

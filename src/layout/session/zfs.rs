@@ -20,6 +20,9 @@ use crate::stack::zfs::ZfsOptions;
 /// A ZFS pool with these options.
 pub(super) struct ZfsSteps<'a>(pub &'a ZfsOptions);
 
+/// ZFS's key in [`super::Made`]: the pool's name (a power cut's assembly imports it by it).
+const POOL: &str = "zfs.pool";
+
 impl LayerSteps for ZfsSteps<'_> {
     fn name(&self) -> &'static str {
         "zfs"
@@ -41,6 +44,7 @@ impl LayerSteps for ZfsSteps<'_> {
             members: on.devs.to_vec(),
         })?;
         zfs::build(&s.runner, &pool, self.0, on.devs, &mnt)?;
+        vol.made.set(POOL, pool);
         vol.mkfs_done = true;
         vol.mounted = Some(mnt);
         Ok(())
@@ -67,9 +71,9 @@ impl LayerSteps for ZfsSteps<'_> {
         &self,
         s: &mut Session,
         d: &OnDisk<'_>,
-        _vol: &mut Volume,
+        vol: &mut Volume,
     ) -> Result<(), LayoutError> {
-        let pool = d.pool.ok_or_else(|| {
+        let pool = d.made.get(POOL).ok_or_else(|| {
             LayoutError::Unexpected(format!("{}: the ZFS pool's name is unknown", d.name))
         })?;
         let ours = zfs::pool_name(&s.lab_id, d.index);
@@ -78,6 +82,7 @@ impl LayerSteps for ZfsSteps<'_> {
             members: d.members.iter().chain(d.spares).cloned().collect(),
         })?;
         s.runner.run(&zfs::import_argv(pool, &ours))?;
+        vol.made.set(POOL, ours);
         Ok(())
     }
 
