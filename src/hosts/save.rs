@@ -4,7 +4,7 @@
 //! command (`show`, `compare`, `report`) reads each of them as the run it is.
 
 use super::merge::{TrialSummary, aggregate_sample};
-use super::outcome::Outcome;
+use super::outcome::{HostResult, Outcome};
 use crate::sample::{RunRecord, RunStatus, WorkloadRecord};
 use crate::spec::Suite;
 use crate::store::Store;
@@ -134,24 +134,76 @@ pub fn save(
         }
         return Ok(None);
     };
-    let seed = crate::sample::now_unix_ns() ^ u64::from(std::process::id());
-    let group = format!(
-        "{:012x}",
-        xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()) >> 16
-    );
-    let n = outcome.hosts.len();
-    let base = |system, target, note: String, notes: Vec<String>| {
-        let mut rec = record(meta, suite, note, system, target, notes);
-        rec.started_unix_ms = outcome.started_unix_ms;
-        rec.ended_unix_ms = Some(outcome.ended_unix_ms);
-        rec.error.clone_from(&outcome.error);
-        rec
+    let group = Group {
+        id: group_id(),
+        outcome,
+        suite,
+        meta,
     };
     let mut ids = Vec::new();
     for (i, h) in outcome.hosts.iter().enumerate() {
-        let Some(target) = h.target_info.clone() else {
+        let Some(rec) = group.host_run(i, h) else {
             continue;
         };
+        ids.push((h.name.clone(), store.save_run(&rec)?));
+    }
+    let rec = group.aggregate_run(summaries, any_target, &ids);
+    let aggregate = match placeholder {
+        Some(p) => store.save_run_replacing(&rec, p)?,
+        None => store.save_run(&rec)?,
+    };
+    Ok(Some(SavedIds {
+        group: group.id,
+        aggregate,
+        hosts: ids,
+    }))
+}
+
+/// A fresh group id (12 hex digits from the clock and the pid): it ties the runs of one
+/// multi-host run together in their notes, so it must differ between runs, not be secret.
+fn group_id() -> String {
+    let seed = crate::sample::now_unix_ns() ^ u64::from(std::process::id());
+    format!(
+        "{:012x}",
+        xxhash_rust::xxh3::xxh3_64(&seed.to_le_bytes()) >> 16
+    )
+}
+
+/// What every run of one multi-host run shares: its group id, the outcome, the suite and
+/// the command line, so the host runs and the aggregate are built the same way.
+struct Group<'a> {
+    /// The id written into every run's notes.
+    id: String,
+    /// What the hosts did.
+    outcome: &'a Outcome,
+    /// The suite they ran.
+    suite: &'a Suite,
+    /// What the command line adds.
+    meta: &'a SaveMeta,
+}
+
+impl Group<'_> {
+    /// A run of this group as [`record`] starts it, with the outcome's window and error: the
+    /// host runs and the aggregate cover the same time and failed for the same reason.
+    fn base(
+        &self,
+        system: crate::system::SystemInfo,
+        target: crate::target::TargetInfo,
+        note: String,
+        notes: Vec<String>,
+    ) -> RunRecord {
+        let mut rec = record(self.meta, self.suite, note, system, target, notes);
+        rec.started_unix_ms = self.outcome.started_unix_ms;
+        rec.ended_unix_ms = Some(self.outcome.ended_unix_ms);
+        rec.error.clone_from(&self.outcome.error);
+        rec
+    }
+
+    /// Host `i`'s own run: its machine, its target, its notes and its trials. `None` when the
+    /// host never resolved its target: there is no target to store the run against.
+    fn host_run(&self, i: usize, h: &HostResult) -> Option<RunRecord> {
+        let target = h.target_info.clone()?;
+        let (group, n) = (&self.id, self.outcome.hosts.len());
         let mut notes = vec![format!(
             "hosts-group {group}: host {} ({} of {n})",
             h.name,
@@ -161,65 +213,80 @@ pub fn save(
         if let Some(f) = &h.failed {
             notes.push(format!("host failed: {f}"));
         }
-        let mut rec = base(
+        let mut rec = self.base(
             h.system.clone().unwrap_or_default(),
             target,
             format!("host {} of hosts-group {group}", h.name),
             notes,
         );
-        rec.status = status(outcome, h.failed.is_some());
-        for st in &outcome.trials {
+        rec.status = status(self.outcome, h.failed.is_some());
+        for st in &self.outcome.trials {
             let Some(Some(ht)) = st.hosts.get(i) else {
                 continue;
             };
-            push_trial(&mut rec.workloads, suite, st.workload, ht.sample.clone());
+            push_trial(
+                &mut rec.workloads,
+                self.suite,
+                st.workload,
+                ht.sample.clone(),
+            );
         }
-        ids.push((h.name.clone(), store.save_run(&rec)?));
+        Some(rec)
     }
-    let ok = outcome.hosts.iter().filter(|h| h.failed.is_none()).count();
-    let mut notes = vec![format!(
-        "hosts-group {group}: aggregate of {ok} of {n} hosts ({})",
-        ids.iter()
-            .map(|(h, id)| format!("{h} = run {id}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )];
-    notes.push(
-        "latency percentiles from the hosts' merged histograms; rates over the window in which all hosts ran"
-            .into(),
-    );
-    let mut rec = base(
-        crate::system::SystemInfo::collect(),
-        any_target,
-        format!("aggregate of hosts-group {group}"),
-        notes,
-    );
-    rec.label = meta.label.clone();
-    rec.status = status(outcome, ok < n);
-    for (st, sum) in outcome.trials.iter().zip(summaries) {
-        if sum.aggregate.hosts_ok == 0 {
-            continue;
-        }
-        let name = suite
-            .workloads
-            .get(st.workload)
-            .map_or(String::new(), |w| w.name.clone());
-        push_trial(
-            &mut rec.workloads,
-            suite,
-            st.workload,
-            aggregate_sample(st, &sum.aggregate, &name),
+
+    /// The aggregate run: this machine, the first resolved host target, the `--label`, and one
+    /// merged trial per trial some host finished; its notes name the host runs (`ids`) so a
+    /// reader can go from the aggregate to each host.
+    fn aggregate_run(
+        &self,
+        summaries: &[TrialSummary],
+        any_target: crate::target::TargetInfo,
+        ids: &[(String, String)],
+    ) -> RunRecord {
+        let (group, n) = (&self.id, self.outcome.hosts.len());
+        let ok = self
+            .outcome
+            .hosts
+            .iter()
+            .filter(|h| h.failed.is_none())
+            .count();
+        let mut notes = vec![format!(
+            "hosts-group {group}: aggregate of {ok} of {n} hosts ({})",
+            ids.iter()
+                .map(|(h, id)| format!("{h} = run {id}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )];
+        notes.push(
+            "latency percentiles from the hosts' merged histograms; rates over the window in which all hosts ran"
+                .into(),
         );
+        let mut rec = self.base(
+            crate::system::SystemInfo::collect(),
+            any_target,
+            format!("aggregate of hosts-group {group}"),
+            notes,
+        );
+        rec.label = self.meta.label.clone();
+        rec.status = status(self.outcome, ok < n);
+        for (st, sum) in self.outcome.trials.iter().zip(summaries) {
+            if sum.aggregate.hosts_ok == 0 {
+                continue;
+            }
+            let name = self
+                .suite
+                .workloads
+                .get(st.workload)
+                .map_or(String::new(), |w| w.name.clone());
+            push_trial(
+                &mut rec.workloads,
+                self.suite,
+                st.workload,
+                aggregate_sample(st, &sum.aggregate, &name),
+            );
+        }
+        rec
     }
-    let aggregate = match placeholder {
-        Some(p) => store.save_run_replacing(&rec, p)?,
-        None => store.save_run(&rec)?,
-    };
-    Ok(Some(SavedIds {
-        group,
-        aggregate,
-        hosts: ids,
-    }))
 }
 
 fn push_trial(

@@ -524,77 +524,11 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
             metrics: Vec::new(),
         },
     );
-    let setups: Vec<RunSetup> = runs
-        .iter()
-        .zip(&c.runs)
-        .map(|(r, cr)| {
-            let layout = r.layout.as_ref().map(LayoutFacts::from_record);
-            RunSetup {
-                header: cr.header.clone(),
-                id: r.id.clone(),
-                baseline: cr.baseline,
-                status: r.status,
-                started_unix_ms: r.started_unix_ms,
-                ended_unix_ms: r.ended_unix_ms,
-                facts: setup::facts(r, layout.as_ref()),
-                devices: r.target.devices.iter().map(setup::device_row).collect(),
-                layout,
-                note: r.note.clone(),
-                error: r.error.clone(),
-                command: r.command_line.join(" "),
-            }
-        })
-        .collect();
-
+    let setups = run_setups(runs, &c);
     let (common, varying) = common_and_varying(&setups);
-
-    let baseline = c.baseline;
-    let workloads: Vec<WorkloadView> = workload_order(runs, baseline)
+    let workloads: Vec<WorkloadView> = workload_order(runs, c.baseline)
         .into_iter()
-        .map(|name| {
-            let rows: Vec<usize> = (0..c.rows.len())
-                .filter(|&i| c.rows[i].workload == name)
-                .collect();
-            let metric = headline_metric(runs, baseline, &name);
-            let headline = metric
-                .as_deref()
-                .and_then(|m| rows.iter().copied().find(|&i| c.rows[i].metric == m))
-                .or_else(|| {
-                    rows.iter()
-                        .copied()
-                        .find(|&i| !matches!(c.rows[i].unit, Unit::Micros | Unit::Fraction))
-                });
-            let describe = std::iter::once(baseline)
-                .chain(0..runs.len())
-                .find_map(|i| find_workload(&runs[i], &name))
-                .map(|w| w.workload.describe())
-                .unwrap_or_default();
-            let headline_name = headline.map(|h| c.rows[h].metric.clone());
-            WorkloadView {
-                slo: runs
-                    .iter()
-                    .map(|r| find_workload(r, &name).and_then(crate::stats::slo::of_workload))
-                    .collect(),
-                latency: latency_views(runs, &name, headline_name.as_deref()),
-                series: series_view(runs, &name),
-                steady: runs
-                    .iter()
-                    .map(|r| find_workload(r, &name).and_then(crate::stats::steady::of_workload))
-                    .collect(),
-                cliffs: (0..c.cliffs.len())
-                    .filter(|&i| c.cliffs[i].workload == name)
-                    .collect(),
-                sustained: rows
-                    .iter()
-                    .copied()
-                    .filter(|&i| crate::sample::headline::is_sustained_key(&c.rows[i].metric))
-                    .collect(),
-                name,
-                describe,
-                headline,
-                rows,
-            }
-        })
+        .map(|name| workload_view(runs, &c, name))
         .collect();
     let lab = lab_view(&setups, runs, &workloads, &c);
     let title = opts
@@ -615,6 +549,80 @@ pub fn build(runs: &[RunRecord], opts: &ReportOptions) -> Report {
         notes: Vec::new(),
         hosts: super::hosts::build(runs),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// The setup of each run, in column order, under the header the comparison gave it: what the
+/// report shows above the figures so a difference can be traced to what was set up.
+fn run_setups(runs: &[RunRecord], c: &Comparison) -> Vec<RunSetup> {
+    runs.iter()
+        .zip(&c.runs)
+        .map(|(r, cr)| {
+            let layout = r.layout.as_ref().map(LayoutFacts::from_record);
+            RunSetup {
+                header: cr.header.clone(),
+                id: r.id.clone(),
+                baseline: cr.baseline,
+                status: r.status,
+                started_unix_ms: r.started_unix_ms,
+                ended_unix_ms: r.ended_unix_ms,
+                facts: setup::facts(r, layout.as_ref()),
+                devices: r.target.devices.iter().map(setup::device_row).collect(),
+                layout,
+                note: r.note.clone(),
+                error: r.error.clone(),
+                command: r.command_line.join(" "),
+            }
+        })
+        .collect()
+}
+
+/// Workload `name`'s section: its rows of the comparison, the one that heads it (the metric
+/// `iolab run` judges it by, else the first row that is neither a latency nor a fraction),
+/// and its per-run SLO, latency, series, steady-state, cliff and sustained views.
+fn workload_view(runs: &[RunRecord], c: &Comparison, name: String) -> WorkloadView {
+    let baseline = c.baseline;
+    let rows: Vec<usize> = (0..c.rows.len())
+        .filter(|&i| c.rows[i].workload == name)
+        .collect();
+    let metric = headline_metric(runs, baseline, &name);
+    let headline = metric
+        .as_deref()
+        .and_then(|m| rows.iter().copied().find(|&i| c.rows[i].metric == m))
+        .or_else(|| {
+            rows.iter()
+                .copied()
+                .find(|&i| !matches!(c.rows[i].unit, Unit::Micros | Unit::Fraction))
+        });
+    let describe = std::iter::once(baseline)
+        .chain(0..runs.len())
+        .find_map(|i| find_workload(&runs[i], &name))
+        .map(|w| w.workload.describe())
+        .unwrap_or_default();
+    let headline_name = headline.map(|h| c.rows[h].metric.clone());
+    WorkloadView {
+        slo: runs
+            .iter()
+            .map(|r| find_workload(r, &name).and_then(crate::stats::slo::of_workload))
+            .collect(),
+        latency: latency_views(runs, &name, headline_name.as_deref()),
+        series: series_view(runs, &name),
+        steady: runs
+            .iter()
+            .map(|r| find_workload(r, &name).and_then(crate::stats::steady::of_workload))
+            .collect(),
+        cliffs: (0..c.cliffs.len())
+            .filter(|&i| c.cliffs[i].workload == name)
+            .collect(),
+        sustained: rows
+            .iter()
+            .copied()
+            .filter(|&i| crate::sample::headline::is_sustained_key(&c.rows[i].metric))
+            .collect(),
+        name,
+        describe,
+        headline,
+        rows,
     }
 }
 

@@ -100,7 +100,8 @@ impl Section for Faults {
     }
 }
 
-/// Reads and checks fault number `n` (1-based, as errors name it).
+/// Reads and checks fault number `n` (1-based, as errors name it). The checks run in the
+/// order the fields are read, so a spec with several mistakes is told about the first one.
 fn one(
     cx: &Cx,
     n: usize,
@@ -109,93 +110,20 @@ fn one(
     draft: &Draft,
     fill: bool,
 ) -> Result<Fault, SpecError> {
-    let field = |k: &str| format!("faults[{n}].{k}");
-    let err = |k: &str, msg: String| cx.err("faults", &field(k), msg);
-    let member = match f.member {
-        None => {
-            return Err(err(
-                "member",
-                "missing; which member (0 is the first, md's RaidDevice 0)".into(),
-            ));
-        }
-        Some(m) if m < 0 || m as usize >= stack.members => {
-            return Err(err(
-                "member",
-                format!(
-                    "member {m} does not exist; the layout has {} members (0 to {})",
-                    stack.members,
-                    stack.members.saturating_sub(1)
-                ),
-            ));
-        }
-        Some(m) => m as usize,
-    };
-    let at_s = f.at.as_deref().ok_or_else(|| {
-        err(
-            "at",
-            "missing; when: healthy (or before_degrade), degraded, rebuild or after_rebuild".into(),
-        )
-    })?;
-    let at = FaultStep::parse(at_s).ok_or_else(|| {
-        err(
-            "at",
-            format!(
-                "unknown step '{at_s}' (use healthy, before_degrade, degraded, rebuild or after_rebuild)"
-            ),
-        )
-    })?;
-    let kind_s = f
-        .kind
-        .as_deref()
-        .ok_or_else(|| err("kind", "missing; what: unreadable, fail or corrupt".into()))?;
+    let member = member(cx, n, f.member, stack)?;
+    let at = step(cx, n, f.at.as_deref())?;
     let under = match &f.offset {
         Some(SizeValue::Text(t)) => under(t),
         _ => None,
     };
-    let range = |what: &str| range(cx, n, f, under.is_some(), what);
-    let kind = match kind_s {
-        "unreadable" => {
-            let (offset, length) = range("unreadable")?;
-            FaultKind::Unreadable { offset, length }
-        }
-        "corrupt" => {
-            let (offset, length) = range("corrupt")?;
-            FaultKind::Corrupt { offset, length }
-        }
-        "fail" => {
-            if f.offset.is_some() || f.length.is_some() {
-                return Err(err(
-                    "offset",
-                    "a whole-disk failure has no range; drop offset and length".into(),
-                ));
-            }
-            FaultKind::Fail
-        }
-        o => {
-            return Err(err(
-                "kind",
-                format!("unknown kind '{o}' (use unreadable, fail or corrupt)"),
-            ));
-        }
-    };
+    let kind = kind(cx, n, f, under.is_some())?;
     placement(cx, n, at, member, stack, draft)?;
     if under.is_some() {
         under_data(cx, n, stack, draft, fill)?;
     }
     let progress = progress(cx, n, f.progress, at, stack)?;
     let copies = copies(cx, n, f, kind, under.is_some(), at)?;
-    if at == FaultStep::AfterRebuild
-        && kind.needs_dm()
-        && draft.degrade
-        && member + 1 == stack.members
-    {
-        return Err(err(
-            "member",
-            format!(
-                "member {member} is replaced by the rebuild, and the new disk has no dm table to fail; use kind = \"corrupt\" or another member"
-            ),
-        ));
-    }
+    after_rebuild(cx, n, at, kind, member, stack, draft)?;
     Ok(Fault {
         member,
         at,
@@ -205,6 +133,97 @@ fn one(
         placed: false,
         copies,
     })
+}
+
+/// The `member` of fault `n`: required, and an index into the layout's members (errors
+/// name the valid range so the fix is in the message).
+fn member(cx: &Cx, n: usize, m: Option<i64>, stack: &Stack) -> Result<usize, SpecError> {
+    let err = |msg: String| cx.err("faults", &format!("faults[{n}].member"), msg);
+    match m {
+        None => Err(err(
+            "missing; which member (0 is the first, md's RaidDevice 0)".into(),
+        )),
+        Some(m) if m < 0 || m as usize >= stack.members => Err(err(format!(
+            "member {m} does not exist; the layout has {} members (0 to {})",
+            stack.members,
+            stack.members.saturating_sub(1)
+        ))),
+        Some(m) => Ok(m as usize),
+    }
+}
+
+/// The `at` of fault `n`: required, one of the named steps of the lab's run.
+fn step(cx: &Cx, n: usize, at: Option<&str>) -> Result<FaultStep, SpecError> {
+    let err = |msg: String| cx.err("faults", &format!("faults[{n}].at"), msg);
+    let at_s = at.ok_or_else(|| {
+        err("missing; when: healthy (or before_degrade), degraded, rebuild or after_rebuild".into())
+    })?;
+    FaultStep::parse(at_s).ok_or_else(|| {
+        err(format!(
+            "unknown step '{at_s}' (use healthy, before_degrade, degraded, rebuild or after_rebuild)"
+        ))
+    })
+}
+
+/// The `kind` of fault `n` with its range: unreadable and corrupt strike a range (placed by
+/// the lab when `under`), a whole-disk failure has none, so a range given with it is a
+/// mistake rather than something to ignore.
+fn kind(cx: &Cx, n: usize, f: &RawFault, under: bool) -> Result<FaultKind, SpecError> {
+    let err = |k: &str, msg: String| cx.err("faults", &format!("faults[{n}].{k}"), msg);
+    let kind_s = f
+        .kind
+        .as_deref()
+        .ok_or_else(|| err("kind", "missing; what: unreadable, fail or corrupt".into()))?;
+    match kind_s {
+        "unreadable" => {
+            let (offset, length) = range(cx, n, f, under, "unreadable")?;
+            Ok(FaultKind::Unreadable { offset, length })
+        }
+        "corrupt" => {
+            let (offset, length) = range(cx, n, f, under, "corrupt")?;
+            Ok(FaultKind::Corrupt { offset, length })
+        }
+        "fail" => {
+            if f.offset.is_some() || f.length.is_some() {
+                return Err(err(
+                    "offset",
+                    "a whole-disk failure has no range; drop offset and length".into(),
+                ));
+            }
+            Ok(FaultKind::Fail)
+        }
+        o => Err(err(
+            "kind",
+            format!("unknown kind '{o}' (use unreadable, fail or corrupt)"),
+        )),
+    }
+}
+
+/// Whether fault `n` can strike member `member` after the rebuild: the member degrade fails
+/// is replaced by a new disk with no dm table, so a fault that needs one cannot go there.
+fn after_rebuild(
+    cx: &Cx,
+    n: usize,
+    at: FaultStep,
+    kind: FaultKind,
+    member: usize,
+    stack: &Stack,
+    draft: &Draft,
+) -> Result<(), SpecError> {
+    if at == FaultStep::AfterRebuild
+        && kind.needs_dm()
+        && draft.degrade
+        && member + 1 == stack.members
+    {
+        return Err(cx.err(
+            "faults",
+            &format!("faults[{n}].member"),
+            format!(
+                "member {member} is replaced by the rebuild, and the new disk has no dm table to fail; use kind = \"corrupt\" or another member"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The `copies` of fault `n`: `"one"` (the default) or `"all"`, which needs a corrupt fault

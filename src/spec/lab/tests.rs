@@ -935,7 +935,7 @@ fn a_round_is_the_defaults_time_when_workloads_has_none() {
 /// `[workloads] precondition` and `steady_state` (SNIA PTS on every layout): the kind, the
 /// figure, the round (`time` when no `round`) and the limit are read; every closed-loop
 /// block-IO workload gets the rounds at run time (also after `--quick` replaced the suite),
-/// a rate-paced one keeps its schedule; bad values name their key.
+/// a rate-paced one keeps its schedule.
 #[test]
 fn workloads_precondition_and_steady_state_apply_to_every_closed_loop_workload() {
     use crate::spec::{Precondition, SteadyFigure};
@@ -987,7 +987,14 @@ rate = "100"
             .filter_map(|w| w.io())
             .all(|io| io.steady == Some(st))
     );
+}
 
+/// `precondition = true` and `steady_state = true` take SNIA PTS's defaults (sequential
+/// precondition, IOPS, 60 s rounds, at most 25), so a spec need not know the figures;
+/// `false` turns both off.
+#[test]
+fn workloads_precondition_and_steady_state_true_take_the_pts_defaults_and_false_turns_them_off() {
+    use crate::spec::{Precondition, SteadyFigure};
     let on = lab("[[layout]]\nname = \"a\"\nfs = \"xfs\"\n[workloads]\nprecondition = true\nsteady_state = true\n").unwrap();
     assert_eq!(on.workloads.precondition, Some(Precondition::Seq));
     let st = on.workloads.steady.unwrap();
@@ -1000,7 +1007,12 @@ rate = "100"
         (off.workloads.precondition, off.workloads.steady),
         (None, None)
     );
+}
 
+/// A bad `precondition`, `steady_state`, `round` or `max_rounds` (or `steady_state` with an
+/// SLO) is refused with its own key and line, so the reader fixes the right one.
+#[test]
+fn workloads_precondition_and_steady_state_bad_values_name_their_key() {
     for (text, key, says) in [
         (
             "precondition = \"twice\"",

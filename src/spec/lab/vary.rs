@@ -81,6 +81,39 @@ fn expand_one(
         };
         loc.err(line, k, msg)
     };
+    let axes = axes(vary, &err)?;
+    let limit = limit(loc, start, &base, l.get_ref().max_layouts)?;
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+        .unwrap_or(usize::MAX);
+    if total > limit {
+        return Err(err(
+            "",
+            format!(
+                "{total} combinations, over the limit of {limit}; drop values, or raise max_layouts = {total} if you mean it"
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(total);
+    for k in 0..total {
+        let picks = pick(&axes, k);
+        let (name, raw) = combination(table, &picks, &base, &err)?;
+        out.push(Expanded {
+            raw: Spanned::new(l.span(), raw),
+            name: Some(name),
+        });
+    }
+    Ok(out)
+}
+
+/// The keys a sweep varies with their values, in the order written: a fixed key, an empty
+/// path segment or a key without a list of values is refused here, before any combination
+/// is built, so the error names the key rather than a combination.
+fn axes<'a>(
+    vary: &'a Table,
+    err: &impl Fn(&str, String) -> SpecError,
+) -> Result<Vec<(&'a str, &'a Vec<Value>)>, SpecError> {
     if vary.is_empty() {
         return Err(err(
             "",
@@ -107,61 +140,67 @@ fn expand_one(
             }
         }
     }
-    let limit = match l.get_ref().max_layouts {
-        None => MAX_LAYOUTS,
-        Some(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
-        Some(_) => {
-            return Err(loc.err(
-                Some(loc.line_of_key(start, "layout", "max_layouts")),
-                format!("layout[{base}].max_layouts"),
-                "must be at least 1",
-            ));
-        }
-    };
-    let total = axes
+    Ok(axes)
+}
+
+/// The most combinations this layout may expand into: its `max_layouts` (at least 1) or
+/// [`MAX_LAYOUTS`], so a sweep that multiplies out by mistake is stopped before it runs.
+fn limit(
+    loc: &Locator,
+    start: usize,
+    base: &str,
+    max_layouts: Option<i64>,
+) -> Result<usize, SpecError> {
+    match max_layouts {
+        None => Ok(MAX_LAYOUTS),
+        Some(n) if n >= 1 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Some(_) => Err(loc.err(
+            Some(loc.line_of_key(start, "layout", "max_layouts")),
+            format!("layout[{base}].max_layouts"),
+            "must be at least 1",
+        )),
+    }
+}
+
+/// The `k`-th combination of the axes' values, one per axis: the first key varies slowest,
+/// so the layouts come out in the order a reader would write them by hand.
+fn pick<'a>(axes: &[(&'a str, &'a Vec<Value>)], k: usize) -> Vec<(&'a str, &'a Value)> {
+    let mut rest = k;
+    let mut picks: Vec<(&str, &Value)> = vec![("", &Value::Boolean(false)); axes.len()];
+    for (slot, (key, values)) in axes.iter().enumerate().rev() {
+        picks[slot] = (key, &values[rest % values.len()]);
+        rest /= values.len();
+    }
+    picks
+}
+
+/// One combination's name and layout: the layout's table with the sweep's keys dropped and
+/// the picked values set, read again exactly as a written-out layout is, so a value its
+/// section refuses is refused the same way (named after the combination).
+fn combination(
+    table: &Table,
+    picks: &[(&str, &Value)],
+    base: &str,
+    err: &impl Fn(&str, String) -> SpecError,
+) -> Result<(String, RawLayout), SpecError> {
+    let mut t = table.clone();
+    t.remove("vary");
+    t.remove("max_layouts");
+    for (key, value) in picks {
+        set(&mut t, key, (*value).clone()).map_err(|m| err(key, m))?;
+    }
+    let shown: Vec<String> = picks
         .iter()
-        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
-        .unwrap_or(usize::MAX);
-    if total > limit {
-        return Err(err(
+        .map(|(key, v)| format!("{}={}", key.rsplit('.').next().unwrap_or(key), show(v)))
+        .collect();
+    let name = format!("{base}[{}]", shown.join(","));
+    let raw = RawLayout::deserialize(Value::Table(t)).map_err(|e| {
+        err(
             "",
-            format!(
-                "{total} combinations, over the limit of {limit}; drop values, or raise max_layouts = {total} if you mean it"
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(total);
-    for k in 0..total {
-        // The k-th combination: the first key varies slowest.
-        let mut rest = k;
-        let mut picks: Vec<(&str, &Value)> = vec![("", &Value::Boolean(false)); axes.len()];
-        for (slot, (key, values)) in axes.iter().enumerate().rev() {
-            picks[slot] = (key, &values[rest % values.len()]);
-            rest /= values.len();
-        }
-        let mut t = table.clone();
-        t.remove("vary");
-        t.remove("max_layouts");
-        for (key, value) in &picks {
-            set(&mut t, key, (*value).clone()).map_err(|m| err(key, m))?;
-        }
-        let shown: Vec<String> = picks
-            .iter()
-            .map(|(key, v)| format!("{}={}", key.rsplit('.').next().unwrap_or(key), show(v)))
-            .collect();
-        let name = format!("{base}[{}]", shown.join(","));
-        let raw = RawLayout::deserialize(Value::Table(t)).map_err(|e| {
-            err(
-                "",
-                format!("{name}: {}", e.message().trim().replace('\n', " ")),
-            )
-        })?;
-        out.push(Expanded {
-            raw: Spanned::new(l.span(), raw),
-            name: Some(name),
-        });
-    }
-    Ok(out)
+            format!("{name}: {}", e.message().trim().replace('\n', " ")),
+        )
+    })?;
+    Ok((name, raw))
 }
 
 /// Sets the dotted `key` (`mdadm.chunk`) in `t`, making the tables on the way.
