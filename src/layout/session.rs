@@ -10,7 +10,7 @@ use super::cmd::Runner;
 use super::fault::{self, DmWrap, Fault, FaultKind};
 use super::state::{Owned, StateFile};
 use super::{loopdev, signature};
-use crate::stack::{RaidLayer, Stack};
+use crate::stack::Stack;
 
 mod assemble;
 mod btrfs;
@@ -314,34 +314,6 @@ impl Session {
         });
     }
 
-    /// ZFS's view of `b`'s pool now (`zpool status -p -P -v`); `None` without a pool, in a
-    /// dry run, or when zpool does not answer.
-    pub fn zpool_status(&self, b: &Built) -> Option<super::zfs::PoolStatus> {
-        if self.runner.is_dry_run() || !matches!(b.stack.raid(), crate::stack::RaidLayer::Zfs(_)) {
-            return None;
-        }
-        let pool = super::zfs::pool_name(&self.lab_id, b.index);
-        let mut argv = super::zfs::status_argv(&pool);
-        argv.insert(4, "-v".into());
-        let out = self.runner.run(&argv).ok()?;
-        Some(super::zfs::parse_status(&out.stdout))
-    }
-
-    /// The name of `b`'s ZFS pool (`None` for other layouts).
-    pub fn zfs_pool(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid(), crate::stack::RaidLayer::Zfs(_))
-            .then(|| super::zfs::pool_name(&self.lab_id, b.index))
-    }
-
-    /// btrfs's error counters of a btrfs layout (`None` for other layouts, dry runs, or when
-    /// btrfs does not answer).
-    pub fn btrfs_stats(&self, b: &Built) -> Option<Vec<super::btrfs::DevStats>> {
-        if self.runner.is_dry_run() || b.stack.fs() != crate::stack::FsKind::Btrfs {
-            return None;
-        }
-        super::btrfs::device_stats(&self.runner, &b.mount_point).ok()
-    }
-
     /// How `b`'s layers sit on the array's stripe, as the tools report them after the build
     /// (md's sysfs, `pvs`/`vgs`, `bcache-super-show`, `xfs_spaceman -c info`, `dumpe2fs -h`): a
     /// warning with the fix
@@ -501,70 +473,19 @@ impl Session {
         Ok(())
     }
 
-    /// The runtime tunables of `b`'s RAID layer as the kernel or ZFS holds them after the
-    /// build, in words (`stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096,
-    /// scheduler mq-deadline`; ZFS: `recordsize 1M, primarycache metadata`): what was asked
-    /// is only what was written, this is what was taken. `None` when there is nothing to say
-    /// (or in a dry run).
+    /// The runtime tunables of `b`'s layers as the kernel or ZFS holds them after the build, in
+    /// words (md: `stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096, scheduler
+    /// mq-deadline`; ZFS: `recordsize 1M, primarycache metadata`), each layer's own answer:
+    /// what was asked is only what was written, this is what was taken. `None` when there is
+    /// nothing to say (or in a dry run).
     pub fn tunables(&self, b: &Built) -> Option<String> {
-        match b.stack.raid() {
-            RaidLayer::Md(o) => super::scrub::md_tunables(&b.md_array()?, o, &b.members),
-            RaidLayer::Zfs(z) if !z.dataset.is_empty() => {
-                let ds = super::zfs::dataset_name(&super::zfs::pool_name(&self.lab_id, b.index));
-                let keys: Vec<&str> = z.dataset.iter().map(|(k, _)| k.as_str()).collect();
-                let out = self
-                    .runner
-                    .run(&[
-                        "zfs",
-                        "get",
-                        "-H",
-                        "-o",
-                        "property,value",
-                        &keys.join(","),
-                        &ds,
-                    ])
-                    .ok()?;
-                let pairs: Vec<String> = out
-                    .stdout
-                    .lines()
-                    .filter_map(|l| l.split_once('\t'))
-                    .map(|(k, v)| format!("{k} {}", v.trim()))
-                    .collect();
-                (!pairs.is_empty()).then(|| pairs.join(", "))
-            }
-            _ => None,
-        }
-    }
-
-    /// The ZFS pool of a built layout, `None` when it is not a zfs layout.
-    pub fn zpool_of(&self, b: &Built) -> Option<String> {
-        matches!(b.stack.raid(), RaidLayer::Zfs(_))
-            .then(|| super::zfs::pool_name(&self.lab_id, b.index))
-    }
-
-    /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
-    pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
-        super::zfs::set_arc_max(&self.runner, bytes)
-    }
-
-    /// Caps the ARC for a zfs layout's measurements; returns the previous cap for
-    /// [`Session::restore_arc`].
-    pub fn cap_arc(&self) -> Result<String, LayoutError> {
-        super::zfs::cap_arc(&self.runner)
-    }
-
-    /// Puts back the ARC cap [`Session::cap_arc`] returned.
-    pub fn restore_arc(&self, prev: &str) -> Result<(), LayoutError> {
-        super::zfs::set_arc_max_text(&self.runner, prev)
-    }
-
-    /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
-    /// where it was); nothing for other layouts.
-    pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
-        match self.zpool_of(b) {
-            Some(pool) => super::zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
-            None => Ok(()),
-        }
+        let said: Vec<String> = b
+            .stack
+            .layers()
+            .iter()
+            .filter_map(|l| layers::steps(l).ok()?.tunables(self, b))
+            .collect();
+        (!said.is_empty()).then(|| said.join(", "))
     }
 
     /// Tears down one layout (everything made since it was built); returns what could not go.

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::super::LayoutError;
-use super::super::fs;
 use super::super::stack::Stack;
 use super::layers;
 use super::steps::{Made, Volume};
@@ -96,7 +95,7 @@ impl Session {
         let mnt = self.mount_volume(d.index, d.name, d.stack, &vol)?;
         let Volume { base, made, .. } = vol;
         let mount_seconds = t1.elapsed().as_secs_f64();
-        let usable_bytes = fs::statvfs_bytes(&mnt).map_or(0, |t| t.0);
+        let usable_bytes = self.usable_bytes(d.stack, &mnt).unwrap_or(0);
         let member_size = d
             .members
             .iter()

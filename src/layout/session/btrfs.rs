@@ -24,6 +24,17 @@ pub(super) struct BtrfsSteps {
     pub metadata: BtrfsProfile,
 }
 
+impl Session {
+    /// btrfs's error counters of a btrfs layout (`None` for other layouts, dry runs, or when
+    /// btrfs does not answer).
+    pub fn btrfs_stats(&self, b: &Built) -> Option<Vec<btrfs::DevStats>> {
+        if self.runner.is_dry_run() || b.stack.fs() != FsKind::Btrfs {
+            return None;
+        }
+        btrfs::device_stats(&self.runner, &b.mount_point).ok()
+    }
+}
+
 impl LayerSteps for BtrfsSteps {
     fn name(&self) -> &'static str {
         "btrfs"

@@ -9,11 +9,11 @@ use std::time::Instant;
 use super::super::LayoutError;
 use super::super::fault;
 use super::super::state::Owned;
-use super::super::{btrfs, fs, signature};
+use super::super::{fs, signature};
 use super::layers;
 use super::steps::{LayoutDisks, Volume};
 use super::{Built, DiskSource, Session, Wrapped, check_stop};
-use crate::stack::{FsKind, Stack};
+use crate::stack::Stack;
 
 /// The disks one layout is built on.
 struct Disks {
@@ -227,14 +227,17 @@ impl Session {
         Ok(mnt)
     }
 
-    /// Bytes the mounted filesystem offers (btrfs asks btrfs; dry runs say 0).
-    fn usable_bytes(&self, stack: &Stack, mnt: &Path) -> Result<u64, LayoutError> {
-        Ok(if self.runner.is_dry_run() {
-            0
-        } else if stack.fs() == FsKind::Btrfs {
-            btrfs::usable_bytes(&self.runner, mnt)?
-        } else {
-            fs::statvfs_bytes(mnt)?.0
-        })
+    /// Bytes the mounted filesystem offers: the layer that knows better says (btrfs asks
+    /// btrfs), `statvfs` otherwise; dry runs say 0.
+    pub(super) fn usable_bytes(&self, stack: &Stack, mnt: &Path) -> Result<u64, LayoutError> {
+        if self.runner.is_dry_run() {
+            return Ok(0);
+        }
+        for layer in stack.layers().iter().rev() {
+            if let Some(bytes) = layers::steps(layer)?.usable_bytes(self, mnt) {
+                return bytes;
+            }
+        }
+        Ok(fs::statvfs_bytes(mnt)?.0)
     }
 }

@@ -37,6 +37,16 @@ impl LayerSteps for FsSteps<'_> {
         self.0.kind.name()
     }
 
+    /// The filesystem's device's read-ahead set anew.
+    fn retune(&self, s: &mut Session, b: &Built) -> Result<(), LayoutError> {
+        set_read_ahead(s, &b.fs_device, self.0.read_ahead)
+    }
+
+    /// btrfs says what it offers (statvfs counts raw space on RAID profiles).
+    fn usable_bytes(&self, s: &Session, mnt: &std::path::Path) -> Option<Result<u64, LayoutError>> {
+        (self.0.kind == FsKind::Btrfs).then(|| super::super::btrfs::usable_bytes(&s.runner, mnt))
+    }
+
     /// mkfs on the base device (a single-device btrfs is recorded so teardown forgets it).
     fn build(
         &self,

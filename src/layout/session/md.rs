@@ -94,6 +94,73 @@ impl LayerSteps for MdSteps<'_> {
         Ok(())
     }
 
+    fn tunables(&self, _s: &Session, b: &Built) -> Option<String> {
+        scrub::md_tunables(&b.md_array()?, self.0, &b.members)
+    }
+
+    /// md's runtime tunables set anew on the built array: its speed limits, sysfs tunables,
+    /// read-ahead and the members' scheduler.
+    fn retune(&self, s: &mut Session, b: &Built) -> Result<(), LayoutError> {
+        let Some(dev) = b.md_array() else {
+            return Ok(());
+        };
+        sync_speeds(s, &dev, self.0)?;
+        let devs: Vec<PathBuf> = b.members.iter().chain(&b.spares).cloned().collect();
+        tune(s, &dev, self.0, &devs)
+    }
+
+    /// md's tunables the kernel holds other than asked, in words.
+    fn wrong_tunables(&self, s: &Session, b: &Built) -> Vec<String> {
+        let (o, members) = (self.0, &b.members);
+        let mut wrong = Vec::new();
+        let Some(dev) = b.md_array() else {
+            return wrong;
+        };
+        let attr = |file: &str| {
+            std::fs::read_to_string(scrub::md_sysfs(&dev, file))
+                .ok()
+                .and_then(|t| t.split_whitespace().next().map(str::to_string))
+                .unwrap_or_else(|| "?".into())
+        };
+        for (file, want) in [
+            ("stripe_cache_size", o.stripe_cache_size),
+            ("group_thread_cnt", o.group_thread_cnt),
+            ("sync_speed_min", o.sync_speed_min.map(|b| b / 1024)),
+            ("sync_speed_max", o.sync_speed_max.map(|b| b / 1024)),
+        ] {
+            let Some(want) = want else { continue };
+            let got = attr(file);
+            if got != want.to_string() {
+                wrong.push(format!("{file}: asked {want}, md says {got}"));
+            }
+        }
+        if let Some(want) = o.read_ahead {
+            match s.getra(&dev) {
+                Ok(got) if got == want / 512 => {}
+                Ok(got) => wrong.push(format!(
+                    "mdadm.read_ahead: asked {} sectors, blockdev --getra says {got}",
+                    want / 512
+                )),
+                Err(e) => wrong.push(format!("mdadm.read_ahead: {e}")),
+            }
+        }
+        if let Some(want) = &o.scheduler {
+            for m in members {
+                let got = std::fs::read_to_string(scrub::queue_sysfs(m, "scheduler"))
+                    .ok()
+                    .and_then(|t| scrub::active_scheduler(&t));
+                if got.as_deref() != Some(want.as_str()) {
+                    wrong.push(format!(
+                        "scheduler of {}: asked {want}, the kernel says {}",
+                        m.display(),
+                        got.as_deref().unwrap_or("?")
+                    ));
+                }
+            }
+        }
+        wrong
+    }
+
     fn build(
         &self,
         s: &mut Session,

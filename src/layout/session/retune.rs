@@ -1,14 +1,13 @@
 //! Re-tuning a built layout for the next layout of a sweep that differs from it only in
-//! runtime tunables ([`Stack::retunable_to`]): md's sysfs tunables, read-aheads and the
-//! members' scheduler set anew on the same build, and every tunable a layout asks for read
-//! back from the kernel to check it took.
+//! runtime tunables ([`Stack::retunable_to`]): each layer sets its own anew on the same build
+//! (md's sysfs tunables, read-aheads, the members' scheduler), and every tunable a layout asks
+//! for is read back from the kernel to check it took.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::super::LayoutError;
-use super::super::scrub;
-use super::{Built, Session, fs, md};
-use crate::stack::{RaidLayer, Stack};
+use super::{Built, Session, layers};
+use crate::stack::Stack;
 
 impl Session {
     /// Sets `next`'s runtime tunables on `b` and makes it layout `name`'s build: what a sweep
@@ -22,12 +21,9 @@ impl Session {
                 b.name
             )));
         }
-        if let (RaidLayer::Md(o), Some(dev)) = (next.raid(), b.md_array()) {
-            md::sync_speeds(self, &dev, o)?;
-            let devs: Vec<PathBuf> = b.members.iter().chain(&b.spares).cloned().collect();
-            md::tune(self, &dev, o, &devs)?;
+        for layer in next.layers() {
+            layers::steps(layer)?.retune(self, b)?;
         }
-        fs::set_read_ahead(self, &b.fs_device, next.fs_layer().read_ahead)?;
         b.stack = next.clone();
         b.name = name.to_string();
         Ok(())
@@ -42,8 +38,8 @@ impl Session {
             return Ok(None);
         }
         let mut wrong: Vec<String> = Vec::new();
-        if let (RaidLayer::Md(o), Some(dev)) = (b.stack.raid(), b.md_array()) {
-            wrong.extend(self.md_wrong(&dev, o, &b.members));
+        for layer in b.stack.layers() {
+            wrong.extend(layers::steps(layer)?.wrong_tunables(self, b));
         }
         let fs_ra = match b.stack.fs_layer().read_ahead {
             Some(want) => {
@@ -70,61 +66,8 @@ impl Session {
         }
     }
 
-    /// md's tunables the kernel holds other than asked, in words.
-    fn md_wrong(
-        &self,
-        dev: &Path,
-        o: &crate::stack::MdOptions,
-        members: &[PathBuf],
-    ) -> Vec<String> {
-        let mut wrong = Vec::new();
-        let attr = |file: &str| {
-            std::fs::read_to_string(scrub::md_sysfs(dev, file))
-                .ok()
-                .and_then(|t| t.split_whitespace().next().map(str::to_string))
-                .unwrap_or_else(|| "?".into())
-        };
-        for (file, want) in [
-            ("stripe_cache_size", o.stripe_cache_size),
-            ("group_thread_cnt", o.group_thread_cnt),
-            ("sync_speed_min", o.sync_speed_min.map(|b| b / 1024)),
-            ("sync_speed_max", o.sync_speed_max.map(|b| b / 1024)),
-        ] {
-            let Some(want) = want else { continue };
-            let got = attr(file);
-            if got != want.to_string() {
-                wrong.push(format!("{file}: asked {want}, md says {got}"));
-            }
-        }
-        if let Some(want) = o.read_ahead {
-            match self.getra(dev) {
-                Ok(got) if got == want / 512 => {}
-                Ok(got) => wrong.push(format!(
-                    "mdadm.read_ahead: asked {} sectors, blockdev --getra says {got}",
-                    want / 512
-                )),
-                Err(e) => wrong.push(format!("mdadm.read_ahead: {e}")),
-            }
-        }
-        if let Some(want) = &o.scheduler {
-            for m in members {
-                let got = std::fs::read_to_string(scrub::queue_sysfs(m, "scheduler"))
-                    .ok()
-                    .and_then(|t| scrub::active_scheduler(&t));
-                if got.as_deref() != Some(want.as_str()) {
-                    wrong.push(format!(
-                        "scheduler of {}: asked {want}, the kernel says {}",
-                        m.display(),
-                        got.as_deref().unwrap_or("?")
-                    ));
-                }
-            }
-        }
-        wrong
-    }
-
     /// `blockdev --getra DEV`: the device's read-ahead in 512-byte sectors.
-    fn getra(&self, dev: &Path) -> Result<u64, LayoutError> {
+    pub(super) fn getra(&self, dev: &Path) -> Result<u64, LayoutError> {
         let out = self.runner.run(&[
             "blockdev".to_string(),
             "--getra".into(),

@@ -198,6 +198,30 @@ pub(crate) trait LayerSteps {
         Ok(false)
     }
 
+    /// Sets this layer's runtime tunables (this value's, the next layout of a sweep) on `b`,
+    /// built with the same layer under other tunables.
+    fn retune(&self, _s: &mut Session, _b: &Built) -> Result<(), LayoutError> {
+        Ok(())
+    }
+
+    /// This layer's tunables the kernel holds other than `b`'s stack asked, in words (none
+    /// when all took, or the layer has none).
+    fn wrong_tunables(&self, _s: &Session, _b: &Built) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Bytes the mounted filesystem at `mnt` offers when this layer knows better than
+    /// `statvfs` (btrfs asks btrfs), `None` when it does not.
+    fn usable_bytes(&self, _s: &Session, _mnt: &Path) -> Option<Result<u64, LayoutError>> {
+        None
+    }
+
+    /// The layer's runtime tunables as the kernel or the layer's tool holds them now, in
+    /// words (`stripe_cache_size 4096, ...`), `None` when it has none to say.
+    fn tunables(&self, _s: &Session, _b: &Built) -> Option<String> {
+        None
+    }
+
     /// The layer's own consistency check (md `check`, `btrfs scrub`, `zpool scrub`), `None`
     /// when it has none. `written_under`: the lab wrote garbage onto a member on purpose.
     fn check(

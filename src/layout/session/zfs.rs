@@ -23,6 +23,51 @@ pub(super) struct ZfsSteps<'a>(pub &'a ZfsOptions);
 /// ZFS's key in [`super::Made`]: the pool's name (a power cut's assembly imports it by it).
 const POOL: &str = "zfs.pool";
 
+impl Session {
+    /// ZFS's view of `b`'s pool now (`zpool status -p -P -v`); `None` without a pool, in a
+    /// dry run, or when zpool does not answer.
+    pub fn zpool_status(&self, b: &Built) -> Option<zfs::PoolStatus> {
+        if self.runner.is_dry_run() {
+            return None;
+        }
+        let pool = self.zfs_pool(b)?;
+        let mut argv = zfs::status_argv(&pool);
+        argv.insert(4, "-v".into());
+        let out = self.runner.run(&argv).ok()?;
+        Some(zfs::parse_status(&out.stdout))
+    }
+
+    /// The name of `b`'s ZFS pool (`None` for other layouts).
+    pub fn zfs_pool(&self, b: &Built) -> Option<String> {
+        b.made.get(POOL).map(str::to_string)
+    }
+
+    /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
+    pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
+        zfs::set_arc_max(&self.runner, bytes)
+    }
+
+    /// Caps the ARC for a zfs layout's measurements; returns the previous cap for
+    /// [`Session::restore_arc`].
+    pub fn cap_arc(&self) -> Result<String, LayoutError> {
+        zfs::cap_arc(&self.runner)
+    }
+
+    /// Puts back the ARC cap [`Session::cap_arc`] returned.
+    pub fn restore_arc(&self, prev: &str) -> Result<(), LayoutError> {
+        zfs::set_arc_max_text(&self.runner, prev)
+    }
+
+    /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
+    /// where it was); nothing for other layouts.
+    pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
+        match self.zfs_pool(b) {
+            Some(pool) => zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
+            None => Ok(()),
+        }
+    }
+}
+
 impl LayerSteps for ZfsSteps<'_> {
     fn name(&self) -> &'static str {
         "zfs"
@@ -30,6 +75,35 @@ impl LayerSteps for ZfsSteps<'_> {
 
     /// The pool and its dataset mounted on the layout's mount point, each recorded before it
     /// is made (`zpool destroy` unmounts the dataset at teardown).
+    /// The dataset properties the layout set, as ZFS holds them.
+    fn tunables(&self, s: &Session, b: &Built) -> Option<String> {
+        let z = self.0;
+        if z.dataset.is_empty() {
+            return None;
+        }
+        let ds = zfs::dataset_name(&s.zfs_pool(b)?);
+        let keys: Vec<&str> = z.dataset.iter().map(|(k, _)| k.as_str()).collect();
+        let out = s
+            .runner
+            .run(&[
+                "zfs",
+                "get",
+                "-H",
+                "-o",
+                "property,value",
+                &keys.join(","),
+                &ds,
+            ])
+            .ok()?;
+        let pairs: Vec<String> = out
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| format!("{k} {}", v.trim()))
+            .collect();
+        (!pairs.is_empty()).then(|| pairs.join(", "))
+    }
+
     fn build(
         &self,
         s: &mut Session,
