@@ -9,8 +9,9 @@ use super::super::dataset::DataSet;
 use super::super::integrity::Step;
 use super::super::report::{FaultReport, LayoutReport};
 use super::super::spec::{LabSpec, LayoutSpec};
-use super::{StackRun, placement};
-use crate::layout::fault::{self, DmWrap, FaultStep, MdObservation};
+use super::StackRun;
+use super::placement::{self, Prepared};
+use crate::layout::fault::{self, DmWrap, Fault, FaultStep, MdObservation};
 use crate::layout::{Built, Stack};
 
 /// md's view of the layout's array now (`None` without md or in a dry run).
@@ -74,60 +75,91 @@ impl StackRun<'_, '_> {
             faults,
             self.opts.dry_run,
         );
-        let mut reports = Vec::new();
-        for p in prepared {
-            let f = p.fault;
-            let device = built
-                .members
-                .get(f.member)
-                .map_or(String::new(), |m| m.display().to_string());
-            let mut description = f.describe();
-            let mut held = p.held;
-            let error = if let Some(e) = p.error {
-                Some(e)
-            } else {
-                self.step(&l.name, format!("injecting {}", f.describe()));
-                let mut errors: Vec<String> = self
-                    .session
-                    .inject(built, &f)
-                    .err()
-                    .map(|e| e.to_string())
-                    .into_iter()
-                    .collect();
-                for a in &p.also {
-                    if let Err(e) = self.session.inject(built, a) {
-                        errors.push(format!("{}: {e}", a.describe()));
-                    }
-                }
-                if !p.also.is_empty() {
-                    description.push_str(&also_line(&p.also));
-                }
-                if let Some(c) = &p.parity {
-                    match placement::parity_struck(c) {
-                        Ok(says) => {
-                            if let Some(h) = held.as_mut() {
-                                h.parity_checked = Some(says);
-                            }
+        let mut reports: Vec<FaultReport> = prepared
+            .into_iter()
+            .map(|p| self.strike(&l.name, built, p))
+            .collect();
+        self.observe_struck(l, built, lr, data, &mut reports)?;
+        lr.faults.extend(reports);
+        Ok(())
+    }
+
+    /// Strikes one prepared fault (with the other copies it asks for) unless it could not be
+    /// placed; the report starts with what the strike itself met, the observations after the
+    /// read-back come later.
+    fn strike(&mut self, layout: &str, built: &Built, p: Prepared) -> FaultReport {
+        let f = p.fault;
+        let device = built
+            .members
+            .get(f.member)
+            .map_or(String::new(), |m| m.display().to_string());
+        let mut description = f.describe();
+        let mut held = p.held;
+        let error = if let Some(e) = p.error {
+            Some(e)
+        } else {
+            self.step(layout, format!("injecting {}", f.describe()));
+            let mut errors = self.inject_with_copies(built, &f, &p.also);
+            if !p.also.is_empty() {
+                description.push_str(&also_line(&p.also));
+            }
+            if let Some(c) = &p.parity {
+                match placement::parity_struck(c) {
+                    Ok(says) => {
+                        if let Some(h) = held.as_mut() {
+                            h.parity_checked = Some(says);
                         }
-                        Err(e) => errors.push(e),
                     }
+                    Err(e) => errors.push(e),
                 }
-                (!errors.is_empty()).then(|| errors.join("; "))
-            };
-            reports.push(FaultReport {
-                description,
-                fault: f,
-                device,
-                error,
-                rebuild: None,
-                files_bad: None,
-                md: None,
-                struck_at_pct: None,
-                zpool: None,
-                btrfs: None,
-                held,
-            });
+            }
+            (!errors.is_empty()).then(|| errors.join("; "))
+        };
+        FaultReport {
+            description,
+            fault: f,
+            device,
+            error,
+            rebuild: None,
+            files_bad: None,
+            md: None,
+            struck_at_pct: None,
+            zpool: None,
+            btrfs: None,
+            held,
         }
+    }
+
+    /// Injects `f` and each of its other copies `also`, going on past a failed one so that
+    /// every copy the run could strike is struck; returns what failed (a copy's error named
+    /// by that copy).
+    fn inject_with_copies(&mut self, built: &Built, f: &Fault, also: &[Fault]) -> Vec<String> {
+        let mut errors: Vec<String> = self
+            .session
+            .inject(built, f)
+            .err()
+            .map(|e| e.to_string())
+            .into_iter()
+            .collect();
+        for a in also {
+            if let Err(e) = self.session.inject(built, a) {
+                errors.push(format!("{}: {e}", a.describe()));
+            }
+        }
+        errors
+    }
+
+    /// Reads the data set back after the strikes and fills each report with what was seen
+    /// then: files bad, md's, ZFS's and btrfs's view, and what became of the files each range
+    /// held. Every fault of the step shares the one read-back, as they were struck together.
+    fn observe_struck(
+        &mut self,
+        l: &LayoutSpec,
+        built: &Built,
+        lr: &mut LayoutReport,
+        data: Option<&DataSet>,
+        reports: &mut [FaultReport],
+    ) -> Result<(), String> {
         let bad = match data {
             Some(set) if !self.opts.dry_run => {
                 self.check(l, set, lr, Step::Faulted)?;
@@ -147,7 +179,7 @@ impl StackRun<'_, '_> {
         let md = observe(built, self.opts.dry_run);
         let zpool = self.session.zpool_status(built);
         let btrfs = self.session.btrfs_stats(built);
-        for r in &mut reports {
+        for r in reports {
             r.files_bad = bad;
             r.md.clone_from(&md);
             r.zpool.clone_from(&zpool);
@@ -157,7 +189,6 @@ impl StackRun<'_, '_> {
             }
             r.settle_held();
         }
-        lr.faults.extend(reports);
         Ok(())
     }
 

@@ -781,6 +781,32 @@ fn other_copies(
     Ok((also, parity))
 }
 
+impl Prepared {
+    /// A fault struck as its spec wrote it: it has no range to look under, or the run maps
+    /// nothing (a dry run, or no range fault asked for the map).
+    fn as_written(fault: Fault) -> Self {
+        Prepared {
+            fault,
+            held: None,
+            error: None,
+            also: Vec::new(),
+            parity: None,
+        }
+    }
+
+    /// A fault that is not struck: it had to be placed and could not be, so striking it where
+    /// the spec wrote it would test something else than asked.
+    fn unplaced(fault: Fault, held: Option<Held>, error: String) -> Self {
+        Prepared {
+            fault,
+            held,
+            error: Some(error),
+            also: Vec::new(),
+            parity: None,
+        }
+    }
+}
+
 /// Places each fault under data when asked and finds what each range fault's range holds.
 /// `dry`: nothing is mapped (no data set, no array).
 pub(super) fn prepare(
@@ -793,14 +819,7 @@ pub(super) fn prepare(
 ) -> Vec<Prepared> {
     let wants_map = faults.iter().any(|f| f.kind.range().is_some());
     if dry {
-        // No data set to place by: say where the lab would look (the tables below stand at 0).
-        for f in faults.iter().filter(|f| f.under.is_some()) {
-            runner.record(&[
-                "iolab-place-under-data".to_string(),
-                format!("member={}", f.member),
-                format!("length={}", f.kind.range().map_or(0, |r| r.1)),
-            ]);
-        }
+        record_dry_placement(runner, &faults);
     }
     let map = match data {
         _ if dry || !wants_map => None,
@@ -809,85 +828,96 @@ pub(super) fn prepare(
     };
     faults
         .into_iter()
-        .map(|mut f| {
+        .map(|f| {
             let Some((_, length)) = f.kind.range() else {
-                return Prepared {
-                    fault: f,
-                    held: None,
-                    error: None,
-                    also: Vec::new(),
-                    parity: None,
-                };
+                return Prepared::as_written(f);
             };
-            let Some(map) = &map else {
-                return Prepared {
-                    fault: f,
-                    held: None,
-                    error: None,
-                    also: Vec::new(),
-                    parity: None,
-                };
-            };
-            let (m, set) = match map {
-                Ok(x) => x,
-                Err(e) => {
-                    let error = f
-                        .under
-                        .is_some()
-                        .then(|| format!("cannot be placed under file data: {e}"));
-                    return Prepared {
-                        fault: f,
-                        held: Some(Held::unknown(e.clone())),
-                        error,
-                        also: Vec::new(),
-                        parity: None,
-                    };
-                }
-            };
-            let dev = built.members.get(f.member).cloned().unwrap_or_default();
-            if let Some(under) = f.under.clone() {
-                match m.place(set, f.member, &under, length, built.member_size) {
-                    Ok(at) => {
-                        f.kind = f.kind.at_offset(at);
-                        f.placed = true;
-                    }
-                    Err(e) => {
-                        return Prepared {
-                            fault: f,
-                            held: None,
-                            error: Some(format!("cannot be placed under file data: {e}")),
-                            also: Vec::new(),
-                            parity: None,
-                        };
-                    }
-                }
-            }
-            let (offset, length) = f.kind.range().unwrap_or((0, length));
-            let mut held = m.held(set, f.member, offset, length);
-            let mut error = None;
-            match m.confirm(set, &dev, f.member, offset, length) {
-                Ok(c) => held.confirmed = c,
-                Err(e) if f.under.is_some() => error = Some(e),
-                Err(e) => held.confirmed = Some(format!("not confirmed: {e}")),
-            }
-            let (also, parity) = if f.copies == crate::stack::fault::Copies::All && error.is_none()
-            {
-                other_copies(m, built, &f, &mut held).unwrap_or_else(|e| {
-                    error = Some(e);
-                    (Vec::new(), None)
-                })
-            } else {
-                (Vec::new(), None)
-            };
-            Prepared {
-                fault: f,
-                held: Some(held),
-                also,
-                error,
-                parity,
+            match &map {
+                None => Prepared::as_written(f),
+                Some(Err(e)) => without_map(f, e),
+                Some(Ok((m, set))) => prepare_on_map(m, set, built, f, length),
             }
         })
         .collect()
+}
+
+/// A dry run has no data set to place by: the record says where the lab would look, so a
+/// reader of the dry run sees which faults depend on the data's layout (the tables below
+/// stand at 0).
+fn record_dry_placement(runner: &Runner, faults: &[Fault]) {
+    for f in faults.iter().filter(|f| f.under.is_some()) {
+        runner.record(&[
+            "iolab-place-under-data".to_string(),
+            format!("member={}", f.member),
+            format!("length={}", f.kind.range().map_or(0, |r| r.1)),
+        ]);
+    }
+}
+
+/// A range fault when the data could not be mapped: one asked to go under data is not
+/// struck; any other still is, its report saying why what it held is unknown.
+fn without_map(f: Fault, e: &str) -> Prepared {
+    let held = Some(Held::unknown(e.to_string()));
+    if f.under.is_some() {
+        let error = format!("cannot be placed under file data: {e}");
+        Prepared::unplaced(f, held, error)
+    } else {
+        Prepared {
+            fault: f,
+            held,
+            error: None,
+            also: Vec::new(),
+            parity: None,
+        }
+    }
+}
+
+/// A range fault on mapped data: placed under file bytes when asked, then what its range
+/// holds, confirmed on the member, and for `copies = "all"` the other copies struck with it,
+/// so the report can say which files the strike could have hurt.
+fn prepare_on_map(
+    m: &DataMap,
+    set: &DataSet,
+    built: &Built,
+    mut f: Fault,
+    length: u64,
+) -> Prepared {
+    let dev = built.members.get(f.member).cloned().unwrap_or_default();
+    if let Some(under) = f.under.clone() {
+        match m.place(set, f.member, &under, length, built.member_size) {
+            Ok(at) => {
+                f.kind = f.kind.at_offset(at);
+                f.placed = true;
+            }
+            Err(e) => {
+                let error = format!("cannot be placed under file data: {e}");
+                return Prepared::unplaced(f, None, error);
+            }
+        }
+    }
+    let (offset, length) = f.kind.range().unwrap_or((0, length));
+    let mut held = m.held(set, f.member, offset, length);
+    let mut error = None;
+    match m.confirm(set, &dev, f.member, offset, length) {
+        Ok(c) => held.confirmed = c,
+        Err(e) if f.under.is_some() => error = Some(e),
+        Err(e) => held.confirmed = Some(format!("not confirmed: {e}")),
+    }
+    let (also, parity) = if f.copies == crate::stack::fault::Copies::All && error.is_none() {
+        other_copies(m, built, &f, &mut held).unwrap_or_else(|e| {
+            error = Some(e);
+            (Vec::new(), None)
+        })
+    } else {
+        (Vec::new(), None)
+    };
+    Prepared {
+        fault: f,
+        held: Some(held),
+        also,
+        error,
+        parity,
+    }
 }
 
 /// Reads each file `held` names back alone after the fault's step and records what became of
