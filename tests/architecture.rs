@@ -647,6 +647,82 @@ fn a_layers_types_are_named_only_in_its_own_files_and_the_registries() {
     }
 }
 
+/// The session's walkers: build, assembly after a power cut, degrade, rebuild, scrub, re-tune
+/// and the steps' trait. They take each layer's steps from the registry and name none.
+const WALKERS: [&str; 6] = [
+    "layout/session.rs",
+    "layout/session/build.rs",
+    "layout/session/assemble.rs",
+    "layout/session/failure.rs",
+    "layout/session/retune.rs",
+    "layout/session/steps.rs",
+];
+
+/// Words that name one layer in code: the layer kinds' enums and options, and the layers' own
+/// modules (`mdadm::`, `zfs::`, ...).
+const LAYER_WORDS: [&str; 18] = [
+    "RaidLayer",
+    "FsKind",
+    "MemberLayer",
+    "CacheKind",
+    "CacheOptions",
+    "CacheFailure",
+    "MdOptions",
+    "MdLevel",
+    "ZfsOptions",
+    "VdevKind",
+    "BtrfsProfile",
+    "mdadm",
+    "zfs",
+    "btrfs",
+    "lvm",
+    "bcache",
+    "integrity",
+    "luks",
+];
+
+/// The one layer word a walker may say, and why: what degrading did carries the SSD cache's
+/// failure (`cache.fail`) as its own type, because the stored record keeps it under that name
+/// and records written by older binaries must read byte for byte.
+const WALKER_ALLOWED: [(&str, &str); 2] = [
+    ("layout/session/failure.rs", "CacheFailure"),
+    ("layout/session/steps.rs", "CacheFailure"),
+];
+
+/// The walkers name no layer: a new layer is found through the registry, never by a walker
+/// that matches it.
+#[test]
+fn the_sessions_walkers_name_no_layer() {
+    let (sources, _) = crate_sources();
+    let mut found = Vec::new();
+    for w in WALKERS {
+        let s = sources
+            .iter()
+            .find(|s| s.path == w)
+            .unwrap_or_else(|| panic!("src/{w} does not exist (moved? update WALKERS)"));
+        let toks = tokens(&s.text);
+        // `mod btrfs;` declares a layer's file under the module; it matches nothing.
+        let declared = |k: usize| k > 0 && matches!(&toks[k - 1], Tok::Ident(m) if m == "mod");
+        let words: BTreeSet<String> = toks
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| match t {
+                Tok::Ident(i) if LAYER_WORDS.contains(&i.as_str()) && !declared(k) => {
+                    Some(i.clone())
+                }
+                _ => None,
+            })
+            .filter(|i| !WALKER_ALLOWED.contains(&(w, i.as_str())))
+            .collect();
+        found.extend(words.into_iter().map(|i| format!("src/{w}: {i}")));
+    }
+    assert!(
+        found.is_empty(),
+        "a walker names a layer (ask the layer's steps instead):\n{}",
+        found.join("\n")
+    );
+}
+
 /// The check sees a name in code and not in a comment or a string.
 #[test]
 fn a_layer_named_in_code_elsewhere_is_found() {

@@ -12,6 +12,7 @@ use super::state::{Owned, StateFile};
 use super::{loopdev, signature};
 use crate::stack::Stack;
 
+mod align;
 mod assemble;
 mod btrfs;
 mod build;
@@ -312,30 +313,6 @@ impl Session {
             outcome: r,
             at_pct,
         });
-    }
-
-    /// How `b`'s layers sit on the array's stripe, as the tools report them after the build
-    /// (md's sysfs, `pvs`/`vgs`, `bcache-super-show`, `xfs_spaceman -c info`, `dumpe2fs -h`): a
-    /// warning with the fix
-    /// per misaligned layer. The commands it runs are in the layout's command list.
-    pub fn alignment(&self, b: &Built) -> super::align::AlignmentReport {
-        let bcache = self.objects[b.mark..].iter().find_map(|o| match o {
-            Owned::Bcache { backing, .. } => Some(backing.as_path()),
-            _ => None,
-        });
-        let md = b.md_array();
-        super::align::probe(
-            &self.runner,
-            b.stack.alignment,
-            &super::align::Placed {
-                md: md.as_deref(),
-                vg: b.volume_group(),
-                bcache,
-                fs: b.stack.fs(),
-                fs_device: &b.fs_device,
-                mount: &b.mount_point,
-            },
-        )
     }
 
     /// Makes mount points under `dir` instead of the system temp dir.

@@ -41,6 +41,10 @@ impl LayerSteps for BtrfsSteps {
     }
 
     /// mkfs.btrfs across the members: the filesystem is made with the RAID.
+    fn pools_members(&self) -> bool {
+        true
+    }
+
     fn build(
         &self,
         s: &mut Session,

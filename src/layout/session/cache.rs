@@ -30,6 +30,14 @@ impl LayerSteps for CacheSteps<'_> {
         self.0.kind.name()
     }
 
+    fn fail_first(
+        &self,
+        s: &mut Session,
+        b: &mut Built,
+    ) -> Result<Option<CacheFailure>, LayoutError> {
+        s.fail_cache(b)
+    }
+
     fn build(
         &self,
         s: &mut Session,

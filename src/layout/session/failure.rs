@@ -3,17 +3,17 @@
 //! the members asked to fail, rebuild and check itself (`md.rs`, `btrfs.rs`, `zfs.rs`); the
 //! scrub asks every layer in the stack for its own check, bottom first.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::super::LayoutError;
-use super::super::scrub::{self, ScrubOutcome};
+use super::super::scrub::ScrubOutcome;
 use super::super::signature;
 use super::layers;
 use super::{Built, DiskSource, Session};
-use crate::stack::{Layer, RaidLayer, Rebuild};
+use crate::stack::{Layer, Rebuild};
 
 /// What degrading did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,7 +36,13 @@ impl Session {
     /// with `-o degraded`; md gets `--fail`/`--remove`. With `cache.fail` the cache device
     /// fails first.
     pub fn degrade(&mut self, b: &mut Built) -> Result<DegradeInfo, LayoutError> {
-        let cache_failure = self.fail_cache(b)?;
+        // A layer that fails its own devices first (`cache.fail`) says what that did.
+        let mut cache_failure = None;
+        for layer in b.stack.layers().to_vec() {
+            if let Some(f) = layers::steps(&layer)?.fail_first(self, b)? {
+                cache_failure = Some(f);
+            }
+        }
         let last = b.members.len().saturating_sub(1);
         let mut d = self.fail_members(b, &[last])?;
         d.cache_failure = cache_failure;
@@ -201,23 +207,6 @@ impl Session {
     }
 }
 
-/// Waits (up to 10 s) until md is recovering onto the new member, so a fault lands inside
-/// the rebuild rather than before it.
-pub(super) fn wait_recovery_started(runner: &super::super::cmd::Runner, md: &Path) {
-    if runner.is_dry_run() {
-        return;
-    }
-    let action = scrub::md_sysfs(md, "sync_action");
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(10) {
-        let a = std::fs::read_to_string(&action).unwrap_or_default();
-        if matches!(a.trim(), "recover" | "resync") {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 impl Built {
     /// Marks the members at `idxs` failed, the layout degraded from now on.
     pub(super) fn mark_failed(&mut self, idxs: &[usize]) {
@@ -241,7 +230,7 @@ fn pool_layer(b: &Built) -> Result<Layer, LayoutError> {
     b.stack
         .layers()
         .iter()
-        .find(|l| matches!(l, Layer::Raid(r) if *r != RaidLayer::None))
+        .find(|l| layers::steps(l).is_ok_and(|s| s.pools_members()))
         .cloned()
         .ok_or_else(|| {
             LayoutError::Unexpected(format!("{}: no RAID layer to fail or rebuild", b.name))

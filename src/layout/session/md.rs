@@ -161,6 +161,10 @@ impl LayerSteps for MdSteps<'_> {
         wrong
     }
 
+    fn pools_members(&self) -> bool {
+        true
+    }
+
     fn build(
         &self,
         s: &mut Session,

@@ -146,6 +146,22 @@ pub(crate) trait LayerSteps {
         vol: &mut Volume,
     ) -> Result<(), LayoutError>;
 
+    /// Fails the layer's own devices before the members fail, when its spec asks (an SSD
+    /// cache's `fail = true`), and says what the layer did: the degrade step's first act.
+    fn fail_first(
+        &self,
+        _s: &mut Session,
+        _b: &mut Built,
+    ) -> Result<Option<crate::stack::cache::CacheFailure>, LayoutError> {
+        Ok(None)
+    }
+
+    /// Whether this layer pools the members (md, btrfs RAID, ZFS): the one the session asks to
+    /// fail and rebuild them.
+    fn pools_members(&self) -> bool {
+        false
+    }
+
     /// Fails the members at `idxs` (`victims` are their devices) and leaves the layout
     /// usable, degraded; marks them failed ([`Built::mark_failed`]) once they are gone.
     fn fail(

@@ -157,7 +157,7 @@ impl Session {
                             break;
                         }
                     }
-                    None => super::failure::wait_recovery_started(&self.runner, md),
+                    None => wait_recovery_started(&self.runner, md),
                 }
             }
             let pct = if dry { None } else { md_pct(md) };
@@ -203,6 +203,23 @@ impl Session {
         }
         zfs::hold_scans(&self.runner, false)?;
         zfs::resilver_done(&self.runner, pool, t)
+    }
+}
+
+/// Waits (up to 10 s) until md is recovering onto the new member, so a fault lands inside
+/// the rebuild rather than before it.
+pub(super) fn wait_recovery_started(runner: &super::super::cmd::Runner, md: &Path) {
+    if runner.is_dry_run() {
+        return;
+    }
+    let action = scrub::md_sysfs(md, "sync_action");
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        let a = std::fs::read_to_string(&action).unwrap_or_default();
+        if matches!(a.trim(), "recover" | "resync") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

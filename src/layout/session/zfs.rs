@@ -104,6 +104,10 @@ impl LayerSteps for ZfsSteps<'_> {
         (!pairs.is_empty()).then(|| pairs.join(", "))
     }
 
+    fn pools_members(&self) -> bool {
+        true
+    }
+
     fn build(
         &self,
         s: &mut Session,
