@@ -181,10 +181,10 @@ impl Session {
         layers::steps(&pool)?.rebuild(self, b, disks, &failed)
     }
 
-    /// Runs the layout's own consistency check on a complete (not degraded) layout: md's
-    /// `check` action when there is an md array, `btrfs scrub` when the filesystem is btrfs.
-    /// `written_under`: the lab wrote garbage onto a member (a `corrupt` fault), so mirrors that
-    /// disagree are its doing and count as errors (see [`scrub::md_check`]).
+    /// Runs each layer's own consistency check on a complete (not degraded) layout, bottom
+    /// first (md's `check` action, `btrfs scrub`, `zpool scrub`). `written_under`: the lab
+    /// wrote garbage onto a member (a `corrupt` fault), so copies that disagree are its doing
+    /// and count as errors.
     pub fn scrub(
         &mut self,
         b: &Built,
