@@ -1,9 +1,10 @@
-//! What each storage layer does in a session, asked of the layer itself: build it on
-//! what the layer below left, assemble it again after a power cut, lose members, get them
-//! back, check it. A layer answers in its own
-//! file under `session/` (`md.rs`, `btrfs.rs`, `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`) and is
-//! registered once in [`super::layers::steps`]; the session's build, degrade, rebuild and
-//! scrub walk the stack's layers and name none of them.
+//! A storage layer's one trait, [`StorageLayer`] (what the build stage knows of a kind of
+//! layer), and the [`LayerSteps`] it hands out for a stack's layer value: build it on what the
+//! layer below left, assemble it again after a power cut, lose members, get them back, check
+//! and re-tune it. A layer answers in its own file under `session/` (`md.rs`, `btrfs.rs`,
+//! `zfs.rs`, `lvm.rs`, `cache.rs`, `fs.rs`, `member.rs`) and is registered once in
+//! `layout/registry.rs`; the session's walkers take its steps from there
+//! ([`super::layers::steps`]) and name no layer.
 
 use std::path::{Path, PathBuf};
 
