@@ -58,6 +58,29 @@ pub struct FaultReport {
 }
 
 impl FaultReport {
+    /// A fault's report as it is struck: what and where, and the error striking it gave;
+    /// what the layers then saw is filled in by the observation after it.
+    pub fn struck(
+        fault: crate::layout::fault::Fault,
+        device: String,
+        error: Option<String>,
+        held: Option<super::held::Held>,
+    ) -> FaultReport {
+        FaultReport {
+            description: fault.describe(),
+            fault,
+            device,
+            error,
+            rebuild: None,
+            files_bad: None,
+            md: None,
+            struck_at_pct: None,
+            zpool: None,
+            btrfs: None,
+            held,
+        }
+    }
+
     /// Writes [`FaultReport::held_line`] into the held record once md's view and the
     /// read-back are in.
     pub fn settle_held(&mut self) {

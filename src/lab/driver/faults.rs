@@ -115,19 +115,9 @@ impl StackRun<'_, '_> {
             }
             (!errors.is_empty()).then(|| errors.join("; "))
         };
-        FaultReport {
-            description,
-            fault: f,
-            device,
-            error,
-            rebuild: None,
-            files_bad: None,
-            md: None,
-            struck_at_pct: None,
-            zpool: None,
-            btrfs: None,
-            held,
-        }
+        let mut r = FaultReport::struck(f, device, error, held);
+        r.description = description;
+        r
     }
 
     /// Injects `f` and each of its other copies `also`, going on past a failed one so that
@@ -225,22 +215,12 @@ impl StackRun<'_, '_> {
         .into_iter()
         .partition(|p| p.error.is_none());
         for p in refused {
-            lr.faults.push(FaultReport {
-                description: p.fault.describe(),
-                device: built
-                    .members
-                    .get(p.fault.member)
-                    .map_or(String::new(), |m| m.display().to_string()),
-                fault: p.fault,
-                error: p.error,
-                rebuild: None,
-                files_bad: None,
-                md: None,
-                struck_at_pct: None,
-                zpool: None,
-                btrfs: None,
-                held: p.held,
-            });
+            let device = built
+                .members
+                .get(p.fault.member)
+                .map_or(String::new(), |m| m.display().to_string());
+            lr.faults
+                .push(FaultReport::struck(p.fault, device, p.error, p.held));
         }
         if !armed.is_empty() {
             self.step(
