@@ -178,45 +178,55 @@ impl StackRun<'_, '_> {
             self.degrade_and_rebuild(l, built, src, lr, data.as_mut())?;
         } else {
             self.scrub(l, built, lr, Step::Healthy)?;
-            self.md_repair(l, built, lr, data.as_ref())?;
+            self.repair(l, built, lr, data.as_ref())?;
         }
         Ok(())
     }
 
-    /// After md's check found copies that disagree on a layout the lab wrote garbage under:
-    /// md's `repair`, then the struck files read once more — what md's repair did to them
-    /// (RAID5 recomputes parity from the corrupted data: the loss becomes permanent).
-    fn md_repair(
+    /// After a layer's check found copies that disagree on a layout the lab wrote garbage
+    /// under: the layer's repair (md's `repair`), then the struck files read once more — what
+    /// the repair did to them (md RAID5 recomputes parity from the corrupted data: the loss
+    /// becomes permanent).
+    fn repair(
         &mut self,
         l: &LayoutSpec,
         built: &Built,
         lr: &mut LayoutReport,
         data: Option<&DataSet>,
     ) -> Result<(), String> {
-        let (Some(md), Some(set)) = (built.md_array(), data) else {
+        let Some(set) = data else {
             return Ok(());
         };
         let corrupt = l
             .faults
             .iter()
             .any(|f| matches!(f.kind, FaultKind::Corrupt { .. }));
-        let disagree = lr
+        let checked = lr
             .integrity
             .as_ref()
             .and_then(|i| i.scrubs.last())
-            .is_some_and(|s| {
-                s.outcome.tool == "md check"
-                    && s.outcome.counters.get("mismatch_cnt").copied().unwrap_or(0) > 0
-            });
-        if self.opts.dry_run || !corrupt || !disagree {
+            .map(|s| s.outcome.clone());
+        let (Some(checked), false, true) = (checked, self.opts.dry_run, corrupt) else {
             return Ok(());
-        }
+        };
+        let Some(name) = self.session.repair_for(built, &checked) else {
+            return Ok(());
+        };
         self.step(
             &l.name,
-            "md repair (its check found copies that disagree)".into(),
+            format!("{name} (its check found copies that disagree)"),
         );
-        let outcome = crate::layout::scrub::md_repair(self.session.runner(), &md)
-            .map_err(|e| Self::failed(lr, "md repair", &e))?;
+        let outcome = self
+            .session
+            .repair(built, &checked)
+            .map_err(|e| Self::failed(lr, name, &e))?
+            .ok_or_else(|| {
+                Self::failed(
+                    lr,
+                    name,
+                    &crate::layout::LayoutError::Unexpected(format!("no layer ran {name}")),
+                )
+            })?;
         if let Some(i) = lr.integrity.as_mut() {
             i.scrubs.push(ScrubCheck {
                 after: Step::Healthy,

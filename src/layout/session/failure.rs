@@ -181,6 +181,30 @@ impl Session {
         layers::steps(&pool)?.rebuild(self, b, disks, &failed)
     }
 
+    /// The repair a layer of `b` calls for after its check said `checked` (`md repair` when
+    /// md's check found copies that disagree), by name; `None` when none does.
+    pub fn repair_for(&self, b: &Built, checked: &ScrubOutcome) -> Option<&'static str> {
+        b.stack
+            .layers()
+            .iter()
+            .find_map(|l| layers::steps(l).ok()?.repair_for(checked))
+    }
+
+    /// Runs the repair [`Session::repair_for`] named; `None` when no layer calls for one.
+    pub fn repair(
+        &mut self,
+        b: &Built,
+        checked: &ScrubOutcome,
+    ) -> Result<Option<ScrubOutcome>, LayoutError> {
+        for layer in b.stack.layers() {
+            let steps = layers::steps(layer)?;
+            if steps.repair_for(checked).is_some() {
+                return steps.repair(self, b).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
     /// Runs each layer's own consistency check on a complete (not degraded) layout, bottom
     /// first (md's `check` action, `btrfs scrub`, `zpool scrub`). `written_under`: the lab
     /// wrote garbage onto a member (a `corrupt` fault), so copies that disagree are its doing

@@ -165,6 +165,18 @@ impl LayerSteps for MdSteps<'_> {
         true
     }
 
+    /// md's `repair` when its `check` counted mismatches (`mismatch_cnt`): md rewrites one
+    /// copy from the other (RAID1) or the parity from the data (RAID5/6).
+    fn repair_for(&self, checked: &ScrubOutcome) -> Option<&'static str> {
+        let disagree = checked.tool == "md check"
+            && checked.counters.get("mismatch_cnt").copied().unwrap_or(0) > 0;
+        disagree.then_some("md repair")
+    }
+
+    fn repair(&self, s: &mut Session, b: &Built) -> Result<ScrubOutcome, LayoutError> {
+        scrub::md_repair(&s.runner, &array(b)?)
+    }
+
     fn build(
         &self,
         s: &mut Session,

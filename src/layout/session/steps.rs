@@ -233,6 +233,21 @@ pub(crate) trait LayerSteps {
         None
     }
 
+    /// The name of the layer's repair (`md repair`) when its own check, `checked`, found copies
+    /// that disagree and the layer can make them agree; `None` when the check calls for none.
+    fn repair_for(&self, _checked: &ScrubOutcome) -> Option<&'static str> {
+        None
+    }
+
+    /// Runs the repair [`LayerSteps::repair_for`] named.
+    fn repair(&self, _s: &mut Session, b: &Built) -> Result<ScrubOutcome, LayoutError> {
+        Err(LayoutError::Unexpected(format!(
+            "{}: the {} layer has no repair",
+            b.name,
+            self.name()
+        )))
+    }
+
     /// The layer's runtime tunables as the kernel or the layer's tool holds them now, in
     /// words (`stripe_cache_size 4096, ...`), `None` when it has none to say.
     fn tunables(&self, _s: &Session, _b: &Built) -> Option<String> {
