@@ -16,7 +16,7 @@
 //! interval of their trials.
 
 use super::{Assumptions, DiskMeasured, Figure, LayoutFacts, Predicted, Row, Source, Speed};
-use crate::plan::layout::LayoutSpec;
+use crate::plan::layout::{LayoutSpec, Level};
 use crate::plan::perf::DEFAULT_DISK;
 use crate::plan::risk::{
     DEFAULT_AFR, DEFAULT_REBUILD_FRACTION, DEFAULT_REPLACE_HOURS, URE_DESKTOP,
@@ -84,30 +84,49 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
     let Some(base) = l.stack.first() else {
         return Ok(None);
     };
-    let (text, disks) = match base {
+    let level = |word: &str| {
+        Level::parse(word).ok_or_else(|| format!("the planner has no model of {word}"))
+    };
+    // The row label, the level, the groups, the spares and the disk count, from the record.
+    let (text, lvl, groups, spares, disks) = match base {
         Layer::Md {
-            level,
+            level: md_level,
             members,
             spares,
             ..
         } => (
             if *spares > 0 {
-                format!("{level}+{spares}spares")
+                format!("{md_level}+{spares}spares")
             } else {
-                level.clone()
+                md_level.clone()
             },
+            level(md_level)?,
+            1,
+            *spares,
             members + spares,
         ),
-        Layer::Btrfs { data, members, .. } => (format!("btrfs-{data}"), *members),
+        Layer::Btrfs { data, members, .. } => {
+            let name = format!("btrfs-{data}");
+            let lvl = level(&name)?;
+            (name, lvl, 1, 0, *members)
+        }
         Layer::Zfs {
             vdev, vdevs, width, ..
-        } if vdev.starts_with("draid") => (vdev.clone(), vdevs * width),
+        } if vdev.starts_with("draid") => (vdev.clone(), level(vdev)?, 1, 0, vdevs * width),
         Layer::Zfs {
             vdev, vdevs, width, ..
-        } => (format!("{vdevs}x{vdev}"), vdevs * width),
+        } => (
+            format!("{vdevs}x{vdev}"),
+            level(vdev)?,
+            *vdevs,
+            0,
+            vdevs * width,
+        ),
         // One plain disk is itself under xfs or ext4; under btrfs it is btrfs `single`.
-        Layer::Disk if over_of(l).0.fs == FsKind::Btrfs => ("btrfs-single".into(), 1),
-        Layer::Disk => ("single".into(), 1),
+        Layer::Disk if over_of(l).0.fs == FsKind::Btrfs => {
+            ("btrfs-single".into(), Level::BtrfsSingle, 1, 0, 1)
+        }
+        Layer::Disk => ("single".into(), Level::Single, 1, 0, 1),
         Layer::Lvm | Layer::Cache { .. } | Layer::Fs { .. } => {
             return Err(format!(
                 "its stack starts with {} where the disks' layer (md, btrfs, zfs or one disk) belongs",
@@ -122,11 +141,15 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
         Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
     };
     let mut text = text;
+    let mut cache = None;
     for x in &l.stack[1..] {
         match x {
             // An SSD cache in front: the planner knows it is there and models the RAID under it.
             Layer::Cache { kind, .. } => match crate::plan::layout::cache_kind(kind) {
-                Some(k) => text = format!("{text}+{k}"),
+                Some(k) => {
+                    text = format!("{text}+{k}");
+                    cache = Some(k);
+                }
                 None => {
                     return Err(format!(
                         "the planner has no model of a {kind} cache (it models {})",
@@ -153,7 +176,9 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
         .ok()
         .filter(|d| *d > 0)
         .ok_or("its record has no member count")?;
-    let spec = LayoutSpec::parse(&text).map_err(|e| e.to_string())?;
+    let spares = u32::try_from(spares).map_err(|_| "its record's spare count is too large")?;
+    let groups = u32::try_from(groups).map_err(|_| "its record's vdev count is too large")?;
+    let spec = LayoutSpec::new(text, lvl, groups, spares, cache).map_err(|e| e.to_string())?;
     spec.on_disks(disks).map_err(|e| e.to_string())?;
     Ok(Some((spec, disks)))
 }
@@ -807,6 +832,58 @@ mod tests {
             power_lost: false,
             losses: None,
             faults: vec![],
+        }
+    }
+
+    /// A record's stack reaches the planner as the layout a user would type for it, built from
+    /// the record's parts (no name written out and parsed back): level, groups, spares and
+    /// cache all equal the typed name's, and so do the disks.
+    #[test]
+    fn a_records_stack_is_the_planners_layout_of_the_same_name() {
+        let md = |n: u64| {
+            let mut l = md5();
+            if let Layer::Md { spares, .. } = &mut l {
+                *spares = n;
+            }
+            l
+        };
+        let bcache = Layer::Cache {
+            kind: "bcache".into(),
+            mode: "writeback".into(),
+            size_bytes: None,
+            disks: 1,
+        };
+        let zfs = |vdev: &str, vdevs, width| Layer::Zfs {
+            vdev: vdev.into(),
+            vdevs,
+            width,
+            describe: String::new(),
+        };
+        let cases = [
+            (vec![md(2), bcache, fs("xfs")], "raid5+2spares+bcache", 5),
+            (vec![zfs("raidz2", 2, 6), fs("zfs")], "2xraidz2", 12),
+            (
+                vec![zfs("draid2:4d:1s", 1, 11), fs("zfs")],
+                "draid2:4d:1s",
+                11,
+            ),
+            (
+                vec![
+                    Layer::Btrfs {
+                        data: "raid1".into(),
+                        metadata: "raid1".into(),
+                        members: 4,
+                    },
+                    fs("btrfs"),
+                ],
+                "btrfs-raid1",
+                4,
+            ),
+        ];
+        for (stack, name, disks) in cases {
+            let (got, n) = plan_layout(&facts("x", stack)).unwrap().unwrap();
+            assert_eq!(got, LayoutSpec::parse(name).unwrap(), "{name}");
+            assert_eq!(n, disks, "{name}");
         }
     }
 

@@ -354,6 +354,22 @@ impl LayoutSpec {
                 known.join(", ")
             ))
         })?;
+        LayoutSpec::new(name, level, groups, spares, cache)
+    }
+
+    /// A layout from its parts, checked as a typed name is (a lab record's stack comes this
+    /// way, with no name to parse): `name` is the row label.
+    pub fn new(
+        name: String,
+        level: Level,
+        groups: u32,
+        spares: u32,
+        cache: Option<&'static str>,
+    ) -> Result<LayoutSpec, PlanError> {
+        let bad = |why: String| PlanError::Layout {
+            name: name.clone(),
+            why,
+        };
         if groups == 0 {
             return Err(bad("a layout needs at least 1 group".into()));
         }
