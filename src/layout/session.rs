@@ -450,21 +450,6 @@ impl Session {
         Ok(())
     }
 
-    /// The runtime tunables of `b`'s layers as the kernel or ZFS holds them after the build, in
-    /// words (md: `stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096, scheduler
-    /// mq-deadline`; ZFS: `recordsize 1M, primarycache metadata`), each layer's own answer:
-    /// what was asked is only what was written, this is what was taken. `None` when there is
-    /// nothing to say (or in a dry run).
-    pub fn tunables(&self, b: &Built) -> Option<String> {
-        let said: Vec<String> = b
-            .stack
-            .layers()
-            .iter()
-            .filter_map(|l| layers::steps(l).ok()?.tunables(self, b))
-            .collect();
-        (!said.is_empty()).then(|| said.join(", "))
-    }
-
     /// Tears down one layout (everything made since it was built); returns what could not go.
     pub fn teardown(&mut self, b: Built) -> Vec<(Owned, LayoutError)> {
         let failed = self.teardown_to(b.mark);

@@ -29,6 +29,21 @@ impl Session {
         Ok(())
     }
 
+    /// The runtime tunables of `b`'s layers as the kernel or ZFS holds them after the build, in
+    /// words (md: `stripe_cache_size 4096, group_thread_cnt 2, read_ahead_kb 4096, scheduler
+    /// mq-deadline`; ZFS: `recordsize 1M, primarycache metadata`), each layer's own answer:
+    /// what was asked is only what was written, this is what was taken. `None` when there is
+    /// nothing to say (or in a dry run).
+    pub fn tunables(&self, b: &Built) -> Option<String> {
+        let said: Vec<String> = b
+            .stack
+            .layers()
+            .iter()
+            .filter_map(|l| layers::steps(l).ok()?.tunables(self, b))
+            .collect();
+        (!said.is_empty()).then(|| said.join(", "))
+    }
+
     /// Reads back every runtime tunable `b`'s stack asks for and checks the kernel holds it
     /// (what was written is only what was asked). Returns the filesystem device's read-ahead
     /// as `blockdev --getra` gave it, in 512-byte sectors, when the layout set one; `None`
