@@ -1591,8 +1591,10 @@ fn assert_no_precondition_row(v: &Value) {
 /// layout's closed-loop workloads PTS's rounds. Each layout's stored run holds its
 /// precondition (the working set written twice) and the rounds, ending at the first window
 /// that meets both rules (worked out here from the stored rounds) or at `max_rounds`; the
-/// table says each layout's verdict, the JSON carries it. The workload is paced by a 5 ms
+/// table says each layout's verdict, the JSON carries it. The workload is paced by a 20 ms
 /// think time, so its rate is the clock's, not the busy machine's: steady in PTS's least 5.
+/// (At 5 ms, a loaded machine's late wake-ups of a millisecond or two were a fifth of each
+/// gap and moved a round's rate by more than PTS's 20 % band; at 20 ms they are a twentieth.)
 #[test]
 fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_stored() {
     need_root_and_loop!();
@@ -1608,7 +1610,7 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
              [workloads]\nprecondition = true\nsteady_state = \"iops\"\nround = \"500ms\"\n\
              max_rounds = 7\n\
              [[workloads.workload]]\nname = \"rr\"\npattern = \"randread\"\nbs = \"4k\"\nqd = 1\n\
-             thinktime = \"5ms\"\nsize = \"16MiB\"\n",
+             thinktime = \"20ms\"\nsize = \"16MiB\"\n",
             w.disk_dir.display()
         ),
     );
@@ -1678,8 +1680,8 @@ fn a_paced_lab_workload_is_steady_at_round_five_on_every_layout_with_its_rounds_
             first.map(|e| e as u64),
             "{label}: {mine:#}"
         );
-        // 5 ms between IOs: at most 200 a second, and well over 100 unless the machine stalled.
-        assert!(rounds.iter().all(|&r| r < 200.0), "{label}: {rounds:?}");
+        // 20 ms between IOs: at most 50 a second.
+        assert!(rounds.iter().all(|&r| r < 50.0), "{label}: {rounds:?}");
         assert_eq!(
             first,
             Some(5),
