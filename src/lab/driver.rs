@@ -11,7 +11,7 @@ use super::integrity::Verdict;
 use super::report::{LabReport, LayoutReport, LayoutStatus};
 use super::spec::{Disks, LabSpec, LayoutKind, LayoutSpec};
 use crate::layout::{
-    Availability, Built, DiskSource, LayoutError, RaidLayer, Runner, Session, Stack,
+    Availability, Built, CacheCaps, DiskSource, LayoutError, Runner, Session, Stack,
 };
 
 pub use crate::sample::layout_record::Phase;
@@ -491,7 +491,7 @@ impl StackRun<'_, '_> {
             Some(h) => self.retuned(l, stack, h, &mut lr),
             None => self.built(index, l, stack, &mut lr),
         };
-        let Some((mut built, src, arc)) = got else {
+        let Some((mut built, src, caps)) = got else {
             lr.commands = self.session.runner().log_since(log_mark);
             return (lr, None);
         };
@@ -522,9 +522,7 @@ impl StackRun<'_, '_> {
         self.step(&l.name, "tearing down".into());
         crate::pause::at("teardown");
         let left = self.session.teardown(built);
-        if let Some(prev) = arc {
-            let _ = self.session.restore_arc(&prev);
-        }
+        self.session.restore_caches(&caps);
         lr.commands = self.session.runner().log_since(log_mark);
         if let Err(msg) = res {
             lr.status = LayoutStatus::Failed;
@@ -542,7 +540,7 @@ impl StackRun<'_, '_> {
         l: &LayoutSpec,
         stack: &Stack,
         lr: &mut LayoutReport,
-    ) -> Option<(Built, DiskSource, Option<String>)> {
+    ) -> Option<(Built, DiskSource, CacheCaps)> {
         let is_loop = matches!(self.spec.disks, Disks::Loop { .. });
         let dm = if faults::needs_dm(self.spec, l, stack) {
             self.opts.availability.layer("lvm")
@@ -565,12 +563,12 @@ impl StackRun<'_, '_> {
                 .build(index, &l.name, stack, &src)
                 .map(|b| (b, src))
         });
-        // A ZFS read figure from the ARC is not a disk figure: capped while this layout runs,
-        // put back after (the ARC is shared with the host's other pools).
-        let arc = if matches!(stack.raid(), RaidLayer::Zfs(_)) && result.is_ok() {
-            self.session.cap_arc().ok()
+        // A read figure from a host-wide cache (ZFS's ARC) is not a disk figure: each layer
+        // caps its own while this layout runs, put back after.
+        let caps = if result.is_ok() {
+            self.session.cap_caches(stack)
         } else {
-            None
+            CacheCaps::default()
         };
         let (built, src) = match result {
             Ok(x) => {
@@ -590,7 +588,7 @@ impl StackRun<'_, '_> {
             lr.md_tunables = self.session.tunables(&built);
             lr.alignment = Some(self.session.alignment(&built));
         }
-        Some((built, src, arc))
+        Some((built, src, caps))
     }
 
     /// Re-tunes the build the layout before `l` left for `l`'s runtime tunables: no build,
@@ -602,7 +600,7 @@ impl StackRun<'_, '_> {
         stack: &Stack,
         h: Held,
         lr: &mut LayoutReport,
-    ) -> Option<(Built, DiskSource, Option<String>)> {
+    ) -> Option<(Built, DiskSource, CacheCaps)> {
         let Held {
             mut built,
             src,
@@ -631,7 +629,7 @@ impl StackRun<'_, '_> {
             lr.md_tunables = self.session.tunables(&built);
             lr.alignment = alignment;
         }
-        Some((built, src, None))
+        Some((built, src, CacheCaps::default()))
     }
 
     fn call_workload(

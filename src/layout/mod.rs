@@ -37,7 +37,7 @@ pub mod zfsmap;
 pub use crate::stack::{self, BtrfsProfile, FsKind, MdLevel, MdOptions, RaidLayer, Stack};
 pub use avail::Availability;
 pub use cmd::Runner;
-pub use session::{Built, DegradeInfo, DiskSource, Made, Session};
+pub use session::{Built, CacheCaps, DegradeInfo, DiskSource, Made, Session};
 
 use std::path::PathBuf;
 

@@ -31,6 +31,7 @@ mod zfs;
 
 pub use assemble::{Assembled, OnDisk};
 pub use failure::DegradeInfo;
+pub use retune::CacheCaps;
 pub use steps::Made;
 
 /// Where a layout's disks come from.

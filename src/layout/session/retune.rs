@@ -7,7 +7,12 @@ use std::path::Path;
 
 use super::super::LayoutError;
 use super::{Built, Session, layers};
-use crate::stack::Stack;
+use crate::stack::{Layer, Stack};
+
+/// The host-wide caches a layout's layers capped while it is measured, with the settings to
+/// put back ([`Session::restore_caches`]).
+#[derive(Debug, Default)]
+pub struct CacheCaps(Vec<(Layer, String)>);
 
 impl Session {
     /// Sets `next`'s runtime tunables on `b` and makes it layout `name`'s build: what a sweep
@@ -42,6 +47,32 @@ impl Session {
             .filter_map(|l| layers::steps(l).ok()?.tunables(self, b))
             .collect();
         (!said.is_empty()).then(|| said.join(", "))
+    }
+
+    /// Caps the host-wide caches `stack`'s layers would serve reads from while it is measured
+    /// (ZFS's ARC), each layer's own; what to put back with [`Session::restore_caches`]. A
+    /// cap that fails is left out: the layout is measured all the same.
+    pub fn cap_caches(&self, stack: &Stack) -> CacheCaps {
+        CacheCaps(
+            stack
+                .layers()
+                .iter()
+                .filter_map(|l| {
+                    let prev = layers::steps(l).ok()?.cap_cache(self)?.ok()?;
+                    Some((l.clone(), prev))
+                })
+                .collect(),
+        )
+    }
+
+    /// Puts back what [`Session::cap_caches`] capped (best effort: a layout's teardown goes
+    /// on regardless).
+    pub fn restore_caches(&self, caps: &CacheCaps) {
+        for (l, prev) in &caps.0 {
+            if let Ok(steps) = layers::steps(l) {
+                let _ = steps.restore_cache(self, prev);
+            }
+        }
     }
 
     /// Reads back every runtime tunable `b`'s stack asks for and checks the kernel holds it

@@ -248,6 +248,18 @@ pub(crate) trait LayerSteps {
         )))
     }
 
+    /// Caps a host-wide cache this layer's reads would otherwise come from while its layout is
+    /// measured (ZFS's ARC: a read from it is no disk figure), and returns the setting to put
+    /// back with [`LayerSteps::restore_cache`]; `None` when the layer has no such cache.
+    fn cap_cache(&self, _s: &Session) -> Option<Result<String, LayoutError>> {
+        None
+    }
+
+    /// Puts back the setting [`LayerSteps::cap_cache`] returned.
+    fn restore_cache(&self, _s: &Session, _prev: &str) -> Result<(), LayoutError> {
+        Ok(())
+    }
+
     /// The layer's runtime tunables as the kernel or the layer's tool holds them now, in
     /// words (`stripe_cache_size 4096, ...`), `None` when it has none to say.
     fn tunables(&self, _s: &Session, _b: &Built) -> Option<String> {

@@ -41,31 +41,6 @@ impl Session {
     pub fn zfs_pool(&self, b: &Built) -> Option<String> {
         b.made.get(POOL).map(str::to_string)
     }
-
-    /// Caps the ZFS ARC at `bytes` (call once before the first zfs layout's workloads).
-    pub fn zfs_arc_max(&self, bytes: u64) -> Result<(), LayoutError> {
-        zfs::set_arc_max(&self.runner, bytes)
-    }
-
-    /// Caps the ARC for a zfs layout's measurements; returns the previous cap for
-    /// [`Session::restore_arc`].
-    pub fn cap_arc(&self) -> Result<String, LayoutError> {
-        zfs::cap_arc(&self.runner)
-    }
-
-    /// Puts back the ARC cap [`Session::cap_arc`] returned.
-    pub fn restore_arc(&self, prev: &str) -> Result<(), LayoutError> {
-        zfs::set_arc_max_text(&self.runner, prev)
-    }
-
-    /// Empties a zfs layout's ARC between trials (export + import, the dataset mounted again
-    /// where it was); nothing for other layouts.
-    pub fn drop_arc(&self, b: &Built) -> Result<(), LayoutError> {
-        match self.zfs_pool(b) {
-            Some(pool) => zfs::drop_arc(&self.runner, &pool, Path::new("/dev")),
-            None => Ok(()),
-        }
-    }
 }
 
 impl LayerSteps for ZfsSteps<'_> {
@@ -106,6 +81,16 @@ impl LayerSteps for ZfsSteps<'_> {
 
     fn pools_members(&self) -> bool {
         true
+    }
+
+    /// The ARC capped while the layout is measured (it is shared with the host's other
+    /// pools, so it is put back after).
+    fn cap_cache(&self, s: &Session) -> Option<Result<String, LayoutError>> {
+        Some(zfs::cap_arc(&s.runner))
+    }
+
+    fn restore_cache(&self, s: &Session, prev: &str) -> Result<(), LayoutError> {
+        zfs::set_arc_max_text(&s.runner, prev)
     }
 
     fn build(
