@@ -84,11 +84,58 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
     let Some(base) = l.stack.first() else {
         return Ok(None);
     };
+    let (text, lvl, groups, spares, disks) = disks_layer(l, base)?;
+    let mut text = text;
+    let mut cache = None;
+    for x in &l.stack[1..] {
+        match x {
+            // An SSD cache in front: the planner knows it is there and models the RAID under it.
+            Layer::Cache { kind, .. } => match crate::plan::layout::cache_kind(kind) {
+                Some(k) => {
+                    text = format!("{text}+{k}");
+                    cache = Some(k);
+                }
+                None => {
+                    return Err(format!(
+                        "the planner has no model of a {kind} cache (it models {})",
+                        crate::plan::layout::CACHE_KINDS.join(", ")
+                    ));
+                }
+            },
+            // What sits over the RAID: read by `over_of` for the capacity.
+            Layer::Lvm | Layer::Fs { .. } => {}
+            Layer::Md { .. }
+            | Layer::Btrfs { .. }
+            | Layer::Zfs { .. }
+            | Layer::Disk
+            | Layer::Member { .. } => {
+                return Err(format!(
+                    "a second disks' layer ({}) over the first",
+                    layer_word(x)
+                ));
+            }
+            Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
+        }
+    }
+    let disks = u32::try_from(disks)
+        .ok()
+        .filter(|d| *d > 0)
+        .ok_or("its record has no member count")?;
+    let spares = u32::try_from(spares).map_err(|_| "its record's spare count is too large")?;
+    let groups = u32::try_from(groups).map_err(|_| "its record's vdev count is too large")?;
+    let spec = LayoutSpec::new(text, lvl, groups, spares, cache).map_err(|e| e.to_string())?;
+    spec.on_disks(disks).map_err(|e| e.to_string())?;
+    Ok(Some((spec, disks)))
+}
+
+/// The planner's reading of a record's disks' layer (md, btrfs, ZFS or one disk): the row
+/// label, the level, the groups, the spares and the disk count; `Err` saying why for a layer
+/// that is not one.
+fn disks_layer(l: &LayoutFacts, base: &Layer) -> Result<(String, Level, u64, u64, u64), String> {
     let level = |word: &str| {
         Level::parse(word).ok_or_else(|| format!("the planner has no model of {word}"))
     };
-    // The row label, the level, the groups, the spares and the disk count, from the record.
-    let (text, lvl, groups, spares, disks) = match base {
+    Ok(match base {
         Layer::Md {
             level: md_level,
             members,
@@ -139,48 +186,7 @@ pub fn plan_layout(l: &LayoutFacts) -> Result<Option<(LayoutSpec, u32)>, String>
             ));
         }
         Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
-    };
-    let mut text = text;
-    let mut cache = None;
-    for x in &l.stack[1..] {
-        match x {
-            // An SSD cache in front: the planner knows it is there and models the RAID under it.
-            Layer::Cache { kind, .. } => match crate::plan::layout::cache_kind(kind) {
-                Some(k) => {
-                    text = format!("{text}+{k}");
-                    cache = Some(k);
-                }
-                None => {
-                    return Err(format!(
-                        "the planner has no model of a {kind} cache (it models {})",
-                        crate::plan::layout::CACHE_KINDS.join(", ")
-                    ));
-                }
-            },
-            // What sits over the RAID: read by `over_of` for the capacity.
-            Layer::Lvm | Layer::Fs { .. } => {}
-            Layer::Md { .. }
-            | Layer::Btrfs { .. }
-            | Layer::Zfs { .. }
-            | Layer::Disk
-            | Layer::Member { .. } => {
-                return Err(format!(
-                    "a second disks' layer ({}) over the first",
-                    layer_word(x)
-                ));
-            }
-            Layer::Unknown => return Err(UNKNOWN_LAYER.into()),
-        }
-    }
-    let disks = u32::try_from(disks)
-        .ok()
-        .filter(|d| *d > 0)
-        .ok_or("its record has no member count")?;
-    let spares = u32::try_from(spares).map_err(|_| "its record's spare count is too large")?;
-    let groups = u32::try_from(groups).map_err(|_| "its record's vdev count is too large")?;
-    let spec = LayoutSpec::new(text, lvl, groups, spares, cache).map_err(|e| e.to_string())?;
-    spec.on_disks(disks).map_err(|e| e.to_string())?;
-    Ok(Some((spec, disks)))
+    })
 }
 
 /// Why a stack with a layer this iolab does not know is not modelled.
