@@ -30,7 +30,7 @@ mod strike;
 mod zfs;
 
 pub use assemble::{Assembled, OnDisk};
-pub use failure::DegradeInfo;
+pub use failure::{DegradeInfo, Repair};
 pub use retune::CacheCaps;
 pub use steps::Made;
 

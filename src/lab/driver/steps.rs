@@ -206,27 +206,20 @@ impl StackRun<'_, '_> {
             .as_ref()
             .and_then(|i| i.scrubs.last())
             .map(|s| s.outcome.clone());
-        let (Some(checked), false, true) = (checked, self.opts.dry_run, corrupt) else {
+        if self.opts.dry_run || !corrupt {
             return Ok(());
-        };
-        let Some(name) = self.session.repair_for(built, &checked) else {
+        }
+        let Some(repair) = checked.and_then(|c| self.session.repair_for(built, &c)) else {
             return Ok(());
         };
         self.step(
             &l.name,
-            format!("{name} (its check found copies that disagree)"),
+            format!("{} (its check found copies that disagree)", repair.name),
         );
         let outcome = self
             .session
-            .repair(built, &checked)
-            .map_err(|e| Self::failed(lr, name, &e))?
-            .ok_or_else(|| {
-                Self::failed(
-                    lr,
-                    name,
-                    &crate::layout::LayoutError::Unexpected(format!("no layer ran {name}")),
-                )
-            })?;
+            .repair(built, &repair)
+            .map_err(|e| Self::failed(lr, repair.name, &e))?;
         if let Some(i) = lr.integrity.as_mut() {
             i.scrubs.push(ScrubCheck {
                 after: Step::Healthy,

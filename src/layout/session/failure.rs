@@ -15,6 +15,15 @@ use super::layers;
 use super::{Built, DiskSource, Session};
 use crate::stack::{Layer, Rebuild};
 
+/// A repair one layer of a layout calls for ([`Session::repair_for`]).
+#[derive(Debug, Clone)]
+pub struct Repair {
+    /// The layer whose repair it is.
+    layer: Layer,
+    /// The repair's name (`md repair`), for progress and errors.
+    pub name: &'static str,
+}
+
 /// What degrading did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DegradeInfo {
@@ -182,27 +191,20 @@ impl Session {
     }
 
     /// The repair a layer of `b` calls for after its check said `checked` (`md repair` when
-    /// md's check found copies that disagree), by name; `None` when none does.
-    pub fn repair_for(&self, b: &Built, checked: &ScrubOutcome) -> Option<&'static str> {
-        b.stack
-            .layers()
-            .iter()
-            .find_map(|l| layers::steps(l).ok()?.repair_for(checked))
+    /// md's check found copies that disagree); `None` when none does.
+    pub fn repair_for(&self, b: &Built, checked: &ScrubOutcome) -> Option<Repair> {
+        b.stack.layers().iter().find_map(|l| {
+            let name = layers::steps(l).ok()?.repair_for(checked)?;
+            Some(Repair {
+                layer: l.clone(),
+                name,
+            })
+        })
     }
 
-    /// Runs the repair [`Session::repair_for`] named; `None` when no layer calls for one.
-    pub fn repair(
-        &mut self,
-        b: &Built,
-        checked: &ScrubOutcome,
-    ) -> Result<Option<ScrubOutcome>, LayoutError> {
-        for layer in b.stack.layers() {
-            let steps = layers::steps(layer)?;
-            if steps.repair_for(checked).is_some() {
-                return steps.repair(self, b).map(Some);
-            }
-        }
-        Ok(None)
+    /// Runs the repair [`Session::repair_for`] found.
+    pub fn repair(&mut self, b: &Built, r: &Repair) -> Result<ScrubOutcome, LayoutError> {
+        layers::steps(&r.layer)?.repair(self, b)
     }
 
     /// Runs each layer's own consistency check on a complete (not degraded) layout, bottom
